@@ -1,0 +1,136 @@
+/* The co-rotational FEM body (paper 003, Marinkovic & Zehn): immutable model, mutable data,
+ * and the four stages of a step. Core calls take (const cfModel*, cfData*), as in MuJoCo.
+ *
+ * One implicit (linearised backward Euler) step, solved for velocities:
+ *   1. polar:    F_e = Ds_e Dm_e^-1,  R_e = polar(F_e)  (proper rotation, det R = +1)
+ *   2. assemble: K_R = R_e K_e R_e^T,  f_el = R_e K_e (R_e^T x - X)
+ *                A = (1 + h a) M + (h b + h^2) K_R,   b = M v0 + h (f_ext + M g - f_el)
+ *   3. solve:    A v1 = b by block-Jacobi PCG, warm-started with v0, fixed DOFs projected out
+ *   4. update:   x1 = x0 + h v1
+ */
+#ifndef COFEM_FEM_H
+#define COFEM_FEM_H
+#include "cofem/mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Everything needed to build a model; start from cf_default_model_def(). */
+typedef struct cfModelDef {
+  double E, nu, rho;             /* Young's modulus [Pa], Poisson ratio, density [kg/m^3] */
+  double rayleigh_alpha;         /* C = alpha M + beta K_R */
+  double rayleigh_beta;
+  double gravity[3];             /* [m/s^2] */
+  double dt;                     /* time step h [s] */
+  int consistent_mass;           /* 0: lumped (default), 1: consistent */
+  double pcg_tol;                /* relative residual |r| / |b| */
+  int pcg_max_iter;
+  int warm_start;                /* 1: start PCG from the previous velocities (paper 003) */
+  int threads;                   /* 0: OpenMP default; results do not depend on it */
+} cfModelDef;
+
+cfModelDef cf_default_model_def(void);
+
+/* Immutable after cf_model_create (fixed DOFs are set before the first step). */
+typedef struct cfModel {
+  int nnode, ntet, ndof;
+  cfModelDef def;
+  double* X;            /* [3*nnode] rest positions */
+  int* tet;             /* [4*ntet] */
+  /* per element, filled once */
+  double* Dm_inv;       /* [9*ntet] inverse rest edge matrix, row-major */
+  double* vol;          /* [ntet] rest volume */
+  double* Ke;           /* [144*ntet] linear stiffness 12x12, row-major, DOF = 3*local_node+dir */
+  /* mass: scalar coefficient per block (the 3x3 block is m*I) */
+  double* node_mass;    /* [nnode] lumped (row sums of the consistent mass) */
+  double* Mblk;         /* [nnzb] mass coefficient of each block (lumped: diagonal only) */
+  /* 3x3-block CSR pattern of the assembled matrix (both triangles stored) */
+  int nnzb;
+  int* row_ptr;         /* [nnode+1] */
+  int* col;             /* [nnzb] */
+  int* diag;            /* [nnode] index of the diagonal block of each row */
+  /* gather maps (deterministic, no atomics): what each block / node sums over */
+  int* blk_src_ptr;     /* [nnzb+1] */
+  int* blk_src;         /* [16*ntet] entries e*16 + a*4 + b  (element e, local block a,b) */
+  int* node_src_ptr;    /* [nnode+1] */
+  int* node_src;        /* [4*ntet] entries e*4 + a */
+  unsigned char* fixed; /* [ndof] 1 = DOF held at zero velocity while supports are active */
+  int nfixed;
+} cfModel;
+
+enum cfStage { CF_STAGE_POLAR, CF_STAGE_ASSEMBLE, CF_STAGE_PCG, CF_STAGE_UPDATE,
+               CF_STAGE_TRANSFER, CF_STAGE_COUNT };
+
+/* Mutable state and scratch; arrays grouped by the stage that fills them. */
+typedef struct cfData {
+  /* state */
+  double t;
+  double* x;            /* [3*nnode] current positions */
+  double* v;            /* [3*nnode] velocities */
+  /* inputs */
+  double* f_ext;        /* [3*nnode] applied nodal forces (gravity is added by the step) */
+  int supports_active;  /* 0: fixed DOFs are released (viewer: supports removed) */
+  /* polar */
+  double* R;            /* [9*ntet] element rotations, row-major */
+  int ninverted;        /* elements with det F <= 0 in the last step */
+  /* assemble */
+  double* KR;           /* [144*ntet] rotated element stiffness R K_e R^T */
+  double* fe;           /* [12*ntet] element elastic forces R K_e (R^T x - X) */
+  double* f_el;         /* [3*nnode] assembled elastic force */
+  double* A;            /* [9*nnzb] system matrix blocks, row-major 3x3 */
+  double* b;            /* [3*nnode] right side */
+  double* Pinv;         /* [9*nnode] inverse diagonal blocks (block-Jacobi) */
+  /* pcg scratch */
+  double* r;
+  double* z;
+  double* p;
+  double* q;
+  /* counters */
+  long steps;
+  int pcg_iters;        /* last solve */
+  double pcg_residual;  /* last solve, relative */
+  long pcg_iters_total;
+  int warning[CF_WARN_COUNT]; /* counted numerical events, indexed by positive cfStatus */
+  double timer[CF_STAGE_COUNT]; /* accumulated seconds per stage */
+} cfData;
+
+/* Build the model: per-element Dm^-1, volume and K_e, masses, block pattern, gather maps.
+ * Errors: invalid material (E <= 0, nu outside (-1, 0.5), rho <= 0, non-finite), bad dt. */
+int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out);
+void cf_model_free(cfModel* m);
+/* Fix the DOFs of a node set (mask bit 0/1/2 = x/y/z). Call before creating data. */
+int cf_model_fix_nodes(cfModel* m, const int* nodes, int count, int dir_mask);
+
+int cf_data_create(const cfModel* m, cfData** out);
+void cf_data_free(cfData* d);
+/* Back to rest: x = X, v = 0, t = 0, R = I, counters cleared. */
+void cf_data_reset(const cfModel* m, cfData* d);
+
+/* One implicit step (the four stages). Returns CF_OK or a positive warning (also counted in
+ * d->warning); the state stays finite. */
+int cf_step(const cfModel* m, cfData* d);
+
+/* The stages on their own (for tests and benchmarks). */
+void cf_stage_polar(const cfModel* m, cfData* d);
+void cf_stage_elastic(const cfModel* m, cfData* d);  /* KR, fe and the gathered f_el */
+void cf_stage_assemble_system(const cfModel* m, cfData* d, double h); /* A, b, Pinv */
+int cf_stage_pcg(const cfModel* m, cfData* d);       /* solves A v = b into d->v */
+void cf_stage_update(const cfModel* m, cfData* d, double h);
+
+/* y = K_R x with the rotated stiffness of the current data (block SpMV over the element KR). */
+void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y);
+/* Total kinetic energy 1/2 v^T M v and the co-rotational strain energy
+ * sum_e 1/2 u_e^T K_e u_e, u_e = R_e^T x_e - X_e. */
+double cf_kinetic_energy(const cfModel* m, const cfData* d);
+double cf_strain_energy(const cfModel* m, const cfData* d);
+/* Per-element von Mises stress of the co-rotated linear strain [Pa]. */
+void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
+
+/* Monotonic wall clock in seconds. */
+double cf_wall_time(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+/* Tetrahedral meshes: reading (.msh 2.2/4.1 ASCII and binary, Abaqus/CalculiX .inp),
+ * validation, boundary extraction, quality, and writing (.inp for CalculiX). */
+#ifndef COFEM_MESH_H
+#define COFEM_MESH_H
+#include <stdio.h>
+#include "cofem/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_NAME_MAX 64
+
+/* A named set of nodes: 0-based node indices, sorted ascending, unique. */
+typedef struct cfNodeSet {
+  char name[CF_NAME_MAX];
+  int count;
+  int* nodes;
+} cfNodeSet;
+
+/* A named set of elements: 0-based element indices, sorted ascending, unique. */
+typedef struct cfElemSet {
+  char name[CF_NAME_MAX];
+  int count;
+  int* elems;
+} cfElemSet;
+
+/* A linear-tetrahedron mesh. Node indices are 0-based and dense; the ids the file used are kept
+ * in node_id/elem_id so that messages can name them. Tetrahedra are positively oriented:
+ * (X1-X0) x (X2-X0) . (X3-X0) > 0. */
+typedef struct cfMesh {
+  int nnode;
+  double* X;      /* [3*nnode] rest coordinates */
+  int* node_id;   /* [nnode] id in the source file */
+  int ntet;
+  int* tet;       /* [4*ntet] node indices */
+  int* elem_id;   /* [ntet] id in the source file */
+  int nnset;
+  cfNodeSet* nsets;
+  int neset;
+  cfElemSet* esets;
+  int ntri;
+  int* tri;       /* [3*ntri] boundary faces, counter-clockwise seen from outside */
+  int* tri_tet;   /* [ntri] element owning each boundary face */
+  char source[512]; /* file it came from, for messages */
+} cfMesh;
+
+/* Read a mesh; the format is chosen from the extension (.msh or .inp). On success the mesh is
+ * validated (cf_mesh_validate) and its boundary extracted. On failure *mesh is left empty
+ * (all zero) and cf_last_error() names the file, line and entity. */
+int cf_mesh_read(const char* path, cfMesh* mesh);
+int cf_mesh_read_msh(const char* path, cfMesh* mesh);
+int cf_mesh_read_inp(const char* path, cfMesh* mesh);
+
+/* Check ids, finite coordinates and element volumes: every element with volume <= tiny
+ * (relative to the mesh's size) is an error naming up to 10 offending element ids. */
+int cf_mesh_validate(const cfMesh* mesh);
+/* Fill tri/tri_tet/ntri with the faces that belong to exactly one element. */
+int cf_mesh_extract_boundary(cfMesh* mesh);
+
+/* Element quality figures for `cofem info`. */
+typedef struct cfMeshQuality {
+  double volume;           /* total volume */
+  double min_elem_volume, max_elem_volume;
+  double min_dihedral_deg, max_dihedral_deg;
+  double max_aspect_ratio; /* longest edge / (2*sqrt(6)*inradius): 1 for a regular tet */
+  double bbox_min[3], bbox_max[3];
+} cfMeshQuality;
+int cf_mesh_quality(const cfMesh* mesh, cfMeshQuality* q);
+
+/* Volume of element e (signed). */
+double cf_tet_volume(const cfMesh* mesh, int e);
+
+/* Look up a set by name (exact match); NULL if absent. */
+const cfNodeSet* cf_mesh_find_nset(const cfMesh* mesh, const char* name);
+const cfElemSet* cf_mesh_find_eset(const cfMesh* mesh, const char* name);
+
+/* Write the mesh as Abaqus/CalculiX input: *NODE, *ELEMENT TYPE=C3D4 (ELSET=EALL), *NSET per
+ * node set (names upper-cased as CalculiX does), *ELSET per element set. */
+int cf_mesh_write_inp(const cfMesh* mesh, FILE* out);
+
+void cf_mesh_free(cfMesh* mesh);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

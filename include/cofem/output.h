@@ -1,0 +1,23 @@
+/* Result files: VTK XML unstructured grids (.vtu) and a ParaView series (.pvd). */
+#ifndef COFEM_OUTPUT_H
+#define COFEM_OUTPUT_H
+#include "cofem/mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Write one frame: points at x (current positions, [3*nnode]), point data "displacement"
+ * (x - X) and, when given, "velocity" ([3*nnode]); cell data "von_mises" ([ntet]) when given.
+ * ASCII VTK XML, readable by ParaView. The file is written to path.tmp and renamed, so a
+ * failure never leaves a partial file. */
+int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                 const double* von_mises);
+
+/* Write a .pvd collection listing `n` frame files (paths as written into the file) and times. */
+int cf_pvd_write(const char* path, int n, const char* const* files, const double* times);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
