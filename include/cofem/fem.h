@@ -59,6 +59,10 @@ typedef struct cfModel {
   int nfixed;
 } cfModel;
 
+/* Dot products are summed in chunks of this many entries, chunks in order, so results do not
+ * depend on the thread count. */
+enum { CF_DOT_CHUNK = 2048 };
+
 enum cfStage { CF_STAGE_POLAR, CF_STAGE_ASSEMBLE, CF_STAGE_PCG, CF_STAGE_UPDATE,
                CF_STAGE_TRANSFER, CF_STAGE_COUNT };
 
@@ -86,6 +90,7 @@ typedef struct cfData {
   double* z;
   double* p;
   double* q;
+  double* dot_partial;  /* [ndof/CF_DOT_CHUNK + 1] per-chunk partial sums (fixed order) */
   /* counters */
   long steps;
   int pcg_iters;        /* last solve */

@@ -1,0 +1,273 @@
+/* Per-element and per-row math of the co-rotational step, shared by the CPU loops (host/fem_*.c)
+ * and the CUDA kernels (kernels/ .cu files): every function here is the body of one GPU thread
+ * (an element, a block, a node), so the CPU tests check the very code the GPU runs.
+ *
+ * Conventions: 3x3 matrices row-major; element DOF k = 3*local_node + direction;
+ * element matrices 12x12 row-major; the 3x3 block (a,b) of a 12x12 matrix starts at
+ * (3a)*12 + 3b. */
+#ifndef COFEM_FEM_ELEMENT_H
+#define COFEM_FEM_ELEMENT_H
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define CF_HD __host__ __device__ __forceinline__
+#else
+#define CF_HD static inline
+#endif
+
+/* ---- 3x3 helpers ----------------------------------------------------------------------------- */
+CF_HD double cf_det3(const double* A) {
+  return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
+         A[2] * (A[3] * A[7] - A[4] * A[6]);
+}
+/* C = A B */
+CF_HD void cf_mul3(const double* A, const double* B, double* C) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+}
+/* C = A^T B */
+CF_HD void cf_mul3_tn(const double* A, const double* B, double* C) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      C[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
+}
+/* Inverse by the adjugate; returns the determinant (the caller decides what tiny means). */
+CF_HD double cf_inv3(const double* A, double* Ai) {
+  double det = cf_det3(A);
+  double s = 1.0 / det;
+  Ai[0] = (A[4] * A[8] - A[5] * A[7]) * s;
+  Ai[1] = (A[2] * A[7] - A[1] * A[8]) * s;
+  Ai[2] = (A[1] * A[5] - A[2] * A[4]) * s;
+  Ai[3] = (A[5] * A[6] - A[3] * A[8]) * s;
+  Ai[4] = (A[0] * A[8] - A[2] * A[6]) * s;
+  Ai[5] = (A[2] * A[3] - A[0] * A[5]) * s;
+  Ai[6] = (A[3] * A[7] - A[4] * A[6]) * s;
+  Ai[7] = (A[1] * A[6] - A[0] * A[7]) * s;
+  Ai[8] = (A[0] * A[4] - A[1] * A[3]) * s;
+  return det;
+}
+
+/* Edge matrix [x1-x0 | x2-x0 | x3-x0] (columns) of element e from positions x. */
+CF_HD void cf_edge_matrix(const double* x, const int* tet, int e, double* D) {
+  const double* p0 = x + 3 * tet[4 * e];
+  for (int c = 0; c < 3; c++) {
+    const double* pc = x + 3 * tet[4 * e + 1 + c];
+    for (int r = 0; r < 3; r++) D[3 * r + c] = pc[r] - p0[r];
+  }
+}
+
+/* Gradients of the four shape functions: dN_i/dX for i = 1..3 is row i-1 of Dm^-1,
+ * dN_0 = -(dN_1 + dN_2 + dN_3). g[3*i + k]. */
+CF_HD void cf_shape_gradients(const double* Dm_inv, double* g) {
+  for (int k = 0; k < 3; k++) {
+    g[3 + k] = Dm_inv[k];
+    g[6 + k] = Dm_inv[3 + k];
+    g[9 + k] = Dm_inv[6 + k];
+    g[k] = -(g[3 + k] + g[6 + k] + g[9 + k]);
+  }
+}
+
+/* ---- polar decomposition ----------------------------------------------------------------------
+ * R = argmax over proper rotations of tr(R^T F) (Horn's quaternion method): for det F > 0 this is
+ * the rotation of the polar decomposition F = R S; for det F <= 0 (inverted element) it is still a
+ * proper rotation (det R = +1), R = U diag(1,1,det UV^T) V^T, and R^T F stays symmetric. The
+ * quaternion is the eigenvector of the largest eigenvalue of a symmetric 4x4 matrix N(F), found by
+ * cyclic Jacobi, which is robust for singular F. Warm start: with Q the previous rotation,
+ * polar(F) = Q polar(Q^T F), and N(Q^T F) is then nearly diagonal, so Jacobi needs few sweeps. */
+CF_HD void cf_quat_to_rot(const double* q, double* R) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  double n = w * w + x * x + y * y + z * z;
+  double s = 2.0 / n;
+  R[0] = 1 - s * (y * y + z * z); R[1] = s * (x * y - w * z);     R[2] = s * (x * z + w * y);
+  R[3] = s * (x * y + w * z);     R[4] = 1 - s * (x * x + z * z); R[5] = s * (y * z - w * x);
+  R[6] = s * (x * z - w * y);     R[7] = s * (y * z + w * x);     R[8] = 1 - s * (x * x + y * y);
+}
+
+/* Rotation maximising tr(R^T F), starting from guess Q (NULL = identity). Returns det F. */
+CF_HD double cf_polar_rotation(const double* F, const double* Q, double* R) {
+  double G[9];
+  if (Q) cf_mul3_tn(Q, F, G); else for (int i = 0; i < 9; i++) G[i] = F[i];
+  /* Horn's matrix with S_ab = G_ba */
+  double Sxx = G[0], Syy = G[4], Szz = G[8];
+  double Sxy = G[3], Syx = G[1], Sxz = G[6], Szx = G[2], Syz = G[7], Szy = G[5];
+  double N[16] = {Sxx + Syy + Szz, Syz - Szy, Szx - Sxz, Sxy - Syx,
+                  Syz - Szy, Sxx - Syy - Szz, Sxy + Syx, Szx + Sxz,
+                  Szx - Sxz, Sxy + Syx, -Sxx + Syy - Szz, Syz + Szy,
+                  Sxy - Syx, Szx + Sxz, Syz + Szy, -Sxx - Syy + Szz};
+  double V[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  double scale = 0;
+  for (int i = 0; i < 16; i++) scale += N[i] * N[i];
+  for (int sweep = 0; sweep < 12; sweep++) {
+    double off = 0;
+    for (int p = 0; p < 4; p++)
+      for (int q = p + 1; q < 4; q++) off += N[4 * p + q] * N[4 * p + q];
+    if (!(off > 1e-32 * scale)) break;
+    for (int p = 0; p < 3; p++) {
+      for (int q = p + 1; q < 4; q++) {
+        double apq = N[4 * p + q];
+        if (fabs(apq) <= 1e-300) continue;
+        double theta = (N[4 * q + q] - N[4 * p + p]) / (2 * apq);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        double c = 1 / sqrt(t * t + 1), s = t * c;
+        /* N <- J^T N J, V <- V J with the rotation in the (p,q) plane */
+        for (int k = 0; k < 4; k++) {
+          double nkp = N[4 * k + p], nkq = N[4 * k + q];
+          N[4 * k + p] = c * nkp - s * nkq;
+          N[4 * k + q] = s * nkp + c * nkq;
+        }
+        for (int k = 0; k < 4; k++) {
+          double npk = N[4 * p + k], nqk = N[4 * q + k];
+          N[4 * p + k] = c * npk - s * nqk;
+          N[4 * q + k] = s * npk + c * nqk;
+        }
+        for (int k = 0; k < 4; k++) {
+          double vkp = V[4 * k + p], vkq = V[4 * k + q];
+          V[4 * k + p] = c * vkp - s * vkq;
+          V[4 * k + q] = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  int best = 0;
+  for (int i = 1; i < 4; i++)
+    if (N[5 * i] > N[5 * best]) best = i;
+  double qv[4] = {V[best], V[4 + best], V[8 + best], V[12 + best]};
+  double Rl[9];
+  cf_quat_to_rot(qv, Rl);
+  if (Q) cf_mul3(Q, Rl, R); else for (int i = 0; i < 9; i++) R[i] = Rl[i];
+  return cf_det3(F);
+}
+
+/* Stage 1 body, one element: F = Ds Dm^-1, R = polar(F) warm-started from the previous R.
+ * Returns 1 if the element is inverted (det F <= 0). */
+CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
+  double Ds[9], F[9], Q[9], Rn[9];
+  cf_edge_matrix(x, tet, e, Ds);
+  cf_mul3(Ds, Dm_inv + 9 * e, F);
+  for (int i = 0; i < 9; i++) Q[i] = R[9 * e + i];
+  double det = cf_polar_rotation(F, Q, Rn);
+  for (int i = 0; i < 9; i++) R[9 * e + i] = Rn[i];
+  return det <= 0;
+}
+
+/* ---- element stiffness (precomputed once) -----------------------------------------------------
+ * Linear tetrahedron: K_e = V B^T D B, engineering strain (xx, yy, zz, xy, yz, zx). */
+CF_HD void cf_elem_stiffness(const double* Dm_inv, double vol, double E, double nu, double* Ke) {
+  double g[12];
+  cf_shape_gradients(Dm_inv, g);
+  double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  /* block (a,b) = V [ lam ga gb^T + mu gb ga^T + mu (ga . gb) I ] */
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      const double* ga = g + 3 * a;
+      const double* gb = g + 3 * b;
+      double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          Ke[(3 * a + i) * 12 + 3 * b + j] =
+              vol * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
+    }
+}
+
+/* ---- stage 2 body, one element: rotated stiffness and elastic force -------------------------
+ * KR = R K_e R^T (per 3x3 block: R K_ab R^T),  fe = R K_e (R^T x_e - X_e). */
+CF_HD void cf_elem_rotate(int e, const int* tet, const double* Ke_all, const double* R_all,
+                          const double* X, const double* x, double* KR_all, double* fe_all) {
+  const double* Ke = Ke_all + 144 * (long)e;
+  const double* R = R_all + 9 * e;
+  double* KR = KR_all + 144 * (long)e;
+  double u[12];
+  /* u = R^T x - X, the rotation-free displacement; the translation of node 0 cancels in K_e u
+   * (rigid translations are in the null space), so it is measured relative to node 0 for
+   * accuracy on parts far from the origin */
+  const int n0 = tet[4 * e];
+  for (int a = 0; a < 4; a++) {
+    const int n = tet[4 * e + a];
+    double dx[3] = {x[3 * n] - x[3 * n0], x[3 * n + 1] - x[3 * n0 + 1], x[3 * n + 2] - x[3 * n0 + 2]};
+    for (int i = 0; i < 3; i++)
+      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (X[3 * n + i] - X[3 * n0 + i]);
+  }
+  for (int a = 0; a < 4; a++) {
+    double ku[3] = {0, 0, 0};
+    for (int b = 0; b < 4; b++) {
+      double Kab[9], T[9];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
+      for (int i = 0; i < 3; i++)
+        ku[i] += Kab[3 * i] * u[3 * b] + Kab[3 * i + 1] * u[3 * b + 1] + Kab[3 * i + 2] * u[3 * b + 2];
+      /* T = R Kab, then KR_ab = T R^T */
+      cf_mul3(R, Kab, T);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          KR[(3 * a + i) * 12 + 3 * b + j] =
+              T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    }
+    for (int i = 0; i < 3; i++)
+      fe_all[12 * (long)e + 3 * a + i] = R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2];
+  }
+}
+
+/* ---- gathers: each block / node sums its element contributions in a fixed order ------------- */
+
+/* A_b = cm * Mblk_b * I + ck * sum KR contributions */
+CF_HD void cf_block_gather(int blk, const int* src_ptr, const int* src, const double* KR_all,
+                           const double* Mblk, double cm, double ck, double* A) {
+  double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = src_ptr[blk]; k < src_ptr[blk + 1]; k++) {
+    int code = src[k];
+    int e = code >> 4, a = (code >> 2) & 3, b = code & 3;
+    const double* K = KR_all + 144 * (long)e + (3 * a) * 12 + 3 * b;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) s[3 * i + j] += K[12 * i + j];
+  }
+  double m = cm * Mblk[blk];
+  for (int i = 0; i < 9; i++) A[9 * (long)blk + i] = ck * s[i] + ((i % 4) == 0 ? m : 0.0);
+}
+
+/* f_n = sum of element forces at node n */
+CF_HD void cf_node_gather(int n, const int* src_ptr, const int* src, const double* fe_all, double* f) {
+  double s[3] = {0, 0, 0};
+  for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
+    const double* fe = fe_all + 12 * (long)(src[k] >> 2) + 3 * (src[k] & 3);
+    s[0] += fe[0]; s[1] += fe[1]; s[2] += fe[2];
+  }
+  f[3 * n] = s[0]; f[3 * n + 1] = s[1]; f[3 * n + 2] = s[2];
+}
+
+/* y_i = sum_j A_ij x_j over block row i */
+CF_HD void cf_bsr_row(int i, const int* row_ptr, const int* col, const double* A, const double* x,
+                      double* y) {
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
+    const double* B = A + 9 * (long)k;
+    const double* xj = x + 3 * col[k];
+    s0 += B[0] * xj[0] + B[1] * xj[1] + B[2] * xj[2];
+    s1 += B[3] * xj[0] + B[4] * xj[1] + B[5] * xj[2];
+    s2 += B[6] * xj[0] + B[7] * xj[1] + B[8] * xj[2];
+  }
+  y[3 * i] = s0; y[3 * i + 1] = s1; y[3 * i + 2] = s2;
+}
+
+/* Block-Jacobi: Pinv_n = inverse of the diagonal block with fixed DOFs replaced by identity
+ * rows/columns (they are projected out of the solve anyway). */
+CF_HD void cf_block_jacobi(int n, const int* diag, const double* A, const unsigned char* fixed,
+                           int use_fixed, double* Pinv) {
+  double D[9];
+  for (int i = 0; i < 9; i++) D[i] = A[9 * (long)diag[n] + i];
+  if (use_fixed)
+    for (int i = 0; i < 3; i++)
+      if (fixed[3 * n + i])
+        for (int j = 0; j < 3; j++) {
+          D[3 * i + j] = (i == j);
+          D[3 * j + i] = (i == j);
+        }
+  double Di[9];
+  double det = cf_inv3(D, Di);
+  if (!(fabs(det) > 0) || !isfinite(det)) {
+    for (int i = 0; i < 9; i++) Di[i] = (i % 4 == 0) ? 1.0 / (D[i] != 0 ? D[i] : 1.0) : 0.0;
+  }
+  for (int i = 0; i < 9; i++) Pinv[9 * n + i] = Di[i];
+}
+
+#endif

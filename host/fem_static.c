@@ -1,0 +1,343 @@
+/* Nonlinear statics: load increments, equilibrium (Newton) iterations with rotations updated from
+ * the current shape, a backtracking line search on the residual norm, and increment cutting.
+ *
+ * Consistent tangent. With F = R S, dR = R [w]x and S = R^T F symmetric:
+ *   R^T dF - dF^T R = [w]x S + S [w]x = [(tr S I - S) w]x,  dF = sum_j dx_j (grad N_j)^T
+ *   =>  w = (tr S I - S)^-1 sum_j [grad N_j]x R^T dx_j                       (W: 3x12)
+ * f_e = R g, g = K_e (y - X), y_j = R^T x_j. Differentiating at fixed x the R-dependence:
+ *   d f_i = R ( [w]x g_i - sum_j K_ij [w]x y_j ) = R ( -[g_i]x + sum_j K_ij [y_j]x ) w
+ * so K_T = R K_e R^T + diag(R) H W, H_i = -[g_i]x + sum_j K_ij [y_j]x (12x3). Not symmetric:
+ * the simplified co-rotational force is not the gradient of an energy. */
+#include <cholmod.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <umfpack.h>
+
+#include "cofem/static.h"
+#include "fem_element.h"
+
+cfStaticOptions cf_default_static_options(void) {
+  cfStaticOptions o = {10, 1e-8, 25, CF_TANGENT_CONSISTENT, 10};
+  return o;
+}
+
+static void skew(const double* a, double* S) {
+  S[0] = 0;     S[1] = -a[2]; S[2] = a[1];
+  S[3] = a[2];  S[4] = 0;     S[5] = -a[0];
+  S[6] = -a[1]; S[7] = a[0];  S[8] = 0;
+}
+
+void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt) {
+  const double* R = d->R + 9 * e;
+  const double* Ke = m->Ke + 144 * (size_t)e;
+  const int* t = m->tet + 4 * e;
+  double g[12], Ds[9], F[9], S[9], y[12], gf[12];
+  cf_shape_gradients(m->Dm_inv + 9 * e, g);
+  cf_edge_matrix(d->x, m->tet, e, Ds);
+  cf_mul3(Ds, m->Dm_inv + 9 * e, F);
+  cf_mul3_tn(R, F, S);
+  /* y = R^T x relative to node 0, u = y - X relative to node 0, gf = K_e u */
+  double u[12];
+  for (int a = 0; a < 4; a++) {
+    double dx[3];
+    for (int i = 0; i < 3; i++) dx[i] = d->x[3 * t[a] + i] - d->x[3 * t[0] + i];
+    for (int i = 0; i < 3; i++) {
+      y[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2];
+      u[3 * a + i] = y[3 * a + i] - (m->X[3 * t[a] + i] - m->X[3 * t[0] + i]);
+    }
+  }
+  for (int i = 0; i < 12; i++) {
+    gf[i] = 0;
+    for (int j = 0; j < 12; j++) gf[i] += Ke[12 * i + j] * u[j];
+  }
+  /* M = tr S I - S; if nearly singular (flat or inverted element) keep K_R only */
+  double Mm[9], Mi[9];
+  double tr = S[0] + S[4] + S[8];
+  for (int i = 0; i < 9; i++) Mm[i] = (i % 4 == 0 ? tr : 0.0) - S[i];
+  double det = cf_inv3(Mm, Mi);
+  double snorm = fabs(S[0]) + fabs(S[4]) + fabs(S[8]);
+  /* K_R part */
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      double Kab[9], T[9], KR[9];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
+      cf_mul3(R, Kab, T);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          KR[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Kt[(3 * a + i) * 12 + 3 * b + j] = KR[3 * i + j];
+    }
+  if (!(fabs(det) > 1e-6 * snorm * snorm * snorm)) return;
+  /* W = Mi [g_j]x R^T (3x12) */
+  double W[36];
+  for (int j = 0; j < 4; j++) {
+    double Gx[9], GR[9], MGR[9];
+    skew(g + 3 * j, Gx);
+    /* GR = Gx R^T */
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++)
+        GR[3 * r + c] = Gx[3 * r] * R[3 * c] + Gx[3 * r + 1] * R[3 * c + 1] + Gx[3 * r + 2] * R[3 * c + 2];
+    cf_mul3(Mi, GR, MGR);
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) W[12 * r + 3 * j + c] = MGR[3 * r + c];
+  }
+  /* H_i = -[g_i]x + sum_j K_ij [y_j]x ; then R H_i W added to rows of node i */
+  for (int a = 0; a < 4; a++) {
+    double Hm[9], RH[9];
+    skew(gf + 3 * a, Hm);
+    for (int i = 0; i < 9; i++) Hm[i] = -Hm[i];
+    for (int b = 0; b < 4; b++) {
+      double Yx[9], Kab[9], KY[9];
+      skew(y + 3 * b, Yx);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
+      cf_mul3(Kab, Yx, KY);
+      for (int i = 0; i < 9; i++) Hm[i] += KY[i];
+    }
+    cf_mul3(R, Hm, RH);
+    for (int i = 0; i < 3; i++)
+      for (int c = 0; c < 12; c++)
+        Kt[(3 * a + i) * 12 + c] += RH[3 * i] * W[c] + RH[3 * i + 1] * W[12 + c] + RH[3 * i + 2] * W[24 + c];
+  }
+}
+
+/* ---- sparse direct solver over the block pattern ---------------------------------------------- */
+typedef struct Solver {
+  int n, nnz, symmetric;
+  int *Ap, *Ai;
+  double* Ax;
+  int* blk_of;   /* [nnz] block index feeding each CSC entry */
+  int* ent_of;   /* [nnz] entry (3r + c) inside that block */
+  cholmod_common cc;
+  cholmod_factor* L;
+  void* symbolic;
+} Solver;
+
+static int solver_init(const cfModel* m, int symmetric, Solver* s) {
+  memset(s, 0, sizeof *s);
+  s->n = m->ndof;
+  s->symmetric = symmetric;
+  size_t cap = 9 * (size_t)m->nnzb;
+  s->Ap = malloc(sizeof(int) * (s->n + 1));
+  s->Ai = malloc(sizeof(int) * cap);
+  s->Ax = malloc(sizeof(double) * cap);
+  s->blk_of = malloc(sizeof(int) * cap);
+  s->ent_of = malloc(sizeof(int) * cap);
+  if (!s->Ap || !s->Ai || !s->Ax || !s->blk_of || !s->ent_of)
+    return cf_error(CF_ERR_NOMEM, "static: out of memory for the sparse matrix");
+  /* column 3j+c holds rows 3i+r of block (i,j); the pattern is symmetric, so the blocks of
+   * column j are those of row j, and block (i,j) is found in row i */
+  int nnz = 0;
+  for (int j = 0; j < m->nnode; j++)
+    for (int c = 0; c < 3; c++) {
+      s->Ap[3 * j + c] = nnz;
+      for (int k = m->row_ptr[j]; k < m->row_ptr[j + 1]; k++) {
+        int i = m->col[k];
+        if (symmetric && i > j) continue;
+        int lo = m->row_ptr[i], hi = m->row_ptr[i + 1] - 1;
+        while (lo < hi) {
+          int mid = (lo + hi) / 2;
+          if (m->col[mid] < j) lo = mid + 1; else hi = mid;
+        }
+        for (int r = 0; r < 3; r++) {
+          if (symmetric && i == j && r > c) continue;
+          s->Ai[nnz] = 3 * i + r;
+          s->blk_of[nnz] = lo;
+          s->ent_of[nnz] = 3 * r + c;
+          nnz++;
+        }
+      }
+    }
+  s->Ap[s->n] = nnz;
+  s->nnz = nnz;
+  if (symmetric) cholmod_start(&s->cc);
+  return CF_OK;
+}
+
+static void solver_free(Solver* s) {
+  if (s->symmetric) {
+    if (s->L) cholmod_free_factor(&s->L, &s->cc);
+    cholmod_finish(&s->cc);
+  } else if (s->symbolic) {
+    umfpack_di_free_symbolic(&s->symbolic);
+  }
+  free(s->Ap); free(s->Ai); free(s->Ax); free(s->blk_of); free(s->ent_of);
+}
+
+/* Solve A x = b with A from the blocks (fixed DOFs -> identity rows and columns). */
+static int solver_solve(Solver* s, const cfModel* m, const double* A, const unsigned char* fixed,
+                        const double* b, double* x) {
+  for (int j = 0; j < s->n; j++)
+    for (int k = s->Ap[j]; k < s->Ap[j + 1]; k++) {
+      int i = s->Ai[k];
+      double v = A[9 * (size_t)s->blk_of[k] + s->ent_of[k]];
+      if (fixed && (fixed[i] || fixed[j])) v = (i == j) ? 1.0 : 0.0;
+      s->Ax[k] = v;
+    }
+  if (s->symmetric) {
+    cholmod_sparse As = {0};
+    As.nrow = As.ncol = s->n;
+    As.nzmax = s->nnz;
+    As.p = s->Ap; As.i = s->Ai; As.x = s->Ax;
+    As.stype = 1; As.itype = CHOLMOD_INT; As.xtype = CHOLMOD_REAL; As.dtype = CHOLMOD_DOUBLE;
+    As.sorted = 1; As.packed = 1;
+    if (!s->L) s->L = cholmod_analyze(&As, &s->cc);
+    if (!s->L) return cf_error(CF_ERR_SOLVER, "static: CHOLMOD analysis failed");
+    cholmod_factorize(&As, s->L, &s->cc);
+    if (s->cc.status == CHOLMOD_NOT_POSDEF)
+      return cf_error(CF_ERR_SOLVER, "static: stiffness matrix is singular or indefinite "
+                      "(column %d): is the part supported against all rigid-body motions?",
+                      (int)s->L->minor);
+    cholmod_dense* bd = cholmod_allocate_dense(s->n, 1, s->n, CHOLMOD_REAL, &s->cc);
+    memcpy(bd->x, b, sizeof(double) * s->n);
+    cholmod_dense* xd = cholmod_solve(CHOLMOD_A, s->L, bd, &s->cc);
+    if (!xd) { cholmod_free_dense(&bd, &s->cc); return cf_error(CF_ERR_SOLVER, "static: CHOLMOD solve failed"); }
+    memcpy(x, xd->x, sizeof(double) * s->n);
+    cholmod_free_dense(&bd, &s->cc);
+    cholmod_free_dense(&xd, &s->cc);
+  } else {
+    if (!s->symbolic &&
+        umfpack_di_symbolic(s->n, s->n, s->Ap, s->Ai, s->Ax, &s->symbolic, NULL, NULL) != UMFPACK_OK)
+      return cf_error(CF_ERR_SOLVER, "static: UMFPACK symbolic analysis failed");
+    void* numeric = NULL;
+    int st = umfpack_di_numeric(s->Ap, s->Ai, s->Ax, s->symbolic, &numeric, NULL, NULL);
+    if (st != UMFPACK_OK) {
+      if (numeric) umfpack_di_free_numeric(&numeric);
+      return cf_error(CF_ERR_SOLVER, "static: tangent matrix is singular (UMFPACK status %d): "
+                      "is the part supported against all rigid-body motions?", st);
+    }
+    st = umfpack_di_solve(UMFPACK_A, s->Ap, s->Ai, s->Ax, x, b, numeric, NULL, NULL);
+    umfpack_di_free_numeric(&numeric);
+    if (st != UMFPACK_OK) return cf_error(CF_ERR_SOLVER, "static: UMFPACK solve failed (%d)", st);
+  }
+  for (int i = 0; i < s->n; i++)
+    if (!isfinite(x[i])) return cf_error(CF_ERR_SOLVER, "static: solve produced non-finite values");
+  return CF_OK;
+}
+
+/* r = lambda f - f_el(x) on the free DOFs; returns |r|. Refreshes R, KR, fe. */
+static double residual(const cfModel* m, cfData* d, const double* f, double lambda, double* r) {
+  cf_stage_polar(m, d);
+  cf_stage_elastic(m, d);
+  double s = 0;
+  for (int i = 0; i < m->ndof; i++) {
+    r[i] = m->fixed[i] ? 0.0 : lambda * f[i] - d->f_el[i];
+    s += r[i] * r[i];
+  }
+  return sqrt(s);
+}
+
+int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStaticOptions* opt,
+                    cfStaticCallback cb, void* user) {
+  if (opt->increments < 1 || opt->max_iter < 1 || !(opt->tol > 0))
+    return cf_error(CF_ERR_ARG, "static: increments, max_iter and tol must be positive");
+  const int n = m->ndof;
+  int sym = opt->tangent == CF_TANGENT_KR;
+  Solver s;
+  double* r = malloc(sizeof(double) * n);
+  double* du = malloc(sizeof(double) * n);
+  double* x_conv = malloc(sizeof(double) * n);
+  double* R_conv = malloc(sizeof(double) * 9 * (size_t)m->ntet);
+  double* Kt = sym ? NULL : malloc(sizeof(double) * 144 * (size_t)m->ntet);
+  int st = solver_init(m, sym, &s);
+  if (st < 0 || !r || !du || !x_conv || !R_conv || (!sym && !Kt)) {
+    if (st >= 0) st = cf_error(CF_ERR_NOMEM, "static: out of memory");
+    goto done;
+  }
+  double fnorm = 0;
+  for (int i = 0; i < n; i++)
+    if (!m->fixed[i]) fnorm += f[i] * f[i];
+  fnorm = sqrt(fnorm);
+  const double target = opt->tol * (fnorm > 0 ? fnorm : 1.0);
+  double lambda = 0, dl = 1.0 / opt->increments;
+  int cuts = 0;
+  memcpy(x_conv, d->x, sizeof(double) * n);
+  memcpy(R_conv, d->R, sizeof(double) * 9 * (size_t)m->ntet);
+  while (lambda < 1.0 - 1e-12) {
+    double lt = lambda + dl > 1.0 ? 1.0 : lambda + dl;
+    double rn = residual(m, d, f, lt, r);
+    int it = 0, ok = 0;
+    for (;;) {
+      if (rn <= target) { ok = 1; break; }
+      if (it >= opt->max_iter || !isfinite(rn)) break;
+      it++;
+      /* tangent blocks into d->A */
+      if (sym) {
+        for (int k = 0; k < m->nnzb; k++)
+          cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
+      } else {
+        for (int e = 0; e < m->ntet; e++) cf_elem_consistent_tangent(m, d, e, Kt + 144 * (size_t)e);
+        for (int k = 0; k < m->nnzb; k++)
+          cf_block_gather(k, m->blk_src_ptr, m->blk_src, Kt, m->Mblk, 0.0, 1.0, d->A);
+      }
+      st = solver_solve(&s, m, d->A, m->fixed, r, du);
+      if (st < 0) goto done;
+      /* backtracking line search on |r| */
+      double step = 1.0, rn_new = rn;
+      for (int ls = 0; ls < 8; ls++) {
+        for (int i = 0; i < n; i++) d->x[i] += step * du[i];
+        rn_new = residual(m, d, f, lt, r);
+        if (isfinite(rn_new) && rn_new < rn) break;
+        for (int i = 0; i < n; i++) d->x[i] -= step * du[i];
+        step *= 0.5;
+        if (ls == 7) rn_new = residual(m, d, f, lt, r); /* restore R, r of the kept x */
+      }
+      if (!(rn_new < rn)) break; /* no descent: cut the increment */
+      rn = rn_new;
+    }
+    if (ok) {
+      lambda = lt;
+      memcpy(x_conv, d->x, sizeof(double) * n);
+      memcpy(R_conv, d->R, sizeof(double) * 9 * (size_t)m->ntet);
+      if (cb && cb(lambda, it, m, d, user)) break;
+      if (cuts > 0 && it < opt->max_iter / 3) dl *= 2; /* grow back after an easy increment */
+      if (dl > 1.0 / opt->increments) dl = 1.0 / opt->increments;
+    } else {
+      memcpy(d->x, x_conv, sizeof(double) * n);
+      memcpy(d->R, R_conv, sizeof(double) * 9 * (size_t)m->ntet);
+      if (++cuts > opt->max_cuts) {
+        d->warning[CF_WARN_STATIC_NOT_CONVERGED]++;
+        st = cf_error(CF_WARN_STATIC_NOT_CONVERGED,
+                      "static: increment to load factor %.4g not converged after %d cuts "
+                      "(residual %.3g, target %.3g); stopped at load factor %.4g",
+                      lt, opt->max_cuts, rn, target, lambda);
+        residual(m, d, f, lambda, r);
+        goto done;
+      }
+      dl *= 0.5;
+    }
+  }
+  st = CF_OK;
+done:
+  solver_free(&s);
+  free(r); free(du); free(x_conv); free(R_conv); free(Kt);
+  return st;
+}
+
+int cf_linear_static(const cfModel* m, cfData* d, const double* f) {
+  Solver s;
+  int st = solver_init(m, 1, &s);
+  double* u = malloc(sizeof(double) * m->ndof);
+  double* rhs = malloc(sizeof(double) * m->ndof);
+  if (st < 0 || !u || !rhs) {
+    if (st >= 0) st = cf_error(CF_ERR_NOMEM, "linear static: out of memory");
+    goto done;
+  }
+  /* K = K_R at R = I, x = X */
+  cf_data_reset(m, d);
+  cf_stage_elastic(m, d);
+  for (int k = 0; k < m->nnzb; k++)
+    cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
+  for (int i = 0; i < m->ndof; i++) rhs[i] = m->fixed[i] ? 0.0 : f[i];
+  st = solver_solve(&s, m, d->A, m->fixed, rhs, u);
+  if (st < 0) goto done;
+  for (int i = 0; i < m->ndof; i++) d->x[i] = m->X[i] + u[i];
+done:
+  solver_free(&s);
+  free(u);
+  free(rhs);
+  return st;
+}

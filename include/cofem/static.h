@@ -1,0 +1,48 @@
+/* Nonlinear statics of the co-rotational model by load increments with equilibrium iterations,
+ * and the linear solution for comparison. Sparse direct solves: CHOLMOD for the symmetric K_R
+ * tangent, UMFPACK for the (non-symmetric) consistent co-rotational tangent. */
+#ifndef COFEM_STATIC_H
+#define COFEM_STATIC_H
+#include "cofem/fem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum cfTangent {
+  CF_TANGENT_KR = 0,         /* K_R = R K_e R^T only (paper 003): stalls at very large rotations */
+  CF_TANGENT_CONSISTENT = 1  /* K_R plus the derivative of R (quadratic convergence) */
+};
+
+typedef struct cfStaticOptions {
+  int increments;   /* equal load increments to reach the full load */
+  double tol;       /* converged when |r| <= tol |f| on the free DOFs */
+  int max_iter;     /* equilibrium iterations per increment before the increment is cut */
+  int tangent;      /* enum cfTangent */
+  int max_cuts;     /* times an increment may be halved */
+} cfStaticOptions;
+
+cfStaticOptions cf_default_static_options(void);
+
+/* Called after every converged increment; return non-zero to stop. */
+typedef int (*cfStaticCallback)(double load_factor, int iterations, const cfModel* m,
+                                const cfData* d, void* user);
+
+/* Apply f_total ([ndof], nodal forces) in increments from the current state d->x (normally the
+ * rest shape). On return d->x is the deformed shape at the last converged load factor. Returns
+ * CF_OK, CF_WARN_STATIC_NOT_CONVERGED (increment could not be converged even after cutting; d->x
+ * is the last converged state) or an error (singular stiffness: the part is not supported). */
+int cf_static_solve(const cfModel* m, cfData* d, const double* f_total, const cfStaticOptions* opt,
+                    cfStaticCallback cb, void* user);
+
+/* Linear FEM: d->x = X + K^-1 f (K the unrotated stiffness). */
+int cf_linear_static(const cfModel* m, cfData* d, const double* f_total);
+
+/* Consistent co-rotational tangent of one element: K_T = R K_e R^T + d(R)/dx terms, from the
+ * current R and x. Kt is 12x12 row-major. Exposed for the finite-difference test. */
+void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
