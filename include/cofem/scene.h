@@ -1,0 +1,64 @@
+/* Scenes: a JSON file naming the mesh, material, supports, loads, time stepping, solver and
+ * outputs (format documented in docs/scene-format.md). Paths inside a scene are relative to
+ * the scene file. */
+#ifndef COFEM_SCENE_H
+#define COFEM_SCENE_H
+#include "cofem/fem.h"
+#include "cofem/static.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_SCENE_MAX_ITEMS 16
+#define CF_PATH_MAX 512
+
+typedef struct cfSceneFix {
+  char set[CF_NAME_MAX];
+  int dir_mask;          /* bit 0/1/2 = x/y/z */
+} cfSceneFix;
+
+/* A total force spread over a node set (area-weighted over the set's boundary faces, or equally
+ * over its nodes when it has none), ramped linearly from 0 at t_start to full at t_start+ramp,
+ * removed after t_stop. */
+typedef struct cfSceneLoad {
+  char set[CF_NAME_MAX];
+  double force[3];       /* total force [N] */
+  double t_start, ramp, t_stop;
+} cfSceneLoad;
+
+typedef struct cfScene {
+  char path[CF_PATH_MAX];
+  char mesh_path[CF_PATH_MAX];
+  cfMesh mesh;
+  cfModelDef def;
+  int nfix;
+  cfSceneFix fix[CF_SCENE_MAX_ITEMS];
+  int nload;
+  cfSceneLoad load[CF_SCENE_MAX_ITEMS];
+  double t_end;
+  char backend[16];      /* "cpu", "cuda" or "auto" */
+  cfStaticOptions stat;
+  /* outputs */
+  char out_dir[CF_PATH_MAX];
+  int vtu_every;         /* write a .vtu frame every N steps (0: none) */
+  int nprobe;
+  char probe[CF_SCENE_MAX_ITEMS][CF_NAME_MAX]; /* node sets whose mean displacement is logged */
+} cfScene;
+
+/* Read the scene and its mesh; every set it names must exist. Errors name the file and key. */
+int cf_scene_load(const char* path, cfScene* scene);
+/* Parse from a JSON string (path used for messages and for resolving relative paths). */
+int cf_scene_parse(const char* json, const char* path, cfScene* scene);
+/* Model with the supports fixed, and data at rest. */
+int cf_scene_build(const cfScene* scene, cfModel** model, cfData** data);
+/* Nodal forces of all loads at time t into f ([ndof], overwritten); scale multiplies them. */
+void cf_scene_forces(const cfScene* scene, double t, double scale, double* f);
+/* Mean displacement of a node set (x - X). */
+void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double* x, double* u);
+void cf_scene_free(cfScene* scene);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
