@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <umfpack.h>
+#include <stdio.h>
 
 #include "cofem/static.h"
 #include "fem_element.h"
@@ -275,17 +276,44 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
       }
       st = solver_solve(&s, m, d->A, m->fixed, r, du);
       if (st < 0) goto done;
-      /* backtracking line search on |r| */
+      /* line search (Crisfield): the out-of-balance force projected on the correction,
+       * g(s) = du . r(x + s du), must fall in magnitude. |r| itself is no merit function here:
+       * a good step often raises it at first (large axial forces where the linearised step
+       * stretches a rotating member), and f_el is not the gradient of an energy. */
+      double g0 = 0;
+      for (int i = 0; i < n; i++) g0 += du[i] * r[i];
       double step = 1.0, rn_new = rn;
-      for (int ls = 0; ls < 8; ls++) {
+      int accepted = 0;
+      for (int ls = 0; ls < 8 && !accepted; ls++) {
         for (int i = 0; i < n; i++) d->x[i] += step * du[i];
         rn_new = residual(m, d, f, lt, r);
-        if (isfinite(rn_new) && rn_new < rn) break;
+        double g1 = 0;
+        for (int i = 0; i < n; i++) g1 += du[i] * r[i];
+        if (isfinite(rn_new) && (fabs(g1) <= 0.8 * fabs(g0) || rn_new < rn)) {
+          accepted = 1;
+          break;
+        }
         for (int i = 0; i < n; i++) d->x[i] -= step * du[i];
         step *= 0.5;
-        if (ls == 7) rn_new = residual(m, d, f, lt, r); /* restore R, r of the kept x */
       }
-      if (!(rn_new < rn)) break; /* no descent: cut the increment */
+      if (!accepted) {
+        residual(m, d, f, lt, r); /* restore R and r of the kept x */
+        break;                    /* no progress: cut the increment */
+      }
+      /* converged in displacement: the correction is at the round-off of the positions (the
+       * force residual then stalls at ~1e-9 of the internal forces, which can exceed tol |f|
+       * under a tiny load) */
+      double dun = 0, un = 0;
+      for (int i = 0; i < n; i++) {
+        dun = fmax(dun, fabs(step * du[i]));
+        un = fmax(un, fabs(d->x[i] - m->X[i]));
+      }
+      if (dun <= 1e-10 * un) {
+        rn = rn_new;
+        ok = 1;
+        break;
+      }
+      if (getenv("CF_DEBUG_STATIC")) fprintf(stderr, "  it %d: |r| %.3e -> %.3e (step %g)\n", it, rn, rn_new, step);
       rn = rn_new;
     }
     if (ok) {
