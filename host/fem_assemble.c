@@ -3,6 +3,7 @@
  *   b = M v0 + h (f_ext + M g - f_el)
  * The gathers run per block / per node over precomputed contribution lists, so the sums are
  * formed in the same order whatever the thread count (and on the GPU). */
+#include <math.h>
 #include <string.h>
 
 #include "cofem/fem.h"
@@ -38,6 +39,17 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
     cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A);
   apply_mass(m, d->v, d->b);
   const double* g = m->def.gravity;
+  double mv2 = 0, fx2 = 0, fe2 = 0;
+  for (int n = 0; n < m->nnode; n++)
+    for (int i = 0; i < 3; i++) {
+      int k = 3 * n + i;
+      if (d->supports_active && m->fixed[k]) continue;
+      double fx = d->f_ext[k] + m->node_mass[n] * g[i];
+      mv2 += d->b[k] * d->b[k];
+      fx2 += fx * fx;
+      fe2 += d->f_el[k] * d->f_el[k];
+    }
+  d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
   for (int n = 0; n < m->nnode; n++)
     for (int i = 0; i < 3; i++)
       d->b[3 * n + i] += h * (d->f_ext[3 * n + i] + m->node_mass[n] * g[i] - d->f_el[3 * n + i]);

@@ -102,7 +102,7 @@ CF_HD double cf_polar_rotation(const double* F, const double* Q, double* R) {
     double off = 0;
     for (int p = 0; p < 4; p++)
       for (int q = p + 1; q < 4; q++) off += N[4 * p + q] * N[4 * p + q];
-    if (!(off > 1e-32 * scale)) break;
+    if (!(off > 1e-30 * scale)) break; /* off-diagonal at 1e-15 of N: R to ~1e-15 */
     for (int p = 0; p < 3; p++) {
       for (int q = p + 1; q < 4; q++) {
         double apq = N[4 * p + q];

@@ -1,7 +1,7 @@
 /* Stage 3: block-Jacobi preconditioned conjugate gradients for A v = b, with the fixed DOFs
  * projected out (their velocity stays 0, their residual is filtered), warm-started with the
  * previous velocities (paper 003: velocities change little within a step).
- * Convergence: |r| <= tol |b| on the free DOFs. A breakdown or the iteration cap leaves the
+ * Convergence: |r| <= tol max(|b|, b_scale) on the free DOFs (see cofem/fem.h). A breakdown or the iteration cap leaves the
  * last finite iterate and returns a counted warning. */
 #include <math.h>
 #include <string.h>
@@ -56,7 +56,8 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
   for (int i = 0; i < n; i++) r[i] -= q[i];
   project(m, d, r);
   double rnorm = sqrt(dot(d, n, r, r));
-  const double target = m->def.pcg_tol * (bnorm > 0 ? bnorm : 1.0);
+  const double scale = fmax(bnorm, d->b_scale);
+  const double target = m->def.pcg_tol * (scale > 0 ? scale : 1.0);
   int it = 0, status = CF_OK;
   if (rnorm > target) {
     precondition(m, d->Pinv, r, z);
@@ -90,7 +91,7 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
     }
   }
   d->pcg_iters = it;
-  d->pcg_residual = rnorm / (bnorm > 0 ? bnorm : 1.0);
+  d->pcg_residual = rnorm / (scale > 0 ? scale : 1.0);
   d->pcg_iters_total += it;
   if (status > 0) {
     d->warning[status]++;

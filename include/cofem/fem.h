@@ -5,7 +5,9 @@
  *   1. polar:    F_e = Ds_e Dm_e^-1,  R_e = polar(F_e)  (proper rotation, det R = +1)
  *   2. assemble: K_R = R_e K_e R_e^T,  f_el = R_e K_e (R_e^T x - X)
  *                A = (1 + h a) M + (h b + h^2) K_R,   b = M v0 + h (f_ext + M g - f_el)
- *   3. solve:    A v1 = b by block-Jacobi PCG, warm-started with v0, fixed DOFs projected out
+ *   3. solve:    A v1 = b by block-Jacobi PCG, warm-started with v0, fixed DOFs projected out,
+ *                until |r| <= tol * max(|b|, b_scale) (b_scale keeps a part at rest under a
+ *                constant load from chasing round-off: there |b| -> 0 while the forces do not)
  *   4. update:   x1 = x0 + h v1
  */
 #ifndef COFEM_FEM_H
@@ -84,6 +86,7 @@ typedef struct cfData {
   double* f_el;         /* [3*nnode] assembled elastic force */
   double* A;            /* [9*nnzb] system matrix blocks, row-major 3x3 */
   double* b;            /* [3*nnode] right side */
+  double b_scale;       /* |M v0| + h (|f_ext + M g| + |f_el|): force scale of the PCG tolerance */
   double* Pinv;         /* [9*nnode] inverse diagonal blocks (block-Jacobi) */
   /* pcg scratch */
   double* r;
