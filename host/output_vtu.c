@@ -1,0 +1,135 @@
+/* VTK XML output: one .vtu per frame (ASCII) and a .pvd collection. Both are written to
+ * "<path>.tmp" and renamed, so a reader (ParaView polling a running simulation) never sees a
+ * half-written file and a failure leaves no partial file behind. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/output.h"
+
+/* Open "<path>.tmp"; tmp receives the name. */
+static FILE* open_tmp(const char* path, char** tmp) {
+  size_t n = strlen(path);
+  *tmp = malloc(n + 5);
+  if (!*tmp) return NULL;
+  memcpy(*tmp, path, n);
+  memcpy(*tmp + n, ".tmp", 5);
+  return fopen(*tmp, "w");
+}
+
+/* Close, then rename into place or remove: the one exit of both writers. */
+static int finish(FILE* f, char* tmp, const char* path, int ok) {
+  int err = 0;
+  if (ferror(f)) ok = 0, err = errno;
+  if (fclose(f) != 0 && ok) ok = 0, err = errno;
+  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+  int st = CF_OK;
+  if (!ok) {
+    remove(tmp);
+    st = cf_error(CF_ERR_IO, "%s: write failed: %s", path, err ? strerror(err) : "I/O error");
+  }
+  free(tmp);
+  return st;
+}
+
+/* Values printed with 15 significant digits: exact enough for checks against analytic
+ * solutions, a third smaller than round-trip precision. */
+static void write_vec3(FILE* f, const char* name, int n, const double* a, const double* sub) {
+  fprintf(f, "        <DataArray type=\"Float64\" Name=\"%s\" NumberOfComponents=\"3\" "
+             "format=\"ascii\">\n", name);
+  for (int i = 0; i < n; i++) {
+    const double* p = a + 3 * (size_t)i;
+    if (sub) {
+      const double* q = sub + 3 * (size_t)i;
+      fprintf(f, "          %.15g %.15g %.15g\n", p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+    } else {
+      fprintf(f, "          %.15g %.15g %.15g\n", p[0], p[1], p[2]);
+    }
+  }
+  fprintf(f, "        </DataArray>\n");
+}
+
+int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                 const double* von_mises) {
+  if (!path || !mesh || !x) return cf_error(CF_ERR_ARG, "cf_vtu_write: NULL argument");
+  if (mesh->nnode <= 0 || mesh->ntet <= 0 || !mesh->X || !mesh->tet)
+    return cf_error(CF_ERR_ARG, "%s: cf_vtu_write: empty mesh", path);
+  char* tmp;
+  FILE* f = open_tmp(path, &tmp);
+  if (!f) {
+    int err = errno;
+    free(tmp);
+    return cf_error(CF_ERR_IO, "%s.tmp: cannot open for writing: %s", path, strerror(err));
+  }
+  const int nn = mesh->nnode, ne = mesh->ntet;
+  fprintf(f, "<?xml version=\"1.0\"?>\n"
+             "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+             "  <UnstructuredGrid>\n"
+             "    <Piece NumberOfPoints=\"%d\" NumberOfCells=\"%d\">\n", nn, ne);
+  fprintf(f, "      <PointData Vectors=\"displacement\">\n");
+  write_vec3(f, "displacement", nn, x, mesh->X);
+  if (v) write_vec3(f, "velocity", nn, v, NULL);
+  fprintf(f, "      </PointData>\n");
+  if (von_mises) {
+    fprintf(f, "      <CellData Scalars=\"von_mises\">\n"
+               "        <DataArray type=\"Float64\" Name=\"von_mises\" format=\"ascii\">\n");
+    for (int e = 0; e < ne; e++) fprintf(f, "          %.15g\n", von_mises[e]);
+    fprintf(f, "        </DataArray>\n      </CellData>\n");
+  }
+  fprintf(f, "      <Points>\n");
+  write_vec3(f, "Points", nn, x, NULL);
+  fprintf(f, "      </Points>\n      <Cells>\n"
+             "        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
+  for (int e = 0; e < ne; e++) {
+    const int* t = mesh->tet + 4 * (size_t)e;
+    fprintf(f, "          %d %d %d %d\n", t[0], t[1], t[2], t[3]);
+  }
+  fprintf(f, "        </DataArray>\n"
+             "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n");
+  for (int e = 0; e < ne; e++) fprintf(f, "%s%lld", e % 16 ? " " : "          ", 4LL * (e + 1));
+  fprintf(f, "\n        </DataArray>\n"
+             "        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n");
+  for (int e = 0; e < ne; e++) fprintf(f, "%s10", e % 32 ? " " : (e ? "\n          " : "          "));
+  fprintf(f, "\n        </DataArray>\n"
+             "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+  return finish(f, tmp, path, 1);
+}
+
+/* File names go into an XML attribute. */
+static void xml_attr(FILE* f, const char* s) {
+  for (; *s; s++) {
+    switch (*s) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      case '\'': fputs("&apos;", f); break;
+      default: fputc(*s, f);
+    }
+  }
+}
+
+int cf_pvd_write(const char* path, int n, const char* const* files, const double* times) {
+  if (!path || n < 0 || (n > 0 && (!files || !times)))
+    return cf_error(CF_ERR_ARG, "cf_pvd_write: invalid argument");
+  for (int i = 0; i < n; i++)
+    if (!files[i]) return cf_error(CF_ERR_ARG, "%s: cf_pvd_write: file %d is NULL", path, i);
+  char* tmp;
+  FILE* f = open_tmp(path, &tmp);
+  if (!f) {
+    int err = errno;
+    free(tmp);
+    return cf_error(CF_ERR_IO, "%s.tmp: cannot open for writing: %s", path, strerror(err));
+  }
+  fprintf(f, "<?xml version=\"1.0\"?>\n"
+             "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+             "  <Collection>\n");
+  for (int i = 0; i < n; i++) {
+    fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"", times[i]);
+    xml_attr(f, files[i]);
+    fprintf(f, "\"/>\n");
+  }
+  fprintf(f, "  </Collection>\n</VTKFile>\n");
+  return finish(f, tmp, path, 1);
+}
