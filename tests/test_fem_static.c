@@ -7,6 +7,7 @@
 #include "cf_test.h"
 #include "cofem/fem.h"
 #include "cofem/mesh_box.h"
+#include "cofem/scene.h"
 #include "cofem/static.h"
 
 typedef struct Beam {
