@@ -296,7 +296,11 @@ int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
   *model = NULL;
   *data = NULL;
   int st = cf_model_create(&s->mesh, &s->def, model);
-  if (st < 0) return cf_error(st, "%s: %s", s->path, cf_last_error());
+  if (st < 0) {
+    char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s: %s", s->path, msg);
+  }
   for (int i = 0; i < s->nfix; i++) {
     const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->fix[i].set);
     st = cf_model_fix_nodes(*model, set->nodes, set->count, s->fix[i].dir_mask);
