@@ -1,0 +1,107 @@
+#!/bin/sh
+# Regenerate the cofem test meshes from the .geo files in this directory.
+#
+#   meshes/generate.sh small    committed meshes: lug.msh, hinge.msh, beam_coarse.msh,
+#                               beam_medium.msh, strip.msh (overwritten)
+#   meshes/generate.sh family   refinement family into meshes/cache/ (git-ignored); files that
+#                               already exist there are kept (cache)
+#   meshes/generate.sh all      both
+#   meshes/generate.sh stats    element/node counts and quality of every mesh present
+#   meshes/generate.sh render   lug.png, hinge.png from lug.msh, hinge.msh (needs matplotlib)
+#
+# Environment: GMSH (default gmsh; the committed meshes were made with gmsh 4.8.4 / OCC 7.6.3),
+# PYTHON (a python3 with numpy for the statistics; optional), BINARY=1 (binary .msh 4.1).
+# Meshing is deterministic (Delaunay 2-D/3-D, one thread, fixed seed): with the same gmsh
+# version the committed files are reproduced byte for byte.
+set -eu
+cd "$(dirname "$0")"
+GMSH=${GMSH:-gmsh}
+BINARY=${BINARY:-0}       # BINARY=1: write binary .msh 4.1 (smaller, faster to read)
+
+find_python() {
+  for p in ${PYTHON:-} python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import numpy' >/dev/null 2>&1; then
+      echo "$p"; return 0
+    fi
+  done
+  return 1
+}
+PY=$(find_python || true)
+
+# mesh GEO OUT SIZE_FACTOR: mesh GEO at the given size factor into OUT (via a temporary file,
+# so that an interrupted run leaves no partial mesh behind)
+mesh() {
+  geo=$1; out=$2; sf=$3
+  tmp="$out.tmp.$$"
+  log="$out.log.$$"
+  bin=""
+  [ "$BINARY" = 1 ] && bin="-bin"
+  t0=$(date +%s.%N)
+  if ! "$GMSH" "$geo" -setnumber size_factor "$sf" -3 -nt 1 -format msh41 $bin -o "$tmp" >"$log" 2>&1 \
+     || grep -q '^Error' "$log"; then
+    echo "generate.sh: gmsh failed on $geo (size_factor $sf); log:" >&2
+    grep -E '^(Error|Warning)' "$log" >&2 || tail -20 "$log" >&2
+    rm -f "$tmp" "$log"
+    exit 1
+  fi
+  t1=$(date +%s.%N)
+  mv "$tmp" "$out"
+  rm -f "$log"
+  printf '%-24s size_factor %-7s %6.1f s  ' "$out" "$sf" "$(awk "BEGIN{print $t1 - $t0}")"
+  if [ -n "$PY" ]; then
+    "$PY" mshstat.py "$out" | awk 'NR==2{printf "%s tets, %s nodes", $2, $4} NR==4{printf ", min dihedral %s deg, max aspect %s\n", $3, $16}'
+  else
+    echo
+  fi
+}
+
+small() {
+  mesh lug.geo   lug.msh         1.0
+  mesh hinge.geo hinge.msh       1.0
+  mesh beam.geo  beam_coarse.msh 1.0
+  mesh beam.geo  beam_medium.msh 0.5
+  mesh strip.geo strip.msh       1.0
+}
+
+# name size_factor; ~1.5k / 10k / 100k / 1M tetrahedra (lug.msh is the lug's ~1.5k member)
+FAMILY="lug_10k:0.43 lug_100k:0.19 lug_1m:0.0855
+hinge_1k5:1.6 hinge_10k:0.68 hinge_100k:0.307 hinge_1m:0.14"
+
+family() {
+  mkdir -p cache
+  for item in $FAMILY; do
+    name=${item%%:*}; sf=${item#*:}
+    geo=${name%%_*}.geo
+    if [ -s "cache/$name.msh" ]; then
+      echo "cache/$name.msh exists (cached; delete it to regenerate)"
+    else
+      mesh "$geo" "cache/$name.msh" "$sf"
+    fi
+  done
+}
+
+stats() {
+  [ -n "$PY" ] || { echo "generate.sh: stats need a python3 with numpy (set PYTHON)" >&2; exit 1; }
+  files=""
+  for f in lug.msh hinge.msh beam_coarse.msh beam_medium.msh strip.msh cache/lug_10k.msh \
+      cache/lug_100k.msh cache/lug_1m.msh cache/hinge_1k5.msh cache/hinge_10k.msh \
+      cache/hinge_100k.msh cache/hinge_1m.msh; do
+    [ -s "$f" ] && files="$files $f"
+  done
+  "$PY" mshstat.py --md $files
+}
+
+render() {
+  [ -n "$PY" ] || { echo "generate.sh: render needs a python3 with numpy and matplotlib" >&2; exit 1; }
+  "$PY" render.py lug.msh lug.png "lug (meshes/lug.msh)"
+  "$PY" render.py hinge.msh hinge.png "hinge (meshes/hinge.msh)"
+}
+
+case "${1:-small}" in
+  small)  small ;;
+  family) family ;;
+  all)    small; family ;;
+  stats)  stats ;;
+  render) render ;;
+  *) echo "usage: $0 [small|family|all|stats|render]" >&2; exit 2 ;;
+esac
