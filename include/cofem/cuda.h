@@ -1,0 +1,107 @@
+/* The CUDA backend of the co-rotational FEM step: the same four stages as the CPU reference
+ * (cofem/fem.h), run on one device, one thread per element / block / node, with the per-thread
+ * bodies taken from host/fem_element.h (the code the CPU tests check).
+ *
+ * Ownership: the immutable model is uploaded once by cf_cuda_create. Between calls the device
+ * copy of the state (x, v, R) and of the inputs (f_ext, supports_active) is the truth; the
+ * cfData passed to the step receives counters, warnings and timers, and receives state only
+ * through cf_cuda_download. Changing d->f_ext or d->supports_active after cf_cuda_create has no
+ * effect on the device until cf_cuda_set_forces / cf_cuda_set_supports (or cf_cuda_upload).
+ *
+ * Every function returns a cfStatus (negative: error, with cf_last_error() naming the CUDA call
+ * and its error string; positive: a numerical warning as on the CPU). Nothing exits.
+ * In a build without CUDA the same functions exist and return CF_ERR_UNSUPPORTED. */
+#ifndef COFEM_CUDA_H
+#define COFEM_CUDA_H
+#include "cofem/fem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cfCuda cfCuda;
+
+/* Block SpMV used by the PCG */
+enum cfCudaSpmv {
+  CF_CUDA_SPMV_OWN = 0,     /* one thread per block row, body cf_bsr_row (default) */
+  CF_CUDA_SPMV_CUSPARSE = 1 /* cusparseSpMV on a 3x3 BSR descriptor (row-major blocks) */
+};
+
+typedef struct cfCudaOptions {
+  int device;      /* CUDA device ordinal (default 0) */
+  int spmv;        /* enum cfCudaSpmv */
+  int check_every; /* PCG: read the convergence flag back every this many iterations (8) */
+  int use_graphs;  /* PCG: launch each batch of check_every iterations as one CUDA graph (1);
+                      only with CF_CUDA_SPMV_OWN */
+} cfCudaOptions;
+
+cfCudaOptions cf_cuda_default_options(void);
+
+/* 1 if a usable device is present (a probe kernel ran); else 0 and a one-line reason in why
+ * (e.g. "cudaGetDeviceCount: no CUDA-capable device is detected"). why may be NULL. */
+int cf_cuda_available(char* why, int n);
+
+/* Upload the model and the current state of d (x, v, R, f_ext, supports_active). */
+int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out);
+int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out);
+void cf_cuda_free(cfCuda* g);
+
+/* Inputs: uploaded only when the caller says they changed. */
+int cf_cuda_set_forces(cfCuda* g, const double* f_ext /* [3*nnode] */);
+int cf_cuda_set_supports(cfCuda* g, int active);
+
+/* One implicit step on the device (polar, elastic + gather, A/b/Pinv, PCG, update). Writes into
+ * d: t, steps, ninverted, pcg_iters, pcg_residual, pcg_iters_total, warning[], timer[] (device
+ * times from CUDA events). Returns CF_OK, a positive warning, or a negative error. */
+int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d);
+
+/* Fields for upload / download (bit mask). */
+enum cfCudaField {
+  CF_CUDA_X = 1 << 0,
+  CF_CUDA_V = 1 << 1,
+  CF_CUDA_R = 1 << 2,
+  CF_CUDA_F_EXT = 1 << 3,
+  CF_CUDA_KR = 1 << 4,
+  CF_CUDA_FE = 1 << 5,
+  CF_CUDA_F_EL = 1 << 6,
+  CF_CUDA_A = 1 << 7,
+  CF_CUDA_B = 1 << 8, /* with b_scale */
+  CF_CUDA_PINV = 1 << 9,
+  CF_CUDA_STATE = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R,
+  CF_CUDA_ALL = (1 << 10) - 1
+};
+
+/* Copy the named fields of d to the device (blocking). */
+int cf_cuda_upload(cfCuda* g, const cfData* d, int what);
+/* Copy the named fields from the device into d (blocking). */
+int cf_cuda_download(cfCuda* g, cfData* d, int what);
+/* Asynchronous download of X, V, R and/or F_EL (other bits are an error): a device-side snapshot
+ * is taken now, in stream order after the last step, and copied to pinned host memory while the
+ * next steps run; cf_cuda_download_wait blocks until it has arrived and copies it into d.
+ * Fields requested by several cf_cuda_download_async calls before one wait come from the
+ * latest snapshot that included them. */
+int cf_cuda_download_async(cfCuda* g, int what);
+int cf_cuda_download_wait(cfCuda* g, cfData* d);
+/* Wait for all work queued on the device. */
+int cf_cuda_sync(cfCuda* g);
+
+/* The stages on their own, on the device copy of the state (for tests and benchmarks); each
+ * blocks until done. polar writes d->ninverted; pcg writes d->pcg_iters, d->pcg_residual,
+ * d->pcg_iters_total and counts warnings, as cf_stage_pcg. */
+int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d);
+int cf_cuda_stage_elastic(cfCuda* g, const cfModel* m);
+int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h);
+int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d);
+int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h);
+
+/* y = A x with the device's current A and the chosen SpMV (enum cfCudaSpmv), no projection of
+ * fixed DOFs; x and y are host arrays [3*nnode]. For tests and benchmarks. */
+int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y);
+
+/* Name of the device in use and its compute capability, e.g. "NVIDIA H100 80GB HBM3 (sm_90)". */
+const char* cf_cuda_device_name(const cfCuda* g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

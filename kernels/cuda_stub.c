@@ -1,0 +1,79 @@
+/* The CUDA backend API in a build without CUDA: every call fails with CF_ERR_UNSUPPORTED. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cofem/cuda.h"
+
+#define CF_NO_CUDA "cofem was built without CUDA"
+
+static int unsupported(const char* fn) {
+  return cf_error(CF_ERR_UNSUPPORTED, "%s: " CF_NO_CUDA, fn);
+}
+
+cfCudaOptions cf_cuda_default_options(void) {
+  cfCudaOptions o;
+  memset(&o, 0, sizeof o);
+  o.check_every = 8;
+  o.use_graphs = 1;
+  return o;
+}
+
+int cf_cuda_available(char* why, int n) {
+  if (why && n > 0) snprintf(why, (size_t)n, "%s", CF_NO_CUDA);
+  return 0;
+}
+
+int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) {
+  if (out) *out = NULL;
+  return unsupported("cf_cuda_create");
+}
+int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out) {
+  if (out) *out = NULL;
+  return unsupported("cf_cuda_create_ex");
+}
+void cf_cuda_free(cfCuda* g) {}
+int cf_cuda_set_forces(cfCuda* g, const double* f_ext) {
+  return unsupported("cf_cuda_set_forces");
+}
+int cf_cuda_set_supports(cfCuda* g, int active) {
+  return unsupported("cf_cuda_set_supports");
+}
+int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
+  return unsupported("cf_cuda_step");
+}
+int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
+  return unsupported("cf_cuda_upload");
+}
+int cf_cuda_download(cfCuda* g, cfData* d, int what) {
+  return unsupported("cf_cuda_download");
+}
+int cf_cuda_download_async(cfCuda* g, int what) {
+  return unsupported("cf_cuda_download_async");
+}
+int cf_cuda_download_wait(cfCuda* g, cfData* d) {
+  return unsupported("cf_cuda_download_wait");
+}
+int cf_cuda_sync(cfCuda* g) {
+  return unsupported("cf_cuda_sync");
+}
+int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d) {
+  return unsupported("cf_cuda_stage_polar");
+}
+int cf_cuda_stage_elastic(cfCuda* g, const cfModel* m) {
+  return unsupported("cf_cuda_stage_elastic");
+}
+int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h) {
+  return unsupported("cf_cuda_stage_assemble_system");
+}
+int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d) {
+  return unsupported("cf_cuda_stage_pcg");
+}
+int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
+  return unsupported("cf_cuda_stage_update");
+}
+int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
+  return unsupported("cf_cuda_apply_A");
+}
+const char* cf_cuda_device_name(const cfCuda* g) {
+  return "none (" CF_NO_CUDA ")";
+}

@@ -1,0 +1,1167 @@
+/* The CUDA backend of the co-rotational step (include/cofem/cuda.h).
+ *
+ * Every kernel is one thread per element, block or node and calls the CF_HD body of
+ * host/fem_element.h that the CPU stage calls in its loop; what is left here is launch
+ * configuration, device memory, the PCG control flow and the reductions.
+ *
+ *   polar     k_polar        cf_elem_polar        per element (+ inverted count)
+ *   elastic   k_rotate       cf_elem_rotate       per element
+ *             k_node_gather  cf_node_gather       per node
+ *   assemble  k_block_gather cf_block_gather      per block (a gather: no atomics)
+ *             k_rhs          b = M v0 + h (f_ext + M g - f_el), as fem_assemble.c
+ *             k_jacobi       cf_block_jacobi      per node
+ *   pcg       k_spmv_dot     cf_bsr_row + projection + partial p.q   per block row
+ *             k_finish_*     one block sums the partials in a fixed order (deterministic)
+ *             k_update_xrz   x += a p, r -= a q, z = P r, partials of r.r and r.z
+ *             k_update_p     p = z + beta p
+ *   update    k_update_x     x += h v
+ *
+ * The PCG scalars (alpha, beta, norms, iteration count, a `done` flag) live on the device; the
+ * kernels of an iteration return at once when `done` is set, so the host launches iterations
+ * in batches of check_every and reads the flag back once per batch. */
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/cuda.h"
+#include "fem_element.h"
+
+namespace {
+
+/* Block size of every kernel; the reductions assume a power of two. */
+constexpr int kThreads = 256;
+
+/* ---- error reporting ------------------------------------------------------------------------ */
+
+const char* base_name(const char* path) {
+  const char* s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+/* "cudaMalloc: out of memory (cudaErrorMemoryAllocation) at fem_cuda.cu:123" */
+int cuda_fail(cudaError_t e, const char* call, const char* file, int line) {
+  int len = 0;
+  while (call[len] && call[len] != '(') len++;
+  return cf_error(CF_ERR_CUDA, "%.*s: %s (%s) at %s:%d", len, call, cudaGetErrorString(e),
+                  cudaGetErrorName(e), base_name(file), line);
+}
+
+int cusparse_fail(cusparseStatus_t s, const char* call, const char* file, int line) {
+  int len = 0;
+  while (call[len] && call[len] != '(') len++;
+  return cf_error(CF_ERR_CUDA, "%.*s: %s (cuSPARSE status %d) at %s:%d", len, call,
+                  cusparseGetErrorString(s), (int)s, base_name(file), line);
+}
+
+#define CU(call)                                                                  \
+  do {                                                                            \
+    cudaError_t cu_e_ = (call);                                                   \
+    if (cu_e_ != cudaSuccess) return cuda_fail(cu_e_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+/* after a <<<>>> launch: configuration errors are reported here, faults at the next sync */
+#define CU_LAUNCHED(kernel)                                                                   \
+  do {                                                                                        \
+    cudaError_t cu_e_ = cudaGetLastError();                                                   \
+    if (cu_e_ != cudaSuccess) return cuda_fail(cu_e_, "launch " #kernel, __FILE__, __LINE__); \
+  } while (0)
+
+#define CUSP(call)                                                                                \
+  do {                                                                                            \
+    cusparseStatus_t cs_e_ = (call);                                                              \
+    if (cs_e_ != CUSPARSE_STATUS_SUCCESS) return cusparse_fail(cs_e_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+#define TRY(expr)                  \
+  do {                             \
+    int try_s_ = (expr);           \
+    if (try_s_ < 0) return try_s_; \
+  } while (0)
+
+int blocks_for(long n) {
+  return (int)((n + kThreads - 1) / kThreads);
+}
+
+/* ---- device-resident scalars of a step ------------------------------------------------------ */
+struct DevState {
+  /* PCG, set by k_pcg_reset */
+  double tol;
+  int max_iter;
+  int use_fixed; /* supports active and some DOF fixed */
+  int warm;
+  /* assemble: |M v0| + h (|f_ext + M g| + |f_el|) over the free DOFs, the force scale of the
+   * PCG tolerance (cfData.b_scale); not touched by k_pcg_reset */
+  double b_scale;
+  /* PCG, evolving */
+  double bnorm, scale, rnorm, target, rz, alpha, beta;
+  int it;     /* iterations completed */
+  int done;   /* 1: converged, capped or broken down; the iteration kernels return at once */
+  int status; /* CF_OK, CF_WARN_PCG_NOT_CONVERGED, CF_WARN_INDEFINITE */
+  /* polar */
+  int ninverted;
+};
+
+/* ---- reductions (fixed order: deterministic for a fixed launch configuration) -------------- */
+
+/* Sum of v over the block into sh[0]; every thread must call it; the result is valid in all
+ * threads on return. */
+__device__ double block_sum(double v, double* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+/* Sum of part[0..n) by one block: thread t adds t, t + kThreads, ... in order, then the tree. */
+__device__ double ordered_sum(const double* part, int n, double* sh) {
+  double s = 0;
+  for (int i = threadIdx.x; i < n; i += kThreads) s += part[i];
+  return block_sum(s, sh);
+}
+
+/* ---- stage kernels: one thread per entity, bodies from fem_element.h ------------------------ */
+
+__global__ void __launch_bounds__(kThreads) k_probe(int* out) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) *out = 42;
+}
+
+__global__ void __launch_bounds__(kThreads) k_polar(int ntet, const int* tet, const double* Dm_inv,
+                                                    const double* x, double* R, DevState* st) {
+  int e = blockIdx.x * kThreads + threadIdx.x;
+  int inv = 0;
+  if (e < ntet) inv = cf_elem_polar(e, tet, Dm_inv, x, R);
+  /* integer count: order-independent, so one atomic per block stays deterministic */
+  int count = __syncthreads_count(inv);
+  if (threadIdx.x == 0 && count > 0) atomicAdd(&st->ninverted, count);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_rotate(int ntet, const int* tet, const double* Ke, const double* R, const double* X,
+             const double* x, double* KR, double* fe) {
+  int e = blockIdx.x * kThreads + threadIdx.x;
+  if (e < ntet) cf_elem_rotate(e, tet, Ke, R, X, x, KR, fe);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_node_gather(int nnode, const int* src_ptr, const int* src, const double* fe, double* f_el) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n < nnode) cf_node_gather(n, src_ptr, src, fe, f_el);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_block_gather(int nnzb, const int* src_ptr, const int* src, const double* KR,
+                   const double* Mblk, double cm, double ck, double* A) {
+  int k = blockIdx.x * kThreads + threadIdx.x;
+  if (k < nnzb) cf_block_gather(k, src_ptr, src, KR, Mblk, cm, ck, A);
+}
+
+/* b = M v0 + h (f_ext + m g - f_el), in the order of apply_mass and cf_stage_assemble_system;
+ * partials of |M v0|^2, |f_ext + m g|^2, |f_el|^2 over the free DOFs (for b_scale) */
+__global__ void __launch_bounds__(kThreads)
+    k_rhs(int nnode, const int* row_ptr, const int* col, const double* Mblk,
+          const double* node_mass, const double* v, const double* f_ext, const double* f_el,
+          const unsigned char* fixed, int use_fixed, double h, double g0, double g1, double g2,
+          double* b, double* part_mv, double* part_fx, double* part_fe) {
+  __shared__ double sh0[kThreads], sh1[kThreads], sh2[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double mv2 = 0, fx2 = 0, fe2 = 0;
+  if (n < nnode) {
+    double s[3] = {0, 0, 0};
+    for (int k = row_ptr[n]; k < row_ptr[n + 1]; k++) {
+      double c = Mblk[k];
+      if (c == 0) continue;
+      const double* vj = v + 3 * col[k];
+      s[0] += c * vj[0];
+      s[1] += c * vj[1];
+      s[2] += c * vj[2];
+    }
+    const double mn = node_mass[n];
+    const double gr[3] = {g0, g1, g2};
+    for (int i = 0; i < 3; i++) {
+      const int k = 3 * n + i;
+      if (!(use_fixed && fixed[k])) {
+        double fx = f_ext[k] + mn * gr[i];
+        mv2 += s[i] * s[i];
+        fx2 += fx * fx;
+        fe2 += f_el[k] * f_el[k];
+      }
+      b[k] = s[i] + h * (f_ext[k] + mn * gr[i] - f_el[k]);
+    }
+  }
+  double t0 = block_sum(mv2, sh0);
+  double t1 = block_sum(fx2, sh1);
+  double t2 = block_sum(fe2, sh2);
+  if (threadIdx.x == 0) {
+    part_mv[blockIdx.x] = t0;
+    part_fx[blockIdx.x] = t1;
+    part_fe[blockIdx.x] = t2;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_finish_bscale(DevState* st, const double* part_mv, const double* part_fx,
+                    const double* part_fe, int npart, double h) {
+  __shared__ double sh0[kThreads], sh1[kThreads], sh2[kThreads];
+  double mv2 = ordered_sum(part_mv, npart, sh0);
+  double fx2 = ordered_sum(part_fx, npart, sh1);
+  double fe2 = ordered_sum(part_fe, npart, sh2);
+  if (threadIdx.x == 0) st->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_jacobi(int nnode, const int* diag, const double* A, const unsigned char* fixed, int use_fixed,
+             double* Pinv) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n < nnode) cf_block_jacobi(n, diag, A, fixed, use_fixed, Pinv);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_update_x(int ndof, double h, const double* v, double* x) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < ndof) x[i] += h * v[i];
+}
+
+/* ---- PCG kernels ---------------------------------------------------------------------------- */
+
+__device__ void project3(int n, const unsigned char* fixed, int use_fixed, double* y) {
+  if (!use_fixed) return;
+  for (int i = 0; i < 3; i++)
+    if (fixed[3 * n + i]) y[3 * n + i] = 0;
+}
+
+__global__ void __launch_bounds__(kThreads) k_spmv(int nnode, const int* row_ptr, const int* col,
+                                                   const double* A, const double* x, double* y) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < nnode) cf_bsr_row(i, row_ptr, col, A, x, y);
+}
+
+__global__ void k_pcg_reset(DevState* st, double tol, int max_iter, int use_fixed, int warm) {
+  st->tol = tol;
+  st->max_iter = max_iter;
+  st->use_fixed = use_fixed;
+  st->warm = warm;
+  st->bnorm = st->scale = st->rnorm = st->target = st->rz = st->alpha = st->beta = 0;
+  st->it = 0;
+  st->done = 0;
+  st->status = CF_OK;
+}
+
+/* x = warm ? x : 0 projected; r = b projected; partial of r.r */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_init_r(int nnode, const unsigned char* fixed, const double* b, double* x, double* r,
+                 const DevState* st, double* part) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s = 0;
+  if (n < nnode) {
+    for (int i = 0; i < 3; i++) {
+      if (!st->warm) x[3 * n + i] = 0;
+      r[3 * n + i] = b[3 * n + i];
+    }
+    project3(n, fixed, st->use_fixed, x);
+    project3(n, fixed, st->use_fixed, r);
+    for (int i = 0; i < 3; i++) s += r[3 * n + i] * r[3 * n + i];
+  }
+  double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_finish_b(DevState* st, const double* part, int npart) {
+  __shared__ double sh[kThreads];
+  double bb = ordered_sum(part, npart, sh);
+  if (threadIdx.x == 0) {
+    st->bnorm = sqrt(bb);
+    st->scale = fmax(st->bnorm, st->b_scale);
+    st->target = st->tol * (st->scale > 0 ? st->scale : 1.0);
+  }
+}
+
+/* q = A p with fixed rows projected (body cf_bsr_row); partial of p.q */
+__global__ void __launch_bounds__(kThreads)
+    k_spmv_dot(int nnode, const int* row_ptr, const int* col, const double* A,
+               const unsigned char* fixed, const double* p, double* q, const DevState* st,
+               double* part) {
+  __shared__ double sh[kThreads];
+  if (st->done) return; /* uniform over the grid */
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s = 0;
+  if (n < nnode) {
+    cf_bsr_row(n, row_ptr, col, A, p, q);
+    project3(n, fixed, st->use_fixed, q);
+    for (int i = 0; i < 3; i++) s += p[3 * n + i] * q[3 * n + i];
+  }
+  double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+/* the same projection and partial after a library SpMV */
+__global__ void __launch_bounds__(kThreads)
+    k_project_dot(int nnode, const unsigned char* fixed, const double* p, double* q,
+                  const DevState* st, double* part) {
+  __shared__ double sh[kThreads];
+  if (st->done) return;
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s = 0;
+  if (n < nnode) {
+    project3(n, fixed, st->use_fixed, q);
+    for (int i = 0; i < 3; i++) s += p[3 * n + i] * q[3 * n + i];
+  }
+  double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+/* r -= q, projected; z = P r; p = z; partials of r.r and r.z (after q = A x) */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_init_z(int nnode, const unsigned char* fixed, const double* Pinv, const double* q,
+                 double* r, double* z, double* p, const DevState* st, double* part_rr,
+                 double* part_rz) {
+  __shared__ double sh0[kThreads], sh1[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srr = 0, srz = 0;
+  if (n < nnode) {
+    double rn[3];
+    for (int i = 0; i < 3; i++) r[3 * n + i] -= q[3 * n + i];
+    project3(n, fixed, st->use_fixed, r);
+    for (int i = 0; i < 3; i++) rn[i] = r[3 * n + i];
+    const double* P = Pinv + 9 * n;
+    for (int i = 0; i < 3; i++) {
+      double zi = P[3 * i] * rn[0] + P[3 * i + 1] * rn[1] + P[3 * i + 2] * rn[2];
+      z[3 * n + i] = zi;
+      p[3 * n + i] = zi;
+      srr += rn[i] * rn[i];
+      srz += rn[i] * zi;
+    }
+  }
+  double t0 = block_sum(srr, sh0);
+  double t1 = block_sum(srz, sh1);
+  if (threadIdx.x == 0) {
+    part_rr[blockIdx.x] = t0;
+    part_rz[blockIdx.x] = t1;
+  }
+}
+
+/* rnorm; stop if already converged (as the CPU: `if (rnorm > target)` guards the loop) */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_finish_init(DevState* st, const double* part_rr, const double* part_rz, int npart) {
+  __shared__ double sh0[kThreads], sh1[kThreads];
+  double rr = ordered_sum(part_rr, npart, sh0);
+  double rz = ordered_sum(part_rz, npart, sh1);
+  if (threadIdx.x == 0) {
+    st->rnorm = sqrt(rr);
+    if (!(st->rnorm > st->target))
+      st->done = 1;
+    else
+      st->rz = rz;
+  }
+}
+
+/* pq = p.q; breakdown check; alpha = rz / pq */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_finish_pq(DevState* st, const double* part, int npart) {
+  __shared__ double sh[kThreads];
+  if (st->done) return;
+  double pq = ordered_sum(part, npart, sh);
+  if (threadIdx.x == 0) {
+    if (!(pq > 0) || !isfinite(pq)) {
+      st->status = CF_WARN_INDEFINITE; /* st->it stays the number of completed iterations */
+      st->done = 1;
+    } else {
+      st->alpha = st->rz / pq;
+    }
+  }
+}
+
+/* x += alpha p; r -= alpha q; z = P r; partials of r.r and r.z */
+__global__ void __launch_bounds__(kThreads)
+    k_update_xrz(int nnode, const double* Pinv, const double* p, const double* q, double* x,
+                 double* r, double* z, const DevState* st, double* part_rr, double* part_rz) {
+  __shared__ double sh0[kThreads], sh1[kThreads];
+  if (st->done) return;
+  const double alpha = st->alpha;
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srr = 0, srz = 0;
+  if (n < nnode) {
+    double rn[3];
+    for (int i = 0; i < 3; i++) {
+      x[3 * n + i] += alpha * p[3 * n + i];
+      rn[i] = r[3 * n + i] - alpha * q[3 * n + i];
+      r[3 * n + i] = rn[i];
+    }
+    const double* P = Pinv + 9 * n;
+    for (int i = 0; i < 3; i++) {
+      double zi = P[3 * i] * rn[0] + P[3 * i + 1] * rn[1] + P[3 * i + 2] * rn[2];
+      z[3 * n + i] = zi;
+      srr += rn[i] * rn[i];
+      srz += rn[i] * zi;
+    }
+  }
+  double t0 = block_sum(srr, sh0);
+  double t1 = block_sum(srz, sh1);
+  if (threadIdx.x == 0) {
+    part_rr[blockIdx.x] = t0;
+    part_rz[blockIdx.x] = t1;
+  }
+}
+
+/* rnorm, convergence, iteration cap; beta = rz_new / rz */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_finish_rr(DevState* st, const double* part_rr, const double* part_rz, int npart) {
+  __shared__ double sh0[kThreads], sh1[kThreads];
+  if (st->done) return;
+  double rr = ordered_sum(part_rr, npart, sh0);
+  double rz = ordered_sum(part_rz, npart, sh1);
+  if (threadIdx.x == 0) {
+    st->it += 1;
+    st->rnorm = sqrt(rr);
+    if (st->rnorm <= st->target) {
+      st->done = 1;
+    } else if (st->it >= st->max_iter) {
+      st->status = CF_WARN_PCG_NOT_CONVERGED;
+      st->done = 1;
+    } else {
+      st->beta = rz / st->rz;
+      st->rz = rz;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_update_p(int ndof, const double* z, double* p, const DevState* st) {
+  if (st->done) return;
+  const double beta = st->beta;
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < ndof) p[i] = z[i] + beta * p[i];
+}
+
+}  // namespace
+
+/* ---- the device mirror ---------------------------------------------------------------------- */
+struct cfCuda {
+  int nnode, ntet, ndof, nnzb, nfixed;
+  int device;
+  cfCudaOptions opt;
+  int supports_active;
+  char name[256];
+  cudaStream_t s;    /* all compute, in order */
+  cudaStream_t copy; /* asynchronous downloads */
+  cudaEvent_t ev[5]; /* stage boundaries of the last step (timers) */
+  cudaEvent_t ev_snap, ev_copied;
+
+  /* model (immutable) */
+  double *X, *Dm_inv, *Ke, *node_mass, *Mblk;
+  int *tet, *row_ptr, *col, *diag, *blk_src_ptr, *blk_src, *node_src_ptr, *node_src;
+  unsigned char* fixed;
+  /* state, inputs and per-step arrays (as in cfData) */
+  double *x, *v, *f_ext, *R, *KR, *fe, *f_el, *A, *b, *Pinv;
+  double *r, *z, *p, *q;
+  double *part0, *part1, *part2; /* [npart] per-block partial sums */
+  int npart;
+  DevState* st;
+  DevState* st_host; /* pinned mirror, read at PCG check points and at the end of a step */
+
+  /* PCG batch as a CUDA graph (captured on first use; all arguments are fixed pointers) */
+  cudaGraphExec_t graph;
+  int graph_k;
+
+  /* cuSPARSE (handle always; descriptors and buffer on first use) */
+  cusparseHandle_t sp;
+  int sp_ready;
+  cusparseSpMatDescr_t spA;
+  cusparseDnVecDescr_t spx, spy;
+  void* sp_buf;
+
+  /* asynchronous download: device snapshot -> pinned host */
+  double *snap_x, *snap_v, *snap_R, *snap_f_el;
+  double *pin_x, *pin_v, *pin_R, *pin_f_el;
+  int pending;
+};
+
+namespace {
+
+int check_model(const cfCuda* g, const cfModel* m) {
+  if (!g || !m) return cf_error(CF_ERR_ARG, "cuda: NULL backend or model");
+  if (m->nnode != g->nnode || m->ntet != g->ntet || m->nnzb != g->nnzb)
+    return cf_error(CF_ERR_ARG,
+                    "cuda: model (%d nodes, %d elements, %d blocks) is not the one uploaded "
+                    "(%d, %d, %d)",
+                    m->nnode, m->ntet, m->nnzb, g->nnode, g->ntet, g->nnzb);
+  return CF_OK;
+}
+
+template <class T>
+int dev_alloc(T** p, size_t count) {
+  *p = NULL;
+  if (count == 0) count = 1;
+  CU(cudaMalloc((void**)p, count * sizeof(T)));
+  return CF_OK;
+}
+
+template <class T>
+int upload_array(cudaStream_t s, T* dst, const T* src, size_t count) {
+  if (count == 0) return CF_OK;
+  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s));
+  return CF_OK;
+}
+
+template <class T>
+int download_array(cudaStream_t s, T* dst, const T* src, size_t count) {
+  if (count == 0) return CF_OK;
+  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost, s));
+  return CF_OK;
+}
+
+/* wait for the stream; a kernel fault surfaces here, named with `what` */
+int sync_stream(cudaStream_t s, const char* what) {
+  cudaError_t e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess)
+    return cf_error(CF_ERR_CUDA, "cudaStreamSynchronize after %s: %s (%s)", what,
+                    cudaGetErrorString(e), cudaGetErrorName(e));
+  return CF_OK;
+}
+
+/* device bytes for the model and data */
+size_t device_bytes(const cfModel* m) {
+  size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
+  size_t dbl = 3 * nn + 9 * ne + 144 * ne + nn + nb   /* X Dm_inv Ke node_mass Mblk */
+               + 7 * nd + 9 * ne + 144 * ne + 12 * ne /* x v f_ext f_el b + r z p q */
+               + 9 * nb + 9 * nn + 2 * nd;            /* A Pinv */
+  size_t ints = 4 * ne + (nn + 1) + nb + nn + (nb + 1) + 16 * ne + (nn + 1) + 4 * ne;
+  return dbl * sizeof(double) + ints * sizeof(int) + nd;
+}
+
+/* ---- launch helpers: enqueue on g->s, no sync ----------------------------------------------- */
+
+int enqueue_polar(cfCuda* g) {
+  CU(cudaMemsetAsync(&g->st->ninverted, 0, sizeof(int), g->s));
+  k_polar<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, g->x, g->R,
+                                                      g->st);
+  CU_LAUNCHED(k_polar);
+  return CF_OK;
+}
+
+int enqueue_elastic(cfCuda* g) {
+  k_rotate<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Ke, g->R, g->X, g->x,
+                                                       g->KR, g->fe);
+  CU_LAUNCHED(k_rotate);
+  k_node_gather<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src,
+                                                             g->fe, g->f_el);
+  CU_LAUNCHED(k_node_gather);
+  return CF_OK;
+}
+
+int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
+  const double cm = 1.0 + h * m->def.rayleigh_alpha;
+  const double ck = h * m->def.rayleigh_beta + h * h;
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src,
+                                                             g->KR, g->Mblk, cm, ck, g->A);
+  CU_LAUNCHED(k_block_gather);
+  const double* gr = m->def.gravity;
+  k_rhs<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, g->node_mass, g->v,
+                                         g->f_ext, g->f_el, g->fixed, g->supports_active, h, gr[0],
+                                         gr[1], gr[2], g->b, g->part0, g->part1, g->part2);
+  CU_LAUNCHED(k_rhs);
+  k_finish_bscale<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->part2, g->npart, h);
+  CU_LAUNCHED(k_finish_bscale);
+  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed,
+                                                        g->supports_active, g->Pinv);
+  CU_LAUNCHED(k_jacobi);
+  return CF_OK;
+}
+
+int enqueue_update(cfCuda* g, double h) {
+  k_update_x<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, h, g->v, g->x);
+  CU_LAUNCHED(k_update_x);
+  return CF_OK;
+}
+
+int sparse_setup(cfCuda* g) {
+  if (g->sp_ready) return CF_OK;
+  CUSP(cusparseCreateBsr(&g->spA, g->nnode, g->nnode, g->nnzb, 3, 3, g->row_ptr, g->col, g->A,
+                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                         CUDA_R_64F, CUSPARSE_ORDER_ROW));
+  CUSP(cusparseCreateDnVec(&g->spx, g->ndof, g->p, CUDA_R_64F));
+  CUSP(cusparseCreateDnVec(&g->spy, g->ndof, g->q, CUDA_R_64F));
+  const double one = 1.0, zero = 0.0;
+  size_t bytes = 0;
+  CUSP(cusparseSpMV_bufferSize(g->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->spA, g->spx, &zero,
+                               g->spy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+  if (bytes > 0) CU(cudaMalloc(&g->sp_buf, bytes));
+  g->sp_ready = 1;
+  return CF_OK;
+}
+
+/* y = A x (no projection) with cuSPARSE; x, y device arrays of length ndof */
+int sparse_spmv(cfCuda* g, const double* x, double* y) {
+  TRY(sparse_setup(g));
+  CUSP(cusparseDnVecSetValues(g->spx, (void*)x));
+  CUSP(cusparseDnVecSetValues(g->spy, y));
+  const double one = 1.0, zero = 0.0;
+  CUSP(cusparseSpMV(g->sp, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, g->spA, g->spx, &zero, g->spy,
+                    CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, g->sp_buf));
+  return CF_OK;
+}
+
+/* q = A src projected, partial of src.q into part0 (skipped on the device once done) */
+int enqueue_spmv_dot(cfCuda* g, const double* src) {
+  if (g->opt.spmv == CF_CUDA_SPMV_CUSPARSE) {
+    TRY(sparse_spmv(g, src, g->q));
+    k_project_dot<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, src, g->q, g->st, g->part0);
+    CU_LAUNCHED(k_project_dot);
+  } else {
+    k_spmv_dot<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->fixed, src,
+                                                g->q, g->st, g->part0);
+    CU_LAUNCHED(k_spmv_dot);
+  }
+  return CF_OK;
+}
+
+/* one PCG iteration; every kernel returns at once when st->done */
+int enqueue_iteration(cfCuda* g) {
+  TRY(enqueue_spmv_dot(g, g->p));
+  k_pcg_finish_pq<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->npart);
+  CU_LAUNCHED(k_pcg_finish_pq);
+  k_update_xrz<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->Pinv, g->p, g->q, g->v, g->r, g->z,
+                                                g->st, g->part0, g->part1);
+  CU_LAUNCHED(k_update_xrz);
+  k_pcg_finish_rr<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
+  CU_LAUNCHED(k_pcg_finish_rr);
+  k_update_p<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->z, g->p, g->st);
+  CU_LAUNCHED(k_update_p);
+  return CF_OK;
+}
+
+/* Capture check_every iterations as one graph (own SpMV only: no library calls inside). */
+int capture_batch(cfCuda* g) {
+  if (g->graph) return CF_OK;
+  const int k = g->opt.check_every;
+  CU(cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal));
+  int st = CF_OK;
+  for (int i = 0; i < k && st >= 0; i++) st = enqueue_iteration(g);
+  cudaGraph_t graph = NULL;
+  cudaError_t e = cudaStreamEndCapture(g->s, &graph);
+  if (st < 0) {
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return cf_error(
+        st, "%s (while capturing the PCG graph; cfCudaOptions.use_graphs = 0 avoids it)", msg);
+  }
+  if (e != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    return cuda_fail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
+  e = cudaGraphInstantiate(&g->graph, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    g->graph = NULL;
+    return cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+  }
+  g->graph_k = k;
+  return CF_OK;
+}
+
+/* Block-Jacobi PCG for A v = b (as cf_stage_pcg); the host reads st back every check_every
+ * iterations. Leaves the final DevState in g->st_host. */
+int run_pcg(cfCuda* g, const cfModel* m) {
+  const int use_fixed = g->supports_active && g->nfixed > 0;
+  k_pcg_reset<<<1, 1, 0, g->s>>>(g->st, m->def.pcg_tol, m->def.pcg_max_iter, use_fixed,
+                                 m->def.warm_start);
+  CU_LAUNCHED(k_pcg_reset);
+  k_pcg_init_r<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->b, g->v, g->r, g->st,
+                                                g->part0);
+  CU_LAUNCHED(k_pcg_init_r);
+  k_pcg_finish_b<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->npart);
+  CU_LAUNCHED(k_pcg_finish_b);
+  TRY(enqueue_spmv_dot(g, g->v)); /* q = A x; its partial is unused */
+  k_pcg_init_z<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->Pinv, g->q, g->r, g->z, g->p,
+                                                g->st, g->part0, g->part1);
+  CU_LAUNCHED(k_pcg_init_z);
+  k_pcg_finish_init<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
+  CU_LAUNCHED(k_pcg_finish_init);
+
+  const int k = g->opt.check_every;
+  const int graphs = g->opt.use_graphs && g->opt.spmv == CF_CUDA_SPMV_OWN;
+  if (graphs) TRY(capture_batch(g));
+  /* the device stops itself at max_iter; the bound only guards against a bug. A solve that
+   * converged in the init runs one batch of no-op launches rather than paying an extra sync. */
+  const long max_batches = (long)m->def.pcg_max_iter / k + 2;
+  for (long batch = 1;; batch++) {
+    if (graphs) {
+      CU(cudaGraphLaunch(g->graph, g->s));
+    } else {
+      for (int i = 0; i < k; i++) TRY(enqueue_iteration(g));
+    }
+    CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+    TRY(sync_stream(g->s, "PCG iterations"));
+    if (g->st_host->done) break;
+    if (batch >= max_batches)
+      return cf_error(CF_ERR_CUDA,
+                      "cuda PCG: no stop after %ld batches of %d iterations (device "
+                      "iteration count %d, cap %d)",
+                      batch, k, g->st_host->it, m->def.pcg_max_iter);
+  }
+  return CF_OK;
+}
+
+/* counters and warning of a finished solve (g->st_host), as cf_stage_pcg */
+int record_pcg(const cfCuda* g, const cfModel* m, cfData* d) {
+  const DevState* s = g->st_host;
+  d->pcg_iters = s->it;
+  d->pcg_residual = s->rnorm / (s->scale > 0 ? s->scale : 1.0);
+  d->pcg_iters_total += s->it;
+  int status = s->status;
+  if (status > 0) {
+    d->warning[status]++;
+    cf_error(status, "cuda PCG: %s after %d iterations, relative residual %.3g (tolerance %.3g)",
+             status == CF_WARN_INDEFINITE ? "matrix not positive definite" : "not converged", s->it,
+             d->pcg_residual, m->def.pcg_tol);
+  }
+  return status;
+}
+
+int ensure_async_buffers(cfCuda* g) {
+  if (g->snap_x) return CF_OK;
+  const size_t nd = (size_t)g->ndof, nr = 9 * (size_t)g->ntet;
+  TRY(dev_alloc(&g->snap_x, nd));
+  TRY(dev_alloc(&g->snap_v, nd));
+  TRY(dev_alloc(&g->snap_R, nr));
+  TRY(dev_alloc(&g->snap_f_el, nd));
+  CU(cudaMallocHost((void**)&g->pin_x, nd * sizeof(double)));
+  CU(cudaMallocHost((void**)&g->pin_v, nd * sizeof(double)));
+  CU(cudaMallocHost((void**)&g->pin_R, nr * sizeof(double)));
+  CU(cudaMallocHost((void**)&g->pin_f_el, nd * sizeof(double)));
+  return CF_OK;
+}
+
+}  // namespace
+
+/* ---- public API ----------------------------------------------------------------------------- */
+
+extern "C" {
+
+cfCudaOptions cf_cuda_default_options(void) {
+  cfCudaOptions o;
+  memset(&o, 0, sizeof o);
+  o.device = 0;
+  o.spmv = CF_CUDA_SPMV_OWN;
+  o.check_every = 8;
+  o.use_graphs = 1;
+  return o;
+}
+
+int cf_cuda_available(char* why, int n) {
+  char buf[256];
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    snprintf(buf, sizeof buf, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+  } else if (count == 0) {
+    snprintf(buf, sizeof buf, "cudaGetDeviceCount: no CUDA device");
+  } else {
+    /* run a probe kernel: catches a missing kernel image for this GPU or a broken driver */
+    int* dflag = NULL;
+    int flag = 0;
+    e = cudaMalloc((void**)&dflag, sizeof(int));
+    if (e == cudaSuccess) {
+      k_probe<<<1, 1>>>(dflag);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaMemcpy(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost);
+      cudaFree(dflag);
+    }
+    if (e != cudaSuccess) {
+      snprintf(buf, sizeof buf, "CUDA probe kernel: %s", cudaGetErrorString(e));
+    } else if (flag != 42) {
+      snprintf(buf, sizeof buf, "CUDA probe kernel did not run");
+    } else {
+      if (why && n > 0) why[0] = 0;
+      return 1;
+    }
+  }
+  if (why && n > 0) snprintf(why, (size_t)n, "%s", buf);
+  return 0;
+}
+
+int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) {
+  cfCudaOptions o = cf_cuda_default_options();
+  return cf_cuda_create_ex(m, d, &o, out);
+}
+
+int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out) {
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL output");
+  *out = NULL;
+  if (!m || !d) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model or data");
+  cfCudaOptions o = opt ? *opt : cf_cuda_default_options();
+  if (o.spmv != CF_CUDA_SPMV_OWN && o.spmv != CF_CUDA_SPMV_CUSPARSE)
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: unknown SpMV kind %d", o.spmv);
+  if (o.check_every < 1 || o.check_every > 1024)
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
+                    o.check_every);
+  CU(cudaSetDevice(o.device));
+  cudaDeviceProp prop;
+  CU(cudaGetDeviceProperties(&prop, o.device));
+  size_t free_b = 0, total_b = 0;
+  CU(cudaMemGetInfo(&free_b, &total_b));
+  const size_t need = device_bytes(m);
+  if (need > free_b)
+    return cf_error(CF_ERR_CUDA,
+                    "cf_cuda_create: %d nodes, %d elements need %.2f GB of device "
+                    "memory, %.2f GB free on %s",
+                    m->nnode, m->ntet, need / 1e9, free_b / 1e9, prop.name);
+
+  cfCuda* g = (cfCuda*)calloc(1, sizeof(cfCuda));
+  if (!g) return cf_error(CF_ERR_NOMEM, "cf_cuda_create: out of host memory");
+  g->nnode = m->nnode;
+  g->ntet = m->ntet;
+  g->ndof = m->ndof;
+  g->nnzb = m->nnzb;
+  g->nfixed = m->nfixed;
+  g->device = o.device;
+  g->opt = o;
+  g->supports_active = d->supports_active;
+  g->npart = blocks_for(m->nnode);
+  snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
+
+  int st = [&]() -> int {
+    CU(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
+    CU(cudaStreamCreateWithFlags(&g->copy, cudaStreamNonBlocking));
+    for (int i = 0; i < 5; i++) CU(cudaEventCreate(&g->ev[i]));
+    CU(cudaEventCreateWithFlags(&g->ev_snap, cudaEventDisableTiming));
+    CU(cudaEventCreateWithFlags(&g->ev_copied, cudaEventDisableTiming));
+    CUSP(cusparseCreate(&g->sp));
+    CUSP(cusparseSetStream(g->sp, g->s));
+    CU(cudaMallocHost((void**)&g->st_host, sizeof(DevState)));
+    memset(g->st_host, 0, sizeof(DevState));
+
+    const size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
+    TRY(dev_alloc(&g->X, nd));
+    TRY(dev_alloc(&g->Dm_inv, 9 * ne));
+    TRY(dev_alloc(&g->Ke, 144 * ne));
+    TRY(dev_alloc(&g->node_mass, nn));
+    TRY(dev_alloc(&g->Mblk, nb));
+    TRY(dev_alloc(&g->tet, 4 * ne));
+    TRY(dev_alloc(&g->row_ptr, nn + 1));
+    TRY(dev_alloc(&g->col, nb));
+    TRY(dev_alloc(&g->diag, nn));
+    TRY(dev_alloc(&g->blk_src_ptr, nb + 1));
+    TRY(dev_alloc(&g->blk_src, 16 * ne));
+    TRY(dev_alloc(&g->node_src_ptr, nn + 1));
+    TRY(dev_alloc(&g->node_src, 4 * ne));
+    TRY(dev_alloc(&g->fixed, nd));
+    TRY(dev_alloc(&g->x, nd));
+    TRY(dev_alloc(&g->v, nd));
+    TRY(dev_alloc(&g->f_ext, nd));
+    TRY(dev_alloc(&g->R, 9 * ne));
+    TRY(dev_alloc(&g->KR, 144 * ne));
+    TRY(dev_alloc(&g->fe, 12 * ne));
+    TRY(dev_alloc(&g->f_el, nd));
+    TRY(dev_alloc(&g->A, 9 * nb));
+    TRY(dev_alloc(&g->b, nd));
+    TRY(dev_alloc(&g->Pinv, 9 * nn));
+    TRY(dev_alloc(&g->r, nd));
+    TRY(dev_alloc(&g->z, nd));
+    TRY(dev_alloc(&g->p, nd));
+    TRY(dev_alloc(&g->q, nd));
+    TRY(dev_alloc(&g->part0, (size_t)g->npart));
+    TRY(dev_alloc(&g->part1, (size_t)g->npart));
+    TRY(dev_alloc(&g->part2, (size_t)g->npart));
+    TRY(dev_alloc(&g->st, 1));
+
+    TRY(upload_array(g->s, g->X, m->X, nd));
+    TRY(upload_array(g->s, g->Dm_inv, m->Dm_inv, 9 * ne));
+    TRY(upload_array(g->s, g->Ke, m->Ke, 144 * ne));
+    TRY(upload_array(g->s, g->node_mass, m->node_mass, nn));
+    TRY(upload_array(g->s, g->Mblk, m->Mblk, nb));
+    TRY(upload_array(g->s, g->tet, m->tet, 4 * ne));
+    TRY(upload_array(g->s, g->row_ptr, m->row_ptr, nn + 1));
+    TRY(upload_array(g->s, g->col, m->col, nb));
+    TRY(upload_array(g->s, g->diag, m->diag, nn));
+    TRY(upload_array(g->s, g->blk_src_ptr, m->blk_src_ptr, nb + 1));
+    TRY(upload_array(g->s, g->blk_src, m->blk_src, 16 * ne));
+    TRY(upload_array(g->s, g->node_src_ptr, m->node_src_ptr, nn + 1));
+    TRY(upload_array(g->s, g->node_src, m->node_src, 4 * ne));
+    TRY(upload_array(g->s, g->fixed, m->fixed, nd));
+    /* scratch starts defined (a stage run alone may read it) */
+    CU(cudaMemsetAsync(g->KR, 0, 144 * ne * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->fe, 0, 12 * ne * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->f_el, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->A, 0, 9 * nb * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->b, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->Pinv, 0, 9 * nn * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->r, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->z, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->p, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->q, 0, nd * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->st, 0, sizeof(DevState), g->s));
+    TRY(sync_stream(g->s, "model upload"));
+    return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT);
+  }();
+  if (st < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    cf_cuda_free(g);
+    return cf_error(st, "%s", msg);
+  }
+  *out = g;
+  return CF_OK;
+}
+
+void cf_cuda_free(cfCuda* g) {
+  if (!g) return;
+  /* errors are ignored here: after a device fault every call fails, and freeing must go on */
+  cudaSetDevice(g->device);
+  if (g->s) cudaStreamSynchronize(g->s);
+  if (g->copy) cudaStreamSynchronize(g->copy);
+  if (g->graph) cudaGraphExecDestroy(g->graph);
+  if (g->spA) cusparseDestroySpMat(g->spA);
+  if (g->spx) cusparseDestroyDnVec(g->spx);
+  if (g->spy) cusparseDestroyDnVec(g->spy);
+  if (g->sp) cusparseDestroy(g->sp);
+  void* dev[] = {g->X,        g->Dm_inv, g->Ke,     g->node_mass,   g->Mblk,    g->tet,
+                 g->row_ptr,  g->col,    g->diag,   g->blk_src_ptr, g->blk_src, g->node_src_ptr,
+                 g->node_src, g->fixed,  g->x,      g->v,           g->f_ext,   g->R,
+                 g->KR,       g->fe,     g->f_el,   g->A,           g->b,       g->Pinv,
+                 g->r,        g->z,      g->p,      g->q,           g->part0,   g->part1,
+                 g->part2,    g->st,     g->sp_buf, g->snap_x,      g->snap_v,  g->snap_R,
+                 g->snap_f_el};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    if (dev[i]) cudaFree(dev[i]);
+  void* pinned[] = {g->st_host, g->pin_x, g->pin_v, g->pin_R, g->pin_f_el};
+  for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
+    if (pinned[i]) cudaFreeHost(pinned[i]);
+  for (int i = 0; i < 5; i++)
+    if (g->ev[i]) cudaEventDestroy(g->ev[i]);
+  if (g->ev_snap) cudaEventDestroy(g->ev_snap);
+  if (g->ev_copied) cudaEventDestroy(g->ev_copied);
+  if (g->s) cudaStreamDestroy(g->s);
+  if (g->copy) cudaStreamDestroy(g->copy);
+  free(g);
+}
+
+const char* cf_cuda_device_name(const cfCuda* g) {
+  return g ? g->name : "none";
+}
+
+int cf_cuda_set_forces(cfCuda* g, const double* f_ext) {
+  if (!g || !f_ext) return cf_error(CF_ERR_ARG, "cf_cuda_set_forces: NULL argument");
+  CU(cudaSetDevice(g->device));
+  TRY(upload_array(g->s, g->f_ext, f_ext, (size_t)g->ndof));
+  /* the host array may be reused as soon as we return */
+  return sync_stream(g->s, "cf_cuda_set_forces");
+}
+
+int cf_cuda_set_supports(cfCuda* g, int active) {
+  if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_set_supports: NULL backend");
+  g->supports_active = active ? 1 : 0;
+  return CF_OK;
+}
+
+int cf_cuda_sync(cfCuda* g) {
+  if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_sync: NULL backend");
+  CU(cudaSetDevice(g->device));
+  TRY(sync_stream(g->s, "cf_cuda_sync (compute stream)"));
+  return sync_stream(g->copy, "cf_cuda_sync (copy stream)");
+}
+
+int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
+  if (!g || !d) return cf_error(CF_ERR_ARG, "cf_cuda_upload: NULL argument");
+  if (what & ~CF_CUDA_ALL)
+    return cf_error(CF_ERR_ARG, "cf_cuda_upload: unknown field bits 0x%x", what);
+  CU(cudaSetDevice(g->device));
+  const size_t nd = (size_t)g->ndof, ne = (size_t)g->ntet, nb = (size_t)g->nnzb;
+  if (what & CF_CUDA_X) TRY(upload_array(g->s, g->x, d->x, nd));
+  if (what & CF_CUDA_V) TRY(upload_array(g->s, g->v, d->v, nd));
+  if (what & CF_CUDA_R) TRY(upload_array(g->s, g->R, d->R, 9 * ne));
+  if (what & CF_CUDA_F_EXT) TRY(upload_array(g->s, g->f_ext, d->f_ext, nd));
+  if (what & CF_CUDA_KR) TRY(upload_array(g->s, g->KR, d->KR, 144 * ne));
+  if (what & CF_CUDA_FE) TRY(upload_array(g->s, g->fe, d->fe, 12 * ne));
+  if (what & CF_CUDA_F_EL) TRY(upload_array(g->s, g->f_el, d->f_el, nd));
+  if (what & CF_CUDA_A) TRY(upload_array(g->s, g->A, d->A, 9 * nb));
+  if (what & CF_CUDA_B) {
+    TRY(upload_array(g->s, g->b, d->b, nd));
+    TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
+  }
+  if (what & CF_CUDA_PINV) TRY(upload_array(g->s, g->Pinv, d->Pinv, 3 * nd));
+  return sync_stream(g->s, "cf_cuda_upload");
+}
+
+int cf_cuda_download(cfCuda* g, cfData* d, int what) {
+  if (!g || !d) return cf_error(CF_ERR_ARG, "cf_cuda_download: NULL argument");
+  if (what & ~CF_CUDA_ALL)
+    return cf_error(CF_ERR_ARG, "cf_cuda_download: unknown field bits 0x%x", what);
+  CU(cudaSetDevice(g->device));
+  double t0 = cf_wall_time();
+  const size_t nd = (size_t)g->ndof, ne = (size_t)g->ntet, nb = (size_t)g->nnzb;
+  if (what & CF_CUDA_X) TRY(download_array(g->s, d->x, g->x, nd));
+  if (what & CF_CUDA_V) TRY(download_array(g->s, d->v, g->v, nd));
+  if (what & CF_CUDA_R) TRY(download_array(g->s, d->R, g->R, 9 * ne));
+  if (what & CF_CUDA_F_EXT) TRY(download_array(g->s, d->f_ext, g->f_ext, nd));
+  if (what & CF_CUDA_KR) TRY(download_array(g->s, d->KR, g->KR, 144 * ne));
+  if (what & CF_CUDA_FE) TRY(download_array(g->s, d->fe, g->fe, 12 * ne));
+  if (what & CF_CUDA_F_EL) TRY(download_array(g->s, d->f_el, g->f_el, nd));
+  if (what & CF_CUDA_A) TRY(download_array(g->s, d->A, g->A, 9 * nb));
+  if (what & CF_CUDA_B) {
+    TRY(download_array(g->s, d->b, g->b, nd));
+    TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
+  }
+  if (what & CF_CUDA_PINV) TRY(download_array(g->s, d->Pinv, g->Pinv, 3 * nd));
+  TRY(sync_stream(g->s, "cf_cuda_download"));
+  d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
+  return CF_OK;
+}
+
+int cf_cuda_download_async(cfCuda* g, int what) {
+  if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_download_async: NULL backend");
+  const int allowed = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R | CF_CUDA_F_EL;
+  if (what & ~allowed)
+    return cf_error(CF_ERR_ARG, "cf_cuda_download_async: only X, V, R and F_EL (got 0x%x)", what);
+  if (!what) return CF_OK;
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_async_buffers(g));
+  const size_t nd = (size_t)g->ndof * sizeof(double), nr = 9 * (size_t)g->ntet * sizeof(double);
+  /* the snapshot may be overwritten only once the previous copy has read it */
+  CU(cudaStreamWaitEvent(g->s, g->ev_copied, 0));
+  if (what & CF_CUDA_X) CU(cudaMemcpyAsync(g->snap_x, g->x, nd, cudaMemcpyDeviceToDevice, g->s));
+  if (what & CF_CUDA_V) CU(cudaMemcpyAsync(g->snap_v, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
+  if (what & CF_CUDA_R) CU(cudaMemcpyAsync(g->snap_R, g->R, nr, cudaMemcpyDeviceToDevice, g->s));
+  if (what & CF_CUDA_F_EL)
+    CU(cudaMemcpyAsync(g->snap_f_el, g->f_el, nd, cudaMemcpyDeviceToDevice, g->s));
+  CU(cudaEventRecord(g->ev_snap, g->s));
+  CU(cudaStreamWaitEvent(g->copy, g->ev_snap, 0));
+  if (what & CF_CUDA_X)
+    CU(cudaMemcpyAsync(g->pin_x, g->snap_x, nd, cudaMemcpyDeviceToHost, g->copy));
+  if (what & CF_CUDA_V)
+    CU(cudaMemcpyAsync(g->pin_v, g->snap_v, nd, cudaMemcpyDeviceToHost, g->copy));
+  if (what & CF_CUDA_R)
+    CU(cudaMemcpyAsync(g->pin_R, g->snap_R, nr, cudaMemcpyDeviceToHost, g->copy));
+  if (what & CF_CUDA_F_EL)
+    CU(cudaMemcpyAsync(g->pin_f_el, g->snap_f_el, nd, cudaMemcpyDeviceToHost, g->copy));
+  CU(cudaEventRecord(g->ev_copied, g->copy));
+  g->pending |= what;
+  return CF_OK;
+}
+
+int cf_cuda_download_wait(cfCuda* g, cfData* d) {
+  if (!g || !d) return cf_error(CF_ERR_ARG, "cf_cuda_download_wait: NULL argument");
+  if (!g->pending) return CF_OK;
+  CU(cudaSetDevice(g->device));
+  double t0 = cf_wall_time();
+  cudaError_t e = cudaEventSynchronize(g->ev_copied);
+  if (e != cudaSuccess)
+    return cf_error(CF_ERR_CUDA, "cudaEventSynchronize (asynchronous download): %s (%s)",
+                    cudaGetErrorString(e), cudaGetErrorName(e));
+  const size_t nd = (size_t)g->ndof * sizeof(double), nr = 9 * (size_t)g->ntet * sizeof(double);
+  if (g->pending & CF_CUDA_X) memcpy(d->x, g->pin_x, nd);
+  if (g->pending & CF_CUDA_V) memcpy(d->v, g->pin_v, nd);
+  if (g->pending & CF_CUDA_R) memcpy(d->R, g->pin_R, nr);
+  if (g->pending & CF_CUDA_F_EL) memcpy(d->f_el, g->pin_f_el, nd);
+  g->pending = 0;
+  d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
+  return CF_OK;
+}
+
+int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d) {
+  TRY(check_model(g, m));
+  CU(cudaSetDevice(g->device));
+  TRY(enqueue_polar(g));
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "k_polar"));
+  if (d) d->ninverted = g->st_host->ninverted;
+  return CF_OK;
+}
+
+int cf_cuda_stage_elastic(cfCuda* g, const cfModel* m) {
+  TRY(check_model(g, m));
+  CU(cudaSetDevice(g->device));
+  TRY(enqueue_elastic(g));
+  return sync_stream(g->s, "k_rotate / k_node_gather");
+}
+
+int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h) {
+  TRY(check_model(g, m));
+  CU(cudaSetDevice(g->device));
+  TRY(enqueue_assemble(g, m, h));
+  return sync_stream(g->s, "k_block_gather / k_rhs / k_jacobi");
+}
+
+int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d) {
+  TRY(check_model(g, m));
+  if (!d) return cf_error(CF_ERR_ARG, "cf_cuda_stage_pcg: NULL data");
+  CU(cudaSetDevice(g->device));
+  TRY(run_pcg(g, m));
+  return record_pcg(g, m, d);
+}
+
+int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
+  TRY(check_model(g, m));
+  CU(cudaSetDevice(g->device));
+  TRY(enqueue_update(g, h));
+  return sync_stream(g->s, "k_update_x");
+}
+
+int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
+  if (!g || !x || !y) return cf_error(CF_ERR_ARG, "cf_cuda_apply_A: NULL argument");
+  if (spmv != CF_CUDA_SPMV_OWN && spmv != CF_CUDA_SPMV_CUSPARSE)
+    return cf_error(CF_ERR_ARG, "cf_cuda_apply_A: unknown SpMV kind %d", spmv);
+  CU(cudaSetDevice(g->device));
+  const size_t nd = (size_t)g->ndof;
+  /* p and q are PCG scratch: free between solves */
+  TRY(upload_array(g->s, g->p, x, nd));
+  if (spmv == CF_CUDA_SPMV_CUSPARSE) {
+    TRY(sparse_spmv(g, g->p, g->q));
+  } else {
+    k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->p,
+                                                        g->q);
+    CU_LAUNCHED(k_spmv);
+  }
+  TRY(download_array(g->s, y, g->q, nd));
+  return sync_stream(g->s, "cf_cuda_apply_A");
+}
+
+int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
+  TRY(check_model(g, m));
+  if (!d) return cf_error(CF_ERR_ARG, "cf_cuda_step: NULL data");
+  CU(cudaSetDevice(g->device));
+  const double h = m->def.dt;
+  CU(cudaEventRecord(g->ev[0], g->s));
+  TRY(enqueue_polar(g));
+  CU(cudaEventRecord(g->ev[1], g->s));
+  TRY(enqueue_elastic(g));
+  TRY(enqueue_assemble(g, m, h));
+  CU(cudaEventRecord(g->ev[2], g->s));
+  TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
+  CU(cudaEventRecord(g->ev[3], g->s));
+  TRY(enqueue_update(g, h));
+  CU(cudaEventRecord(g->ev[4], g->s));
+  /* the final state carries the polar count too; one sync ends the step */
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "cf_cuda_step"));
+
+  const int stages[4] = {CF_STAGE_POLAR, CF_STAGE_ASSEMBLE, CF_STAGE_PCG, CF_STAGE_UPDATE};
+  for (int i = 0; i < 4; i++) {
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]));
+    d->timer[stages[i]] += 1e-3 * (double)ms;
+  }
+  d->ninverted = g->st_host->ninverted;
+  int st = record_pcg(g, m, d);
+  d->t += h;
+  d->steps++;
+  if (d->ninverted > 0) {
+    d->warning[CF_WARN_INVERTED]++;
+    if (st == CF_OK) {
+      cf_error(CF_WARN_INVERTED, "step %ld: %d inverted elements", d->steps, d->ninverted);
+      st = CF_WARN_INVERTED;
+    }
+  }
+  return st;
+}
+
+}  // extern "C"
