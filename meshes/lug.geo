@@ -17,7 +17,7 @@
 //   "probe"   (point)    (0, 0, 100 mm): top of the eye on the mid-plane y = 0 (a mesh node)
 //   "solid"   (volume)   the whole part
 //
-// Mesh size: uniform h = h0 * size_factor (h0 tuned for ~1450 tets at size_factor = 1);
+// Mesh size: uniform h = h0 * size_factor (h0 tuned towards the paper's 1453 tets / 417 nodes);
 //   gmsh lug.geo -setnumber size_factor 0.5 -3 -format msh41 -o lug_x.msh
 SetFactory("OpenCASCADE");
 
@@ -113,7 +113,7 @@ Mesh.ElementOrder = 1;
 Mesh.Algorithm = 5;      // Delaunay 2D
 Mesh.Algorithm3D = 1;    // Delaunay 3D (deterministic; HXT is not, even single-threaded)
 Mesh.Optimize = 1;
-Mesh.OptimizeNetgen = 0;
+Mesh.OptimizeNetgen = 0;  // (Netgen is not compiled into the Debian gmsh 4.8.4)
 Mesh.RandomSeed = 1;
 General.NumThreads = 1;
 Mesh.SaveAll = 0;

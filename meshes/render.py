@@ -8,6 +8,7 @@ three nodes all lie in a physical group are coloured: "support"/"clamp" blue, "l
 physical points are drawn as black dots. Two views (front-ish and back-ish) side by side.
 """
 import sys
+sys.dont_write_bytecode = True
 import numpy as np
 import matplotlib
 matplotlib.use("Agg")
