@@ -1,13 +1,16 @@
-/* Backend dispatch for a running simulation (see cofem/sim.h). */
+/* Backend dispatch for a running simulation (see cofem/sim.h): the CPU reference stages, or the
+ * CUDA backend with the state on the device (kernels/; the stub returns CF_ERR_UNSUPPORTED in
+ * builds without CUDA). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cofem/cuda.h"
 #include "cofem/sim.h"
 
 struct cfSim {
   const cfModel* m;
   cfData* d;
-  int cuda;
+  cfCuda* gpu; /* NULL: CPU */
 };
 
 int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out) {
@@ -18,27 +21,52 @@ int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out)
   if (!s) return cf_error(CF_ERR_NOMEM, "sim: out of memory");
   s->m = m;
   s->d = d;
-  if (!strcmp(backend, "cuda")) {
-    free(s);
-    return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: not available in this build");
+  if (strcmp(backend, "cpu") != 0) {
+    char why[256];
+    if (cf_cuda_available(why, sizeof why)) {
+      int st = cf_cuda_create(m, d, &s->gpu);
+      if (st < 0) {
+        free(s);
+        return st;
+      }
+    } else if (!strcmp(backend, "cuda")) {
+      free(s);
+      return cf_error(CF_ERR_CUDA, "backend cuda: no usable device: %s", why);
+    }
   }
   *out = s;
   return CF_OK;
 }
 
-const char* cf_sim_backend_name(const cfSim* s) { return s->cuda ? "cuda" : "cpu"; }
+const char* cf_sim_backend_name(const cfSim* s) { return s->gpu ? "cuda" : "cpu"; }
+
 int cf_sim_set_forces(cfSim* s, const double* f_ext) {
   if (f_ext != s->d->f_ext) memcpy(s->d->f_ext, f_ext, sizeof(double) * s->m->ndof);
-  return CF_OK;
+  return s->gpu ? cf_cuda_set_forces(s->gpu, s->d->f_ext) : CF_OK;
 }
+
 int cf_sim_set_supports(cfSim* s, int active) {
   s->d->supports_active = active;
-  return CF_OK;
+  return s->gpu ? cf_cuda_set_supports(s->gpu, active) : CF_OK;
 }
-int cf_sim_step(cfSim* s) { return cf_step(s->m, s->d); }
-int cf_sim_fetch(cfSim* s) { return CF_OK; }
+
+int cf_sim_step(cfSim* s) { return s->gpu ? cf_cuda_step(s->gpu, s->m, s->d) : cf_step(s->m, s->d); }
+
+int cf_sim_fetch(cfSim* s) {
+  if (!s->gpu) return CF_OK;
+  double t0 = cf_wall_time();
+  int st = cf_cuda_download(s->gpu, s->d, CF_CUDA_X | CF_CUDA_V | CF_CUDA_R);
+  s->d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
+  return st;
+}
+
 int cf_sim_reset(cfSim* s) {
   cf_data_reset(s->m, s->d);
-  return CF_OK;
+  return s->gpu ? cf_cuda_upload(s->gpu, s->d, CF_CUDA_ALL) : CF_OK;
 }
-void cf_sim_free(cfSim* s) { free(s); }
+
+void cf_sim_free(cfSim* s) {
+  if (!s) return;
+  if (s->gpu) cf_cuda_free(s->gpu);
+  free(s);
+}
