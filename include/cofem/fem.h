@@ -18,6 +18,13 @@
 extern "C" {
 #endif
 
+/* Time integrators, both solved for velocities with the same PCG:
+ *  backward Euler (paper 003; first order, damps), and Newmark average acceleration
+ *  (trapezoidal; second order, no numerical damping):
+ *    A = (1 + h a/2) M + (h b/2 + h^2/4) K_R,  b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h M g - h f_el
+ *    x1 = x0 + h/2 (v0 + v1) */
+enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1 };
+
 /* Everything needed to build a model; start from cf_default_model_def(). */
 typedef struct cfModelDef {
   double E, nu, rho;             /* Young's modulus [Pa], Poisson ratio, density [kg/m^3] */
@@ -30,6 +37,7 @@ typedef struct cfModelDef {
   int pcg_max_iter;
   int warm_start;                /* 1: start PCG from the previous velocities (paper 003) */
   int threads;                   /* 0: OpenMP default; results do not depend on it */
+  int integrator;                /* enum cfIntegrator (default backward Euler) */
 } cfModelDef;
 
 cfModelDef cf_default_model_def(void);
