@@ -32,8 +32,11 @@ static void apply_mass(const cfModel* m, const double* x, double* y) {
 }
 
 void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
-  const double cm = 1.0 + h * m->def.rayleigh_alpha;
-  const double ck = h * m->def.rayleigh_beta + h * h;
+  const int newmark = m->def.integrator == CF_INTEGRATOR_NEWMARK;
+  /* backward Euler: A = (1 + h a) M + (h b + h^2) K_R
+   * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
+  const double cm = newmark ? 1.0 + 0.5 * h * m->def.rayleigh_alpha : 1.0 + h * m->def.rayleigh_alpha;
+  const double ck = newmark ? 0.5 * h * m->def.rayleigh_beta + 0.25 * h * h : h * m->def.rayleigh_beta + h * h;
 #pragma omp parallel for schedule(static) if (m->nnzb > 16384)
   for (int k = 0; k < m->nnzb; k++)
     cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A);
@@ -50,9 +53,22 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
       fe2 += d->f_el[k] * d->f_el[k];
     }
   d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
-  for (int n = 0; n < m->nnode; n++)
-    for (int i = 0; i < 3; i++)
-      d->b[3 * n + i] += h * (d->f_ext[3 * n + i] + m->node_mass[n] * g[i] - d->f_el[3 * n + i]);
+  if (!newmark) {
+    /* b = M v0 + h (f_ext + M g - f_el) */
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 3; i++)
+        d->b[3 * n + i] += h * (d->f_ext[3 * n + i] + m->node_mass[n] * g[i] - d->f_el[3 * n + i]);
+  } else {
+    /* b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h (M g - f_el(x0)); A v0 into r (scratch) */
+#pragma omp parallel for schedule(static) if (m->nnode > 2048)
+    for (int i = 0; i < m->nnode; i++) cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r);
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 3; i++) {
+        int k = 3 * n + i;
+        d->b[k] = 2 * d->b[k] - d->r[k] + 0.5 * h * (d->f_ext_prev[k] + d->f_ext[k]) +
+                  h * (m->node_mass[n] * g[i] - d->f_el[k]);
+      }
+  }
 #pragma omp parallel for schedule(static) if (m->nnode > 4096)
   for (int n = 0; n < m->nnode; n++)
     cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv);

@@ -55,6 +55,8 @@ static int check_def(const cfModelDef* d) {
                     d->rayleigh_alpha, d->rayleigh_beta);
   if (!(isfinite(d->pcg_tol) && d->pcg_tol > 0 && d->pcg_tol < 1))
     return cf_error(CF_ERR_ARG, "solver: tolerance %g must lie in (0, 1)", d->pcg_tol);
+  if (d->integrator != CF_INTEGRATOR_BACKWARD_EULER && d->integrator != CF_INTEGRATOR_NEWMARK)
+    return cf_error(CF_ERR_ARG, "integrator %d: use backward Euler (0) or Newmark (1)", d->integrator);
   if (d->pcg_max_iter < 1)
     return cf_error(CF_ERR_ARG, "solver: max_iter %d must be >= 1", d->pcg_max_iter);
   for (int i = 0; i < 3; i++)
@@ -212,7 +214,7 @@ int cf_model_fix_nodes(cfModel* m, const int* nodes, int count, int dir_mask) {
 
 void cf_data_free(cfData* d) {
   if (!d) return;
-  free(d->x); free(d->v); free(d->f_ext); free(d->R); free(d->KR); free(d->fe); free(d->f_el);
+  free(d->x); free(d->v); free(d->f_ext); free(d->f_ext_prev); free(d->v_prev); free(d->R); free(d->KR); free(d->fe); free(d->f_el);
   free(d->A); free(d->b); free(d->Pinv); free(d->r); free(d->z); free(d->p); free(d->q);
   free(d->dot_partial);
   free(d);
@@ -221,6 +223,8 @@ void cf_data_free(cfData* d) {
 void cf_data_reset(const cfModel* m, cfData* d) {
   memcpy(d->x, m->X, sizeof(double) * m->ndof);
   memset(d->v, 0, sizeof(double) * m->ndof);
+  memset(d->v_prev, 0, sizeof(double) * m->ndof);
+  memset(d->f_ext_prev, 0, sizeof(double) * m->ndof);
   for (int e = 0; e < m->ntet; e++)
     for (int i = 0; i < 9; i++) d->R[9 * e + i] = (i % 4 == 0) ? 1.0 : 0.0;
   d->t = 0;
@@ -241,6 +245,8 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->x = malloc(sizeof(double) * nd);
   d->v = malloc(sizeof(double) * nd);
   d->f_ext = calloc(nd, sizeof(double));
+  d->f_ext_prev = calloc(nd, sizeof(double));
+  d->v_prev = calloc(nd, sizeof(double));
   d->R = malloc(sizeof(double) * 9 * ne);
   d->KR = malloc(sizeof(double) * 144 * ne);
   d->fe = malloc(sizeof(double) * 12 * ne);
@@ -253,7 +259,7 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->p = malloc(sizeof(double) * nd);
   d->q = malloc(sizeof(double) * nd);
   d->dot_partial = malloc(sizeof(double) * (nd / CF_DOT_CHUNK + 1));
-  if (!d->x || !d->v || !d->f_ext || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
+  if (!d->x || !d->v || !d->f_ext || !d->f_ext_prev || !d->v_prev || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
       !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->dot_partial) {
     cf_data_free(d);
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);

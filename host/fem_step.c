@@ -6,7 +6,13 @@
 #include "fem_element.h"
 
 void cf_stage_update(const cfModel* m, cfData* d, double h) {
-  for (int i = 0; i < m->ndof; i++) d->x[i] += h * d->v[i];
+  if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
+    /* x1 = x0 + h/2 (v0 + v1) */
+    for (int i = 0; i < m->ndof; i++) d->x[i] += 0.5 * h * (d->v_prev[i] + d->v[i]);
+    memcpy(d->f_ext_prev, d->f_ext, sizeof(double) * m->ndof);
+  } else {
+    for (int i = 0; i < m->ndof; i++) d->x[i] += h * d->v[i];
+  }
   d->t += h;
 }
 
@@ -16,6 +22,7 @@ int cf_step(const cfModel* m, cfData* d) {
   cf_stage_polar(m, d);
   double t1 = cf_wall_time();
   cf_stage_elastic(m, d);
+  if (m->def.integrator == CF_INTEGRATOR_NEWMARK) memcpy(d->v_prev, d->v, sizeof(double) * m->ndof);
   cf_stage_assemble_system(m, d, h);
   double t2 = cf_wall_time();
   int st = cf_stage_pcg(m, d);

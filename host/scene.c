@@ -181,6 +181,11 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   if (time) {
     TRY(get_number(time, "dt", &s->def.dt, 0, path, "time."));
     TRY(get_number(time, "end", &s->t_end, 0, path, "time."));
+    char integ[32] = "backward_euler";
+    TRY(get_string(time, "integrator", integ, sizeof integ, 0, path, "time."));
+    if (strcmp(integ, "backward_euler") == 0) s->def.integrator = CF_INTEGRATOR_BACKWARD_EULER;
+    else if (strcmp(integ, "newmark") == 0) s->def.integrator = CF_INTEGRATOR_NEWMARK;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\" or \"newmark\"", path, integ));
     if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");

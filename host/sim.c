@@ -23,7 +23,11 @@ int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out)
   s->d = d;
   if (strcmp(backend, "cpu") != 0) {
     char why[256];
-    if (cf_cuda_available(why, sizeof why)) {
+    if (m->def.integrator != CF_INTEGRATOR_BACKWARD_EULER && !strcmp(backend, "cuda")) {
+      free(s);
+      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: only the backward Euler integrator runs on the GPU");
+    }
+    if (m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER && cf_cuda_available(why, sizeof why)) {
       int st = cf_cuda_create(m, d, &s->gpu);
       if (st < 0) {
         free(s);

@@ -84,6 +84,8 @@ typedef struct cfData {
   double* v;            /* [3*nnode] velocities */
   /* inputs */
   double* f_ext;        /* [3*nnode] applied nodal forces (gravity is added by the step) */
+  double* f_ext_prev;   /* [3*nnode] f_ext of the previous step (Newmark) */
+  double* v_prev;       /* [3*nnode] velocities at the start of the step (Newmark update) */
   int supports_active;  /* 0: fixed DOFs are released (viewer: supports removed) */
   /* polar */
   double* R;            /* [9*ntet] element rotations, row-major */
