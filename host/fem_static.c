@@ -8,15 +8,14 @@
  *   d f_i = R ( [w]x g_i - sum_j K_ij [w]x y_j ) = R ( -[g_i]x + sum_j K_ij [y_j]x ) w
  * so K_T = R K_e R^T + diag(R) H W, H_i = -[g_i]x + sum_j K_ij [y_j]x (12x3). Not symmetric:
  * the simplified co-rotational force is not the gradient of an energy. */
-#include <cholmod.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <umfpack.h>
 #include <stdio.h>
 
 #include "cofem/static.h"
 #include "fem_element.h"
+#include "fem_sparse.h"
 
 cfStaticOptions cf_default_static_options(void) {
   cfStaticOptions o = {10, 1e-8, 25, CF_TANGENT_CONSISTENT, 10};
@@ -105,120 +104,6 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
   }
 }
 
-/* ---- sparse direct solver over the block pattern ---------------------------------------------- */
-typedef struct Solver {
-  int n, nnz, symmetric;
-  int *Ap, *Ai;
-  double* Ax;
-  int* blk_of;   /* [nnz] block index feeding each CSC entry */
-  int* ent_of;   /* [nnz] entry (3r + c) inside that block */
-  cholmod_common cc;
-  cholmod_factor* L;
-  void* symbolic;
-} Solver;
-
-static int solver_init(const cfModel* m, int symmetric, Solver* s) {
-  memset(s, 0, sizeof *s);
-  s->n = m->ndof;
-  s->symmetric = symmetric;
-  size_t cap = 9 * (size_t)m->nnzb;
-  s->Ap = malloc(sizeof(int) * (s->n + 1));
-  s->Ai = malloc(sizeof(int) * cap);
-  s->Ax = malloc(sizeof(double) * cap);
-  s->blk_of = malloc(sizeof(int) * cap);
-  s->ent_of = malloc(sizeof(int) * cap);
-  if (!s->Ap || !s->Ai || !s->Ax || !s->blk_of || !s->ent_of)
-    return cf_error(CF_ERR_NOMEM, "static: out of memory for the sparse matrix");
-  /* column 3j+c holds rows 3i+r of block (i,j); the pattern is symmetric, so the blocks of
-   * column j are those of row j, and block (i,j) is found in row i */
-  int nnz = 0;
-  for (int j = 0; j < m->nnode; j++)
-    for (int c = 0; c < 3; c++) {
-      s->Ap[3 * j + c] = nnz;
-      for (int k = m->row_ptr[j]; k < m->row_ptr[j + 1]; k++) {
-        int i = m->col[k];
-        if (symmetric && i > j) continue;
-        int lo = m->row_ptr[i], hi = m->row_ptr[i + 1] - 1;
-        while (lo < hi) {
-          int mid = (lo + hi) / 2;
-          if (m->col[mid] < j) lo = mid + 1; else hi = mid;
-        }
-        for (int r = 0; r < 3; r++) {
-          if (symmetric && i == j && r > c) continue;
-          s->Ai[nnz] = 3 * i + r;
-          s->blk_of[nnz] = lo;
-          s->ent_of[nnz] = 3 * r + c;
-          nnz++;
-        }
-      }
-    }
-  s->Ap[s->n] = nnz;
-  s->nnz = nnz;
-  if (symmetric) cholmod_start(&s->cc);
-  return CF_OK;
-}
-
-static void solver_free(Solver* s) {
-  if (s->symmetric) {
-    if (s->L) cholmod_free_factor(&s->L, &s->cc);
-    cholmod_finish(&s->cc);
-  } else if (s->symbolic) {
-    umfpack_di_free_symbolic(&s->symbolic);
-  }
-  free(s->Ap); free(s->Ai); free(s->Ax); free(s->blk_of); free(s->ent_of);
-}
-
-/* Solve A x = b with A from the blocks (fixed DOFs -> identity rows and columns). */
-static int solver_solve(Solver* s, const cfModel* m, const double* A, const unsigned char* fixed,
-                        const double* b, double* x) {
-  for (int j = 0; j < s->n; j++)
-    for (int k = s->Ap[j]; k < s->Ap[j + 1]; k++) {
-      int i = s->Ai[k];
-      double v = A[9 * (size_t)s->blk_of[k] + s->ent_of[k]];
-      if (fixed && (fixed[i] || fixed[j])) v = (i == j) ? 1.0 : 0.0;
-      s->Ax[k] = v;
-    }
-  if (s->symmetric) {
-    cholmod_sparse As = {0};
-    As.nrow = As.ncol = s->n;
-    As.nzmax = s->nnz;
-    As.p = s->Ap; As.i = s->Ai; As.x = s->Ax;
-    As.stype = 1; As.itype = CHOLMOD_INT; As.xtype = CHOLMOD_REAL; As.dtype = CHOLMOD_DOUBLE;
-    As.sorted = 1; As.packed = 1;
-    if (!s->L) s->L = cholmod_analyze(&As, &s->cc);
-    if (!s->L) return cf_error(CF_ERR_SOLVER, "static: CHOLMOD analysis failed");
-    cholmod_factorize(&As, s->L, &s->cc);
-    if (s->cc.status == CHOLMOD_NOT_POSDEF)
-      return cf_error(CF_ERR_SOLVER, "static: stiffness matrix is singular or indefinite "
-                      "(column %d): is the part supported against all rigid-body motions?",
-                      (int)s->L->minor);
-    cholmod_dense* bd = cholmod_allocate_dense(s->n, 1, s->n, CHOLMOD_REAL, &s->cc);
-    memcpy(bd->x, b, sizeof(double) * s->n);
-    cholmod_dense* xd = cholmod_solve(CHOLMOD_A, s->L, bd, &s->cc);
-    if (!xd) { cholmod_free_dense(&bd, &s->cc); return cf_error(CF_ERR_SOLVER, "static: CHOLMOD solve failed"); }
-    memcpy(x, xd->x, sizeof(double) * s->n);
-    cholmod_free_dense(&bd, &s->cc);
-    cholmod_free_dense(&xd, &s->cc);
-  } else {
-    if (!s->symbolic &&
-        umfpack_di_symbolic(s->n, s->n, s->Ap, s->Ai, s->Ax, &s->symbolic, NULL, NULL) != UMFPACK_OK)
-      return cf_error(CF_ERR_SOLVER, "static: UMFPACK symbolic analysis failed");
-    void* numeric = NULL;
-    int st = umfpack_di_numeric(s->Ap, s->Ai, s->Ax, s->symbolic, &numeric, NULL, NULL);
-    if (st != UMFPACK_OK) {
-      if (numeric) umfpack_di_free_numeric(&numeric);
-      return cf_error(CF_ERR_SOLVER, "static: tangent matrix is singular (UMFPACK status %d): "
-                      "is the part supported against all rigid-body motions?", st);
-    }
-    st = umfpack_di_solve(UMFPACK_A, s->Ap, s->Ai, s->Ax, x, b, numeric, NULL, NULL);
-    umfpack_di_free_numeric(&numeric);
-    if (st != UMFPACK_OK) return cf_error(CF_ERR_SOLVER, "static: UMFPACK solve failed (%d)", st);
-  }
-  for (int i = 0; i < s->n; i++)
-    if (!isfinite(x[i])) return cf_error(CF_ERR_SOLVER, "static: solve produced non-finite values");
-  return CF_OK;
-}
-
 /* r = lambda f - f_el(x) on the free DOFs; returns |r|. Refreshes R, KR, fe. */
 static double residual(const cfModel* m, cfData* d, const double* f, double lambda, double* r) {
   cf_stage_polar(m, d);
@@ -237,13 +122,13 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
     return cf_error(CF_ERR_ARG, "static: increments, max_iter and tol must be positive");
   const int n = m->ndof;
   int sym = opt->tangent == CF_TANGENT_KR;
-  Solver s;
+  cfSparseSolver s;
   double* r = malloc(sizeof(double) * n);
   double* du = malloc(sizeof(double) * n);
   double* x_conv = malloc(sizeof(double) * n);
   double* R_conv = malloc(sizeof(double) * 9 * (size_t)m->ntet);
   double* Kt = sym ? NULL : malloc(sizeof(double) * 144 * (size_t)m->ntet);
-  int st = solver_init(m, sym, &s);
+  int st = cf_sparse_init(m, sym, &s);
   if (st < 0 || !r || !du || !x_conv || !R_conv || (!sym && !Kt)) {
     if (st >= 0) st = cf_error(CF_ERR_NOMEM, "static: out of memory");
     goto done;
@@ -274,7 +159,7 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
         for (int k = 0; k < m->nnzb; k++)
           cf_block_gather(k, m->blk_src_ptr, m->blk_src, Kt, m->Mblk, 0.0, 1.0, d->A);
       }
-      st = solver_solve(&s, m, d->A, m->fixed, r, du);
+      st = cf_sparse_factor_solve(&s, m, d->A, m->fixed, r, du);
       if (st < 0) goto done;
       /* line search (Crisfield): the out-of-balance force projected on the correction,
        * g(s) = du . r(x + s du), must fall in magnitude. |r| itself is no merit function here:
@@ -340,14 +225,14 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
   }
   st = CF_OK;
 done:
-  solver_free(&s);
+  cf_sparse_free(&s);
   free(r); free(du); free(x_conv); free(R_conv); free(Kt);
   return st;
 }
 
 int cf_linear_static(const cfModel* m, cfData* d, const double* f) {
-  Solver s;
-  int st = solver_init(m, 1, &s);
+  cfSparseSolver s;
+  int st = cf_sparse_init(m, 1, &s);
   double* u = malloc(sizeof(double) * m->ndof);
   double* rhs = malloc(sizeof(double) * m->ndof);
   if (st < 0 || !u || !rhs) {
@@ -360,11 +245,11 @@ int cf_linear_static(const cfModel* m, cfData* d, const double* f) {
   for (int k = 0; k < m->nnzb; k++)
     cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
   for (int i = 0; i < m->ndof; i++) rhs[i] = m->fixed[i] ? 0.0 : f[i];
-  st = solver_solve(&s, m, d->A, m->fixed, rhs, u);
+  st = cf_sparse_factor_solve(&s, m, d->A, m->fixed, rhs, u);
   if (st < 0) goto done;
   for (int i = 0; i < m->ndof; i++) d->x[i] = m->X[i] + u[i];
 done:
-  solver_free(&s);
+  cf_sparse_free(&s);
   free(u);
   free(rhs);
   return st;
