@@ -8,6 +8,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_precond.h"
 
 void cf_stage_elastic(const cfModel* m, cfData* d) {
 #pragma omp parallel for schedule(static) if (m->ntet > 2048)
@@ -35,8 +36,8 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
   const int newmark = m->def.integrator == CF_INTEGRATOR_NEWMARK;
   /* backward Euler: A = (1 + h a) M + (h b + h^2) K_R
    * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
-  const double cm = newmark ? 1.0 + 0.5 * h * m->def.rayleigh_alpha : 1.0 + h * m->def.rayleigh_alpha;
-  const double ck = newmark ? 0.5 * h * m->def.rayleigh_beta + 0.25 * h * h : h * m->def.rayleigh_beta + h * h;
+  double cm, ck;
+  cf_system_coefficients(m, h, &cm, &ck);
 #pragma omp parallel for schedule(static) if (m->nnzb > 16384)
   for (int k = 0; k < m->nnzb; k++)
     cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A);
@@ -68,6 +69,10 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
         d->b[k] = 2 * d->b[k] - d->r[k] + 0.5 * h * (d->f_ext_prev[k] + d->f_ext[k]) +
                   h * (m->node_mass[n] * g[i] - d->f_el[k]);
       }
+  }
+  if (d->precond) {
+    cf_precond_update(m, d);
+    return;
   }
 #pragma omp parallel for schedule(static) if (m->nnode > 4096)
   for (int n = 0; n < m->nnode; n++)

@@ -139,6 +139,49 @@ CF_HD double cf_polar_rotation(const double* F, const double* Q, double* R) {
   return cf_det3(F);
 }
 
+/* Warm-started polar rotation, the fast path of the step: with G = Q^T F nearly symmetric, the
+ * rotation still missing is R_w = exp([w]x), w = (tr G I - sym G)^-1 axial(G - G^T) (from
+ * G - G^T = [w]x S + S [w]x = [(tr S I - S) w]x); Newton on w converges quadratically, usually
+ * in 2 iterations. It is accepted only if it converged and tr G I - G is positive definite,
+ * the second-order condition of the maximum of tr(R^T F) (a symmetric G can also be a saddle,
+ * e.g. 180 degrees off); otherwise Horn's method decides. Returns det F. */
+CF_HD double cf_polar_rotation_warm(const double* F, const double* Q, double* R) {
+  double G[9], Rq[9];
+  cf_mul3_tn(Q, F, G);
+  for (int i = 0; i < 9; i++) Rq[i] = Q[i];
+  for (int it = 0; it < 4; it++) {
+    double a[3] = {G[7] - G[5], G[2] - G[6], G[3] - G[1]};
+    double tr = G[0] + G[4] + G[8];
+    double Ms[9], Mi[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Ms[3 * i + j] = (i == j ? tr : 0.0) - 0.5 * (G[3 * i + j] + G[3 * j + i]);
+    /* positive definite (Sylvester), else not the maximum */
+    double m2 = Ms[0] * Ms[4] - Ms[1] * Ms[3];
+    double det = cf_inv3(Ms, Mi);
+    if (!(Ms[0] > 0 && m2 > 0 && det > 0)) break;
+    double w[3];
+    for (int i = 0; i < 3; i++) w[i] = Mi[3 * i] * a[0] + Mi[3 * i + 1] * a[1] + Mi[3 * i + 2] * a[2];
+    double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    if (th < 1e-13) {
+      for (int i = 0; i < 9; i++) R[i] = Rq[i];
+      return cf_det3(F);
+    }
+    double s = sin(0.5 * th) / th;
+    double q[4] = {cos(0.5 * th), s * w[0], s * w[1], s * w[2]};
+    double Rw[9], T[9];
+    cf_quat_to_rot(q, Rw);
+    cf_mul3(Rq, Rw, T);
+    for (int i = 0; i < 9; i++) Rq[i] = T[i];
+    cf_mul3_tn(Rw, G, T);
+    for (int i = 0; i < 9; i++) G[i] = T[i];
+    if (th < 1e-9) { /* quadratic convergence: the next correction is below round-off */
+      for (int i = 0; i < 9; i++) R[i] = Rq[i];
+      return cf_det3(F);
+    }
+  }
+  return cf_polar_rotation(F, Q, R);
+}
+
 /* Stage 1 body, one element: F = Ds Dm^-1, R = polar(F) warm-started from the previous R.
  * Returns 1 if the element is inverted (det F <= 0). */
 CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
@@ -146,7 +189,7 @@ CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const doubl
   cf_edge_matrix(x, tet, e, Ds);
   cf_mul3(Ds, Dm_inv + 9 * e, F);
   for (int i = 0; i < 9; i++) Q[i] = R[9 * e + i];
-  double det = cf_polar_rotation(F, Q, Rn);
+  double det = cf_polar_rotation_warm(F, Q, Rn);
   for (int i = 0; i < 9; i++) R[9 * e + i] = Rn[i];
   return det <= 0;
 }
@@ -196,12 +239,15 @@ CF_HD void cf_elem_rotate(int e, const int* tet, const double* Ke_all, const dou
         for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
       for (int i = 0; i < 3; i++)
         ku[i] += Kab[3 * i] * u[3 * b] + Kab[3 * i + 1] * u[3 * b + 1] + Kab[3 * i + 2] * u[3 * b + 2];
+      if (b < a) continue; /* K_e is symmetric: KR_ba = KR_ab^T, filled below */
       /* T = R Kab, then KR_ab = T R^T */
       cf_mul3(R, Kab, T);
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-          KR[(3 * a + i) * 12 + 3 * b + j] =
-              T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+        for (int j = 0; j < 3; j++) {
+          double v = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+          KR[(3 * a + i) * 12 + 3 * b + j] = v;
+          KR[(3 * b + j) * 12 + 3 * a + i] = v;
+        }
     }
     for (int i = 0; i < 3; i++)
       fe_all[12 * (long)e + 3 * a + i] = R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2];

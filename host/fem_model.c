@@ -6,6 +6,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_precond.h"
 
 double cf_wall_time(void) {
   struct timespec ts;
@@ -57,6 +58,8 @@ static int check_def(const cfModelDef* d) {
     return cf_error(CF_ERR_ARG, "solver: tolerance %g must lie in (0, 1)", d->pcg_tol);
   if (d->integrator != CF_INTEGRATOR_BACKWARD_EULER && d->integrator != CF_INTEGRATOR_NEWMARK)
     return cf_error(CF_ERR_ARG, "integrator %d: use backward Euler (0) or Newmark (1)", d->integrator);
+  if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY)
+    return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0) or rotated Cholesky (1)", d->preconditioner);
   if (d->pcg_max_iter < 1)
     return cf_error(CF_ERR_ARG, "solver: max_iter %d must be >= 1", d->pcg_max_iter);
   for (int i = 0; i < 3; i++)
@@ -217,6 +220,8 @@ void cf_data_free(cfData* d) {
   free(d->x); free(d->v); free(d->f_ext); free(d->f_ext_prev); free(d->v_prev); free(d->R); free(d->KR); free(d->fe); free(d->f_el);
   free(d->A); free(d->b); free(d->Pinv); free(d->r); free(d->z); free(d->p); free(d->q);
   free(d->dot_partial);
+  free(d->node_R);
+  cf_precond_free(d);
   free(d);
 }
 
@@ -227,6 +232,8 @@ void cf_data_reset(const cfModel* m, cfData* d) {
   memset(d->f_ext_prev, 0, sizeof(double) * m->ndof);
   for (int e = 0; e < m->ntet; e++)
     for (int i = 0; i < 9; i++) d->R[9 * e + i] = (i % 4 == 0) ? 1.0 : 0.0;
+  for (int n = 0; n < m->nnode; n++)
+    for (int i = 0; i < 9; i++) d->node_R[9 * n + i] = (i % 4 == 0) ? 1.0 : 0.0;
   d->t = 0;
   d->steps = 0;
   d->pcg_iters = 0;
@@ -259,13 +266,21 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->p = malloc(sizeof(double) * nd);
   d->q = malloc(sizeof(double) * nd);
   d->dot_partial = malloc(sizeof(double) * (nd / CF_DOT_CHUNK + 1));
+  d->node_R = malloc(sizeof(double) * 9 * (size_t)m->nnode);
   if (!d->x || !d->v || !d->f_ext || !d->f_ext_prev || !d->v_prev || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
-      !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->dot_partial) {
+      !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->dot_partial || !d->node_R) {
     cf_data_free(d);
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
   }
   d->supports_active = 1;
   cf_data_reset(m, d);
+  if (m->def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY) {
+    int st = cf_precond_create(m, d);
+    if (st < 0) {
+      cf_data_free(d);
+      return st;
+    }
+  }
   *out = d;
   return CF_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_precond.h"
 
 /* Deterministic dot product: fixed chunks, summed in order. */
 static double dot(const cfData* d, int n, const double* a, const double* b) {
@@ -29,7 +30,12 @@ static void spmv(const cfModel* m, const double* A, const double* x, double* y) 
   for (int i = 0; i < m->nnode; i++) cf_bsr_row(i, m->row_ptr, m->col, A, x, y);
 }
 
-static void precondition(const cfModel* m, const double* Pinv, const double* r, double* z) {
+static void precondition(const cfModel* m, cfData* d, const double* r, double* z) {
+  if (d->precond) {
+    cf_precond_apply(m, d, r, z);
+    return;
+  }
+  const double* Pinv = d->Pinv;
   for (int n = 0; n < m->nnode; n++) {
     const double* P = Pinv + 9 * n;
     const double* rn = r + 3 * n;
@@ -60,8 +66,9 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
   const double target = m->def.pcg_tol * (scale > 0 ? scale : 1.0);
   int it = 0, status = CF_OK;
   if (rnorm > target) {
-    precondition(m, d->Pinv, r, z);
+    precondition(m, d, r, z);
     memcpy(p, z, sizeof(double) * n);
+    project(m, d, p);
     double rz = dot(d, n, r, z);
     for (it = 1; it <= m->def.pcg_max_iter; it++) {
       spmv(m, d->A, p, q);
@@ -79,11 +86,12 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
       }
       rnorm = sqrt(dot(d, n, r, r));
       if (rnorm <= target) break;
-      precondition(m, d->Pinv, r, z);
+      precondition(m, d, r, z);
       double rz_new = dot(d, n, r, z);
       double beta = rz_new / rz;
       rz = rz_new;
       for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
+      project(m, d, p);
     }
     if (it > m->def.pcg_max_iter) {
       it = m->def.pcg_max_iter;

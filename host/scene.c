@@ -197,6 +197,11 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(get_int(solver, "threads", &s->def.threads, path, "solver."));
     TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
     TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
+    char pre[32] = "block_jacobi";
+    TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
+    if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+    else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"block_jacobi\" or \"rotated_cholesky\"", path, pre));
     if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
     else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
     else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));
@@ -254,6 +259,8 @@ static char* read_text(const char* path) {
   return buf;
 }
 
+static void set_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in);
+
 int cf_scene_load(const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   char* text = read_text(path);
@@ -278,6 +285,21 @@ int cf_scene_load(const char* path, cfScene* s) {
       cf_scene_free(s);
       return st;
     }
+  /* load weights, once */
+  unsigned char* in = calloc(s->mesh.nnode, 1);
+  for (int i = 0; i < s->nload && in; i++) {
+    const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->load[i].set);
+    s->load_weight[i] = malloc(sizeof(double) * (set->count > 0 ? set->count : 1));
+    if (!s->load_weight[i]) break;
+    set_weights(&s->mesh, set, s->load_weight[i], in);
+  }
+  int have_weights = in != NULL;
+  for (int i = 0; i < s->nload; i++) have_weights &= s->load_weight[i] != NULL;
+  free(in);
+  if (!have_weights) {
+    cf_scene_free(s);
+    return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
+  }
   for (int i = 0; i < s->nprobe; i++)
     if (!cf_mesh_find_nset(&s->mesh, s->probe[i])) {
       st = cf_error(CF_ERR_SCENE, "%s: \"output.probes\" names node set \"%s\", which %s does not define",
@@ -354,20 +376,15 @@ static void set_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, uns
 
 void cf_scene_forces(const cfScene* s, double t, double scale, double* f) {
   memset(f, 0, sizeof(double) * 3 * s->mesh.nnode);
-  unsigned char* in = calloc(s->mesh.nnode, 1);
   for (int l = 0; l < s->nload; l++) {
     const cfSceneLoad* L = &s->load[l];
     if (t < L->t_start || t > L->t_stop) continue;
     double ramp = L->ramp > 0 ? fmin(1.0, (t - L->t_start) / L->ramp) : 1.0;
     const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, L->set);
-    double* w = malloc(sizeof(double) * set->count);
-    if (!w || !in) break;
-    set_weights(&s->mesh, set, w, in);
+    const double* w = s->load_weight[l];
     for (int i = 0; i < set->count; i++)
       for (int k = 0; k < 3; k++) f[3 * set->nodes[i] + k] += scale * ramp * w[i] * L->force[k];
-    free(w);
   }
-  free(in);
 }
 
 void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double* x, double* u) {
@@ -378,6 +395,7 @@ void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double*
 }
 
 void cf_scene_free(cfScene* s) {
+  for (int i = 0; i < CF_SCENE_MAX_ITEMS; i++) free(s->load_weight[i]);
   cf_mesh_free(&s->mesh);
   memset(s, 0, sizeof *s);
 }

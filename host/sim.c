@@ -23,11 +23,12 @@ int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out)
   s->d = d;
   if (strcmp(backend, "cpu") != 0) {
     char why[256];
-    if (m->def.integrator != CF_INTEGRATOR_BACKWARD_EULER && !strcmp(backend, "cuda")) {
+    int gpu_can = m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER && m->def.preconditioner == CF_PRECOND_BLOCK_JACOBI;
+    if (!gpu_can && !strcmp(backend, "cuda")) {
       free(s);
-      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: only the backward Euler integrator runs on the GPU");
+      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: the GPU runs backward Euler with the block-Jacobi preconditioner only");
     }
-    if (m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER && cf_cuda_available(why, sizeof why)) {
+    if (gpu_can && cf_cuda_available(why, sizeof why)) {
       int st = cf_cuda_create(m, d, &s->gpu);
       if (st < 0) {
         free(s);

@@ -24,9 +24,10 @@ static void svd_rotation(const double* F, double* R) {
   cf_mul3(U, VT, R);
 }
 
-static void check_one(const double* F, const double* Q, int compare_svd) {
+static void check_one(const double* F, const double* Q, int compare_svd, int warm_path) {
   double R[9], RtF[9], RtR[9];
-  cf_polar_rotation(F, Q, R);
+  if (warm_path) cf_polar_rotation_warm(F, Q, R);
+  else cf_polar_rotation(F, Q, R);
   cf_mul3_tn(R, R, RtR);
   for (int i = 0; i < 9; i++) CHECK_CLOSE(RtR[i], (i % 4 == 0) ? 1.0 : 0.0, 1e-12, 0);
   CHECK_CLOSE(cf_det3(R), 1.0, 1e-12, 0);
@@ -78,9 +79,16 @@ int main(void) {
     memcpy(A, F, sizeof A);
     LAPACKE_dgesvd(LAPACK_ROW_MAJOR, 'N', 'N', 3, 3, A, 3, s, U, 3, VT, 3, superb);
     int unique = s[1] + (cf_det3(F) < 0 ? -s[2] : s[2]) > 1e-3 * s[0];
-    check_one(F, NULL, unique);
+    check_one(F, NULL, unique, 0);
     random_rotation(Q);
-    check_one(F, Q, unique); /* warm start from anywhere gives the same answer */
+    check_one(F, Q, unique, 0); /* warm start from anywhere gives the same answer */
+    check_one(F, Q, unique, 1); /* so does the Newton fast path (falling back when far) */
+    /* the fast path from a nearby guess, as in a time step: perturb the answer slightly */
+    double Rt[9], Qn[9], dq[4] = {1, 0.01 * urand(), 0.01 * urand(), 0.01 * urand()}, D[9];
+    cf_polar_rotation(F, NULL, Rt);
+    cf_quat_to_rot(dq, D);
+    cf_mul3(Rt, D, Qn);
+    check_one(F, Qn, unique, 1);
     if (cf_test_failures != failures_before) {
       fprintf(stderr, "trial %d kind %d failed\n", trial, kind);
       break;

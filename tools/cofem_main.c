@@ -17,7 +17,8 @@
 
 static int usage(void) {
   fprintf(stderr,
-          "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--backend cpu|cuda|auto] [--quiet]\n"
+          "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond block_jacobi|rotated_cholesky]\n"
+          "                 [--backend cpu|cuda|auto] [--quiet]\n"
           "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
           "       cofem info MESH\n");
   return 2;
@@ -74,7 +75,7 @@ static int cmd_run(int argc, char** argv) {
   const char* backend = NULL;
   long steps = -1;
   double t_end = -1;
-  int cold = 0, quiet = 0;
+  int cold = 0, quiet = 0, precond = -1;
   for (int i = 2; i < argc; i++) {
     const char* a = argv[i];
     if (!strcmp(a, "--steps")) { const char* v = arg_value(argc, argv, &i); if (!v) return usage(); steps = atol(v); }
@@ -82,6 +83,11 @@ static int cmd_run(int argc, char** argv) {
     else if (!strcmp(a, "--out")) { out_arg = arg_value(argc, argv, &i); if (!out_arg) return usage(); }
     else if (!strcmp(a, "--backend")) { backend = arg_value(argc, argv, &i); if (!backend) return usage(); }
     else if (!strcmp(a, "--cold")) cold = 1;
+    else if (!strcmp(a, "--precond")) {
+      const char* v = arg_value(argc, argv, &i);
+      if (!v || (strcmp(v, "block_jacobi") && strcmp(v, "rotated_cholesky"))) return usage();
+      precond = !strcmp(v, "rotated_cholesky");
+    }
     else if (!strcmp(a, "--quiet")) quiet = 1;
     else if (a[0] == '-') return usage();
     else if (!scene_path) scene_path = a;
@@ -92,6 +98,7 @@ static int cmd_run(int argc, char** argv) {
   int st = cf_scene_load(scene_path, &s);
   if (st < 0) return fail(st);
   if (cold) s.def.warm_start = 0;
+  if (precond >= 0) s.def.preconditioner = precond;
   if (backend) snprintf(s.backend, sizeof s.backend, "%s", backend);
   if (t_end > 0) s.t_end = t_end;
   if (s.def.threads > 0) omp_set_num_threads(s.def.threads);
@@ -125,8 +132,11 @@ static int cmd_run(int argc, char** argv) {
   printf("cofem run %s\n", scene_path);
   printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s.mesh_path,
          m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
-  printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps; PCG block-Jacobi tol %.1e, %s start; backend %s, %d threads\n",
-         s.def.E, s.def.nu, s.def.rho, s.def.dt, steps, s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
+  printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads\n",
+         s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
+         s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark" : "backward Euler",
+         s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky" : "block-Jacobi",
+         s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
          cf_sim_backend_name(sim), omp_get_max_threads());
 
   int nframes = 0, cap = 0;

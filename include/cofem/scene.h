@@ -44,6 +44,8 @@ typedef struct cfScene {
   int vtu_every;         /* write a .vtu frame every N steps (0: none) */
   int nprobe;
   char probe[CF_SCENE_MAX_ITEMS][CF_NAME_MAX]; /* node sets whose mean displacement is logged */
+  /* derived at load time: each load's nodal weights (summing to 1, indexed like its set) */
+  double* load_weight[CF_SCENE_MAX_ITEMS];
 } cfScene;
 
 /* Read the scene and its mesh; every set it names must exist. Errors name the file and key. */
