@@ -1,12 +1,14 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
  *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big]
  * Per mesh: nodes, elements, DOFs, ms per step (median over repeats after warm-up), real-time
- * ratio at dt, PCG iterations per step with warm and cold start, and the time per stage.
+ * ratio at dt, PCG iterations per step with warm and cold start, and the time per stage; on the
+ * CPU also the rotated-Cholesky preconditioner (warm start) on the same run.
  * Scenes: the lug and hinge of paper 003 pulled at their load sets, and VegaFEM's clamped
  * 1.0 x 0.1 x 0.1 m steel beam with a 525 kN tip load (DESIGN.md), dt 0.01 s, tol 1e-6.
  * Writes perf/results/<label>/bench.csv. Every figure printed is measured in this run. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +38,10 @@ typedef struct Result {
 } Result;
 
 /* Run `steps` steps with the load ramped over the first half (a pull, as in the demo). */
-static int run(const cfMesh* mesh, const Case* c, int warm, int steps, const char* backend, Result* r) {
+static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int steps, const char* backend, Result* r) {
   cfModelDef def = cf_default_model_def();
   def.warm_start = warm;
+  def.preconditioner = precond;
   def.pcg_max_iter = 5000;
   cfModel* m;
   cfData* d;
@@ -119,11 +122,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   fprintf(csv, "case,backend,threads,nodes,elements,dofs,ms_per_step_median,ms_per_step_min,realtime_ratio,"
-               "pcg_iters_warm,pcg_iters_cold,polar_ms,assemble_ms,pcg_ms,update_ms,transfer_ms\n");
+               "pcg_iters_warm,pcg_iters_cold,rotchol_ms_per_step,rotchol_pcg_iters,polar_ms,assemble_ms,pcg_ms,"
+               "update_ms,transfer_ms\n");
   printf("cofem_bench: backend %s, %d threads, %d steps after 3 warm-up, dt 0.01 s, PCG block-Jacobi tol 1e-6\n",
          backend, omp_get_max_threads(), steps);
-  printf("%-10s %7s %8s %8s %10s %8s %9s %9s | %7s %8s %7s %7s\n", "case", "nodes", "elems", "DOFs", "ms/step",
-         "x real", "PCG warm", "PCG cold", "polar", "assemble", "pcg", "update");
+  printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "", "", "", "",
+         "block-Jacobi PCG", "", "", "", "rotated-Cholesky", "", "", "stage ms (block-Jacobi)", "", "", "");
+  printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "case", "nodes", "elems", "DOFs",
+         "ms/step", "x real", "it warm", "it cold", "ms/step", "x real", "it", "polar", "assemble", "pcg", "update");
   for (int i = 0; i < ncase; i++) {
     const Case* c = &cases[i];
     cfMesh mesh;
@@ -132,21 +138,26 @@ int main(int argc, char** argv) {
       printf("%-10s skipped: %s\n", c->name, cf_last_error());
       continue;
     }
-    Result warm, cold;
-    st = run(&mesh, c, 1, steps, backend, &warm);
-    if (st >= 0) st = run(&mesh, c, 0, steps, backend, &cold);
+    Result warm, cold, rc;
+    st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm);
+    if (st >= 0) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold);
+    rc.ms_median = NAN;
+    rc.iters = NAN;
+    if (st >= 0 && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
+      st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc);
     if (st < 0) {
       printf("%-10s failed: %s\n", c->name, cf_last_error());
       cf_mesh_free(&mesh);
       continue;
     }
-    printf("%-10s %7d %8d %8d %10.3f %8.2f %9.1f %9.1f | %7.3f %8.3f %7.3f %7.3f\n", c->name, mesh.nnode, mesh.ntet,
-           3 * mesh.nnode, warm.ms_median, 10.0 / warm.ms_median, warm.iters, cold.iters, warm.stage_ms[0],
-           warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3]);
-    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f\n", c->name, backend,
+    printf("%-10s %6d %7d %7d | %8.3f %7.2f %8.1f %8.1f | %7.3f %7.2f %7.1f | %6.3f %8.3f %6.3f %6.3f\n", c->name,
+           mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median, 10.0 / warm.ms_median, warm.iters, cold.iters,
+           rc.ms_median, 10.0 / rc.ms_median, rc.iters, warm.stage_ms[0], warm.stage_ms[1], warm.stage_ms[2],
+           warm.stage_ms[3]);
+    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f\n", c->name, backend,
             omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median, warm.ms_min,
-            10.0 / warm.ms_median, warm.iters, cold.iters, warm.stage_ms[0], warm.stage_ms[1], warm.stage_ms[2],
-            warm.stage_ms[3], warm.stage_ms[4]);
+            10.0 / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
+            warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4]);
     cf_mesh_free(&mesh);
   }
   fclose(csv);
