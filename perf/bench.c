@@ -1,5 +1,7 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
- *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big]
+ *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]
+ * --family adds the lug and hinge refinement family from meshes/cache (meshes/generate.sh family):
+ * 10k and 100k tetrahedra, and 1M with --big.
  * Per mesh: nodes, elements, DOFs, ms per step (median over repeats after warm-up), real-time
  * ratio at dt, PCG iterations per step with warm and cold start, and the time per stage; on the
  * CPU also the rotated-Cholesky preconditioner (warm start) on the same run.
@@ -89,15 +91,16 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
 int main(int argc, char** argv) {
   const char* label = "local";
   const char* backend = "cpu";
-  int steps = 40, big = 0;
+  int steps = 40, big = 0, fam = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
     else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) omp_set_num_threads(atoi(argv[++i]));
     else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
     else if (!strcmp(argv[i], "--big")) big = 1;
+    else if (!strcmp(argv[i], "--family")) fam = 1;
     else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]\n");
       return 2;
     }
   }
@@ -109,7 +112,16 @@ int main(int argc, char** argv) {
       {"beam_20k", NULL, 60, 7, 8, "xmin", "xmax", {0, 0, -525e3}},
       {"beam_100k", NULL, 100, 13, 13, "xmin", "xmax", {0, 0, -525e3}},
   };
-  const int ncase = big ? 6 : 5;
+  const Case family[] = {
+      {"lug_10k", COFEM_SOURCE_DIR "/meshes/cache/lug_10k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"lug_100k", COFEM_SOURCE_DIR "/meshes/cache/lug_100k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"lug_1m", COFEM_SOURCE_DIR "/meshes/cache/lug_1m.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"hinge_10k", COFEM_SOURCE_DIR "/meshes/cache/hinge_10k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"hinge_100k", COFEM_SOURCE_DIR "/meshes/cache/hinge_100k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"hinge_1m", COFEM_SOURCE_DIR "/meshes/cache/hinge_1m.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+  };
+  const int ncase_base = big ? 6 : 5;
+  const int ncase = ncase_base + (fam ? (big ? 6 : 4) : 0);
   char dir[256];
   snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
   mkdir(COFEM_SOURCE_DIR "/perf/results", 0777);
@@ -131,7 +143,7 @@ int main(int argc, char** argv) {
   printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "case", "nodes", "elems", "DOFs",
          "ms/step", "x real", "it warm", "it cold", "ms/step", "x real", "it", "polar", "assemble", "pcg", "update");
   for (int i = 0; i < ncase; i++) {
-    const Case* c = &cases[i];
+    const Case* c = i < ncase_base ? &cases[i] : &family[big ? i - ncase_base : (int[]){0, 1, 3, 4}[i - ncase_base]];
     cfMesh mesh;
     int st = c->mesh ? cf_mesh_read(c->mesh, &mesh) : cf_mesh_box(c->nx, c->ny, c->nz, 1.0, 0.1, 0.1, &mesh);
     if (st < 0) {
