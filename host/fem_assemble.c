@@ -41,26 +41,28 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
 #pragma omp parallel for schedule(static) if (m->nnzb > 16384)
   for (int k = 0; k < m->nnzb; k++)
     cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A);
-  apply_mass(m, d->v, d->b);
   const double* g = m->def.gravity;
-  double mv2 = 0, fx2 = 0, fe2 = 0;
-  for (int n = 0; n < m->nnode; n++)
-    for (int i = 0; i < 3; i++) {
-      int k = 3 * n + i;
-      if (d->supports_active && m->fixed[k]) continue;
-      double fx = d->f_ext[k] + m->node_mass[n] * g[i];
-      mv2 += d->b[k] * d->b[k];
-      fx2 += fx * fx;
-      fe2 += d->f_el[k] * d->f_el[k];
-    }
-  d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
   if (!newmark) {
-    /* b = M v0 + h (f_ext + M g - f_el) */
+    /* b = M v0 + h (f_ext + M g - f_el); norms summed in node order (thread-independent) */
+    double sq[3] = {0, 0, 0};
     for (int n = 0; n < m->nnode; n++)
-      for (int i = 0; i < 3; i++)
-        d->b[3 * n + i] += h * (d->f_ext[3 * n + i] + m->node_mass[n] * g[i] - d->f_el[3 * n + i]);
+      cf_node_rhs_euler(n, m->row_ptr, m->col, m->Mblk, m->node_mass, d->v, d->f_ext, d->f_el, m->fixed,
+                        d->supports_active, h, g[0], g[1], g[2], d->b, sq);
+    d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
   } else {
     /* b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h (M g - f_el(x0)); A v0 into r (scratch) */
+    apply_mass(m, d->v, d->b);
+    double mv2 = 0, fx2 = 0, fe2 = 0;
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 3; i++) {
+        int k = 3 * n + i;
+        if (d->supports_active && m->fixed[k]) continue;
+        double fx = d->f_ext[k] + m->node_mass[n] * g[i];
+        mv2 += d->b[k] * d->b[k];
+        fx2 += fx * fx;
+        fe2 += d->f_el[k] * d->f_el[k];
+      }
+    d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
 #pragma omp parallel for schedule(static) if (m->nnode > 2048)
     for (int i = 0; i < m->nnode; i++) cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r);
     for (int n = 0; n < m->nnode; n++)

@@ -281,6 +281,35 @@ CF_HD void cf_node_gather(int n, const int* src_ptr, const int* src, const doubl
   f[3 * n] = s[0]; f[3 * n + 1] = s[1]; f[3 * n + 2] = s[2];
 }
 
+/* Backward-Euler right side of node n: b_n = (M v0)_n + h (f_ext + m_n g - f_el)_n. Adds the
+ * node's free-DOF contributions to |M v0|^2, |f_ext + M g|^2 and |f_el|^2 into sq[3] (the force
+ * scale of the PCG tolerance, b_scale in cofem/fem.h). */
+CF_HD void cf_node_rhs_euler(int n, const int* row_ptr, const int* col, const double* Mblk,
+                             const double* node_mass, const double* v, const double* f_ext,
+                             const double* f_el, const unsigned char* fixed, int use_fixed, double h,
+                             double g0, double g1, double g2, double* b, double* sq) {
+  double s[3] = {0, 0, 0};
+  for (int k = row_ptr[n]; k < row_ptr[n + 1]; k++) {
+    double c = Mblk[k];
+    if (c == 0) continue;
+    const double* vj = v + 3 * col[k];
+    s[0] += c * vj[0];
+    s[1] += c * vj[1];
+    s[2] += c * vj[2];
+  }
+  const double gr[3] = {g0, g1, g2};
+  for (int i = 0; i < 3; i++) {
+    const int k = 3 * n + i;
+    const double fx = f_ext[k] + node_mass[n] * gr[i];
+    if (!(use_fixed && fixed[k])) {
+      sq[0] += s[i] * s[i];
+      sq[1] += fx * fx;
+      sq[2] += f_el[k] * f_el[k];
+    }
+    b[k] = s[i] + h * (fx - f_el[k]);
+  }
+}
+
 /* y_i = sum_j A_ij x_j over block row i */
 CF_HD void cf_bsr_row(int i, const int* row_ptr, const int* col, const double* A, const double* x,
                       double* y) {

@@ -8,7 +8,7 @@
  *   elastic   k_rotate       cf_elem_rotate       per element
  *             k_node_gather  cf_node_gather       per node
  *   assemble  k_block_gather cf_block_gather      per block (a gather: no atomics)
- *             k_rhs          b = M v0 + h (f_ext + M g - f_el), as fem_assemble.c
+ *             k_rhs          cf_node_rhs_euler    per node (+ partial norms of b_scale)
  *             k_jacobi       cf_block_jacobi      per node
  *   pcg       k_spmv_dot     cf_bsr_row + projection + partial p.q   per block row
  *             k_finish_*     one block sums the partials in a fixed order (deterministic)
@@ -170,30 +170,10 @@ __global__ void __launch_bounds__(kThreads)
           double* b, double* part_mv, double* part_fx, double* part_fe) {
   __shared__ double sh0[kThreads], sh1[kThreads], sh2[kThreads];
   int n = blockIdx.x * kThreads + threadIdx.x;
-  double mv2 = 0, fx2 = 0, fe2 = 0;
-  if (n < nnode) {
-    double s[3] = {0, 0, 0};
-    for (int k = row_ptr[n]; k < row_ptr[n + 1]; k++) {
-      double c = Mblk[k];
-      if (c == 0) continue;
-      const double* vj = v + 3 * col[k];
-      s[0] += c * vj[0];
-      s[1] += c * vj[1];
-      s[2] += c * vj[2];
-    }
-    const double mn = node_mass[n];
-    const double gr[3] = {g0, g1, g2};
-    for (int i = 0; i < 3; i++) {
-      const int k = 3 * n + i;
-      if (!(use_fixed && fixed[k])) {
-        double fx = f_ext[k] + mn * gr[i];
-        mv2 += s[i] * s[i];
-        fx2 += fx * fx;
-        fe2 += f_el[k] * f_el[k];
-      }
-      b[k] = s[i] + h * (f_ext[k] + mn * gr[i] - f_el[k]);
-    }
-  }
+  double sq[3] = {0, 0, 0};
+  if (n < nnode)
+    cf_node_rhs_euler(n, row_ptr, col, Mblk, node_mass, v, f_ext, f_el, fixed, use_fixed, h, g0, g1, g2, b, sq);
+  double mv2 = sq[0], fx2 = sq[1], fe2 = sq[2];
   double t0 = block_sum(mv2, sh0);
   double t1 = block_sum(fx2, sh1);
   double t2 = block_sum(fe2, sh2);
