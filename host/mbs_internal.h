@@ -1,0 +1,122 @@
+/* Multibody core: declarations shared by host/mbs_*.c (not public). */
+#ifndef COFEM_MBS_INTERNAL_H
+#define COFEM_MBS_INTERNAL_H
+#include <cholmod.h>
+#include <math.h>
+#include <string.h>
+
+#include "cofem/mbs.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* CHOLMOD state of one data: symbolic analysis once, numeric factorisation per iteration. */
+struct cfMbsSolver {
+  cholmod_common cc;
+  cholmod_sparse A;          /* header over model Ap/Ai and data Ax (upper triangle) */
+  cholmod_factor* L;
+  cholmod_dense *B, *X, *Y, *E;
+  int started;
+};
+
+/* ---- small vector helpers ---- */
+static inline double cf_mbs_dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static inline void cf_mbs_cross3(const double* a, const double* b, double* c) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline double cf_mbs_norm3(const double* a) { return sqrt(cf_mbs_dot3(a, a)); }
+static inline double cf_mbs_maxabs(int n, const double* x) {
+  double m = 0;
+  for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+  return m;
+}
+
+/* Value of an affine vector at q (with its constant) and of its linear part at x (rates). */
+static inline void cf_mbs_vec_val(const cfMbsModel* m, const cfMbsVec* v, const double* q, double o[3]) {
+  o[0] = v->c[0], o[1] = v->c[1], o[2] = v->c[2];
+  for (int t = 0; t < v->nb; t++) {
+    const double* qb = q + m->body_qadr[v->body[t]];
+    for (int k = 0; k < 4; k++) {
+      double w = v->w[t][k];
+      if (w != 0) o[0] += w * qb[3 * k], o[1] += w * qb[3 * k + 1], o[2] += w * qb[3 * k + 2];
+    }
+  }
+}
+static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const double* x, double o[3]) {
+  o[0] = o[1] = o[2] = 0;
+  for (int t = 0; t < v->nb; t++) {
+    const double* xb = x + m->body_qadr[v->body[t]];
+    for (int k = 0; k < 4; k++) {
+      double w = v->w[t][k];
+      if (w != 0) o[0] += w * xb[3 * k], o[1] += w * xb[3 * k + 1], o[2] += w * xb[3 * k + 2];
+    }
+  }
+}
+
+/* ---- mbs_constraints.c ---- */
+int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m);
+/* Phi at (q, t) into d->phi, and the gradient into d->jac when want_jac; driver values d->drv. */
+void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac);
+/* Phi_t at (q, t) and the acceleration bias (d/dt Phi_q) qd + d/dt Phi_t (uses d->drv of t). */
+void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, double t, double* out);
+void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                       double* out);
+/* y = J x ([ncon]); y += J^T z ([nq]) with the last gradient. */
+void cf_mbs__jac_mult(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y);
+void cf_mbs__jacT_mult_add(const cfMbsModel* m, const cfMbsData* d, const double* z, double* y);
+/* Rank of the gradient at the current d->jac; lists redundant equations (first `cap`) */
+int cf_mbs__rank(const cfMbsModel* m, const cfMbsData* d, int* redundant, int cap, int* nred);
+/* Joint frame vectors in global coordinates: slot 0/1, which 0 p, 1 a, 2 f, 3 g. */
+void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, int which, double o[3]);
+/* atan2 of the rotation of body2's f about the joint axis, in (-pi, pi] */
+double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j);
+double cf_mbs__unwrap(double raw, double ref);
+
+/* ---- mbs_forces.c ---- */
+int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m);
+/* Q at (q, qd, t) into d->Q; element tangents d->fK, d->fC when want_tangent. */
+void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                         int want_tangent);
+void cf_mbs__accept_angles(const cfMbsModel* m, cfMbsData* d);
+double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d);
+
+/* ---- mbs_solver.c ---- */
+int cf_mbs__build_pattern(cfMbsModel* m);
+int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d);
+void cf_mbs__solver_free(cfMbsData* d);
+/* Ax = cM M + cC sym(C) + cK sym(K) + a J^T J + eps I (upper triangle) */
+void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK, double a,
+                      double eps);
+int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d);
+int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x);
+/* y = (cM M + cC sym(C) + cK sym(K) + eps I) x */
+void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK, double eps,
+                     const double* x, double* y);
+/* x = argmin 1/2 x'Wx - r'x subject to J x = c, by augmented Lagrangian iterations on the current
+ * factor of W + a J'J; sigma [ncon] is the multiplier estimate (in/out). Returns 0 converged
+ * (max |Jx - c| <= tol), 1 not converged, < 0 error. */
+int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double* r, const double* c,
+                       double* x, double* sigma, double tol, int maxit, int* iters, double* res);
+
+/* ---- mbs_kinematics.c ---- */
+/* Newton on Phi(q, t) = 0 with minimum-norm corrections (the initial assembly and the position
+ * analysis); errors name the equation with the largest residual. */
+int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int maxit);
+/* Mass-orthogonal velocity projection at the current q, t (eps: regularisation of M). */
+int cf_mbs__project_velocities(const cfMbsModel* m, cfMbsData* d, double eps);
+/* Velocities (which 0) or accelerations (1) projected at the current q, t: min |x - x*|_W subject
+ * to J x = c, W = cM M + cC C + cK K + eps I; the factor of W + (h^2/4 alpha) J'J must be current
+ * (eq. 39, iterated until the constraint residual is below tolerance). */
+int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, double cC, double cK, double eps);
+/* Initial accelerations and multipliers from the equations of motion at the current state. */
+int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d);
+
+/* ---- mbs_model.c ---- */
+void cf_mbs__body_pose(const cfMbsDef* def, int b, double pos[3], double R[9]);
+/* Copy cf_last_error() and re-raise it with a prefix */
+int cf_mbs__rethrow(int st, const char* prefix);
+
+#endif

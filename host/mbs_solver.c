@@ -1,0 +1,307 @@
+/* The leading matrix M + h/2 C + h^2/4 (alpha Phi_q^T Phi_q + K) of eq. 37 (and the matrices of
+ * the projections and of kinematic analysis, which have the same pattern): its pattern over the
+ * coupled body pairs (upper triangle, compressed columns), assembly, CHOLMOD factorisation
+ * (symbolic analysis once per data, numeric per call) and solves, and the augmented Lagrangian
+ * iteration for a linearly constrained quadratic problem on that factor (eq. 39 is its first
+ * iteration). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/fem.h"
+#include "mbs_internal.h"
+
+/* ---- pattern ------------------------------------------------------------------------------------ */
+static int cmp_long(const void* a, const void* b) {
+  long x = *(const long*)a, y = *(const long*)b;
+  return (x > y) - (x < y);
+}
+
+int cf_mbs__build_pattern(cfMbsModel* m) {
+  int nb = m->nbody;
+  size_t cap = (size_t)nb + (size_t)m->nforce;
+  for (int i = 0; i < m->ncon; i++) cap += (size_t)m->con[i].nb * (size_t)m->con[i].nb;
+  long* key = malloc(sizeof(long) * cap);
+  if (!key) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  size_t n = 0;
+  /* key = b * nb + a with a <= b */
+#define CF_MBS_PAIR(x, y)                                      \
+  do {                                                         \
+    int a_ = (x) < (y) ? (x) : (y), b_ = (x) < (y) ? (y) : (x); \
+    key[n++] = (long)b_ * nb + a_;                             \
+  } while (0)
+  for (int b = 0; b < nb; b++) CF_MBS_PAIR(b, b);
+  for (int i = 0; i < m->ncon; i++)
+    for (int s1 = 0; s1 < m->con[i].nb; s1++)
+      for (int s2 = 0; s2 < m->con[i].nb; s2++) CF_MBS_PAIR(m->con[i].body[s1], m->con[i].body[s2]);
+  for (int e = 0; e < m->nforce; e++)
+    if (m->force[e].body[0] >= 0 && m->force[e].body[1] >= 0) CF_MBS_PAIR(m->force[e].body[0], m->force[e].body[1]);
+#undef CF_MBS_PAIR
+  qsort(key, n, sizeof(long), cmp_long);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || key[i] != key[u - 1]) key[u++] = key[i];
+  m->npair = (int)u;
+  m->body_pair_ptr = calloc((size_t)nb + 1, sizeof(int));
+  m->body_pair_a = malloc(sizeof(int) * u);
+  m->pair_colstart = malloc(sizeof(int) * 12 * u);
+  m->Ap = malloc(sizeof(int) * ((size_t)m->nq + 1));
+  if (!m->body_pair_ptr || !m->body_pair_a || !m->pair_colstart || !m->Ap) {
+    free(key);
+    return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  }
+  for (size_t p = 0; p < u; p++) {
+    int b = (int)(key[p] / nb);
+    m->body_pair_a[p] = (int)(key[p] % nb);
+    m->body_pair_ptr[b + 1]++;
+  }
+  for (int b = 0; b < nb; b++) m->body_pair_ptr[b + 1] += m->body_pair_ptr[b];
+  free(key);
+  /* columns: for column body b, its pairs (a, b) in increasing a: rows of a (all 12, or the upper
+   * part of the diagonal block) */
+  int nnz = 0;
+  for (int b = 0; b < nb; b++)
+    for (int c = 0; c < 12; c++) {
+      m->Ap[m->body_qadr[b] + c] = nnz;
+      for (int p = m->body_pair_ptr[b]; p < m->body_pair_ptr[b + 1]; p++) {
+        m->pair_colstart[12 * p + c] = nnz;
+        nnz += m->body_pair_a[p] < b ? 12 : c + 1;
+      }
+    }
+  m->Ap[m->nq] = nnz;
+  m->nnz = nnz;
+  m->Ai = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
+  if (!m->Ai) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  for (int b = 0; b < nb; b++)
+    for (int c = 0; c < 12; c++)
+      for (int p = m->body_pair_ptr[b]; p < m->body_pair_ptr[b + 1]; p++) {
+        int a = m->body_pair_a[p], k0 = m->pair_colstart[12 * p + c], nr = a < b ? 12 : c + 1;
+        for (int r = 0; r < nr; r++) m->Ai[k0 + r] = m->body_qadr[a] + r;
+      }
+  return CF_OK;
+}
+
+static int find_pair(const cfMbsModel* m, int a, int b) {
+  int lo = m->body_pair_ptr[b], hi = m->body_pair_ptr[b + 1] - 1;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (m->body_pair_a[mid] < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Ax += s * B, B a 12x12 block (row stride ld) coupling the coordinates of body ba (rows) and bb
+ * (columns); on the diagonal (ba == bb) B must be symmetric */
+static void add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s) {
+  if (ba <= bb) {
+    int p = find_pair(m, ba, bb);
+    for (int c = 0; c < 12; c++) {
+      double* col = Ax + m->pair_colstart[12 * p + c];
+      int nr = ba < bb ? 12 : c + 1;
+      for (int r = 0; r < nr; r++) col[r] += s * B[ld * r + c];
+    }
+  } else {
+    int p = find_pair(m, bb, ba);
+    for (int c = 0; c < 12; c++) { /* column c of ba = row c of B */
+      double* col = Ax + m->pair_colstart[12 * p + c];
+      for (int r = 0; r < 12; r++) col[r] += s * B[ld * c + r];
+    }
+  }
+}
+
+/* Ax += s * ga gb^T for body ba (rows) and bb (columns) */
+static void add_outer(const cfMbsModel* m, double* Ax, int ba, const double* ga, int bb, const double* gb, double s) {
+  if (ba > bb) {
+    int t = ba;
+    ba = bb, bb = t;
+    const double* g = ga;
+    ga = gb, gb = g;
+  }
+  int p = find_pair(m, ba, bb);
+  for (int c = 0; c < 12; c++) {
+    double* col = Ax + m->pair_colstart[12 * p + c];
+    double sc = s * gb[c];
+    if (sc == 0) continue;
+    int nr = ba < bb ? 12 : c + 1;
+    for (int r = 0; r < nr; r++) col[r] += ga[r] * sc;
+  }
+}
+
+void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK, double a, double eps) {
+  double* Ax = d->Ax;
+  memset(Ax, 0, sizeof(double) * (size_t)m->nnz);
+  /* mass (Mbar (x) I3) and regularisation */
+  for (int b = 0; b < m->nbody; b++) {
+    const double* Mb = m->body_Mbar + 16 * b;
+    double B[144];
+    for (int r = 0; r < 12; r++)
+      for (int c = 0; c < 12; c++)
+        B[12 * r + c] = (r % 3 == c % 3 ? cM * Mb[4 * (r / 3) + c / 3] : 0) + (r == c ? eps : 0);
+    add_blk(m, Ax, b, b, B, 12, 1.0);
+  }
+  /* a J^T J, equation by equation over its body slots */
+  if (a != 0)
+    for (int i = 0; i < m->ncon; i++) {
+      const cfMbsCon* c = &m->con[i];
+      const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+      for (int s1 = 0; s1 < c->nb; s1++)
+        for (int s2 = s1; s2 < c->nb; s2++)
+          add_outer(m, Ax, c->body[s1], row + 12 * s1, c->body[s2], row + 12 * s2, a);
+    }
+  /* force elements: cK sym(K) + cC sym(C) */
+  if (cK != 0 || cC != 0)
+    for (int e = 0; e < m->nforce; e++) {
+      const cfMbsForce* f = &m->force[e];
+      const double* K = d->fK + 576 * (size_t)e;
+      const double* C = d->fC + 576 * (size_t)e;
+      double S[576];
+      for (int r = 0; r < 24; r++)
+        for (int c = 0; c < 24; c++)
+          S[24 * r + c] = 0.5 * (cK * (K[24 * r + c] + K[24 * c + r]) + cC * (C[24 * r + c] + C[24 * c + r]));
+      for (int s1 = 0; s1 < 2; s1++)
+        for (int s2 = s1; s2 < 2; s2++) {
+          if (f->body[s1] < 0 || f->body[s2] < 0) continue;
+          add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
+        }
+    }
+}
+
+void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK, double eps,
+                     const double* x, double* y) {
+  for (int b = 0; b < m->nbody; b++) {
+    const double* Mb = m->body_Mbar + 16 * b;
+    const double* xb = x + m->body_qadr[b];
+    double* yb = y + m->body_qadr[b];
+    for (int k = 0; k < 4; k++)
+      for (int i = 0; i < 3; i++) {
+        double s = 0;
+        for (int l = 0; l < 4; l++) s += Mb[4 * k + l] * xb[3 * l + i];
+        yb[3 * k + i] = cM * s + eps * xb[3 * k + i];
+      }
+  }
+  if (cK == 0 && cC == 0) return;
+  for (int e = 0; e < m->nforce; e++) {
+    const cfMbsForce* f = &m->force[e];
+    const double* K = d->fK + 576 * (size_t)e;
+    const double* C = d->fC + 576 * (size_t)e;
+    double xl[24], yl[24];
+    for (int s = 0; s < 2; s++)
+      for (int k = 0; k < 12; k++) xl[12 * s + k] = f->body[s] >= 0 ? x[m->body_qadr[f->body[s]] + k] : 0;
+    for (int r = 0; r < 24; r++) {
+      double v = 0;
+      for (int c = 0; c < 24; c++)
+        v += 0.5 * (cK * (K[24 * r + c] + K[24 * c + r]) + cC * (C[24 * r + c] + C[24 * c + r])) * xl[c];
+      yl[r] = v;
+    }
+    for (int s = 0; s < 2; s++)
+      if (f->body[s] >= 0)
+        for (int k = 0; k < 12; k++) y[m->body_qadr[f->body[s]] + k] += yl[12 * s + k];
+  }
+}
+
+/* ---- CHOLMOD ------------------------------------------------------------------------------------- */
+int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
+  struct cfMbsSolver* s = calloc(1, sizeof *s);
+  if (!s) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
+  d->solver = s;
+  cholmod_start(&s->cc);
+  s->started = 1;
+  s->cc.print = 0;       /* our own messages name the body */
+  s->cc.final_ll = 1;    /* LL^T: a matrix that is not positive definite is reported as such */
+  s->A.nrow = s->A.ncol = (size_t)m->nq;
+  s->A.nzmax = (size_t)m->nnz;
+  s->A.p = m->Ap;
+  s->A.i = m->Ai;
+  s->A.x = d->Ax;
+  s->A.stype = 1;
+  s->A.itype = CHOLMOD_INT;
+  s->A.xtype = CHOLMOD_REAL;
+  s->A.dtype = CHOLMOD_DOUBLE;
+  s->A.sorted = 1;
+  s->A.packed = 1;
+  s->L = cholmod_analyze(&s->A, &s->cc);
+  if (!s->L) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD symbolic analysis failed (status %d)", s->cc.status);
+  s->B = cholmod_allocate_dense((size_t)m->nq, 1, (size_t)m->nq, CHOLMOD_REAL, &s->cc);
+  if (!s->B) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
+  return CF_OK;
+}
+
+void cf_mbs__solver_free(cfMbsData* d) {
+  struct cfMbsSolver* s = d->solver;
+  if (!s) return;
+  if (s->started) {
+    if (s->L) cholmod_free_factor(&s->L, &s->cc);
+    cholmod_free_dense(&s->B, &s->cc);
+    cholmod_free_dense(&s->X, &s->cc);
+    cholmod_free_dense(&s->Y, &s->cc);
+    cholmod_free_dense(&s->E, &s->cc);
+    cholmod_finish(&s->cc);
+  }
+  free(s);
+  d->solver = NULL;
+}
+
+int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
+  struct cfMbsSolver* s = d->solver;
+  double t0 = cf_wall_time();
+  cholmod_factorize(&s->A, s->L, &s->cc);
+  d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - t0;
+  if (s->cc.status == CHOLMOD_NOT_POSDEF) {
+    int k = (int)s->L->minor;
+    int col = s->L->Perm && k < m->nq ? ((const int*)s->L->Perm)[k] : k;
+    int b = 0;
+    while (b + 1 < m->nbody && m->body_qadr[b + 1] <= col) b++;
+    int local = col - m->body_qadr[b];
+    static const char* part[] = {"origin r", "axis u", "axis v", "axis w"};
+    return cf_error(CF_ERR_SOLVER,
+                    "the leading matrix is singular at coordinate %d (body '%s', %s, component %c): a motion of "
+                    "this body has neither mass nor a constraint (massless or inertia-free direction that no joint "
+                    "fixes, or a mechanism locked in a singular position)",
+                    col, m->body_name[b], part[(local / 3) & 3], "xyz"[local % 3]);
+  }
+  if (s->cc.status < 0) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD factorisation failed (status %d)", s->cc.status);
+  return CF_OK;
+}
+
+int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x) {
+  struct cfMbsSolver* s = d->solver;
+  double t0 = cf_wall_time();
+  memcpy(s->B->x, b, sizeof(double) * (size_t)m->nq);
+  int ok = cholmod_solve2(CHOLMOD_A, s->L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc);
+  d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - t0;
+  if (!ok) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD solve failed (status %d)", s->cc.status);
+  const double* X = s->X->x;
+  for (int i = 0; i < m->nq; i++) {
+    if (!isfinite(X[i])) return cf_error(CF_ERR_SOLVER, "mechanism: the solve produced non-finite values");
+    x[i] = X[i];
+  }
+  return CF_OK;
+}
+
+int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double* r, const double* c, double* x,
+                       double* sigma, double tol, int maxit, int* iters, double* res) {
+  int n = m->nq;
+  double* rhs = d->dq;
+  double* e = d->econ;
+  *res = INFINITY;
+  *iters = 0;
+  for (int it = 1; it <= maxit; it++) {
+    /* (W + a J'J) x = r - J' (sigma - a c) */
+    for (int i = 0; i < m->ncon; i++) e[i] = a * c[i] - sigma[i];
+    memcpy(rhs, r, sizeof(double) * (size_t)n);
+    cf_mbs__jacT_mult_add(m, d, e, rhs);
+    int st = cf_mbs__solve(m, d, rhs, x);
+    if (st < 0) return st;
+    cf_mbs__jac_mult(m, d, x, e);
+    double mx = 0;
+    for (int i = 0; i < m->ncon; i++) {
+      e[i] -= c[i];
+      sigma[i] += a * e[i];
+      mx = fmax(mx, fabs(e[i]));
+    }
+    *res = mx;
+    *iters = it;
+    if (mx <= tol) return 0;
+  }
+  return 1;
+}

@@ -1,0 +1,430 @@
+/* Multibody core: rigid bodies and massless virtual bodies in natural coordinates, joints,
+ * drivers and forces, integrated by the index-3 augmented Lagrangian formulation with the
+ * trapezoidal rule and mass-orthogonal projections of paper 000 (Lugris et al., eqs. 1-2,
+ * 35-39); kinematic (position, velocity, acceleration) analysis on its own. See docs/mbs.md.
+ *
+ * Coordinates ("natural coordinates", the global formulation of paper 000): every moving body b
+ * owns 12 coordinates q[body_qadr[b] + 0..11] = (r, u, v, w): its origin and its x, y, z axes as
+ * global vectors. A body-fixed point with body coordinates p is x = r + p0 u + p1 v + p2 w, linear
+ * in q, so the mass matrix is constant (no velocity-dependent inertia forces) and every joint is
+ * a set of at most quadratic equations. Six quadratic "rigidity" equations per body keep
+ * (u, v, w) orthonormal. The ground is body CF_MBS_GROUND and has no coordinates.
+ *
+ * Model/data split as in MuJoCo: cfMbsModel is immutable after cf_mbs_model_create (it holds the
+ * assembled initial configuration), cfMbsData holds the state and all scratch; a step does not
+ * allocate (CHOLMOD reuses its factor after the first numeric factorisation). */
+#ifndef COFEM_MBS_H
+#define COFEM_MBS_H
+#include "cofem/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_MBS_NAME_MAX 64
+#define CF_MBS_GROUND (-1)   /* body id of the fixed frame (named "ground" in scenes) */
+#define CF_MBS_NONE (-2)     /* "not found" from the find functions */
+#define CF_MBS_BODY_NQ 12    /* coordinates of a rigid (or virtual) body */
+
+/* ---- time functions (drivers, actuators, load scaling) ------------------------------------ */
+typedef enum cfMbsFuncType {
+  CF_MBS_FUNC_CONST = 0,     /* c[0] */
+  CF_MBS_FUNC_POLY = 1,      /* c[0] + c[1] t + ... + c[n-1] t^(n-1), n <= 7 */
+  CF_MBS_FUNC_HARMONIC = 2,  /* c[0] sin(c[1] t + c[2]) + c[3] */
+  CF_MBS_FUNC_STEP = 3       /* c[0] for t <= c[2], c[1] for t >= c[3], cubic blend between */
+} cfMbsFuncType;
+
+typedef struct cfMbsFunc {
+  int type;                  /* cfMbsFuncType */
+  int rate;                  /* 1: the function is a rate; the value is its integral from t = 0 */
+  int n;                     /* POLY: number of coefficients */
+  double c[8];
+} cfMbsFunc;
+
+/* Value and first two time derivatives at t (rate functions: integral, function, derivative). */
+void cf_mbs_func_eval(const cfMbsFunc* f, double t, double y[3]);
+cfMbsFunc cf_mbs_func_const(double value);
+
+/* ---- definitions (start from the cf_mbs_default_*_def values) ------------------------------ */
+typedef struct cfMbsBodyDef {
+  char name[CF_MBS_NAME_MAX];
+  double mass;               /* [kg]; must be > 0 unless is_virtual */
+  double com[3];             /* centre of mass in body coordinates [m] */
+  double inertia[6];         /* about the centre of mass, body axes: Ixx Iyy Izz Ixy Ixz Iyz
+                                (Ixy = -integral of x y dm, the tensor's off-diagonal entry) */
+  double pos[3];             /* origin at t = 0, global */
+  double rot[9];             /* body axes at t = 0: rotation matrix, row-major, columns x y z */
+  double vel[3];             /* velocity of the origin at t = 0, global */
+  double omega[3];           /* angular velocity at t = 0, global */
+  int is_virtual;            /* massless virtual body (paper 004, section 4): mass and inertia 0 */
+} cfMbsBodyDef;
+
+/* A named body-fixed point with an optional direction (body coordinates). */
+typedef struct cfMbsMarkerDef {
+  char name[CF_MBS_NAME_MAX];
+  int body;                  /* body id or CF_MBS_GROUND */
+  double pos[3];
+  double axis[3];            /* default (0, 0, 1) */
+} cfMbsMarkerDef;
+
+typedef enum cfMbsJointType {
+  CF_MBS_SPHERICAL = 0,      /* 3 equations: common point */
+  CF_MBS_REVOLUTE = 1,       /* 5: common point, common axis */
+  CF_MBS_PRISMATIC = 2,      /* 5: common line, no rotation */
+  CF_MBS_CYLINDRICAL = 3,    /* 4: common line */
+  CF_MBS_UNIVERSAL = 4,      /* 4: common point, axis (body1) perpendicular to axis2 (body2) */
+  CF_MBS_FIXED = 5,          /* 6: rigid joint (the virtual-body joint of paper 004, eq. 33-37) */
+  CF_MBS_DISTANCE = 6,       /* 1: constant distance between point (body1) and point2 (body2) */
+  CF_MBS_JOINT_TYPES = 7
+} cfMbsJointType;
+
+/* Geometry is given globally, at the bodies' t = 0 poses; it is stored in body coordinates. */
+typedef struct cfMbsJointDef {
+  char name[CF_MBS_NAME_MAX];
+  int type;                  /* cfMbsJointType */
+  int body1, body2;          /* body ids (CF_MBS_GROUND allowed, not both the same) */
+  double point[3];           /* joint point */
+  double axis[3];            /* rotation / sliding axis; universal: the axis fixed on body1;
+                                fixed: any direction (default z) */
+  double axis2[3];           /* universal: the axis fixed on body2, perpendicular to axis */
+  double point2[3];          /* distance: the point on body2 */
+  double distance;           /* distance: length [m]; < 0: the distance at t = 0 */
+} cfMbsJointDef;
+
+typedef enum cfMbsDriverType {
+  CF_MBS_DRIVE_ANGLE = 0,        /* rotation of a revolute / cylindrical joint [rad], 0 at t = 0 pose */
+  CF_MBS_DRIVE_TRANSLATION = 1,  /* sliding of a prismatic / cylindrical joint [m], 0 at t = 0 pose */
+  CF_MBS_DRIVE_DISTANCE = 2      /* distance between two points [m] */
+} cfMbsDriverType;
+
+/* A rheonomic constraint: the driven quantity equals f(t) (rate drivers: its value at t = 0
+ * plus the integral of f). */
+typedef struct cfMbsDriverDef {
+  char name[CF_MBS_NAME_MAX];
+  int type;                  /* cfMbsDriverType */
+  int joint;                 /* ANGLE, TRANSLATION */
+  int body1, body2;          /* DISTANCE */
+  double point1[3], point2[3]; /* DISTANCE: global at t = 0 */
+  cfMbsFunc f;
+} cfMbsDriverDef;
+
+typedef enum cfMbsForceType {
+  CF_MBS_POINT_FORCE = 0,    /* force vec at point1 of body1 */
+  CF_MBS_TORQUE = 1,         /* torque vec on body1 */
+  CF_MBS_SPRING = 2,         /* translational spring-damper-actuator point1 (body1) - point2 (body2) */
+  CF_MBS_ROT_SPRING = 3      /* rotational spring-damper(-actuator) about a revolute/cylindrical joint */
+} cfMbsForceType;
+
+typedef struct cfMbsForceDef {
+  char name[CF_MBS_NAME_MAX];
+  int type;                  /* cfMbsForceType */
+  int body1, body2;
+  double point1[3], point2[3]; /* global at t = 0 */
+  double vec[3];             /* POINT_FORCE [N], TORQUE [N m] */
+  int body_frame;            /* vec is given in body1's axes and turns with it */
+  int has_scale;             /* vec is multiplied by scale(t) */
+  cfMbsFunc scale;
+  double k, c;               /* SPRING: N/m, N s/m; ROT_SPRING: N m/rad, N m s/rad */
+  double rest;               /* SPRING: rest length; ROT_SPRING: rest angle [rad], 0 at the t = 0
+                                pose. NAN (default): the value at t = 0 */
+  int has_actuator;          /* SPRING: + actuator(t) along the line, pushing the points apart;
+                                ROT_SPRING: + actuator(t) torque on body2 about the axis */
+  cfMbsFunc actuator;
+  int joint;                 /* ROT_SPRING */
+} cfMbsForceDef;
+
+typedef struct cfMbsOptions {
+  double dt;                 /* time step [s] */
+  double gravity[3];         /* [m/s^2] */
+  double penalty;            /* alpha of eq. 1; 0: 1e4 * mref * 4 / dt^2 (mref: largest diagonal
+                                entry of M), i.e. the constraint part of the leading matrix is
+                                1e4 times its mass part */
+  double tol_dq;             /* Newton: stop when max |dq| <= tol_dq ... */
+  double tol_phi;            /* ... and max |Phi| <= tol_phi */
+  int max_iter;              /* Newton iterations per step */
+  int proj_iter;             /* augmented Lagrangian iterations of each projection (eq. 39 is the first) */
+  int redundant;             /* redundant constraint equations the mechanism is declared to have */
+} cfMbsOptions;
+
+typedef struct cfMbsDef {
+  cfMbsOptions opt;
+  int nbody, nmarker, njoint, ndriver, nforce;
+  int cap_body, cap_marker, cap_joint, cap_driver, cap_force;
+  cfMbsBodyDef* body;
+  cfMbsMarkerDef* marker;
+  cfMbsJointDef* joint;
+  cfMbsDriverDef* driver;
+  cfMbsForceDef* force;
+} cfMbsDef;
+
+cfMbsOptions cf_mbs_default_options(void);
+cfMbsBodyDef cf_mbs_default_body_def(void);   /* identity pose, at rest, mass 0 (must be set) */
+cfMbsMarkerDef cf_mbs_default_marker_def(void);
+cfMbsJointDef cf_mbs_default_joint_def(void);
+cfMbsDriverDef cf_mbs_default_driver_def(void);
+cfMbsForceDef cf_mbs_default_force_def(void);
+
+void cf_mbs_def_init(cfMbsDef* def);
+void cf_mbs_def_free(cfMbsDef* def);
+/* Append; return the new id (>= 0) or a negative status. Checked in cf_mbs_model_create. */
+int cf_mbs_add_body(cfMbsDef* def, const cfMbsBodyDef* b);
+int cf_mbs_add_marker(cfMbsDef* def, const cfMbsMarkerDef* mk);
+int cf_mbs_add_joint(cfMbsDef* def, const cfMbsJointDef* j);
+int cf_mbs_add_driver(cfMbsDef* def, const cfMbsDriverDef* dr);
+int cf_mbs_add_force(cfMbsDef* def, const cfMbsForceDef* f);
+/* Body id by name ("ground" gives CF_MBS_GROUND), CF_MBS_NONE if absent. */
+int cf_mbs_def_find_body(const cfMbsDef* def, const char* name);
+
+/* Rotation matrix (row-major) from an axis and an angle [rad]. */
+void cf_mbs_axis_angle(const double axis[3], double angle, double R[9]);
+
+/* ---- compiled constraints ------------------------------------------------------------------ */
+/* An affine 3-vector of q: sum over up to two bodies of w[k] times the body's k-th coordinate
+ * triplet (r, u, v, w), plus a constant c. Body points (1, p), body directions (0, d), their
+ * differences and ground points / directions (constants) are all of this form. */
+typedef struct cfMbsVec {
+  int nb;
+  int body[2];
+  double w[2][4];
+  double c[3];
+} cfMbsVec;
+
+enum { CF_MBS_COEF_ONE = 0, CF_MBS_COEF_SIN = 1, CF_MBS_COEF_NEGCOS = 2 }; /* of the driver value */
+enum { CF_MBS_CST_NONE = 0, CF_MBS_CST_NEG_F = 1, CF_MBS_CST_NEG_HALF_F2 = 2 };
+enum { CF_MBS_CON_RIGID = 0, CF_MBS_CON_JOINT = 1, CF_MBS_CON_DRIVER = 2 };
+#define CF_MBS_CON_MAXB 4
+
+/* One scalar equation Phi = sum_k s_k coef_k(f(t)) (a_k . b_k) + c0 + cst(f(t)) = 0. */
+typedef struct cfMbsCon {
+  int nterm;                 /* 1 or 2 */
+  int coef[2];
+  double s[2];
+  cfMbsVec a[2], b[2];
+  double c0;
+  int cst;
+  int driver;                /* whose f(t) the coef / cst use, or -1 */
+  int nb;                    /* bodies of the equation: the slots of its gradient */
+  int body[CF_MBS_CON_MAXB];
+  int kind, owner, eq;       /* CF_MBS_CON_*, body / joint / driver id, equation within it */
+} cfMbsCon;
+
+/* A force element compiled to body coordinates. */
+typedef struct cfMbsForce {
+  int type;
+  int body[2];               /* CF_MBS_GROUND where absent */
+  double p[2][3];            /* body-coordinate points (ground: global) */
+  double vec[3];
+  int body_frame;
+  int has_scale, has_actuator;
+  cfMbsFunc scale, actuator;
+  double k, c, rest;
+  int joint;
+} cfMbsForce;
+
+/* ---- model ----------------------------------------------------------------------------------- */
+typedef struct cfMbsModel {
+  cfMbsOptions opt;
+  double alpha;              /* the penalty in use */
+  double mref;               /* largest diagonal entry of M (1 if all bodies are massless) */
+  int nbody, nq, ncon, nmarker, njoint, ndriver, nforce;
+  /* bodies */
+  char (*body_name)[CF_MBS_NAME_MAX];
+  int* body_qadr;            /* [nbody] first coordinate; flexible bodies (issue 9) add their
+                                modal amplitudes after the 12 frame coordinates: body_nq > 12 */
+  int* body_nq;              /* [nbody] */
+  unsigned char* body_virtual;
+  double* body_mass;         /* [nbody] */
+  double* body_com;          /* [3 nbody] body coordinates */
+  double* body_inertia;      /* [6 nbody] about the centre of mass */
+  double* body_Mbar;         /* [16 nbody] 4x4 row-major: the body's mass matrix is Mbar (x) I3,
+                                Mbar = [m, m c^T; m c, integral of p p^T dm] */
+  /* markers */
+  char (*marker_name)[CF_MBS_NAME_MAX];
+  int* marker_body;
+  double* marker_pos;        /* [3 nmarker] */
+  double* marker_axis;       /* [3 nmarker] */
+  /* joints: frames in body coordinates of body1 (slot 0) and body2 (slot 1); a is the joint
+   * axis, f a reference direction perpendicular to it, g = a x f; all coincide at t = 0 */
+  char (*joint_name)[CF_MBS_NAME_MAX];
+  int* joint_type;
+  int* joint_body;           /* [2 njoint] */
+  double* joint_frame;       /* [24 njoint]: per slot p[3] a[3] f[3] g[3] */
+  int* joint_con0;           /* [njoint] first equation */
+  int* joint_ncon;
+  /* drivers */
+  char (*driver_name)[CF_MBS_NAME_MAX];
+  int* driver_type;
+  int* driver_joint;
+  cfMbsFunc* driver_f;
+  double* driver_offset;     /* the driven value is offset + f(t) */
+  int* driver_con;           /* [ndriver] its equation */
+  /* forces */
+  char (*force_name)[CF_MBS_NAME_MAX];
+  cfMbsForce* force;
+  /* equations: 6 rigidity equations per body, then the joints', then the drivers' */
+  cfMbsCon* con;             /* [ncon] */
+  /* leading-matrix pattern: upper triangle, compressed columns over q; coupled body pairs */
+  int nnz;
+  int* Ap;                   /* [nq + 1] */
+  int* Ai;                   /* [nnz] */
+  int npair;
+  int* pair_colstart;        /* [12 npair]: index in Ai of the first row of pair p in column c */
+  int* body_pair_ptr;        /* [nbody + 1]: pairs (a, b), a <= b, listed under b, sorted by a */
+  int* body_pair_a;          /* [npair] */
+  /* initial state: the t = 0 poses assembled onto Phi = 0, velocities projected */
+  double* q0;                /* [nq] */
+  double* qd0;               /* [nq] */
+  double assembly_shift;     /* largest coordinate change made by the assembly */
+  int rank;                  /* rank of the constraint Jacobian at q0 */
+  int ndof;                  /* nq - rank: degrees of freedom left by the joints and drivers */
+  int nredundant;            /* ncon - rank */
+} cfMbsModel;
+
+/* Validate and compile the definition, assemble the initial configuration (Phi(q0, 0) = 0,
+ * nearest to the given poses in the mass metric), project the initial velocities, and check the
+ * equations. Errors (CF_ERR_SCENE, message naming the body / joint / driver): unknown ids, bad
+ * mass or inertia, zero-length or parallel axes, equations that cannot be satisfied together
+ * (inconsistent), redundant equations beyond opt.redundant, a leading matrix that is singular
+ * (a massless or inertia-free motion no joint constrains). */
+int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out);
+void cf_mbs_model_free(cfMbsModel* m);
+int cf_mbs_find_body(const cfMbsModel* m, const char* name);   /* "ground": CF_MBS_GROUND */
+int cf_mbs_find_marker(const cfMbsModel* m, const char* name);
+int cf_mbs_find_joint(const cfMbsModel* m, const char* name);
+int cf_mbs_find_driver(const cfMbsModel* m, const char* name);
+/* "body 'crank'", "joint 'A' (revolute) equation 4" ...: who owns equation i */
+void cf_mbs_describe_con(const cfMbsModel* m, int i, char* out, int n);
+
+/* ---- data ------------------------------------------------------------------------------------ */
+enum cfMbsStage { CF_MBS_STAGE_CONSTRAINTS, CF_MBS_STAGE_FORCES, CF_MBS_STAGE_ASSEMBLE,
+                  CF_MBS_STAGE_FACTOR, CF_MBS_STAGE_SOLVE, CF_MBS_STAGE_COUNT };
+
+typedef struct cfMbsData {
+  /* state */
+  double t;
+  double* q;                 /* [nq] */
+  double* qd;                /* [nq] */
+  double* qdd;               /* [nq] */
+  double* lambda;            /* [ncon] multipliers lambda* of eqs. 1-2 (the Newton iteration's, also
+                                its start at the next step); consistent with the trapezoidal
+                                accelerations, which are first-order accurate only */
+  double* reaction;          /* [ncon] multipliers consistent with the projected accelerations:
+                                lambda* + the acceleration projection's multiplier (exact when
+                                the forces add no damping or stiffness to W); the reactions.
+                                NAN after a kinematic step */
+  /* constraints at the last evaluation */
+  double* phi;               /* [ncon] */
+  double* jac;               /* [ncon * CF_MBS_CON_MAXB * 12] gradient per body slot */
+  double* rhs_c;             /* [ncon] right side of a linear constraint J x = c */
+  double* drv;               /* [3 ndriver] driven values and two time derivatives */
+  /* forces at the last evaluation */
+  double* Q;                 /* [nq] generalized forces */
+  double* fK;                /* [nforce * 576] -dQ/dq per element (24 x 24, slots of body[]) */
+  double* fC;                /* [nforce * 576] -dQ/dqd */
+  double* rot_angle;         /* [nforce] ROT_SPRING angle, unwrapped (multi-turn) */
+  double* rot_angle_prev;    /* [nforce] at the last accepted state */
+  double* joint_angle;       /* [njoint] unwrapped joint angles (revolute/cylindrical) */
+  /* leading matrix and solver */
+  double* Ax;                /* [nnz] */
+  struct cfMbsSolver* solver;
+  /* scratch */
+  double *r, *x, *dq, *w, *qd_hat, *qdd_hat; /* [nq] */
+  double *sigma, *econ;      /* [ncon] */
+  double* save;              /* [3 nq + ncon] state at the start of a step */
+  /* last step */
+  int iters;                 /* Newton iterations */
+  int proj_iters[2];         /* projection iterations (velocity, acceleration) */
+  double phi_max;            /* max |Phi| after the step */
+  double phid_max;           /* max |Phi_q qd + Phi_t| */
+  double phidd_max;          /* max |Phi_q qdd + bias| */
+  /* counters */
+  long steps;
+  long iters_total;
+  int iters_max;
+  double timer[CF_MBS_STAGE_COUNT];
+} cfMbsData;
+
+/* Data at the model's initial state; solves the initial accelerations and multipliers. */
+int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out);
+void cf_mbs_data_free(cfMbsData* d);
+int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d);
+
+/* One step of dt: trapezoidal rule + index-3 augmented Lagrangian (eqs. 1-2, 35-37), Newton with
+ * the approximate tangent of eq. 37 factored by CHOLMOD, then the velocity and acceleration
+ * projections of eq. 39. Errors: Newton not converged within max_iter (CF_ERR_SOLVER, naming the
+ * worst equation), singular leading matrix. The state is left at the start of the step on error. */
+int cf_mbs_step(const cfMbsModel* m, cfMbsData* d);
+
+/* Kinematic analysis at time t, starting from the current state:
+ * position: Phi(q, t) = 0 by Newton (minimum-norm corrections in the mass metric);
+ * velocity: Phi_q qd = -Phi_t; acceleration: Phi_q qdd = -(d/dt Phi_q) qd - d/dt Phi_t.
+ * For a mechanism with degrees of freedom left, these are the mass-orthogonal projections of the
+ * current q, qd, qdd onto the constraints. Sets d->t. */
+int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t);
+int cf_mbs_velocity_analysis(const cfMbsModel* m, cfMbsData* d);
+int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d);
+/* t += dt and the three analyses (needs ndof == 0: every motion driven). */
+int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d);
+
+/* ---- queries on the current state ------------------------------------------------------------ */
+/* max |Phi|, max |Phi_q qd + Phi_t|, max |Phi_q qdd + bias| (fills d->phi_max ...). */
+void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]);
+/* Kinetic energy and potential energy (gravity, springs). */
+void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, double* potential);
+/* Global position / velocity / acceleration of a body point p (body coordinates). */
+void cf_mbs_point(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double x[3]);
+void cf_mbs_point_vel(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double v[3]);
+void cf_mbs_point_acc(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double a[3]);
+void cf_mbs_rotation(const cfMbsModel* m, const cfMbsData* d, int body, double R[9]); /* row-major */
+void cf_mbs_omega(const cfMbsModel* m, const cfMbsData* d, int body, double w[3]);   /* global */
+/* Revolute/cylindrical joint angle (unwrapped, 0 at t = 0) and prismatic/cylindrical sliding. */
+double cf_mbs_joint_angle(const cfMbsModel* m, const cfMbsData* d, int joint);
+double cf_mbs_joint_translation(const cfMbsModel* m, const cfMbsData* d, int joint);
+/* Force the joint applies on body2 at the joint point (joints with a common point), global. */
+void cf_mbs_joint_reaction(const cfMbsModel* m, const cfMbsData* d, int joint, double F[3]);
+
+/* ---- scenes (same JSON conventions as the FEM scenes; docs/mbs.md) ---------------------------- */
+#define CF_MBS_PATH_MAX 512
+#define CF_MBS_MAX_CHANNELS 64
+
+typedef enum cfMbsChannelWhat {
+  CF_MBS_OUT_POSITION, CF_MBS_OUT_VELOCITY, CF_MBS_OUT_ACCELERATION, CF_MBS_OUT_OMEGA,
+  CF_MBS_OUT_ANGLE, CF_MBS_OUT_TRANSLATION, CF_MBS_OUT_REACTION, CF_MBS_OUT_LAMBDA
+} cfMbsChannelWhat;
+
+typedef struct cfMbsChannel {
+  int kind;                  /* 0 marker, 1 body (origin), 2 joint, 3 driver */
+  int id;
+  int what;                  /* cfMbsChannelWhat */
+  char label[CF_MBS_NAME_MAX + 16];
+} cfMbsChannel;
+
+typedef struct cfMbsScene {
+  char path[CF_MBS_PATH_MAX];
+  cfMbsDef def;
+  double t_end;
+  int kinematic;             /* "solver.analysis": "kinematic" */
+  char out_dir[CF_MBS_PATH_MAX];
+  int every;                 /* CSV row every N steps */
+  int nchannel;
+  cfMbsChannel channel[CF_MBS_MAX_CHANNELS]; /* ids are those of the definition (= model) */
+} cfMbsScene;
+
+/* 1 if the JSON file is a mechanism scene (it has a top-level "bodies" key), else 0. */
+int cf_mbs_scene_is_mechanism(const char* json_path);
+int cf_mbs_scene_load(const char* path, cfMbsScene* s);
+int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
+/* Number of CSV values of a channel (3 or 1) and the values now. */
+int cf_mbs_channel_size(const cfMbsChannel* c);
+void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v);
+void cf_mbs_scene_free(cfMbsScene* s);
+
+/* `cofem run SCENE [--steps N] [--end T] [--out DIR] [--quiet]` for a mechanism scene: progress
+ * line, summary, DIR/mbs.csv. argv as given to the cofem tool (argv[1] = "run"). Exit status as
+ * the tool's: 0, 1 error, 2 usage. */
+int cf_mbs_run_cli(int argc, char** argv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
