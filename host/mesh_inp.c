@@ -47,6 +47,7 @@ typedef struct Inp {
   InpSet* sets;
   int nset;
   size_t capSets;
+  size_t set_entries; /* ids added to sets so far (set_add's budget) */
 } Inp;
 
 static int ierr(Inp* r, int code, int line, const char* fmt, ...)
@@ -242,6 +243,14 @@ static int get_set(Inp* r, int kind, const char* name, int* index) {
 }
 
 static int set_add(Inp* r, int si, int id, int line) {
+  /* a file names each id once per set it is in: a few ids per byte at most. Sets built from
+   * sets ("*NSET, NSET=B" with "A, A, A") or wide GENERATE ranges could otherwise make a small
+   * file take gigabytes; refuse it instead. */
+  const size_t limit = 4 * r->size + 65536;
+  if (++r->set_entries > limit)
+    return ierr(r, CF_ERR_PARSE, r->llline, "the sets list more than %zu ids in all (4 per byte of "
+                "the file): a set repeated in another, or a GENERATE range wider than the mesh?",
+                limit);
   InpSet* s = &r->sets[si];
   if (cfi_grow((void**)&s->ids, &s->cap, (size_t)s->n + 1, sizeof(int)) ||
       cfi_grow((void**)&s->lines, &s->capl, (size_t)s->n + 1, sizeof(int)))

@@ -96,6 +96,7 @@ typedef struct Reader {
   cfiIdMap entmap; /* 4*tag+dim -> entity index */
   int have_entities;
   int* scratch; /* node indices of the element being read */
+  size_t group_entries; /* node and element entries added to groups so far (group_budget) */
   size_t capScratch;
 } Reader;
 
@@ -311,7 +312,20 @@ static int get_group(Reader* r, int dim, long long tag, Group** g) {
   return 0;
 }
 
+/* A file lists each node once per group it belongs to: a few entries per byte at most. A crafted
+ * one (an entity naming the same physical group thousands of times, every element adding its nodes
+ * to each) would make a small file take gigabytes; refuse it instead. */
+static int group_budget(Reader* r, size_t n) {
+  const size_t limit = 4 * r->size + 65536;
+  r->group_entries += n;
+  if (r->group_entries > limit)
+    return rerr(r, CF_ERR_PARSE, "physical groups list more than %zu entries in all (4 per byte "
+                "of the file): is a physical tag repeated?", limit);
+  return 0;
+}
+
 static int group_add_nodes(Reader* r, Group* g, const int* nodes, int n) {
+  if (group_budget(r, (size_t)n)) return CF_ERR_PARSE;
   if (cfi_grow((void**)&g->nodes, &g->capn, (size_t)g->nn + (size_t)n, sizeof(int)))
     return nomem(r);
   memcpy(g->nodes + g->nn, nodes, (size_t)n * sizeof(int));
@@ -320,6 +334,7 @@ static int group_add_nodes(Reader* r, Group* g, const int* nodes, int n) {
 }
 
 static int group_add_elem(Reader* r, Group* g, int e) {
+  if (group_budget(r, 1)) return CF_ERR_PARSE;
   if (cfi_grow((void**)&g->elems, &g->cape, (size_t)g->ne + 1, sizeof(int))) return nomem(r);
   g->elems[g->ne++] = e;
   return 0;
@@ -366,6 +381,8 @@ static int read_physical_names(Reader* r) {
     if (len == 0 || len >= CF_NAME_MAX)
       return rerr(r, CF_ERR_PARSE, "physical name must have 1 to %d characters (physical group "
                   "%lld)", CF_NAME_MAX - 1, tag);
+    if (memchr(r->buf + s, '\0', len)) /* it would cut the name short, even to "" */
+      return rerr(r, CF_ERR_PARSE, "NUL byte in the physical name (physical group %lld)", tag);
     if (cfi_grow((void**)&r->names, &r->capNames, (size_t)r->nname + 1, sizeof(PName)))
       return nomem(r);
     PName* p = &r->names[r->nname++];
@@ -497,6 +514,7 @@ static int read_nodes4(Reader* r) {
     for (int k = 0; ent && k < ent->nphys; k++) {
       Group* g = NULL;
       if ((st = get_group(r, (int)dim, r->ephys[ent->phys0 + k], &g))) return st;
+      if ((st = group_budget(r, (size_t)nin))) return st;
       if (cfi_grow((void**)&g->nodes, &g->capn, (size_t)g->nn + (size_t)nin, sizeof(int)))
         return nomem(r);
       for (int i = 0; i < (int)nin; i++) g->nodes[g->nn++] = first + i;

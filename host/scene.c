@@ -106,7 +106,8 @@ static int parse_mask(const char* s, int* mask, const char* path, int idx) {
 int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
-  cJSON* root = cJSON_Parse(json);
+  /* require the end of the text after the JSON value: "{...} x" is no scene */
+  cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
   if (!root) {
     const char* at = cJSON_GetErrorPtr();
     int line = 1;
