@@ -1,0 +1,109 @@
+/* Craig-Bampton reduction of a cofem model (docs/craig-bampton.md), as ADAMS builds its modal
+ * flexible bodies (paper 003 sec. 2):
+ *   1. constraint modes: a unit displacement of each interface DOF with the other interface DOFs
+ *      held, the interior in static equilibrium: Psi_i = -K_ii^-1 K_ib (K_ii factored once by
+ *      CHOLMOD, one solve per interface DOF);
+ *   2. fixed-interface normal modes: the lowest eigenpairs of the model with its interface DOFs
+ *      fixed (cf_modal_solve);
+ *   3. the combined basis B = [Psi Phi], reduced K_r = B^T K B, M_r = B^T M B;
+ *   4. orthonormalisation: K_r Q = M_r Q Lambda (dense), B <- B Q, so that M_r = I and
+ *      K_r = Lambda. Of an unsupported part the six lowest are the rigid-body modes (zero
+ *      frequency);
+ *   5. the inertia invariants of the floating-frame equations, modal damping ratios.
+ * K and M are the model's own: the element K_e (rest state) and the mass blocks Mblk (lumped or
+ * consistent), the same the co-rotational solver uses. DOFs the model fixes stay zero in every
+ * mode. A reduction is written to / read from the file format of docs/reduction-format.md. */
+#ifndef COFEM_REDUCE_H
+#define COFEM_REDUCE_H
+#include "cofem/fem.h"
+#include "cofem/modal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_REDUCTION_VERSION 1
+
+typedef struct cfReduceOptions {
+  int nmodes;          /* fixed-interface normal modes (default 12; clipped to the free interior DOFs) */
+  int orthonormalise;  /* 1 (default): B <- B Q (ADAMS); 0: keep [Psi Phi] (K_r, M_r full) */
+  double damping;      /* modal damping ratio of every elastic mode (default 0.01); negative:
+                        * ADAMS' default rule, 1% below 100 Hz, 10% below 1 kHz, 100% above */
+  double rigid_tol;    /* unsupported part: modes with |w^2| <= rigid_tol * max |w^2| are rigid
+                        * (default 1e-10) */
+  cfModalOptions modal;/* for the fixed-interface eigenproblem */
+} cfReduceOptions;
+
+cfReduceOptions cf_default_reduce_options(void);
+
+/* The inertia invariants, for the discrete kinetic energy T = 1/2 sum_pq M_pq v_p . v_q (M_pq the
+ * scalar mass coefficient of node pair p, q: lumped or consistent), node positions
+ * u_p = s_p + Phi_p q in the body frame (s_p the rest position X_p, Phi_p the 3 x n rows of node p
+ * in the basis). Everything else (paper 004 eq. 8/12, Shabana's nine invariants I1..I9, see
+ * docs/craig-bampton.md) is a linear combination of:
+ *   mass  = sum_pq M_pq                                  total mass (I1)
+ *   c[a]  = sum_pq M_pq s_q,a                            first moment (I2); centre = c / mass
+ *   J[ab] = sum_pq M_pq s_p,a s_q,b                      second moment; inertia about the origin
+ *                                                        = tr(J) 1 - J (I8 in ADAMS' numbering: I7)
+ *   P[a*n + j]           = sum_pq M_pq Phi_qj,a          modal participation (I3)
+ *   T[(a*3+b)*n + j]     = sum_pq M_pq s_p,a Phi_qj,b    (I4, I5, I8 are its cross products)
+ *   S[((a*3+b)*n + j)*n + k] = sum_pq M_pq Phi_pj,a Phi_qk,b   (I6 = S_xx + S_yy + S_zz, I7, I9) */
+typedef struct cfReduction {
+  int version;
+  /* the model it came from (checked when a file is reused) */
+  int nnode, ntet, ndof;
+  int consistent_mass;
+  double E, nu, rho;
+  double fingerprint;  /* sum of X_i * (1 + i mod 7): detects another mesh with the same counts */
+  char source[512];    /* mesh file */
+  /* interface */
+  int nbnode;          /* interface nodes */
+  int* bnodes;         /* [nbnode] sorted node indices */
+  int nb;              /* interface DOFs = constraint modes (the model's fixed DOFs excluded) */
+  int* bdof;           /* [nb] DOF indices */
+  int nk;              /* fixed-interface normal modes */
+  double* fixed_omega2;/* [nk] their eigenvalues w^2 [rad^2/s^2] */
+  /* the basis */
+  int n;               /* nb + nk columns */
+  int orthonormal;     /* 1: basis orthonormalised (M_r = I, K_r = diag(omega2)) */
+  int nrigid;          /* rigid-body modes among the first (0 for a supported part) */
+  double* basis;       /* [n * ndof] column j at basis + j * ndof */
+  double* Kr;          /* [n * n] reduced stiffness B^T K B (row-major, symmetric) */
+  double* Mr;          /* [n * n] reduced mass B^T M B */
+  double* omega2;      /* [n] eigenvalues of (K_r, M_r), ascending [rad^2/s^2] */
+  double* zeta;        /* [n] modal damping ratio (0 for rigid-body modes) */
+  /* inertia invariants (see above) */
+  double mass, c[3], J[9];
+  double* P;           /* [3 n] */
+  double* T;           /* [9 n] */
+  double* S;           /* [9 n n] */
+  /* timings [s] (not written to the file) */
+  double t_constraint, t_normal, t_project, t_ortho, t_invariants, t_total;
+} cfReduction;
+
+/* Reduce model m with interface nodes bnodes[nbnode] (any order, duplicates allowed; nbnode 0:
+ * normal modes only). out is filled (free it with cf_reduction_free). Errors: K_ii singular (the
+ * interface and the model's supports do not hold the part against rigid-body motion: a single
+ * interface node of a free solid does not), too few free DOFs, out of memory. */
+int cf_reduce(const cfModel* m, const int* bnodes, int nbnode, const cfReduceOptions* opt,
+              cfReduction* out);
+void cf_reduction_free(cfReduction* r);
+
+/* Frequency of mode i in Hz: sign(w^2) sqrt(|w^2|) / 2 pi. */
+double cf_reduction_freq_hz(const cfReduction* r, int i);
+
+/* Nodal displacements u [ndof] = B q (q [n]). */
+void cf_reduction_displacement(const cfReduction* r, const double* q, double* u);
+
+/* Write / read the binary file (docs/reduction-format.md). Read checks magic, version, byte
+ * order and sizes; cf_reduction_check then compares it with a model. */
+int cf_reduction_write(const cfReduction* r, const char* path);
+int cf_reduction_read(const char* path, cfReduction* r);
+int cf_reduction_check(const cfReduction* r, const cfModel* m);
+/* The fingerprint of a model's rest positions, as stored in cfReduction.fingerprint. */
+double cf_reduction_fingerprint(const cfModel* m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
