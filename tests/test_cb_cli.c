@@ -1,0 +1,29 @@
+/* cofem reduce (tools/cmd_reduce.c, compiled into this test): the lug scene reduced with its
+ * supports as interface writes a file that reads back with six rigid-body modes and the printed
+ * counts; bad arguments and unknown sets are refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <unistd.h>
+
+#include "../tools/cmd_reduce.c"
+#include "cf_test.h"
+
+int main(void) {
+  char out[128], scene[600];
+  snprintf(out, sizeof out, "/tmp/cofem_test_cb_cli_%d.cfred", (int)getpid());
+  snprintf(scene, sizeof scene, "%s/scenes/lug_pull.json", COFEM_SOURCE_DIR);
+  char* a1[] = {"cofem", "reduce", scene, "--modes", "8", "--out", out, "--quiet", NULL};
+  CHECK(cf_reduce_cli(8, a1) == 0);
+  cfReduction r;
+  CHECK_OK(cf_reduction_read(out, &r));
+  CHECK(r.nb == 171 && r.nk == 8 && r.n == 179 && r.nrigid == 6 && r.orthonormal == 1);
+  CHECK_CLOSE(r.mass, 1.316, 0, 2e-3);
+  cf_reduction_free(&r);
+  remove(out);
+  char* a2[] = {"cofem", "reduce", scene, "--interface", "nope", NULL};
+  CHECK(cf_reduce_cli(5, a2) == 1);
+  char* a3[] = {"cofem", "reduce", scene, "--modes", "x", NULL};
+  CHECK(cf_reduce_cli(5, a3) == 2);
+  char* a4[] = {"cofem", "reduce", scene, "--clamp", "--interface", "probe,load", "--modes", "4", "--damping", "adams", NULL};
+  CHECK(cf_reduce_cli(10, a4) == 0);
+  TEST_END();
+}
