@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L
 /* `cofem run SCENE` for mechanism scenes: the tool dispatches here when
  * cf_mbs_scene_is_mechanism(SCENE). Options as `cofem run`: --steps N, --end T, --out DIR, --quiet
- * (--cold and --backend cpu are accepted and have no effect: mechanisms run on the CPU).
+ * (--cold, --precond X and --backend cpu|auto are accepted and have no effect: mechanisms run on
+ * the CPU with CHOLMOD).
  * Prints the model, a progress line, and a summary (real-time ratio, Newton iterations, constraint
  * violation, energy); writes DIR/mbs.csv. Exit status: 0, 1 error, 2 usage. */
 #include <errno.h>
@@ -72,6 +73,8 @@ int cf_mbs_run_cli(int argc, char** argv) {
         cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend %s)", argv[i]);
         return fail(CF_ERR_UNSUPPORTED);
       }
+    } else if (!strcmp(a, "--precond") && i + 1 < argc) {
+      i++; /* FEM option: no effect on a mechanism */
     } else if (!strcmp(a, "--cold")) {
     } else if (!strcmp(a, "--quiet")) quiet = 1;
     else if (a[0] == '-') return usage();
@@ -201,8 +204,14 @@ int cf_mbs_run_cli(int argc, char** argv) {
     cf_mbs_energy(m, d, &T, &V);
     printf("  Newton iterations per step: mean %.2f, max %d\n", (double)d->iters_total / (double)(done ? done : 1),
            d->iters_max);
-    printf("  energy: initial %.9g J, final %.9g J, largest deviation %.3g J (%.3g%%)\n", T0 + V0, T + V, e_dev,
-           100 * e_dev / fmax(fabs(T0 + V0), fmax(fabs(T0), 1e-300)));
+    int conservative = m->ndriver == 0;
+    for (int e = 0; e < m->nforce; e++) {
+      const cfMbsForce* f = &m->force[e];
+      if (f->type == CF_MBS_POINT_FORCE || f->type == CF_MBS_TORQUE || f->c > 0 || f->has_actuator) conservative = 0;
+    }
+    printf("  energy: initial %.9g J, final %.9g J, largest deviation %.3g J (%.3g%%)%s\n", T0 + V0, T + V, e_dev,
+           100 * e_dev / fmax(fabs(T0 + V0), fmax(fabs(T0), 1e-300)),
+           conservative ? "" : " (not conserved: drivers, dampers, actuators or loads do work)");
   }
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);

@@ -11,12 +11,20 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* CHOLMOD state of one data: symbolic analysis once, numeric factorisation per iteration. */
+/* CHOLMOD state of one data. The fill-reducing ordering P is computed once (cholmod_analyze); the
+ * matrix is then stored already permuted (P A P^T, upper triangle) and analysed again with the
+ * natural ordering, simplicial LL^T: cholmod_factorize then works on our arrays without making a
+ * permuted copy, so the numeric factorisation per iteration allocates nothing; the triangular
+ * solves are ours, over the factor's columns. */
 struct cfMbsSolver {
   cholmod_common cc;
-  cholmod_sparse A;          /* header over model Ap/Ai and data Ax (upper triangle) */
-  cholmod_factor* L;
-  cholmod_dense *B, *X, *Y, *E;
+  cholmod_sparse A;          /* header over Ap, Ai, Ax below (P A P^T, upper, stype 1) */
+  cholmod_factor* L;         /* simplicial LL^T of P A P^T, natural ordering */
+  int* perm;                 /* [nq] perm[k] = original index of permuted index k */
+  int *Ap, *Ai;              /* permuted pattern */
+  double* Ax;                /* [nnz] permuted values */
+  int* map;                  /* [nnz] model entry -> permuted entry */
+  double* y;                 /* [nq] solve scratch */
   int started;
 };
 

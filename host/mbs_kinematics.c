@@ -15,13 +15,6 @@ static double kin_eps(const cfMbsModel* m) { return 1e-6 * m->mref; }
 /* penalty of the projections: the h^2/4 alpha of eq. 39 */
 static double proj_penalty(const cfMbsModel* m) { return m->alpha * m->opt.dt * m->opt.dt / 4; }
 
-static int worst_eq(const cfMbsModel* m, const cfMbsData* d) {
-  int w = 0;
-  for (int i = 1; i < m->ncon; i++)
-    if (fabs(d->phi[i]) > fabs(d->phi[w])) w = i;
-  return w;
-}
-
 int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int maxit) {
   int n = m->nq;
   double a = kin_penalty(m), eps = kin_eps(m), dqmax = INFINITY;
@@ -32,13 +25,23 @@ int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int 
     if (phimax <= m->opt.tol_phi) return CF_OK;
     int stalled = it > 3 && dqmax <= 10 * m->opt.tol_dq;
     if (stalled || it >= maxit) {
-      char who[256];
-      int w = worst_eq(m, d);
-      cf_mbs_describe_con(m, w, who, sizeof who);
+      /* the three largest residuals, named */
+      char who[3][200], list[700] = "";
+      int top[3] = {-1, -1, -1}, len = 0;
+      for (int r = 0; r < 3; r++) {
+        for (int i = 0; i < m->ncon; i++) {
+          if (i == top[0] || i == top[1]) continue;
+          if (top[r] < 0 || fabs(d->phi[i]) > fabs(d->phi[top[r]])) top[r] = i;
+        }
+        if (top[r] < 0 || fabs(d->phi[top[r]]) <= m->opt.tol_phi) break;
+        cf_mbs_describe_con(m, top[r], who[r], sizeof who[r]);
+        len += snprintf(list + len, sizeof list - (size_t)len, "%s%.3g in %s", r ? ", " : "", d->phi[top[r]], who[r]);
+        if (len >= (int)sizeof list) break;
+      }
       return cf_error(CF_ERR_SCENE,
-                      "the constraints cannot be satisfied together (%s after %d iterations): the largest "
-                      "residual is %.3g in %s; check its points and axes against the other joints and drivers",
-                      stalled ? "Newton stalled" : "no convergence", it, d->phi[w], who);
+                      "the constraints cannot be satisfied together (inconsistent; %s after %d iterations): largest "
+                      "residuals %s; check their points, axes and driver values against each other",
+                      stalled ? "Newton stalled" : "no convergence", it, list);
     }
     cf_mbs__assemble(m, d, 1, 0, 0, a, eps);
     int st = cf_mbs__factor(m, d);

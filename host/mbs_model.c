@@ -1,6 +1,7 @@
 /* Multibody model: definitions with defaults, time functions, validation of bodies, the model
  * (coordinates, constant mass matrix, compiled equations, leading-matrix pattern, assembled initial
  * state) and the data (state and every scratch array a step needs). */
+#include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -299,8 +300,8 @@ static int check_bodies(const cfMbsDef* def) {
     if (err > 1e-9 || det < 0)
       return cf_error(CF_ERR_SCENE, "body '%s': its orientation is not a proper rotation (|R^T R - I| = %.3g, det %.3g)",
                       B->name, err, det);
-    double I[9] = {B->inertia[0], B->inertia[3], B->inertia[4], B->inertia[3], B->inertia[1],
-                   B->inertia[5], B->inertia[4], B->inertia[5], B->inertia[2]};
+    double Ic[9] = {B->inertia[0], B->inertia[3], B->inertia[4], B->inertia[3], B->inertia[1],
+                    B->inertia[5], B->inertia[4], B->inertia[5], B->inertia[2]};
     if (B->is_virtual) {
       double s = fabs(B->mass);
       for (int i = 0; i < 6; i++) s += fabs(B->inertia[i]);
@@ -312,7 +313,7 @@ static int check_bodies(const cfMbsDef* def) {
       return cf_error(CF_ERR_SCENE, "body '%s': mass %g must be positive (a massless body must be declared virtual)",
                       B->name, B->mass);
     double e[3];
-    sym3_eig(I, e);
+    sym3_eig(Ic, e);
     double tol = 1e-12 * (fabs(e[0]) + fabs(e[1]) + fabs(e[2]));
     if (e[0] < -tol || e[0] + e[1] < e[2] - tol)
       return cf_error(CF_ERR_SCENE,
@@ -376,12 +377,12 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
     /* Mbar = [m, m c^T; m c, J_c + m c c^T], J_c = integral of p p^T = tr(I)/2 1 - I about the com */
     double mass = B->mass, *c = m->body_com + 3 * b, *Mb = m->body_Mbar + 16 * b;
     const double* In = B->inertia;
-    double I[9] = {In[0], In[3], In[4], In[3], In[1], In[5], In[4], In[5], In[2]};
-    double tr = 0.5 * (I[0] + I[4] + I[8]);
+    double Ic[9] = {In[0], In[3], In[4], In[3], In[1], In[5], In[4], In[5], In[2]};
+    double tr = 0.5 * (Ic[0] + Ic[4] + Ic[8]);
     Mb[0] = mass;
     for (int i = 0; i < 3; i++) Mb[1 + i] = Mb[4 * (1 + i)] = mass * c[i];
     for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) Mb[4 * (1 + i) + 1 + j] = (i == j ? tr : 0) - I[3 * i + j] + mass * c[i] * c[j];
+      for (int j = 0; j < 3; j++) Mb[4 * (1 + i) + 1 + j] = (i == j ? tr : 0) - Ic[3 * i + j] + mass * c[i] * c[j];
     for (int k = 0; k < 4; k++) m->mref = fmax(m->mref, Mb[5 * k]);
   }
   if (!(m->mref > 0)) m->mref = 1;
@@ -453,6 +454,80 @@ static int redundancy_error(const cfMbsModel* m, int nred, const int* list, int 
                   nred, nred == 1 ? "" : "s", m->opt.redundant, buf, nred);
 }
 
+/* The leading matrix M + a J'J is singular exactly when some motion has no mass and no constraint:
+ * collect the null directions of every body's mass matrix (virtual bodies: all 12; bodies with an
+ * inertia-free direction: those) and check that the gradient J has full rank on them (Gram-Schmidt
+ * on the columns J z). A numerical factorisation alone would not see this: round-off leaves a tiny
+ * positive pivot and a meaningless solution. */
+static int check_massless_directions(const cfMbsModel* m, const cfMbsData* d) {
+  int n = m->nq, nc = m->ncon, nz = 0;
+  int* zbody = malloc(sizeof(int) * (size_t)n);
+  double* Z = malloc(sizeof(double) * (size_t)n * 12); /* 12-vectors per direction (body-local) */
+  double* JZ = malloc(sizeof(double) * (size_t)n * (size_t)(nc ? nc : 1));
+  if (!zbody || !Z || !JZ) {
+    free(zbody), free(Z), free(JZ);
+    return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  }
+  for (int b = 0; b < m->nbody; b++) {
+    double A[16], w[4];
+    memcpy(A, m->body_Mbar + 16 * b, sizeof A);
+    if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 4, A, 4, w) != 0) continue;
+    for (int k = 0; k < 4; k++) {
+      if (w[k] > 1e-12 * m->mref) continue;
+      for (int i = 0; i < 3; i++) {
+        double* z = Z + 12 * (size_t)nz;
+        memset(z, 0, 12 * sizeof(double));
+        for (int l = 0; l < 4; l++) z[3 * l + i] = A[4 * l + k]; /* eigenvector column k */
+        zbody[nz++] = b;
+      }
+    }
+  }
+  int st = CF_OK, rank = 0;
+  for (int c = 0; c < nz && st >= 0; c++) {
+    /* column J z_c: rows of the equations that involve the body */
+    double* v = JZ + (size_t)rank * nc;
+    memset(v, 0, sizeof(double) * (size_t)nc);
+    for (int i = 0; i < nc; i++) {
+      const cfMbsCon* con = &m->con[i];
+      for (int sl = 0; sl < con->nb; sl++)
+        if (con->body[sl] == zbody[c]) {
+          const double* row = d->jac + ((size_t)i * CF_MBS_CON_MAXB + sl) * 12;
+          for (int k = 0; k < 12; k++) v[i] += row[k] * Z[12 * (size_t)c + k];
+        }
+    }
+    double n0 = 0;
+    for (int i = 0; i < nc; i++) n0 += v[i] * v[i];
+    n0 = sqrt(n0);
+    double r = 0;
+    if (n0 > 0) {
+      for (int i = 0; i < nc; i++) v[i] /= n0;
+      for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < rank; b++) {
+          const double* e = JZ + (size_t)b * nc;
+          double sdot = 0;
+          for (int i = 0; i < nc; i++) sdot += e[i] * v[i];
+          for (int i = 0; i < nc; i++) v[i] -= sdot * e[i];
+        }
+      for (int i = 0; i < nc; i++) r += v[i] * v[i];
+      r = sqrt(r);
+    }
+    if (r > 1e-8) {
+      for (int i = 0; i < nc; i++) v[i] /= r;
+      rank++;
+    } else {
+      int b = zbody[c];
+      st = cf_error(CF_ERR_SCENE,
+                    "body '%s': a motion of it has neither mass nor a constraint (the leading matrix M + a J'J is "
+                    "singular): %s", m->body_name[b],
+                    m->body_virtual[b] ? "a virtual body must be held by its joints in all six directions"
+                                       : "its inertia is zero about a direction that no joint fixes; give it inertia");
+    }
+  }
+  free(zbody), free(Z), free(JZ);
+  (void)n;
+  return st;
+}
+
 int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   *out = NULL;
   int st = check_options(&def->opt);
@@ -513,6 +588,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
     }
     free(list);
   }
+  if (st >= 0) st = check_massless_directions(m, d);
   if (st >= 0) {
     memcpy(d->qd, m->qd0, sizeof(double) * m->nq);
     st = cf_mbs__project_velocities(m, d, 0.0);

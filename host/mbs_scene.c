@@ -256,7 +256,7 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
 }
 
 static int parse_marker(const Ctx* c, const cJSON* o, int i) {
-  static const char* known[] = {"name", "body", "position", "axis", NULL};
+  static const char* known[] = {"name", "body", "position", "axis", "description", NULL};
   char where[96];
   snprintf(where, sizeof where, "\"markers\"[%d]", i);
   int st = check_keys(c, o, known, where);

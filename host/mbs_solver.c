@@ -204,25 +204,85 @@ int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
   struct cfMbsSolver* s = calloc(1, sizeof *s);
   if (!s) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
   d->solver = s;
+  int n = m->nq, nnz = m->nnz;
   cholmod_start(&s->cc);
   s->started = 1;
-  s->cc.print = 0;       /* our own messages name the body */
-  s->cc.final_ll = 1;    /* LL^T: a matrix that is not positive definite is reported as such */
-  s->A.nrow = s->A.ncol = (size_t)m->nq;
-  s->A.nzmax = (size_t)m->nnz;
-  s->A.p = m->Ap;
-  s->A.i = m->Ai;
-  s->A.x = d->Ax;
-  s->A.stype = 1;
-  s->A.itype = CHOLMOD_INT;
-  s->A.xtype = CHOLMOD_REAL;
-  s->A.dtype = CHOLMOD_DOUBLE;
-  s->A.sorted = 1;
-  s->A.packed = 1;
+  s->cc.print = 0; /* our own messages name the body */
+  s->perm = malloc(sizeof(int) * (size_t)n);
+  s->Ap = calloc((size_t)n + 1, sizeof(int));
+  s->Ai = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
+  s->Ax = calloc((size_t)(nnz ? nnz : 1), sizeof(double));
+  s->map = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
+  s->y = malloc(sizeof(double) * (size_t)n);
+  int* inv = malloc(sizeof(int) * (size_t)n);
+  int* fill = malloc(sizeof(int) * ((size_t)n + 1));
+  if (!s->perm || !s->Ap || !s->Ai || !s->Ax || !s->map || !s->y || !inv || !fill) {
+    free(inv), free(fill);
+    return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
+  }
+  /* 1. fill-reducing ordering of the model's pattern */
+  cholmod_sparse A0 = {0};
+  A0.nrow = A0.ncol = (size_t)n;
+  A0.nzmax = (size_t)nnz;
+  A0.p = m->Ap, A0.i = m->Ai, A0.x = d->Ax;
+  A0.stype = 1, A0.itype = CHOLMOD_INT, A0.xtype = CHOLMOD_REAL, A0.dtype = CHOLMOD_DOUBLE;
+  A0.sorted = 1, A0.packed = 1;
+  cholmod_factor* L0 = cholmod_analyze(&A0, &s->cc);
+  if (!L0) {
+    free(inv), free(fill);
+    return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD symbolic analysis failed (status %d)", s->cc.status);
+  }
+  for (int k = 0; k < n; k++) s->perm[k] = L0->Perm ? ((const int*)L0->Perm)[k] : k;
+  cholmod_free_factor(&L0, &s->cc);
+  for (int k = 0; k < n; k++) inv[s->perm[k]] = k;
+  /* 2. the permuted upper pattern (count, place, sort the rows of each column) */
+  for (int j = 0; j < n; j++)
+    for (int k = m->Ap[j]; k < m->Ap[j + 1]; k++) {
+      int a = inv[m->Ai[k]], b = inv[j];
+      s->Ap[(a > b ? a : b) + 1]++;
+    }
+  for (int j = 0; j < n; j++) s->Ap[j + 1] += s->Ap[j];
+  memcpy(fill, s->Ap, sizeof(int) * ((size_t)n + 1));
+  /* place: s->map temporarily holds, for each permuted position, the model entry it comes from */
+  for (int j = 0; j < n; j++)
+    for (int k = m->Ap[j]; k < m->Ap[j + 1]; k++) {
+      int a = inv[m->Ai[k]], b = inv[j];
+      int col = a > b ? a : b, row = a > b ? b : a, pos = fill[col]++;
+      s->Ai[pos] = row;
+      s->map[pos] = k;
+    }
+  for (int j = 0; j < n; j++) /* insertion sort of each (short) column by row, carrying the source */
+    for (int k = s->Ap[j] + 1; k < s->Ap[j + 1]; k++)
+      for (int l = k; l > s->Ap[j] && s->Ai[l - 1] > s->Ai[l]; l--) {
+        int t = s->Ai[l];
+        s->Ai[l] = s->Ai[l - 1], s->Ai[l - 1] = t;
+        t = s->map[l];
+        s->map[l] = s->map[l - 1], s->map[l - 1] = t;
+      }
+  {
+    int* src = malloc(sizeof(int) * (size_t)(nnz ? nnz : 1));
+    if (!src) {
+      free(inv), free(fill);
+      return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
+    }
+    memcpy(src, s->map, sizeof(int) * (size_t)nnz);
+    for (int pos = 0; pos < nnz; pos++) s->map[src[pos]] = pos; /* invert: model entry -> position */
+    free(src);
+  }
+  free(inv), free(fill);
+  /* 3. symbolic analysis of P A P^T in the natural ordering, simplicial LL^T */
+  s->A.nrow = s->A.ncol = (size_t)n;
+  s->A.nzmax = (size_t)nnz;
+  s->A.p = s->Ap, s->A.i = s->Ai, s->A.x = s->Ax;
+  s->A.stype = 1, s->A.itype = CHOLMOD_INT, s->A.xtype = CHOLMOD_REAL, s->A.dtype = CHOLMOD_DOUBLE;
+  s->A.sorted = 1, s->A.packed = 1;
+  s->cc.nmethods = 1;
+  s->cc.method[0].ordering = CHOLMOD_NATURAL;
+  s->cc.postorder = 0;
+  s->cc.supernodal = CHOLMOD_SIMPLICIAL;
+  s->cc.final_ll = 1; /* LL^T: a matrix that is not positive definite is reported as such */
   s->L = cholmod_analyze(&s->A, &s->cc);
   if (!s->L) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD symbolic analysis failed (status %d)", s->cc.status);
-  s->B = cholmod_allocate_dense((size_t)m->nq, 1, (size_t)m->nq, CHOLMOD_REAL, &s->cc);
-  if (!s->B) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
   return CF_OK;
 }
 
@@ -231,12 +291,9 @@ void cf_mbs__solver_free(cfMbsData* d) {
   if (!s) return;
   if (s->started) {
     if (s->L) cholmod_free_factor(&s->L, &s->cc);
-    cholmod_free_dense(&s->B, &s->cc);
-    cholmod_free_dense(&s->X, &s->cc);
-    cholmod_free_dense(&s->Y, &s->cc);
-    cholmod_free_dense(&s->E, &s->cc);
     cholmod_finish(&s->cc);
   }
+  free(s->perm), free(s->Ap), free(s->Ai), free(s->Ax), free(s->map), free(s->y);
   free(s);
   d->solver = NULL;
 }
@@ -244,37 +301,56 @@ void cf_mbs__solver_free(cfMbsData* d) {
 int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
   struct cfMbsSolver* s = d->solver;
   double t0 = cf_wall_time();
+  for (int k = 0; k < m->nnz; k++) s->Ax[s->map[k]] = d->Ax[k];
   cholmod_factorize(&s->A, s->L, &s->cc);
   d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - t0;
   if (s->cc.status == CHOLMOD_NOT_POSDEF) {
     int k = (int)s->L->minor;
-    int col = s->L->Perm && k < m->nq ? ((const int*)s->L->Perm)[k] : k;
+    int col = k < m->nq ? s->perm[k] : 0;
     int b = 0;
     while (b + 1 < m->nbody && m->body_qadr[b + 1] <= col) b++;
     int local = col - m->body_qadr[b];
     static const char* part[] = {"origin r", "axis u", "axis v", "axis w"};
     return cf_error(CF_ERR_SOLVER,
-                    "the leading matrix is singular at coordinate %d (body '%s', %s, component %c): a motion of "
-                    "this body has neither mass nor a constraint (massless or inertia-free direction that no joint "
-                    "fixes, or a mechanism locked in a singular position)",
+                    "the leading matrix is not positive definite at coordinate %d (body '%s', %s, component %c): "
+                    "a motion of this body has neither mass nor a constraint, or springs make it unstable",
                     col, m->body_name[b], part[(local / 3) & 3], "xyz"[local % 3]);
   }
-  if (s->cc.status < 0) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD factorisation failed (status %d)", s->cc.status);
+  if (s->cc.status < 0 || !s->L->is_ll || s->L->is_super)
+    return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD factorisation failed (status %d)", s->cc.status);
   return CF_OK;
 }
 
+/* x = A^-1 b with A = P^T L L^T P: y = P b, L z = y, L^T w = z, x = P^T w */
 int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x) {
   struct cfMbsSolver* s = d->solver;
   double t0 = cf_wall_time();
-  memcpy(s->B->x, b, sizeof(double) * (size_t)m->nq);
-  int ok = cholmod_solve2(CHOLMOD_A, s->L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->cc);
-  d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - t0;
-  if (!ok) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD solve failed (status %d)", s->cc.status);
-  const double* X = s->X->x;
-  for (int i = 0; i < m->nq; i++) {
-    if (!isfinite(X[i])) return cf_error(CF_ERR_SOLVER, "mechanism: the solve produced non-finite values");
-    x[i] = X[i];
+  int n = m->nq;
+  const int* Lp = s->L->p;
+  const int* Li = s->L->i;
+  const int* Lnz = s->L->nz;
+  const double* Lx = s->L->x;
+  double* y = s->y;
+  for (int k = 0; k < n; k++) y[k] = b[s->perm[k]];
+  for (int j = 0; j < n; j++) { /* forward: the diagonal is the first entry of each column */
+    int p = Lp[j], e = Lp[j] + Lnz[j];
+    double v = y[j] / Lx[p];
+    y[j] = v;
+    for (p++; p < e; p++) y[Li[p]] -= Lx[p] * v;
   }
+  for (int j = n - 1; j >= 0; j--) { /* backward with L^T */
+    int p = Lp[j], e = Lp[j] + Lnz[j];
+    double v = y[j];
+    for (int q = p + 1; q < e; q++) v -= Lx[q] * y[Li[q]];
+    y[j] = v / Lx[p];
+  }
+  int bad = 0;
+  for (int k = 0; k < n; k++) {
+    x[s->perm[k]] = y[k];
+    bad |= !isfinite(y[k]);
+  }
+  d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - t0;
+  if (bad) return cf_error(CF_ERR_SOLVER, "mechanism: the solve produced non-finite values");
   return CF_OK;
 }
 

@@ -1,0 +1,75 @@
+/* "No allocation inside a step": every mechanism scene steps 200 times after two warm-up steps
+ * without a single malloc, calloc or realloc (counted by interposing them; glibc only, skipped
+ * under sanitizers, which interpose them themselves). */
+#include <stddef.h>
+#include <string.h>
+
+#include "cf_test.h"
+#include "cofem/mbs.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define CF_NO_INTERPOSE 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#define CF_NO_INTERPOSE 1
+#endif
+
+#ifndef CF_NO_INTERPOSE
+extern void* __libc_malloc(size_t);
+extern void* __libc_calloc(size_t, size_t);
+extern void* __libc_realloc(void*, size_t);
+static long g_allocs = 0;
+static int g_counting = 0;
+void* malloc(size_t n) {
+  g_allocs += g_counting;
+  return __libc_malloc(n);
+}
+void* calloc(size_t a, size_t b) {
+  g_allocs += g_counting;
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, size_t n) {
+  g_allocs += g_counting;
+  return __libc_realloc(p, n);
+}
+
+static const char* kScenes[] = {"pendulum", "double_fourbar", "slider_crank_virtual2", "fourbar_kinematic",
+                                "quarter_car", "door", "virtual_chain"};
+
+int main(void) {
+  for (size_t i = 0; i < sizeof kScenes / sizeof kScenes[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, COFEM_SOURCE_DIR "/scenes/mbs/%s.json", kScenes[i]);
+    cfMbsScene s;
+    cfMbsModel* m = NULL;
+    cfMbsData* d = NULL;
+    int st = cf_mbs_scene_load(path, &s);
+    CHECK_OK(st);
+    if (st < 0) continue;
+    CHECK_OK(cf_mbs_model_create(&s.def, &m));
+    if (m) CHECK_OK(cf_mbs_data_create(m, &d));
+    if (d) {
+      for (int k = 0; k < 202 && st >= 0; k++) {
+        if (k == 2) g_allocs = 0, g_counting = 1;
+        st = s.kinematic ? cf_mbs_kinematic_step(m, d) : cf_mbs_step(m, d);
+      }
+      g_counting = 0;
+      CHECK_OK(st);
+      printf("%-22s %ld allocations in 200 steps\n", kScenes[i], g_allocs);
+      CHECK(g_allocs == 0);
+    }
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+  }
+  TEST_END();
+}
+#else
+int main(void) {
+  (void)cf_test_checks;
+  (void)cf_test_failures;
+  TEST_SKIP("allocation counting needs glibc without sanitizers");
+}
+#endif
