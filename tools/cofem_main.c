@@ -14,12 +14,16 @@
 #include <unistd.h>
 
 #include "cofem/cofem.h"
+#include "cofem/mbs.h"
+
+int cf_reduce_cli(int argc, char** argv); /* tools/cmd_reduce.c */
 
 static int usage(void) {
   fprintf(stderr,
           "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond block_jacobi|rotated_cholesky]\n"
           "                 [--backend cpu|cuda|auto] [--quiet]\n"
           "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
+          "       cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] (Craig-Bampton)\n"
           "       cofem info MESH\n");
   return 2;
 }
@@ -373,7 +377,10 @@ static int cmd_info(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
+  /* a mechanism scene (bodies, joints) goes to the multibody core */
+  if (!strcmp(argv[1], "run") && argc > 2 && cf_mbs_scene_is_mechanism(argv[2]) > 0) return cf_mbs_run_cli(argc, argv);
   if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
+  if (!strcmp(argv[1], "reduce")) return cf_reduce_cli(argc, argv);
   if (!strcmp(argv[1], "static")) return cmd_static(argc, argv);
   if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(); return 0; }
