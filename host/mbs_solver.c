@@ -313,7 +313,8 @@ int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
     static const char* part[] = {"origin r", "axis u", "axis v", "axis w"};
     return cf_error(CF_ERR_SOLVER,
                     "the leading matrix is not positive definite at coordinate %d (body '%s', %s, component %c): "
-                    "a motion of this body has neither mass nor a constraint, or springs make it unstable",
+                    "a motion of this body has neither mass nor a constraint, springs make it unstable, or the time "
+                    "step is too large for the mechanism (the matrix is then too ill-conditioned to factor)",
                     col, m->body_name[b], part[(local / 3) & 3], "xyz"[local % 3]);
   }
   if (s->cc.status < 0 || !s->L->is_ll || s->L->is_super)
