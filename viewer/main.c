@@ -1,0 +1,408 @@
+/* cofem_view: the interactive viewer (GLFW window, OpenGL 3.3 core through GLEW).
+ * Exit status: 0 done, 1 bad scene / failed screenshot, 2 usage or script error,
+ * 3 no display or no OpenGL 3.3 core context. */
+#include <GL/glew.h>
+#include <GLFW/glfw3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "app.h"
+#include "render.h"
+#include "script.h"
+
+static const char* USAGE =
+    "usage: cofem_view [options] [SCENE...]\n"
+    "  SCENE            lug, hinge (the demos in scenes/) or a scene file; several: N / 1-9 "
+    "switch\n"
+    "                   (default: lug hinge)\n"
+    "  --backend B      cpu, cuda or auto (default: the scene's)\n"
+    "  --size WxH       window size (default 1280x800)\n"
+    "  --gain K         mouse spring gain [N/m] (default 0.01 E L, L the part's diagonal)\n"
+    "  --color C        disp, stress or plain (default disp)\n"
+    "  --wireframe      draw the element edges\n"
+    "  --samples N      multisampling (default 4, 0 on software OpenGL, where it is slow)\n"
+    "  --no-loads       start with the scene's loads switched off (key L)\n"
+    "  --no-gravity     start with gravity off (key G)\n"
+    "  --help-panel     start with the help panel shown (key H)\n"
+    "  --max-steps N    real time: at most N steps per frame (default 20)\n"
+    "  --budget-ms MS   real time: stop stepping a frame after MS ms, at least one step (40)\n"
+    "  --min-frame-ms MS  frame-rate limit (default 16; 0 in scripted runs)\n"
+    "  --fixed-steps N  exactly N steps per frame instead of real time (deterministic)\n"
+    "  --script FILE    run input events from FILE (format in viewer/script.h)\n"
+    "  --screenshot F   write the frame after --frames frames to F (PNG) and exit\n"
+    "  --frames N       frames before --screenshot (default 30)\n"
+    "  --max-frames N   exit after N frames whatever the script says\n"
+    "  --check-gl       open the window, print the OpenGL version and exit\n";
+
+typedef struct Main {
+  vwApp app;
+  vwRender* render;
+  GLFWwindow* win;
+  int scripted;
+  char glfw_error[512];
+} Main;
+
+static Main g;
+
+static void on_glfw_error(int code, const char* msg) {
+  snprintf(g.glfw_error, sizeof g.glfw_error, "%s (GLFW error 0x%x)", msg, code);
+}
+
+static int map_key(int key) {
+  if (key >= GLFW_KEY_A && key <= GLFW_KEY_Z) return 'A' + (key - GLFW_KEY_A);
+  if (key >= GLFW_KEY_0 && key <= GLFW_KEY_9) return '0' + (key - GLFW_KEY_0);
+  switch (key) {
+    case GLFW_KEY_SPACE:
+      return ' ';
+    case GLFW_KEY_EQUAL:
+    case GLFW_KEY_KP_ADD:
+    case GLFW_KEY_RIGHT_BRACKET:
+      return VW_KEY_PLUS;
+    case GLFW_KEY_MINUS:
+    case GLFW_KEY_KP_SUBTRACT:
+    case GLFW_KEY_LEFT_BRACKET:
+      return VW_KEY_MINUS;
+    case GLFW_KEY_ESCAPE:
+      return VW_KEY_ESCAPE;
+    case GLFW_KEY_TAB:
+      return VW_KEY_TAB;
+    case GLFW_KEY_F1:
+      return VW_KEY_F1;
+    case GLFW_KEY_HOME:
+      return VW_KEY_HOME;
+    default:
+      return -1;
+  }
+}
+
+static int map_mods(int mods) {
+  return ((mods & GLFW_MOD_SHIFT) ? VW_MOD_SHIFT : 0) |
+         ((mods & GLFW_MOD_CONTROL) ? VW_MOD_CTRL : 0);
+}
+
+static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
+  if (g.scripted || action != GLFW_PRESS) return;
+  int k = map_key(key);
+  if (k >= 0 && vw_app_key(&g.app, k, map_mods(mods), glfwGetTime()))
+    glfwSetWindowShouldClose(w, 1);
+}
+
+static void on_button(GLFWwindow* w, int button, int action, int mods) {
+  if (g.scripted) return;
+  double x, y;
+  glfwGetCursorPos(w, &x, &y);
+  int b = button == GLFW_MOUSE_BUTTON_LEFT    ? VW_BUTTON_LEFT
+          : button == GLFW_MOUSE_BUTTON_RIGHT ? VW_BUTTON_RIGHT
+                                              : VW_BUTTON_MIDDLE;
+  vw_app_mouse_button(&g.app, b, action == GLFW_PRESS, map_mods(mods), x, y);
+}
+
+static void on_cursor(GLFWwindow* w, double x, double y) {
+  if (!g.scripted) vw_app_cursor(&g.app, x, y);
+}
+
+static void on_scroll(GLFWwindow* w, double dx, double dy) {
+  if (!g.scripted) vw_app_scroll(&g.app, dy);
+}
+
+static void sleep_s(double s) {
+  if (s <= 0) return;
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+/* Apply the script's events due at this frame; screenshots and reports are queued for the end
+ * of the frame. Returns -1 on an event that cannot be carried out. */
+static int run_events(vwScript* sc, long frame, const char** shots, int* nshots,
+                      const char** reports, int* nrep, int* quit) {
+  vwApp* a = &g.app;
+  while (sc->next < sc->n && sc->ev[sc->next].frame <= frame) {
+    const vwEvent* e = &sc->ev[sc->next++];
+    double x = e->x, y = e->y;
+    switch (e->type) {
+      case VW_EV_DRAG_START:
+        if (!e->has_xy) {
+          double p[3];
+          if (!vw_set_position(a, e->arg, p) || !vw_project(&a->cam, p, &x, &y)) {
+            fprintf(stderr,
+                    "cofem_view: script line %d: node set \"%s\" not found or not in view\n",
+                    e->line, e->arg);
+            return -1;
+          }
+        }
+        vw_app_cursor(a, x, y);
+        vw_app_mouse_button(a, VW_BUTTON_LEFT, 1, 0, x, y);
+        break;
+      case VW_EV_DRAG_TO:
+      case VW_EV_MOVE:
+        vw_app_cursor(a, x, y);
+        break;
+      case VW_EV_DRAG_BY:
+        vw_app_cursor(a, a->press_x + x, a->press_y + y);
+        break;
+      case VW_EV_DRAG_END:
+        vw_app_mouse_button(a, VW_BUTTON_LEFT, 0, 0, a->mx, a->my);
+        break;
+      case VW_EV_PRESS:
+        if (e->has_xy) vw_app_cursor(a, x, y);
+        vw_app_mouse_button(a, e->button, 1, e->mods, a->mx, a->my);
+        break;
+      case VW_EV_RELEASE:
+        vw_app_mouse_button(a, e->button, 0, e->mods, a->mx, a->my);
+        break;
+      case VW_EV_SCROLL:
+        vw_app_scroll(a, e->y);
+        break;
+      case VW_EV_KEY:
+        if (vw_app_key(a, e->key, e->mods, glfwGetTime())) *quit = 1;
+        break;
+      case VW_EV_SCREENSHOT:
+        if (*nshots < 16) shots[(*nshots)++] = e->arg;
+        break;
+      case VW_EV_REPORT:
+        if (*nrep < 16) reports[(*nrep)++] = e->arg;
+        break;
+      case VW_EV_QUIT:
+        *quit = 1;
+        break;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  vwOptions opt;
+  memset(&opt, 0, sizeof opt);
+  opt.max_steps = 20;
+  opt.budget_ms = 40;
+  opt.loads = 1;
+  opt.gravity = 1;
+  int width = 1280, height = 800, frames = 30, check_gl = 0, help_panel = 0, samples = -1;
+  long max_frames = -1;
+  double min_frame_ms = -1;
+  const char *script_path = NULL, *screenshot = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char* s = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_ARG()                                                   \
+  do {                                                               \
+    if (!v) {                                                        \
+      fprintf(stderr, "cofem_view: %s needs a value\n%s", s, USAGE); \
+      return 2;                                                      \
+    }                                                                \
+    i++;                                                             \
+  } while (0)
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      fputs(USAGE, stdout);
+      return 0;
+    } else if (!strcmp(s, "--backend")) {
+      NEED_ARG();
+      opt.backend = v;
+    } else if (!strcmp(s, "--size")) {
+      NEED_ARG();
+      if (sscanf(v, "%dx%d", &width, &height) != 2 || width < 64 || height < 64) {
+        fprintf(stderr, "cofem_view: --size WxH, e.g. 1280x800\n");
+        return 2;
+      }
+    } else if (!strcmp(s, "--gain")) {
+      NEED_ARG();
+      opt.gain = atof(v);
+      if (!(opt.gain > 0)) {
+        fprintf(stderr, "cofem_view: --gain must be > 0 [N/m]\n");
+        return 2;
+      }
+    } else if (!strcmp(s, "--color")) {
+      NEED_ARG();
+      if (!strcmp(v, "disp"))
+        opt.color = VW_COLOR_DISP;
+      else if (!strcmp(v, "stress"))
+        opt.color = VW_COLOR_STRESS;
+      else if (!strcmp(v, "plain"))
+        opt.color = VW_COLOR_PLAIN;
+      else {
+        fprintf(stderr, "cofem_view: --color disp, stress or plain\n");
+        return 2;
+      }
+    } else if (!strcmp(s, "--samples")) {
+      NEED_ARG();
+      samples = atoi(v);
+    } else if (!strcmp(s, "--wireframe")) {
+      opt.wireframe = 1;
+    } else if (!strcmp(s, "--no-loads")) {
+      opt.loads = 0;
+    } else if (!strcmp(s, "--no-gravity")) {
+      opt.gravity = 0;
+    } else if (!strcmp(s, "--help-panel")) {
+      help_panel = 1;
+    } else if (!strcmp(s, "--max-steps")) {
+      NEED_ARG();
+      opt.max_steps = atoi(v);
+      if (opt.max_steps < 1) opt.max_steps = 1;
+    } else if (!strcmp(s, "--budget-ms")) {
+      NEED_ARG();
+      opt.budget_ms = atof(v);
+    } else if (!strcmp(s, "--min-frame-ms")) {
+      NEED_ARG();
+      min_frame_ms = atof(v);
+    } else if (!strcmp(s, "--fixed-steps")) {
+      NEED_ARG();
+      opt.fixed_steps = atoi(v);
+    } else if (!strcmp(s, "--script")) {
+      NEED_ARG();
+      script_path = v;
+    } else if (!strcmp(s, "--screenshot")) {
+      NEED_ARG();
+      screenshot = v;
+    } else if (!strcmp(s, "--frames")) {
+      NEED_ARG();
+      frames = atoi(v);
+    } else if (!strcmp(s, "--max-frames")) {
+      NEED_ARG();
+      max_frames = atol(v);
+    } else if (!strcmp(s, "--check-gl")) {
+      check_gl = 1;
+    } else if (s[0] == '-' && s[1]) {
+      fprintf(stderr, "cofem_view: unknown option %s\n%s", s, USAGE);
+      return 2;
+    } else if (opt.nscenes < VW_MAX_SCENES) {
+      opt.scenes[opt.nscenes++] = s;
+    }
+  }
+  if (opt.nscenes == 0) {
+    opt.scenes[opt.nscenes++] = "lug";
+    opt.scenes[opt.nscenes++] = "hinge";
+  }
+  vwScript sc;
+  memset(&sc, 0, sizeof sc);
+  if (script_path) {
+    char err[1024];
+    if (vw_script_load(script_path, &sc, err, sizeof err) < 0) {
+      fprintf(stderr, "cofem_view: %s\n", err);
+      return 2;
+    }
+    g.scripted = 1;
+  }
+  if (min_frame_ms < 0) min_frame_ms = (script_path || screenshot) ? 0 : 16;
+  opt.width = width;
+  opt.height = height;
+
+  /* the scene first: a bad scene is an error before any window opens */
+  if (!check_gl && vw_app_init(&g.app, &opt) < 0) {
+    fprintf(stderr, "cofem_view: %s\n", cf_last_error());
+    return 1;
+  }
+  g.app.help = help_panel;
+
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    fprintf(stderr, "cofem_view: no display: %s\n",
+            g.glfw_error[0] ? g.glfw_error : "glfwInit failed");
+    return 3;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_RESIZABLE, (script_path || screenshot) ? GLFW_FALSE : GLFW_TRUE);
+  /* multisampling by default, but not on a software renderer (llvmpipe: 3x slower frames) */
+  for (int attempt = 0; attempt < 2; attempt++) {
+    glfwWindowHint(GLFW_SAMPLES, samples >= 0 ? samples : 4);
+    g.win = glfwCreateWindow(width, height, "cofem viewer", NULL, NULL);
+    if (!g.win) {
+      fprintf(stderr, "cofem_view: no OpenGL 3.3 core context: %s\n",
+              g.glfw_error[0] ? g.glfw_error : "window creation failed");
+      glfwTerminate();
+      return 3;
+    }
+    glfwMakeContextCurrent(g.win);
+    glewExperimental = GL_TRUE;
+    GLenum gerr = glewInit();
+    if (gerr != GLEW_OK) {
+      fprintf(stderr, "cofem_view: no OpenGL 3.3 core context: glewInit: %s\n",
+              (const char*)glewGetErrorString(gerr));
+      glfwTerminate();
+      return 3;
+    }
+    while (glGetError() != GL_NO_ERROR) {
+    } /* glewInit may leave GL_INVALID_ENUM behind in core profiles */
+    const char* renderer = (const char*)glGetString(GL_RENDERER);
+    int software = renderer && (strstr(renderer, "llvmpipe") || strstr(renderer, "softpipe") ||
+                                strstr(renderer, "swrast"));
+    if (samples >= 0 || !software || attempt == 1) break;
+    samples = 0;
+    glfwDestroyWindow(g.win);
+  }
+  glfwSwapInterval((script_path || screenshot) ? 0 : 1);
+  fprintf(stderr, "cofem_view: OpenGL %s, %s, %d samples\n", (const char*)glGetString(GL_VERSION),
+          (const char*)glGetString(GL_RENDERER), samples >= 0 ? samples : 4);
+  if (check_gl) {
+    glfwTerminate();
+    return 0;
+  }
+  g.render = vw_render_create();
+  if (!g.render) {
+    fprintf(stderr, "cofem_view: no OpenGL 3.3 core context: the shaders do not compile\n");
+    glfwTerminate();
+    return 3;
+  }
+  glfwSetKeyCallback(g.win, on_key);
+  glfwSetMouseButtonCallback(g.win, on_button);
+  glfwSetCursorPosCallback(g.win, on_cursor);
+  glfwSetScrollCallback(g.win, on_scroll);
+
+  int rc = 0, quit = 0;
+  long frame = 0;
+  double last = glfwGetTime();
+  while (!quit && !glfwWindowShouldClose(g.win)) {
+    double t0 = glfwGetTime();
+    glfwPollEvents();
+    int ww, wh, fbw, fbh;
+    glfwGetWindowSize(g.win, &ww, &wh);
+    glfwGetFramebufferSize(g.win, &fbw, &fbh);
+    if (ww <= 0 || wh <= 0 || fbw <= 0 || fbh <= 0) { /* minimised */
+      sleep_s(0.05);
+      last = glfwGetTime();
+      continue;
+    }
+    vw_app_set_size(&g.app, ww, wh);
+    double now = glfwGetTime(), wall_dt = frame == 0 ? 0 : now - last;
+    last = now;
+    const char *shots[16], *reports[16];
+    int nshots = 0, nrep = 0;
+    if (script_path && run_events(&sc, frame, shots, &nshots, reports, &nrep, &quit) < 0) {
+      rc = 2;
+      break;
+    }
+    vw_app_advance(&g.app, wall_dt, now);
+    vw_app_update_visuals(&g.app);
+    vw_render_frame(g.render, &g.app, fbw, fbh, (double)fbw / ww, now);
+    if (screenshot && frame >= frames) {
+      shots[nshots++] = screenshot;
+      quit = 1;
+    }
+    for (int i = 0; i < nshots; i++) {
+      if (vw_render_screenshot(shots[i], fbw, fbh) != 0) {
+        fprintf(stderr, "cofem_view: cannot write the screenshot %s\n", shots[i]);
+        rc = 1;
+      } else {
+        fprintf(stderr, "cofem_view: wrote %s (%dx%d)\n", shots[i], fbw, fbh);
+      }
+    }
+    for (int i = 0; i < nrep; i++) vw_report(&g.app, stdout, reports[i], frame);
+    glfwSwapBuffers(g.win);
+    frame++;
+    if (max_frames >= 0 && frame >= max_frames) {
+      fprintf(stderr, "cofem_view: stopping after %ld frames (--max-frames)\n", frame);
+      break;
+    }
+    if (min_frame_ms > 0) sleep_s(t0 + min_frame_ms * 1e-3 - glfwGetTime());
+  }
+  vw_script_free(&sc);
+  vw_render_free(g.render);
+  glfwDestroyWindow(g.win);
+  glfwTerminate();
+  vw_app_free(&g.app);
+  return rc;
+}
