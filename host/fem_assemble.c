@@ -7,12 +7,23 @@
 #include <string.h>
 
 #include "cofem/fem.h"
+#include "cofem/static.h"
 #include "fem_element.h"
 #include "fem_precond.h"
 
 void cf_stage_elastic(const cfModel* m, cfData* d) {
 #pragma omp parallel for schedule(static) if (m->ntet > 2048)
   for (int e = 0; e < m->ntet; e++) cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe);
+  if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr) {
+#pragma omp parallel for schedule(static) if (m->ntet > 2048)
+    for (int e = 0; e < m->ntet; e++) {
+      double Kt[144];
+      cf_elem_consistent_tangent(m, d, e, Kt);
+      double* K = d->KR + 144 * (size_t)e;
+      for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 12; j++) K[12 * i + j] = 0.5 * (Kt[12 * i + j] + Kt[12 * j + i]);
+    }
+  }
 #pragma omp parallel for schedule(static) if (m->nnode > 4096)
   for (int n = 0; n < m->nnode; n++) cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el);
 }

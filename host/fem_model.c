@@ -58,6 +58,8 @@ static int check_def(const cfModelDef* d) {
     return cf_error(CF_ERR_ARG, "solver: tolerance %g must lie in (0, 1)", d->pcg_tol);
   if (d->integrator != CF_INTEGRATOR_BACKWARD_EULER && d->integrator != CF_INTEGRATOR_NEWMARK)
     return cf_error(CF_ERR_ARG, "integrator %d: use backward Euler (0) or Newmark (1)", d->integrator);
+  if (d->dyn_tangent != CF_DYN_TANGENT_KR && d->dyn_tangent != CF_DYN_TANGENT_SYM_CONSISTENT)
+    return cf_error(CF_ERR_ARG, "dynamics tangent %d: use K_R (0) or symmetric consistent (1)", d->dyn_tangent);
   if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY)
     return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0) or rotated Cholesky (1)", d->preconditioner);
   if (d->pcg_max_iter < 1)

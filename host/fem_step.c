@@ -22,10 +22,19 @@ int cf_step(const cfModel* m, cfData* d) {
   cf_stage_polar(m, d);
   double t1 = cf_wall_time();
   cf_stage_elastic(m, d);
-  if (m->def.integrator == CF_INTEGRATOR_NEWMARK) memcpy(d->v_prev, d->v, sizeof(double) * m->ndof);
+  memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
   cf_stage_assemble_system(m, d, h);
   double t2 = cf_wall_time();
   int st = cf_stage_pcg(m, d);
+  if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT) {
+    /* the geometric part made A indefinite: redo the linear solve with K_R */
+    memcpy(d->v, d->v_prev, sizeof(double) * m->ndof); /* back to v0 */
+    d->force_kr = 1;
+    cf_stage_elastic(m, d);
+    cf_stage_assemble_system(m, d, h);
+    d->force_kr = 0;
+    st = cf_stage_pcg(m, d);
+  }
   double t3 = cf_wall_time();
   cf_stage_update(m, d, h);
   double t4 = cf_wall_time();

@@ -198,6 +198,11 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(get_int(solver, "threads", &s->def.threads, path, "solver."));
     TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
     TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
+    char tan[32] = "KR";
+    TRY(get_string(solver, "tangent", tan, sizeof tan, 0, path, "solver."));
+    if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
+    else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
     char pre[32] = "block_jacobi";
     TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
     if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;

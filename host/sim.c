@@ -23,10 +23,12 @@ int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out)
   s->d = d;
   if (strcmp(backend, "cpu") != 0) {
     char why[256];
-    int gpu_can = m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER && m->def.preconditioner == CF_PRECOND_BLOCK_JACOBI;
+    int gpu_can = m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
+                  m->def.preconditioner == CF_PRECOND_BLOCK_JACOBI && m->def.dyn_tangent == CF_DYN_TANGENT_KR;
     if (!gpu_can && !strcmp(backend, "cuda")) {
       free(s);
-      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: the GPU runs backward Euler with the block-Jacobi preconditioner only");
+      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: the GPU runs backward Euler with the K_R tangent and the "
+                      "block-Jacobi preconditioner only");
     }
     if (gpu_can && cf_cuda_available(why, sizeof why)) {
       int st = cf_cuda_create(m, d, &s->gpu);

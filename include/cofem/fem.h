@@ -33,6 +33,15 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1 
  *  deformation is moderate. CPU only; memory of a sparse Cholesky factor. */
 enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1 };
 
+/* Linearisation of the elastic force inside the step, f_el(x1) ~ f_el(x0) + T (x1 - x0):
+ *  T = K_R (paper 003): cheap, but it omits the rotation of the stressed elements, so under a
+ *      large concentrated load the quasi-static step can flip between two shapes forever (a
+ *      fixed-point iteration with the wrong tangent; seen on the lug above ~4 MN at one node);
+ *  T = sym(K_T), the symmetric part of the consistent co-rotational tangent (fem_static.c):
+ *      converges to the static solution there and often needs fewer PCG iterations; if it makes
+ *      A indefinite (strong compression), the step is redone with K_R. CPU only. */
+enum cfDynTangent { CF_DYN_TANGENT_KR = 0, CF_DYN_TANGENT_SYM_CONSISTENT = 1 };
+
 /* Everything needed to build a model; start from cf_default_model_def(). */
 typedef struct cfModelDef {
   double E, nu, rho;             /* Young's modulus [Pa], Poisson ratio, density [kg/m^3] */
@@ -47,6 +56,8 @@ typedef struct cfModelDef {
   int threads;                   /* 0: OpenMP default; results do not depend on it */
   int integrator;                /* enum cfIntegrator (default backward Euler) */
   int preconditioner;            /* enum cfPreconditioner (default block Jacobi) */
+  int dyn_tangent;               /* linearisation of f_el in the step: 0 = K_R (paper 003),
+                                  * 1 = symmetric part of the consistent tangent (see below) */
 } cfModelDef;
 
 cfModelDef cf_default_model_def(void);
@@ -94,11 +105,12 @@ typedef struct cfData {
   /* inputs */
   double* f_ext;        /* [3*nnode] applied nodal forces (gravity is added by the step) */
   double* f_ext_prev;   /* [3*nnode] f_ext of the previous step (Newmark) */
-  double* v_prev;       /* [3*nnode] velocities at the start of the step (Newmark update) */
+  double* v_prev;       /* [3*nnode] velocities at the start of the step (Newmark, fallback) */
   int supports_active;  /* 0: fixed DOFs are released (viewer: supports removed) */
   /* polar */
   double* R;            /* [9*ntet] element rotations, row-major */
   int ninverted;        /* elements with det F <= 0 in the last step */
+  int force_kr;         /* 1: use K_R whatever dyn_tangent says (fallback inside a step) */
   /* assemble */
   double* KR;           /* [144*ntet] rotated element stiffness R K_e R^T */
   double* fe;           /* [12*ntet] element elastic forces R K_e (R^T x - X) */
