@@ -9,4 +9,8 @@
 #include "cofem/scene.h"
 #include "cofem/sim.h"
 #include "cofem/output.h"
+#include "cofem/modal.h"
+#include "cofem/reduce.h"
+#include "cofem/mbs.h"
+#include "cofem/cuda.h"
 #endif
