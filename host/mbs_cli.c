@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cofem/fem.h"
+#include "cofem/output.h"
 #include "mbs_internal.h"
 
 static int usage(void) {
@@ -22,19 +23,6 @@ static int usage(void) {
 static int fail(int st) {
   fprintf(stderr, "cofem: error: %s (%s)\n", cf_last_error(), cf_status_name(st));
   return 1;
-}
-
-static int make_dirs(const char* path) {
-  char buf[CF_MBS_PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-      *p = '/';
-    }
-  if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-  return CF_OK;
 }
 
 static void write_row(FILE* csv, const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k) {
@@ -122,7 +110,7 @@ int cf_mbs_run_cli(int argc, char** argv) {
     base = base ? base + 1 : scene_path;
     snprintf(out_dir, sizeof out_dir, "out/%.*s", (int)strcspn(base, "."), base);
   }
-  st = make_dirs(out_dir);
+  st = cf_make_dirs(out_dir);
   char csv_path[CF_MBS_PATH_MAX + 16], csv_tmp[CF_MBS_PATH_MAX + 24];
   snprintf(csv_path, sizeof csv_path, "%s/mbs.csv", out_dir);
   snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);

@@ -33,20 +33,6 @@ static int fail(int st) {
   return 1;
 }
 
-/* mkdir -p */
-static int make_dirs(const char* path) {
-  char buf[CF_PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-      *p = '/';
-    }
-  if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-  return CF_OK;
-}
-
 static const char* arg_value(int argc, char** argv, int* i) {
   if (*i + 1 >= argc) return NULL;
   return argv[++*i];
@@ -119,7 +105,7 @@ static int cmd_run(int argc, char** argv) {
   if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return fail(st); }
   if (steps < 0) steps = (long)ceil(s.t_end / s.def.dt - 1e-9);
 
-  st = make_dirs(out_dir);
+  st = cf_make_dirs(out_dir);
   char csv_path[CF_PATH_MAX + 32], csv_tmp[CF_PATH_MAX + 40];
   snprintf(csv_path, sizeof csv_path, "%s/probes.csv", out_dir);
   snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
@@ -149,7 +135,7 @@ static int cmd_run(int argc, char** argv) {
   double* von = s.vtu_every > 0 ? malloc(sizeof(double) * m->ntet) : NULL;
   char frame_dir[CF_PATH_MAX + 16];
   snprintf(frame_dir, sizeof frame_dir, "%s/frames", out_dir);
-  if (s.vtu_every > 0) make_dirs(frame_dir);
+  if (s.vtu_every > 0) cf_make_dirs(frame_dir);
 
   double wall0 = cf_wall_time();
   int last_status = 0, worst = 0;
@@ -321,7 +307,7 @@ static int cmd_static(int argc, char** argv) {
   for (int p = 0; p < s.nprobe; p++)
     cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u_lin + 3 * p);
   cf_data_reset(m, d);
-  st = make_dirs(out_dir);
+  st = cf_make_dirs(out_dir);
   if (st < 0) goto out;
   char csv_path[CF_PATH_MAX + 32], tmp[CF_PATH_MAX + 40];
   snprintf(csv_path, sizeof csv_path, "%s/static.csv", out_dir);

@@ -14,6 +14,9 @@ extern "C" {
 int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
                  const double* von_mises);
 
+/* mkdir -p: create the directory and its parents (existing ones are fine). */
+int cf_make_dirs(const char* path);
+
 /* Write a .pvd collection listing `n` frame files (paths as written into the file) and times. */
 int cf_pvd_write(const char* path, int n, const char* const* files, const double* times);
 
