@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cofem/scene.h"
+#include "mesh_internal.h"
 
 /* ---- small JSON helpers: every error names the file and the key ------------------------------ */
 static int get_number(const cJSON* obj, const char* key, double* out, int required, const char* path,
@@ -249,19 +250,12 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
 }
 #undef TRY
 
+/* The whole file, NUL-terminated, or NULL (cf_last_error() says why). Read in chunks
+ * (cfi_read_file): fseek/ftell on a directory gave LONG_MAX, and malloc(LONG_MAX + 1). */
 static char* read_text(const char* path) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char* buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  if (buf) buf[n] = '\0';
-  fclose(f);
+  char* buf = NULL;
+  size_t n = 0;
+  if (cfi_read_file(path, &buf, &n) != CF_OK) return NULL;
   return buf;
 }
 
@@ -270,7 +264,14 @@ static void set_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, uns
 int cf_scene_load(const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   char* text = read_text(path);
-  if (!text) return cf_error(CF_ERR_IO, "%s: cannot read the scene file", path);
+  if (!text) { /* the reason, without the path cfi_read_file put first */
+    const char* why = cf_last_error();
+    size_t len = strlen(path);
+    if (strncmp(why, path, len) == 0 && why[len] == ':') why += len + 1 + (why[len + 1] == ' ');
+    char msg[640];
+    snprintf(msg, sizeof msg, "%s", why);
+    return cf_error(CF_ERR_IO, "%s: cannot read the scene file (%s)", path, msg);
+  }
   int st = cf_scene_parse(text, path, s);
   free(text);
   if (st < 0) return st;
