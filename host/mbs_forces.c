@@ -157,6 +157,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
   memset(d->Q, 0, sizeof(double) * (size_t)m->nq);
   const double* g = m->opt.gravity;
   for (int b = 0; b < m->nbody; b++) {
+    if (m->body_modal[b] == 2) continue; /* issue 9 hook: amplitude block */
     const double* Mb = m->body_Mbar + 16 * b;
     double* Qb = d->Q + m->body_qadr[b];
     for (int k = 0; k < 4; k++)
@@ -289,6 +290,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
       for (int k = 0; k < 12; k++) Qb[k] += Ql[12 * s + k];
     }
   }
+  cf_mbs__modal_forces(m, d, q, qd, t); /* issue 9 hook */
 }
 
 void cf_mbs__accept_angles(const cfMbsModel* m, cfMbsData* d) {
@@ -304,10 +306,12 @@ double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   const double* g = m->opt.gravity;
   for (int b = 0; b < m->nbody; b++) {
+    if (m->body_modal[b] == 2) continue; /* issue 9 hook: amplitude block */
     const double* Mb = m->body_Mbar + 16 * b;
     const double* qb = d->q + m->body_qadr[b];
     for (int k = 0; k < 4; k++) V -= Mb[k] * cf_mbs_dot3(g, qb + 3 * k);
   }
+  V += cf_mbs__modal_potential(m, d); /* issue 9 hook */
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
     if (f->type == CF_MBS_SPRING) {

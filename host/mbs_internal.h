@@ -9,6 +9,26 @@
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
+/* ---- mbs_modal.c (issue 9 hooks; all no-ops without modal bodies) ---- */
+int cf_mbs__modal_nblock(const cfMbsDef* def);         /* amplitude blocks to append */
+/* after the bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
+int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m);
+void cf_mbs__modal_free(cfMbsModel* m);
+void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
+/* body pairs that the modal mass couples: calls pair(a, b, ctx) */
+void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
+/* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
+void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
+/* y += the same times x */
+void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
+                         const double* x, double* y);
+/* d->Q += modal gravity terms, quadratic velocity forces, elastic and damping forces, node loads */
+void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
+double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
+double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
+/* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
+void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
+
 #endif
 
 /* CHOLMOD state of one data. The fill-reducing ordering P is computed once (cholmod_analyze); the
@@ -126,5 +146,25 @@ int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d);
 void cf_mbs__body_pose(const cfMbsDef* def, int b, double pos[3], double R[9]);
 /* Copy cf_last_error() and re-raise it with a prefix */
 int cf_mbs__rethrow(int st, const char* prefix);
+
+/* ---- mbs_modal.c (issue 9 hooks; all no-ops without modal bodies) ---- */
+int cf_mbs__modal_nblock(const cfMbsDef* def);         /* amplitude blocks to append */
+/* after the bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
+int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m);
+void cf_mbs__modal_free(cfMbsModel* m);
+void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
+/* body pairs that the modal mass couples: calls pair(a, b, ctx) */
+void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
+/* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
+void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
+/* y += the same times x */
+void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
+                         const double* x, double* y);
+/* d->Q += modal gravity terms, quadratic velocity forces, elastic and damping forces, node loads */
+void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
+double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
+double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
+/* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
+void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
 
 #endif

@@ -179,6 +179,7 @@ void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, dou
     for (int k = 0; k < 4; k++)
       for (int l = 0; l < 4; l++) T += 0.5 * Mb[4 * k + l] * cf_mbs_dot3(v + 3 * k, v + 3 * l);
   }
+  T += cf_mbs__modal_kinetic(m, d); /* issue 9 hook */
   if (kinetic) *kinetic = T;
   if (potential) *potential = cf_mbs__potential(m, d);
 }

@@ -141,6 +141,7 @@ void cf_mbs_def_free(cfMbsDef* def) {
   free(def->joint);
   free(def->driver);
   free(def->force);
+  free(def->modal); /* issue 9 hook */
   cfMbsOptions o = def->opt;
   memset(def, 0, sizeof *def);
   def->opt = o;
@@ -328,6 +329,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   if (!m) return;
   free(m->body_name); free(m->body_qadr); free(m->body_nq); free(m->body_virtual); free(m->body_mass);
   free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
+  cf_mbs__modal_free(m); free(m->body_modal); /* issue 9 hook */
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
   free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0);
   free(m->joint_ncon);
@@ -347,7 +349,8 @@ void cf_mbs_model_free(cfMbsModel* m) {
   } while (0)
 
 static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
-  int ok = 1, nb = def->nbody;
+  int ok = 1, nb = def->nbody + cf_mbs__modal_nblock(def); /* issue 9 hook: + amplitude blocks */
+  CF_MBS_ALLOC(m->body_modal, nb);
   CF_MBS_ALLOC(m->body_name, nb);
   CF_MBS_ALLOC(m->body_qadr, nb);
   CF_MBS_ALLOC(m->body_nq, nb);
@@ -364,7 +367,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
   m->nbody = nb;
   m->nq = 0;
   m->mref = 0;
-  for (int b = 0; b < nb; b++) {
+  for (int b = 0; b < def->nbody; b++) { /* issue 9 hook: amplitude blocks: cf_mbs__modal_compile */
     const cfMbsBodyDef* B = &def->body[b];
     snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%s", B->name);
     m->body_qadr[b] = m->nq;
@@ -410,7 +413,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
 
 /* q, qd of the bodies' t = 0 poses and velocities */
 static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
-  for (int b = 0; b < m->nbody; b++) {
+  for (int b = 0; b < def->nbody; b++) { /* issue 9 hook: modal amplitudes below */
     const cfMbsBodyDef* B = &def->body[b];
     double* qb = q + m->body_qadr[b];
     double* vb = qd + m->body_qadr[b];
@@ -421,6 +424,7 @@ static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double
       for (int i = 0; i < 3; i++) qb[3 + 3 * k + i] = e[i], vb[3 + 3 * k + i] = de[i];
     }
   }
+  cf_mbs__modal_initial(def, m, q, qd); /* issue 9 hook */
 }
 
 static int check_options(const cfMbsOptions* o) {
@@ -539,6 +543,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   if (!m) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->opt = def->opt;
   st = build_bodies_markers(def, m);
+  if (st >= 0) st = cf_mbs__modal_compile(def, m); /* issue 9 hook */
   if (st >= 0) st = cf_mbs__compile_constraints(def, m);
   if (st >= 0) st = cf_mbs__compile_forces(def, m);
   if (st >= 0) st = cf_mbs__build_pattern(m);

@@ -16,9 +16,31 @@ static int cmp_long(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
+/* issue 9 hook: pairs added from mbs_modal.c */
+struct pair_ctx {
+  long* key;
+  size_t* n;
+  size_t cap;
+  int nb;
+};
+static void add_pair(int x, int y, void* ctx) {
+  struct pair_ctx* c = ctx;
+  int a = x < y ? x : y, b = x < y ? y : x;
+  if (*c->n < c->cap) c->key[*c->n] = (long)b * c->nb + a;
+  (*c->n)++;
+}
+
+static void count_pair(int x, int y, void* ctx) {
+  (void)x, (void)y;
+  (*(size_t*)ctx)++;
+}
+
 int cf_mbs__build_pattern(cfMbsModel* m) {
   int nb = m->nbody;
   size_t cap = (size_t)nb + (size_t)m->nforce;
+  size_t nmp = 0; /* issue 9 hook: room for the modal pairs */
+  cf_mbs__modal_pairs(m, count_pair, &nmp);
+  cap += nmp;
   for (int i = 0; i < m->ncon; i++) cap += (size_t)m->con[i].nb * (size_t)m->con[i].nb;
   long* key = malloc(sizeof(long) * cap);
   if (!key) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
@@ -36,6 +58,13 @@ int cf_mbs__build_pattern(cfMbsModel* m) {
   for (int e = 0; e < m->nforce; e++)
     if (m->force[e].body[0] >= 0 && m->force[e].body[1] >= 0) CF_MBS_PAIR(m->force[e].body[0], m->force[e].body[1]);
 #undef CF_MBS_PAIR
+  /* issue 9 hook: the modal bodies' mass couples their frame and amplitude blocks */
+  struct pair_ctx pc = {key, &n, cap, nb};
+  cf_mbs__modal_pairs(m, add_pair, &pc);
+  if (n > cap) {
+    free(key);
+    return cf_error(CF_ERR_NOMEM, "mechanism: pair list overflow");
+  }
   qsort(key, n, sizeof(long), cmp_long);
   size_t u = 0;
   for (size_t i = 0; i < n; i++)
@@ -109,6 +138,10 @@ static void add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const doubl
   }
 }
 
+void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s) {
+  add_blk(m, Ax, ba, bb, B, ld, s); /* issue 9 hook */
+}
+
 /* Ax += s * ga gb^T for body ba (rows) and bb (columns) */
 static void add_outer(const cfMbsModel* m, double* Ax, int ba, const double* ga, int bb, const double* gb, double s) {
   if (ba > bb) {
@@ -164,6 +197,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
           add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
         }
     }
+  cf_mbs__modal_assemble(m, d, cM, cC, cK); /* issue 9 hook */
 }
 
 void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK, double eps,
@@ -179,6 +213,7 @@ void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double 
         yb[3 * k + i] = cM * s + eps * xb[3 * k + i];
       }
   }
+  cf_mbs__modal_apply(m, d, cM, cC, cK, x, y); /* issue 9 hook */
   if (cK == 0 && cC == 0) return;
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
