@@ -376,6 +376,7 @@ int main(int argc, char** argv) {
   if (!strcmp(argv[1], "reduce")) return cf_reduce_cli(argc, argv);
   if (!strcmp(argv[1], "static")) return cmd_static(argc, argv);
   if (!strcmp(argv[1], "info")) return cmd_info(argc, argv);
+  if (!strcmp(argv[1], "accuracy")) { int cofem_cmd_accuracy(int, char**); return cofem_cmd_accuracy(argc, argv); }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(); return 0; }
   return usage();
 }
