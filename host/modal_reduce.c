@@ -121,7 +121,7 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   if (!fixed_i || !Kb || !rhs || !x || !r->bnodes) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
 
   /* interface nodes (sorted, unique) and DOFs */
-  memcpy(r->bnodes, bnodes_in, sizeof(int) * nbnode_in);
+  if (nbnode_in > 0) memcpy(r->bnodes, bnodes_in, sizeof(int) * nbnode_in); /* NULL when none */
   qsort(r->bnodes, nbnode_in, sizeof(int), cmp_int);
   for (int i = 0; i < nbnode_in; i++)
     if (r->nbnode == 0 || r->bnodes[r->nbnode - 1] != r->bnodes[i]) r->bnodes[r->nbnode++] = r->bnodes[i];

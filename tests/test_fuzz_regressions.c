@@ -42,11 +42,21 @@ static int cmp_str(const void* a, const void* b) {
 static int replay_dir(const char* dir, OneInput fn, int timeout) {
   DIR* d = opendir(dir);
   if (!d) return 0;
-  char* names[4096];
-  int n = 0;
-  for (struct dirent* e; (e = readdir(d)) && n < 4096;)
-    if (e->d_name[0] != '.' && !strstr(e->d_name, ".expect")) names[n++] = strdup(e->d_name);
+  char** names = NULL;
+  int n = 0, cap = 0;
+  for (struct dirent* e; (e = readdir(d));) {
+    if (e->d_name[0] == '.' || strstr(e->d_name, ".expect")) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 256;
+      names = realloc(names, sizeof *names * (size_t)cap);
+    }
+    names[n++] = strdup(e->d_name);
+  }
   closedir(d);
+  if (n == 0) {
+    free(names);
+    return 0;
+  }
   qsort(names, (size_t)n, sizeof names[0], cmp_str);
   for (int i = 0; i < n; i++) {
     snprintf(g_current, sizeof g_current, "%s/%s", dir, names[i]);
@@ -91,6 +101,7 @@ static int replay_dir(const char* dir, OneInput fn, int timeout) {
     free(buf);
   }
   for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
   return n;
 }
 
