@@ -619,7 +619,6 @@ static int run_statics(Case* c) {
   if ((st = dat_read(path, &nl)) < 0) return st;
   snprintf(path, sizeof path, "%s/static_linear.dat", c->dir);
   if ((st = dat_read(path, &lin)) < 0) { dat_free(&nl); return st; }
-  double* field = malloc(sizeof(double) * ndof);
   double* field_lin = malloc(sizeof(double) * ndof);
   if (lin.n < 1 || block_field(c, &lin.b[lin.n - 1], field_lin) < 0) {
     st = cf_error(CF_ERR_PARSE, "%s: no complete displacement block", path);
@@ -778,7 +777,6 @@ static int run_statics(Case* c) {
   c->static_ok = 1;
   st = CF_OK;
 out:
-  free(field);
   free(field_lin);
   dat_free(&nl);
   dat_free(&lin);
