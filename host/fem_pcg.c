@@ -62,6 +62,9 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
   for (int i = 0; i < n; i++) r[i] -= q[i];
   project(m, d, r);
   double rnorm = sqrt(dot(d, n, r, r));
+  if (!isfinite(bnorm) || !isfinite(d->b_scale)) /* absurd inputs (1e300 N, 1e300 kg/m^3) overflow */
+    return cf_error(CF_ERR_ARG, "step %ld: the right side is not finite (|b| = %g, force scale %g): "
+                    "forces, density or time step out of range", d->steps + 1, bnorm, d->b_scale);
   const double scale = fmax(bnorm, d->b_scale);
   const double target = m->def.pcg_tol * (scale > 0 ? scale : 1.0);
   int it = 0, status = CF_OK;

@@ -35,6 +35,10 @@ int cf_step(const cfModel* m, cfData* d) {
     d->force_kr = 0;
     st = cf_stage_pcg(m, d);
   }
+  if (st < 0) { /* nothing is advanced: the state stays as it was */
+    memcpy(d->v, d->v_prev, sizeof(double) * m->ndof);
+    return st;
+  }
   double t3 = cf_wall_time();
   cf_stage_update(m, d, h);
   double t4 = cf_wall_time();
