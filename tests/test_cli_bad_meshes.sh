@@ -113,6 +113,25 @@ for c in "${cases[@]}"; do
     [ ! -e "$tmp/o_$name" ] || bad "$cmd $name: created its output directory"
   done
 done
+# absurd but finite values, once they overflow (a density or time step of 1e300 does under
+# gravity): the first step refuses them (exit 1), no output file is written
+FIX='"fixed": [{"set": "support"}]'
+G='"gravity": [0, 0, -9.81]'
+absurd=(
+  "force_1e300.json|{\"mesh\": \"$LUG\", $MAT, $FIX, \"loads\": [{\"set\": \"load\", \"force\": [1e300, 0, 0]}]}"
+  "gravity_1e300.json|{\"mesh\": \"$LUG\", $MAT, $FIX, \"gravity\": [0, 0, -1e300]}"
+  "rho_1e300.json|{\"mesh\": \"$LUG\", \"material\": {\"E\": 210e9, \"nu\": 0.3, \"rho\": 1e300}, $FIX, $G}"
+  "dt_1e300.json|{\"mesh\": \"$LUG\", $MAT, $FIX, $G, \"time\": {\"dt\": 1e300, \"end\": 1e301}}"
+)
+for c in "${absurd[@]}"; do
+  name=${c%%|*}; body=${c#*|}
+  printf '%s' "$body" >"$tmp/$name"
+  n=$((n + 1))
+  "$BIN" run "$tmp/$name" --steps 3 --out "$tmp/o_$name" >/dev/null 2>"$tmp/err"; rc=$?
+  [ $rc -eq 1 ] || bad "run $name: exit $rc, want 1"
+  check_msg "run $name" "$(<"$tmp/err")" "step 1: the right side is not finite"
+  [ -z "$(find "$tmp/o_$name" -type f 2>/dev/null)" ] || bad "run $name: wrote $(find "$tmp/o_$name" -type f)"
+done
 # the scene itself unreadable
 for s in "$tmp/scene_dir.json" "$tmp/no_such_scene.json"; do
   "$BIN" run "$s" >/dev/null 2>"$tmp/err"; rc=$?
