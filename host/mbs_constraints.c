@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/mbs_modal.h"
 #include "mbs_internal.h"
 
 /* ---- affine vectors ---------------------------------------------------------------------------- */
@@ -112,6 +113,25 @@ static void finish_con(cfMbsCon* c) {
   }
 }
 
+/* the amplitude blocks of the equation's modal point terms become slots too (after finish_con);
+ * nb = -1 when they do not fit */
+static void finish_modal_slots(const cfMbsModel* m, cfMbsCon* c) {
+  for (int k = 0; k < c->nmt; k++) {
+    int nm, blk0, nblk;
+    cf_mbs__modal_point(m, c->mt_body[k], c->mt_point[k], NULL, NULL, &nm, &blk0, &nblk);
+    for (int l = 0; l < nblk; l++) {
+      int found = 0;
+      for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
+      if (found) continue;
+      if (c->nb >= CF_MBS_CON_MAXB) {
+        c->nb = -1;
+        return;
+      }
+      c->body[c->nb++] = blk0 + l;
+    }
+  }
+}
+
 static int slot_of(const cfMbsCon* c, int b) {
   for (int s = 0; s < c->nb; s++)
     if (c->body[s] == b) return s;
@@ -177,6 +197,18 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       if (J->distance == 0 || (J->distance < 0 && cf_mbs_norm3(D) < 1e-12))
         return cf_error(CF_ERR_SCENE, "%s: zero distance (use a spherical joint)", who);
     }
+    for (int sl = 0; sl < 2; sl++) {
+      int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
+      if (k == -1) continue;
+      int ib = cf_mbs__modal_of_body(m, b);
+      if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
+                                  sl + 1, b < 0 ? "ground" : def->body[b].name);
+      if (k < 0 || k >= def->modal[ib].npoint)
+        return cf_error(CF_ERR_SCENE, "%s: modal point %d of body '%s' does not exist", who, k, def->body[b].name);
+      if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_UNIVERSAL &&
+          J->type != CF_MBS_FIXED)
+        return cf_error(CF_ERR_SCENE, "%s: a joint at a modal point must be spherical, revolute, universal or fixed", who);
+    }
     ncon += joint_eq_count(J->type);
   }
   for (int k = 0; k < nd; k++) {
@@ -221,6 +253,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   m->joint_body = calloc((size_t)(2 * nj + 1), sizeof(int));
   m->joint_frame = calloc((size_t)(24 * nj + 1), sizeof(double));
   m->joint_con0 = calloc((size_t)(nj ? nj : 1), sizeof(int));
+  m->joint_mpoint = calloc((size_t)(2 * nj + 1), sizeof(int));
   m->joint_ncon = calloc((size_t)(nj ? nj : 1), sizeof(int));
   m->driver_name = calloc((size_t)(nd ? nd : 1), sizeof *m->driver_name);
   m->driver_type = calloc((size_t)(nd ? nd : 1), sizeof(int));
@@ -229,7 +262,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   m->driver_offset = calloc((size_t)(nd ? nd : 1), sizeof(double));
   m->driver_con = calloc((size_t)(nd ? nd : 1), sizeof(int));
   m->con = calloc((size_t)ncon, sizeof(cfMbsCon));
-  ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_ncon &&
+  ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint && m->joint_ncon &&
        m->driver_name && m->driver_type && m->driver_joint && m->driver_f && m->driver_offset && m->driver_con && m->con;
   if (!ok) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->ncon = 0;
@@ -265,12 +298,26 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     double a[3] = {0, 0, 1}, f[3], g[3];
     if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE) memcpy(a, J->axis, sizeof a);
     frame_from_axis(a, a, f, g);
-    double P2g[3];
+    double P1g[3], P2g[3];
+    memcpy(P1g, J->point, sizeof P1g);
     memcpy(P2g, J->type == CF_MBS_DISTANCE ? J->point2 : J->point, sizeof P2g);
+    /* a modal point fixes the joint's point: where the point is at t = 0 (amplitudes left out) */
+    int mp[2] = {J->modal_point1, J->modal_point2}, mib[2] = {-1, -1};
+    for (int s = 1; s >= 0; s--) {
+      m->joint_mpoint[2 * j + s] = mp[s];
+      if (mp[s] < 0) continue;
+      int b = s ? b2 : b1, nm, blk0, nblk;
+      double sbar[3], pos[3], R[9];
+      mib[s] = cf_mbs__modal_of_body(m, b);
+      cf_mbs__modal_point(m, mib[s], mp[s], sbar, NULL, &nm, &blk0, &nblk);
+      cf_mbs__body_pose(def, b, pos, R);
+      for (int i = 0; i < 3; i++) P1g[i] = pos[i] + R[3 * i] * sbar[0] + R[3 * i + 1] * sbar[1] + R[3 * i + 2] * sbar[2];
+      if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
+    }
     double* fr = m->joint_frame + 24 * j;
     for (int s = 0; s < 2; s++) {
       int b = s ? b2 : b1;
-      to_local_point(def, b, s ? P2g : J->point, fr + 12 * s);
+      to_local_point(def, b, s ? P2g : P1g, fr + 12 * s);
       to_local_dir(def, b, a, fr + 12 * s + 3);
       to_local_dir(def, b, f, fr + 12 * s + 6);
       to_local_dir(def, b, g, fr + 12 * s + 9);
@@ -291,7 +338,15 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       for (int k = 0; k < 3; k++) {
         cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
         add_term(c, 1, CF_MBS_COEF_ONE, D, vec_const(ex[k]));
+        for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + A2 Phibar2 y2 - A1 Phibar1 y1 */
+          if (mp[sl] >= 0) {
+            int n = c->nmt++;
+            c->mt_body[n] = mib[sl], c->mt_point[n] = mp[sl], c->mt_comp[n] = k, c->mt_sign[n] = sl ? 1 : -1;
+          }
         finish_con(c);
+        finish_modal_slots(m, c);
+        if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
+                                       "(fewer modes, or one modal point per joint)", J->name, CF_MBS_CON_MAXB);
       }
     /* common axis direction: a2 perpendicular to f1 and g1 */
     if (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
@@ -417,6 +472,35 @@ static void add_grad(const cfMbsModel* m, const cfMbsCon* c, double* row, const 
   }
 }
 
+/* Modal point term k of equation c: value s e_i . A Phibar y (A = [u v w] of the frame), its
+ * gradient (d/du_a[i] = s Phibar_a . y; d/dy_j = s sum_a A[i][a] Phibar_a,j) added to row, or its
+ * acceleration bias 2 s e_i . Adot Phibar ydot when qd is given (q is then not used). */
+static double modal_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd,
+                         double* row) {
+  int fb, nm, blk0, nblk, i = c->mt_comp[k];
+  const double* Phi = cf_mbs__modal_point(m, c->mt_body[k], c->mt_point[k], NULL, &fb, &nm, &blk0, &nblk);
+  double s = c->mt_sign[k];
+  const double* ya = (qd ? qd : q) + m->body_qadr[blk0]; /* amplitude blocks are consecutive */
+  const double* qf = (qd ? qd : q) + m->body_qadr[fb];
+  double v = 0, py[3];
+  for (int a = 0; a < 3; a++) {
+    py[a] = 0;
+    for (int j = 0; j < nm; j++) py[a] += Phi[a * nm + j] * ya[j];
+    v += qf[3 + 3 * a + i] * py[a]; /* A[i][a] = (axis a)_i */
+  }
+  if (qd) return 2 * s * v;
+  if (row) {
+    double* rf = row + 12 * slot_of(c, fb);
+    for (int a = 0; a < 3; a++) rf[3 + 3 * a + i] += s * py[a];
+    for (int j = 0; j < nm; j++) {
+      double g = 0;
+      for (int a = 0; a < 3; a++) g += qf[3 + 3 * a + i] * Phi[a * nm + j];
+      row[12 * slot_of(c, blk0 + j / 12) + j % 12] += s * g;
+    }
+  }
+  return s * v;
+}
+
 void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac) {
   update_drivers(m, d, t);
   for (int i = 0; i < m->ncon; i++) {
@@ -440,6 +524,7 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
         add_grad(m, c, row, &c->b[k], gB);
       }
     }
+    for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
     d->phi[i] = phi;
   }
 }
@@ -490,6 +575,7 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
         v += s * (co[2] * cf_mbs_dot3(A, B) + 2 * co[1] * (cf_mbs_dot3(Ad, B) + cf_mbs_dot3(A, Bd)));
       }
     }
+    for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
     out[i] = v;
   }
 }
@@ -582,6 +668,12 @@ void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, in
   }
   const double* qb = q + m->body_qadr[b];
   for (int i = 0; i < 3; i++) o[i] = (which == 0 ? qb[i] : 0) + l[0] * qb[3 + i] + l[1] * qb[6 + i] + l[2] * qb[9 + i];
+  int mp = m->joint_mpoint[2 * j + slot];
+  if (which == 0 && mp >= 0) { /* the point moves with the modes */
+    double u[3];
+    cf_mbs__modal_point_disp(m, cf_mbs__modal_of_body(m, b), mp, q, u);
+    for (int i = 0; i < 3; i++) o[i] += u[i];
+  }
 }
 
 double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j) {

@@ -9,26 +9,6 @@
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
-/* ---- mbs_modal.c (issue 9 hooks; all no-ops without modal bodies) ---- */
-int cf_mbs__modal_nblock(const cfMbsDef* def);         /* amplitude blocks to append */
-/* after the bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
-int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m);
-void cf_mbs__modal_free(cfMbsModel* m);
-void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
-/* body pairs that the modal mass couples: calls pair(a, b, ctx) */
-void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
-/* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
-void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
-/* y += the same times x */
-void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
-                         const double* x, double* y);
-/* d->Q += modal gravity terms, quadratic velocity forces, elastic and damping forces, node loads */
-void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
-double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
-double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
-/* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
-void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
-
 #endif
 
 /* CHOLMOD state of one data. The fill-reducing ordering P is computed once (cholmod_analyze); the
@@ -164,7 +144,18 @@ void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, dou
 void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
 double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
 double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
+/* modal body index of frame body `body`, or -1 */
+int cf_mbs__modal_of_body(const cfMbsModel* m, int body);
+/* modal point k of modal body ib: mean rest position sbar (body coordinates), the frame body, the number of modes,
+ * the first amplitude block and their count; returns Phibar [3 nm] row-major */
+const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
+                                  int* blk0, int* nblk);
+/* its modal displacement A Phibar y (global) at q */
+void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]);
+/* mbs_model.c's cf_mbs_def_free: the modal definitions and their points */
+void cf_mbs__modal_def_free(cfMbsDef* def);
 /* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
 void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
+
 
 #endif

@@ -30,6 +30,8 @@ struct cfMbsModalBody {
   double *X, *Phi;                     /* [3 nnode], [3 nnode * nm] row 3p+a */
   int nload;
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
+  int npoint;                          /* modal points (joint attachments) */
+  double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
 };
 
 cfMbsModalDef cf_mbs_default_modal_def(void) {
@@ -81,7 +83,51 @@ int cf_mbs_add_modal_body(cfMbsDef* def, const cfMbsBodyDef* frame, const cfMbsM
   cfMbsModalDef* e = &def->modal[def->nmodal++];
   *e = *md;
   e->body = id;
+  e->npoint = 0; /* points are owned by the definition: cf_mbs_add_modal_point */
   return id;
+}
+
+static cfMbsModalDef* modal_def_of(cfMbsDef* def, int body) {
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == body) return &def->modal[i];
+  return NULL;
+}
+
+int cf_mbs_add_modal_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
+  cfMbsModalDef* e = modal_def_of(def, body);
+  if (!e) return cf_error(CF_ERR_SCENE, "modal point '%s': body %d is not a modal body", name, body);
+  const char* bname = def->body[body].name;
+  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "modal body '%s': a modal point needs a name", bname);
+  if (cf_mbs_find_modal_point(def, body, name) >= 0)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' is defined twice", bname, name);
+  if (e->npoint >= CF_MBS_MODAL_MAX_POINTS)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': more than %d modal points", bname, CF_MBS_MODAL_MAX_POINTS);
+  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' has no nodes", bname, name);
+  for (int k = 0; k < nnode; k++)
+    if (nodes[k] < 0 || nodes[k] >= e->red->nnode)
+      return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s': node %d does not exist (the mesh has %d)",
+                      bname, name, nodes[k], e->red->nnode);
+  cfMbsModalPoint* pt = &e->point[e->npoint];
+  pt->nodes = malloc(sizeof(int) * (size_t)nnode);
+  if (!pt->nodes) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  memcpy(pt->nodes, nodes, sizeof(int) * (size_t)nnode);
+  pt->nnode = nnode;
+  snprintf(pt->name, sizeof pt->name, "%s", name);
+  return e->npoint++;
+}
+
+int cf_mbs_find_modal_point(const cfMbsDef* def, int body, const char* name) {
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == body)
+      for (int k = 0; k < def->modal[i].npoint; k++)
+        if (!strcmp(def->modal[i].point[k].name, name)) return k;
+  return -1;
+}
+
+void cf_mbs__modal_def_free(cfMbsDef* def) {
+  for (int i = 0; i < def->nmodal; i++)
+    for (int k = 0; k < def->modal[i].npoint; k++) free(def->modal[i].point[k].nodes);
+  free(def->modal);
 }
 
 int cf_mbs_add_modal_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
@@ -113,6 +159,7 @@ void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
+    free(mb->pt_s), free(mb->pt_Phi);
   }
   free(m->modal);
   m->modal = NULL;
@@ -162,6 +209,23 @@ int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     for (int p = 0; p < 3 * nn; p++)
       for (int k = 0; k < nm; k++) mb->Phi[(size_t)p * nm + k] = r->basis[(size_t)(f0 + k) * r->ndof + p];
     memcpy(mb->X, md->X, sizeof(double) * 3 * (size_t)nn); /* rest positions s_p */
+    /* modal points: means of their nodes' rest positions and mode rows */
+    mb->npoint = md->npoint;
+    mb->pt_s = calloc((size_t)(3 * md->npoint + 1), sizeof(double));
+    mb->pt_Phi = calloc((size_t)(3 * k1 * md->npoint + 1), sizeof(double));
+    if (!mb->pt_s || !mb->pt_Phi) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    for (int k = 0; k < md->npoint; k++) {
+      const cfMbsModalPoint* pt = &md->point[k];
+      double wgt = 1.0 / pt->nnode;
+      for (int l = 0; l < pt->nnode; l++) {
+        int p = pt->nodes[l];
+        for (int a = 0; a < 3; a++) {
+          mb->pt_s[3 * k + a] += wgt * mb->X[3 * p + a];
+          for (int j = 0; j < nm; j++)
+            mb->pt_Phi[((size_t)k * 3 + a) * nm + j] += wgt * mb->Phi[(size_t)(3 * p + a) * nm + j];
+        }
+      }
+    }
     mb->nload = md->nload;
     memcpy(mb->load, md->load, sizeof mb->load);
     /* the frame: exact Mbar(0) */
@@ -185,6 +249,33 @@ int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     }
   }
   return CF_OK;
+}
+
+int cf_mbs__modal_of_body(const cfMbsModel* m, int body) {
+  for (int i = 0; i < m->nmodal; i++)
+    if (m->modal[i].body == body) return i;
+  return -1;
+}
+
+const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
+                                  int* blk0, int* nblk) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  if (sbar) memcpy(sbar, mb->pt_s + 3 * k, 3 * sizeof(double));
+  if (frame) *frame = mb->body;
+  *nm = mb->nm, *blk0 = mb->blk0, *nblk = mb->nblk;
+  return mb->pt_Phi + (size_t)k * 3 * mb->nm;
+}
+
+void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* Phi = mb->pt_Phi + (size_t)k * 3 * mb->nm;
+  const double *qf = q + m->body_qadr[mb->body], *y = q + m->body_qadr[mb->blk0];
+  o[0] = o[1] = o[2] = 0;
+  for (int a = 0; a < 3; a++) {
+    double ya = 0;
+    for (int j = 0; j < mb->nm; j++) ya += Phi[a * mb->nm + j] * y[j];
+    for (int i = 0; i < 3; i++) o[i] += qf[3 + 3 * a + i] * ya;
+  }
 }
 
 void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {

@@ -107,6 +107,7 @@ cfMbsJointDef cf_mbs_default_joint_def(void) {
   j.axis[2] = 1;
   j.axis2[0] = 1;
   j.distance = -1;
+  j.modal_point1 = j.modal_point2 = -1;
   return j;
 }
 
@@ -141,7 +142,7 @@ void cf_mbs_def_free(cfMbsDef* def) {
   free(def->joint);
   free(def->driver);
   free(def->force);
-  free(def->modal); /* issue 9 hook */
+  cf_mbs__modal_def_free(def); /* issue 9 hook */
   cfMbsOptions o = def->opt;
   memset(def, 0, sizeof *def);
   def->opt = o;
@@ -331,7 +332,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
   cf_mbs__modal_free(m); free(m->body_modal); /* issue 9 hook */
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
-  free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0);
+  free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint);
   free(m->joint_ncon);
   free(m->driver_name); free(m->driver_type); free(m->driver_joint); free(m->driver_f); free(m->driver_offset);
   free(m->driver_con);

@@ -89,6 +89,12 @@ typedef struct cfMbsJointDef {
   double axis2[3];           /* universal: the axis fixed on body2, perpendicular to axis */
   double point2[3];          /* distance: the point on body2 */
   double distance;           /* distance: length [m]; < 0: the distance at t = 0 */
+  /* Issue 9, joints at FE nodes of modal bodies (cofem/mbs_modal.h): the joint's point on body1 /
+   * body2 is modal point k of that modal body (cf_mbs_add_modal_point: a node, or the mean of a
+   * node set, which moves with the modes); -1 (default): a body-fixed point. With a modal point
+   * the joint sits where that point is at t = 0 and `point` is ignored. Spherical, revolute,
+   * universal and fixed joints only (the axes follow the frame of the modal body). */
+  int modal_point1, modal_point2;
 } cfMbsJointDef;
 
 typedef enum cfMbsDriverType {
@@ -195,7 +201,7 @@ typedef struct cfMbsVec {
 enum { CF_MBS_COEF_ONE = 0, CF_MBS_COEF_SIN = 1, CF_MBS_COEF_NEGCOS = 2 }; /* of the driver value */
 enum { CF_MBS_CST_NONE = 0, CF_MBS_CST_NEG_F = 1, CF_MBS_CST_NEG_HALF_F2 = 2 };
 enum { CF_MBS_CON_RIGID = 0, CF_MBS_CON_JOINT = 1, CF_MBS_CON_DRIVER = 2 };
-#define CF_MBS_CON_MAXB 4
+#define CF_MBS_CON_MAXB 10 /* bodies per equation: a modal point brings its amplitude blocks */
 
 /* One scalar equation Phi = sum_k s_k coef_k(f(t)) (a_k . b_k) + c0 + cst(f(t)) = 0. */
 typedef struct cfMbsCon {
@@ -209,6 +215,12 @@ typedef struct cfMbsCon {
   int nb;                    /* bodies of the equation: the slots of its gradient */
   int body[CF_MBS_CON_MAXB];
   int kind, owner, eq;       /* CF_MBS_CON_*, body / joint / driver id, equation within it */
+  /* modal point terms (issue 9): Phi += sum_k mt_sign[k] e_(mt_comp[k]) . A Phibar y of modal
+   * point mt_point[k] of modal body mt_body[k] (index into cfMbsModel.modal): bilinear in the
+   * frame's axes A = [u v w] and the amplitudes y (host/mbs_constraints.c evaluates them) */
+  int nmt;
+  int mt_body[2], mt_point[2], mt_comp[2];
+  double mt_sign[2];
 } cfMbsCon;
 
 /* A force element compiled to body coordinates. */
@@ -252,6 +264,7 @@ typedef struct cfMbsModel {
   int* joint_type;
   int* joint_body;           /* [2 njoint] */
   double* joint_frame;       /* [24 njoint]: per slot p[3] a[3] f[3] g[3] */
+  int* joint_mpoint;         /* [2 njoint] modal point of slot 0 / 1 (issue 9), -1: none */
   int* joint_con0;           /* [njoint] first equation */
   int* joint_ncon;
   /* drivers */

@@ -26,6 +26,18 @@ extern "C" {
 #endif
 
 #define CF_MBS_MODAL_MAX_LOADS 16
+#define CF_MBS_MODAL_MAX_POINTS 16
+
+/* A point of a modal body that moves with the modes: one FE node, or the mean of several (an
+ * RBE3-like average: x = r + A (sbar + Phibar y), sbar and Phibar the means of the nodes' rest
+ * positions and mode rows). Joints attach to it (cfMbsJointDef.modal_point1/2): this is how a
+ * joint sits at an interface node, and how a massless virtual body is attached there with a
+ * fixed joint (paper 004, section 4). */
+typedef struct cfMbsModalPoint {
+  char name[CF_MBS_NAME_MAX];
+  int nnode;
+  int* nodes;                /* [nnode], owned by the definition (copied by cf_mbs_add_modal_point) */
+} cfMbsModalPoint;
 
 /* A point load at an FE node (it follows the node, including its modal displacement). */
 typedef struct cfMbsModalLoad {
@@ -48,6 +60,8 @@ typedef struct cfMbsModalDef {
   const double* yd0;         /* [nmodes] initial amplitude rates, or NULL (0) */
   int nload;
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
+  int npoint;                /* modal points, added by cf_mbs_add_modal_point */
+  cfMbsModalPoint point[CF_MBS_MODAL_MAX_POINTS];
 } cfMbsModalDef;
 
 cfMbsModalDef cf_mbs_default_modal_def(void);
@@ -59,6 +73,13 @@ cfMbsModalDef cf_mbs_default_modal_def(void);
 int cf_mbs_add_modal_body(cfMbsDef* def, const cfMbsBodyDef* frame, const cfMbsModalDef* md);
 /* Add a point load to modal body `body` (frame id); returns its index or a negative status. */
 int cf_mbs_add_modal_load(cfMbsDef* def, int body, const cfMbsModalLoad* load);
+
+/* Add a modal point to modal body `body` (frame id): FE node nodes[0], or the mean of nodes[0 ..
+ * nnode - 1] (copied). Returns its index (for cfMbsJointDef.modal_point1/2) or a negative status
+ * (unknown node, not a modal body, duplicate name). */
+int cf_mbs_add_modal_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode);
+/* Index of the modal point called name on modal body `body`, or -1. */
+int cf_mbs_find_modal_point(const cfMbsDef* def, int body, const char* name);
 
 /* ---- queries (ib: modal body index, 0 .. m->nmodal - 1; cf_mbs_modal_index maps a frame id) ---- */
 int cf_mbs_modal_index(const cfMbsModel* m, int body);          /* -1 if body is not modal */
