@@ -13,6 +13,9 @@
 
 #include "cofem/fem.h"
 #include "cofem/output.h"
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
+#include "cofem/output.h"
 #include "mbs_internal.h"
 
 static int usage(void) {
@@ -36,6 +39,27 @@ static void write_row(FILE* csv, const cfMbsModel* m, const cfMbsData* d, const 
     for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) fprintf(csv, ",%.12g", v[i]);
   }
   fprintf(csv, "\n");
+}
+
+/* one VTU frame per flexible body; names kept (relative to the .pvd, which sits beside them) */
+static int write_frames(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, const char* dir, char** files,
+                        double* times, int* nframe, int cap) {
+  if (*nframe >= cap) return CF_OK;
+  for (int k = 0; k < s->nflex; k++) {
+    char name[CF_MBS_NAME_MAX + 16], path[CF_MBS_PATH_MAX + CF_MBS_NAME_MAX + 20];
+    snprintf(name, sizeof name, "%s_%04d.vtu", m->body_name[s->flex_body[k]], *nframe);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int st = cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), &s->flex[k]->scene.mesh, path);
+    if (st < 0) return st;
+    files[(size_t)k * cap + *nframe] = strdup(name);
+  }
+  times[(*nframe)++] = d->t;
+  return CF_OK;
+}
+
+static void free_frames(char** files, double* times, int n) {
+  for (int i = 0; files && i < n; i++) free(files[i]);
+  free(files), free(times);
 }
 
 int cf_mbs_run_cli(int argc, char** argv) {
@@ -129,12 +153,12 @@ int cf_mbs_run_cli(int argc, char** argv) {
   }
   fprintf(csv, "\n");
 
-  int nvirt = 0;
-  for (int b = 0; b < m->nbody; b++) nvirt += m->body_virtual[b];
+  int nvirt = 0, nblk = 0;
+  for (int b = 0; b < m->nbody; b++) nvirt += m->body_virtual[b], nblk += m->body_modal[b] == 2;
   printf("cofem run %s (mechanism)\n", scene_path);
-  printf("  %d bodies (%d virtual), %d joints, %d drivers, %d forces; %d natural coordinates, %d equations "
+  printf("  %d bodies (%d virtual, %d flexible), %d joints, %d drivers, %d forces; %d coordinates, %d equations "
          "(rank %d, %d redundant), %d degree%s of freedom\n",
-         m->nbody, nvirt, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
+         m->nbody - nblk, nvirt, m->nmodal, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
          m->ndof == 1 ? "" : "s");
   if (s.kinematic)
     printf("  kinematic analysis: dt %g s, %ld steps; position by Newton, velocity and acceleration by projection\n", h, steps);
@@ -143,16 +167,32 @@ int cf_mbs_run_cli(int argc, char** argv) {
            "Newton tol |dq| %.1e, |Phi| %.1e; CHOLMOD (%d nonzeros)\n",
            h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi, m->nnz);
   if (m->assembly_shift > 1e-9) printf("  initial assembly moved the given poses by up to %.3g (coordinates)\n", m->assembly_shift);
+  for (int k = 0; k < s.nflex; k++) {
+    const cfModalPart* p = s.flex[k];
+    int ib = cf_mbs_modal_index(m, s.flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;
+    printf("  flexible body '%s': %s, %d nodes, %d tets; %d modes (%d constraint + %d normal, %d rigid left to the frame), "
+           "%.1f .. %.1f Hz; reduction %s %.3f s\n",
+           m->body_name[s.flex_body[k]], p->scene.mesh_path, p->red.nnode, p->red.ntet, nm, p->red.nb, p->red.nk,
+           p->red.nrigid, nm ? cf_reduction_freq_hz(&p->red, f0) : 0.0, nm ? cf_reduction_freq_hz(&p->red, f0 + nm - 1) : 0.0,
+           p->from_cache ? "read from cache in" : "computed in", p->t_total);
+  }
+  /* deformed meshes of the flexible bodies: DIR/<body>_NNNN.vtu frames and DIR/<body>.pvd */
+  int vtu_every = s.vtu_every > 0 ? s.vtu_every : (int)(steps / 100 > 0 ? steps / 100 : 1);
+  int nframe_cap = s.nflex ? (int)(steps / vtu_every + 2) : 0, nframe = 0;
+  char** frame_files = nframe_cap ? calloc((size_t)(nframe_cap * s.nflex), sizeof(char*)) : NULL;
+  double* frame_t = nframe_cap ? calloc((size_t)nframe_cap, sizeof(double)) : NULL;
+  if (nframe_cap && (!frame_files || !frame_t)) nframe_cap = 0;
 
   double T0, V0;
   cf_mbs_energy(m, d, &T0, &V0);
   double v[3];
   cf_mbs_violation(m, d, v);
   write_row(csv, m, d, &s, 0);
+  st = write_frames(m, d, &s, out_dir, frame_files, frame_t, &nframe, nframe_cap);
   double worst[3] = {v[0], v[1], v[2]}, e_dev = 0;
   double wall0 = cf_wall_time();
   long report = steps >= 100 ? steps / 20 : 10;
-  for (long k = 1; k <= steps; k++) {
+  for (long k = 1; k <= steps && st >= 0; k++) {
     st = s.kinematic ? cf_mbs_kinematic_step(m, d) : cf_mbs_step(m, d);
     if (st < 0) break;
     if (!s.kinematic) {
@@ -164,6 +204,8 @@ int cf_mbs_run_cli(int argc, char** argv) {
     worst[1] = fmax(worst[1], d->phid_max);
     worst[2] = fmax(worst[2], d->phidd_max);
     if (k % s.every == 0 || k == steps) write_row(csv, m, d, &s, k);
+    if ((k % vtu_every == 0 || k == steps) && (st = write_frames(m, d, &s, out_dir, frame_files, frame_t, &nframe, nframe_cap)) < 0)
+      break;
     if (!quiet && (k % report == 0 || k == steps)) {
       double el = cf_wall_time() - wall0;
       printf("%s  step %ld/%ld  t %.4f s  Newton %d it  |Phi| %.1e  %.1fx real time", isatty(1) ? "\r" : "", k, steps,
@@ -176,6 +218,7 @@ int cf_mbs_run_cli(int argc, char** argv) {
   if (isatty(1) && !quiet) printf("\n");
   fclose(csv);
   if (st < 0) {
+    free_frames(frame_files, frame_t, nframe_cap * s.nflex);
     remove(csv_tmp);
     int code = fail(st);
     cf_mbs_data_free(d);
@@ -184,6 +227,15 @@ int cf_mbs_run_cli(int argc, char** argv) {
     return code;
   }
   rename(csv_tmp, csv_path);
+  for (int k = 0; k < s.nflex && nframe > 0; k++) {
+    char pvd[CF_MBS_PATH_MAX + 80];
+    snprintf(pvd, sizeof pvd, "%s/%s.pvd", out_dir, m->body_name[s.flex_body[k]]);
+    if (cf_pvd_write(pvd, nframe, (const char* const*)frame_files + (size_t)k * nframe_cap, frame_t) < 0)
+      fprintf(stderr, "cofem: warning: %s\n", cf_last_error());
+    else
+      printf("  wrote %s (%d frames of the deformed mesh)\n", pvd, nframe);
+  }
+  free_frames(frame_files, frame_t, nframe_cap * s.nflex);
   long done = d->steps;
   printf("done: %ld steps, %.4g s simulated in %.4g s wall: %.1fx real time, %.4f ms/step\n", done, d->t, wall,
          wall > 0 ? d->t / wall : INFINITY, 1e3 * wall / (double)(done ? done : 1));
@@ -193,6 +245,8 @@ int cf_mbs_run_cli(int argc, char** argv) {
     printf("  Newton iterations per step: mean %.2f, max %d\n", (double)d->iters_total / (double)(done ? done : 1),
            d->iters_max);
     int conservative = m->ndriver == 0;
+    for (int k = 0; k < s.nflex; k++) /* loads at nodes of flexible bodies */
+      if (s.def.modal[cf_mbs_modal_index(m, s.flex_body[k])].nload > 0) conservative = 0;
     for (int e = 0; e < m->nforce; e++) {
       const cfMbsForce* f = &m->force[e];
       if (f->type == CF_MBS_POINT_FORCE || f->type == CF_MBS_TORQUE || f->c > 0 || f->has_actuator) conservative = 0;

@@ -136,7 +136,7 @@ int cf_mbs_add_modal_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
       cfMbsModalDef* e = &def->modal[i];
       if (e->nload >= CF_MBS_MODAL_MAX_LOADS)
         return cf_error(CF_ERR_SCENE, "modal body: more than %d loads", CF_MBS_MODAL_MAX_LOADS);
-      if (load->node < 0 || load->node >= e->red->nnode)
+      if (!load->at_point && (load->node < 0 || load->node >= e->red->nnode))
         return cf_error(CF_ERR_SCENE, "modal body: load node %d does not exist", load->node);
       e->load[e->nload] = *load;
       return e->nload++;
@@ -226,6 +226,10 @@ int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
         }
       }
     }
+    for (int l = 0; l < md->nload; l++)
+      if (md->load[l].at_point && (md->load[l].point < 0 || md->load[l].point >= md->npoint))
+        return cf_error(CF_ERR_SCENE, "modal body '%s': load %d: modal point %d does not exist",
+                        def->body[md->body].name, l, md->load[l].point);
     mb->nload = md->nload;
     memcpy(mb->load, md->load, sizeof mb->load);
     /* the frame: exact Mbar(0) */
@@ -493,8 +497,8 @@ void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, co
       int p = L->node;
       for (int dd = 0; dd < 3; dd++) Qf[dd] += F[dd];
       for (int a = 0; a < 3; a++) {
-        const double* ph = mb->Phi + (size_t)(3 * p + a) * nm;
-        double rho = mb->X[3 * p + a], eF = cf_mbs_dot3(qf + 3 + 3 * a, F);
+        const double* ph = L->at_point ? mb->pt_Phi + (size_t)(3 * L->point + a) * nm : mb->Phi + (size_t)(3 * p + a) * nm;
+        double rho = L->at_point ? mb->pt_s[3 * L->point + a] : mb->X[3 * p + a], eF = cf_mbs_dot3(qf + 3 + 3 * a, F);
         for (int k = 0; k < nm; k++) rho += ph[k] * y[k], Qy[k] += ph[k] * eF;
         for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * F[dd];
       }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
 #include "mbs_internal.h"
 
 typedef struct Ctx {
@@ -196,9 +198,98 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
 }
 
 /* ---- sections ---------------------------------------------------------------------------------- */
+/* A flexible body: "flexible": {"scene": FE scene, "interface": [sets], "modes": N, "supports":
+ * "free" | "interface" | "clamp" (what the FE scene's fixed sets become; default free),
+ * "damping": zeta | "adams", "reduction": cache file} (docs/mbs.md, "Flexible bodies"): the
+ * scene's part reduced by Craig-Bampton (cofem/modal_part.h) and added as a modal body. */
+static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
+  static const char* known[] = {"scene", "interface", "modes", "supports", "damping", "reduction", "description", NULL};
+  char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
+  snprintf(w, sizeof w, "%s \"flexible\"", where);
+  if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);
+  int st = check_keys(c, fx, known, w);
+  if (st < 0) return st;
+  if (c->s->nflex >= CF_MBS_MAX_FLEX)
+    return cf_error(CF_ERR_SCENE, "%s: %s: more than %d flexible bodies", c->path, w, CF_MBS_MAX_FLEX);
+  if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
+  cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
+  rel[0] = '\0';
+  if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
+  if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);
+  cfReduceOptions ro = cf_default_reduce_options();
+  int supports = CF_PART_SUPPORTS_FREE;
+  char sup[16] = "free";
+  if ((st = get_int(c, fx, "modes", &ro.nmodes, w)) < 0) return st;
+  if (ro.nmodes < 0) return cf_error(CF_ERR_SCENE, "%s: %s: \"modes\" must be >= 0", c->path, w);
+  if ((st = get_str(c, fx, "supports", sup, sizeof sup, 0, w)) < 0) return st;
+  if (!strcmp(sup, "interface")) supports = CF_PART_SUPPORTS_INTERFACE;
+  else if (!strcmp(sup, "clamp")) supports = CF_PART_SUPPORTS_CLAMP;
+  else if (strcmp(sup, "free"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\" = \"%s\": use \"free\", \"interface\" or \"clamp\"", c->path, w, sup);
+  const cJSON* dz = cJSON_GetObjectItemCaseSensitive(fx, "damping");
+  if (dz && cJSON_IsString(dz) && !strcmp(dz->valuestring, "adams")) ro.damping = -1;
+  else if (dz && (st = get_num(c, fx, "damping", &ro.damping, 0, w)) < 0) return st;
+  else if (dz && !(ro.damping >= 0))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"damping\" must be a ratio >= 0 or \"adams\"", c->path, w);
+  char sets[CF_SCENE_MAX_ITEMS][CF_NAME_MAX];
+  const char* setp[CF_SCENE_MAX_ITEMS];
+  int nsets = 0;
+  const cJSON* itf = cJSON_GetObjectItemCaseSensitive(fx, "interface");
+  if (itf) {
+    if (!cJSON_IsArray(itf)) return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
+    for (const cJSON* it = itf->child; it; it = it->next) {
+      if (!cJSON_IsString(it) || !it->valuestring[0])
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
+      if (nsets == CF_SCENE_MAX_ITEMS) return cf_error(CF_ERR_SCENE, "%s: %s: more than %d interface sets", c->path, w, CF_SCENE_MAX_ITEMS);
+      snprintf(sets[nsets], CF_NAME_MAX, "%s", it->valuestring);
+      setp[nsets] = sets[nsets];
+      nsets++;
+    }
+  }
+  cfModalPart* part = calloc(1, sizeof *part);
+  if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
+  c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
+  c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
+  if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s: %s: %s", c->path, w, msg);
+  }
+  cfMbsModalDef md = cf_mbs_default_modal_def();
+  md.red = &part->red, md.X = part->scene.mesh.X;
+  st = cf_mbs_add_modal_body(&c->s->def, b, &md);
+  return st < 0 ? st : CF_OK;
+}
+
+/* the flexible part of body `body`, or NULL */
+static const cfModalPart* flex_part(const Ctx* c, int body) {
+  for (int k = 0; k < c->s->nflex; k++)
+    if (c->s->flex_body[k] == body) return c->s->flex[k];
+  return NULL;
+}
+
+/* "node1" / "node2" / "node": a node set of a flexible body's mesh; the modal point at the mean of
+ * its nodes (made once per set and body) */
+static int modal_point_ref(const Ctx* c, const cJSON* o, const char* key, int body, int* point, const char* where) {
+  char set[CF_NAME_MAX];
+  int st = get_str(c, o, key, set, sizeof set, 1, where);
+  if (st < 0) return st;
+  const cfModalPart* part = flex_part(c, body);
+  if (!part)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names a node set, but body '%s' is not flexible", c->path, where, key,
+                    body < 0 ? "ground" : c->s->def.body[body].name);
+  const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, set);
+  if (!ns)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\": no node set '%s' in the mesh %s of body '%s'", c->path, where, key, set,
+                    part->scene.mesh_path, c->s->def.body[body].name);
+  *point = cf_mbs_find_modal_point(&c->s->def, body, set);
+  if (*point < 0) *point = cf_mbs_add_modal_point(&c->s->def, body, set, ns->nodes, ns->count);
+  return *point < 0 ? *point : CF_OK;
+}
+
 static int parse_body(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "mass", "com", "inertia", "position", "rotation", "quaternion", "velocity",
-                                "omega", "virtual", "description", NULL};
+                                "omega", "virtual", "flexible", "description", NULL};
   char where[96];
   snprintf(where, sizeof where, "\"bodies\"[%d]", i);
   int st = check_keys(c, o, known, where);
@@ -206,8 +297,17 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
   cfMbsBodyDef b = cf_mbs_default_body_def();
   if ((st = get_str(c, o, "name", b.name, sizeof b.name, 1, where)) < 0) return st;
   snprintf(where, sizeof where, "\"bodies\"[%d] ('%s')", i, b.name);
+  const cJSON* flex = cJSON_GetObjectItemCaseSensitive(o, "flexible");
+  if (flex) {
+    static const char* rigid_only[] = {"mass", "com", "inertia", "virtual"};
+    for (int k = 0; k < 4; k++)
+      if (cJSON_GetObjectItemCaseSensitive(o, rigid_only[k]))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" does not go with \"flexible\" (mass and inertia come from the "
+                        "reduction)", c->path, where, rigid_only[k]);
+    b.mass = 1, b.inertia[0] = b.inertia[1] = b.inertia[2] = 1; /* replaced by the reduction's */
+  }
   if ((st = get_bool(c, o, "virtual", &b.is_virtual, where)) < 0) return st;
-  if ((st = get_num(c, o, "mass", &b.mass, !b.is_virtual, where)) < 0) return st;
+  if (!flex && (st = get_num(c, o, "mass", &b.mass, !b.is_virtual, where)) < 0) return st;
   if ((st = get_vec3(c, o, "com", b.com, 0, where)) < 0) return st;
   const cJSON* in = cJSON_GetObjectItemCaseSensitive(o, "inertia");
   if (in) {
@@ -217,7 +317,7 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
     if (n != 3 && n != 6)
       return cf_error(CF_ERR_SCENE, "%s: %s: \"inertia\" takes 3 (principal) or 6 (Ixx Iyy Izz Ixy Ixz Iyz) numbers", c->path, where);
     memcpy(b.inertia, v, sizeof v);
-  } else if (!b.is_virtual)
+  } else if (!b.is_virtual && !flex)
     return cf_error(CF_ERR_SCENE, "%s: %s: missing \"inertia\"", c->path, where);
   if ((st = get_vec3(c, o, "position", b.pos, 0, where)) < 0) return st;
   const cJSON* rot = cJSON_GetObjectItemCaseSensitive(o, "rotation");
@@ -251,6 +351,7 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
   if (cf_mbs_def_find_body(&c->s->def, b.name) != CF_MBS_NONE)
     return cf_error(CF_ERR_SCENE, "%s: %s: body '%s' is defined twice%s", c->path, where, b.name,
                     strcmp(b.name, "ground") ? "" : " (\"ground\" is the fixed frame)");
+  if (flex) return parse_flexible(c, flex, &b, where);
   st = cf_mbs_add_body(&c->s->def, &b);
   return st < 0 ? st : CF_OK;
 }
@@ -283,7 +384,7 @@ static int joint_type(const char* s) {
 
 static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "type", "body1", "body2", "point", "axis", "axis2", "point2", "distance",
-                                "description", NULL};
+                                "node1", "node2", "description", NULL};
   char where[128], type[32];
   snprintf(where, sizeof where, "\"joints\"[%d]", i);
   int st = check_keys(c, o, known, where);
@@ -302,7 +403,16 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
                     c->path, where, type);
   if ((st = body_ref(c, o, "body1", &j.body1, where)) < 0) return st;
   if ((st = body_ref(c, o, "body2", &j.body2, where)) < 0) return st;
-  if ((st = get_point(c, o, "point", j.point, 1, 0, where)) < 0) return st;
+  /* at a node set of a flexible body: the joint sits at the mean of its nodes and moves with them */
+  int at_node = 0;
+  for (int k = 0; k < 2; k++) {
+    const char* key = k ? "node2" : "node1";
+    if (!cJSON_GetObjectItemCaseSensitive(o, key)) continue;
+    if ((st = modal_point_ref(c, o, key, k ? j.body2 : j.body1, k ? &j.modal_point2 : &j.modal_point1, where)) < 0)
+      return st;
+    at_node = 1;
+  }
+  if ((st = get_point(c, o, "point", j.point, !at_node, 0, where)) < 0) return st;
   int needs_axis = j.type == CF_MBS_REVOLUTE || j.type == CF_MBS_PRISMATIC || j.type == CF_MBS_CYLINDRICAL ||
                    j.type == CF_MBS_UNIVERSAL;
   if ((st = get_point(c, o, "axis", j.axis, needs_axis, 1, where)) < 0) return st;
@@ -374,8 +484,8 @@ static int parse_driver(const Ctx* c, const cJSON* o, int i) {
 }
 
 static int parse_force(const Ctx* c, const cJSON* o, int i) {
-  static const char* known[] = {"name", "type", "body", "point", "force", "torque", "frame", "scale", "body1", "point1",
-                                "body2", "point2", "k", "c", "rest", "actuator", "joint", "description", NULL};
+  static const char* known[] = {"name", "type", "body", "point", "node", "force", "torque", "frame", "scale", "body1",
+                                "point1", "body2", "point2", "k", "c", "rest", "actuator", "joint", "description", NULL};
   char where[128], type[32];
   snprintf(where, sizeof where, "\"forces\"[%d]", i);
   int st = check_keys(c, o, known, where);
@@ -403,6 +513,22 @@ static int parse_force(const Ctx* c, const cJSON* o, int i) {
       return cf_error(CF_ERR_SCENE, "%s: %s: \"frame\" = \"%s\": use \"global\" or \"body\"", c->path, where, frame);
     f.body_frame = !strcmp(frame, "body");
     if ((st = get_func(c, o, "scale", &f.scale, 0, &f.has_scale, where)) < 0) return st;
+    if (cJSON_GetObjectItemCaseSensitive(o, "node")) { /* at a node set of a flexible body: shared by its nodes */
+      if (f.type != CF_MBS_POINT_FORCE || cJSON_GetObjectItemCaseSensitive(o, "point"))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"node\" goes with a \"force\" and no \"point\"", c->path, where);
+      cfMbsModalLoad ml;
+      memset(&ml, 0, sizeof ml);
+      ml.at_point = 1;
+      if ((st = modal_point_ref(c, o, "node", f.body1, &ml.point, where)) < 0) return st;
+      memcpy(ml.force, f.vec, sizeof ml.force);
+      ml.body_frame = f.body_frame, ml.has_scale = f.has_scale, ml.scale = f.scale;
+      if ((st = cf_mbs_add_modal_load(&c->s->def, f.body1, &ml)) < 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", cf_last_error()); /* copied: it is reformatted into itself */
+        return cf_error(st, "%s: %s: %s", c->path, where, msg);
+      }
+      return CF_OK;
+    }
   } else if (!strcmp(type, "spring")) {
     f.type = CF_MBS_SPRING;
     if ((st = body_ref(c, o, "body1", &f.body1, where)) < 0) return st;
@@ -566,11 +692,13 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   TRY(parse_array(&c, root, "forces", 0, parse_force));
   const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
   if (out) {
-    static const char* ok[] = {"dir", "every", "channels", NULL};
+    static const char* ok[] = {"dir", "every", "vtu_every", "channels", NULL};
     TRY(check_keys(&c, out, ok, "\"output\""));
     TRY(get_str(&c, out, "dir", s->out_dir, sizeof s->out_dir, 0, "\"output\""));
     TRY(get_int(&c, out, "every", &s->every, "\"output\""));
     if (s->every < 1) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.every\" must be >= 1", path));
+    TRY(get_int(&c, out, "vtu_every", &s->vtu_every, "\"output\""));
+    if (s->vtu_every < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.vtu_every\" must be >= 0", path));
     TRY(parse_array(&c, out, "channels", 0, parse_channel));
   }
   cJSON_Delete(root);
@@ -629,7 +757,14 @@ int cf_mbs_scene_is_mechanism(const char* json_path) {
   return yes;
 }
 
-void cf_mbs_scene_free(cfMbsScene* s) { cf_mbs_def_free(&s->def); }
+void cf_mbs_scene_free(cfMbsScene* s) {
+  cf_mbs_def_free(&s->def);
+  for (int k = 0; k < s->nflex; k++) {
+    cf_modal_part_free(s->flex[k]);
+    free(s->flex[k]);
+  }
+  s->nflex = 0;
+}
 
 /* ---- output channels ----------------------------------------------------------------------------- */
 int cf_mbs_channel_size(const cfMbsChannel* c) {

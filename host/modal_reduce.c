@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cofem/reduce.h"
 #include "fem_sparse.h"
@@ -352,9 +354,13 @@ done:
 static const char MAGIC[8] = {'C', 'F', 'R', 'E', 'D', 'U', 'C', 'E'};
 enum { BOM = 0x01020304, HEADER_INTS = 12, SOURCE_LEN = 512 };
 
+/* Written to PATH.tmp.PID and renamed: a reader (another process reusing the cache) never sees
+ * a half-written file, and a failed write leaves the old file as it was. */
 int cf_reduction_write(const cfReduction* r, const char* path) {
-  FILE* f = fopen(path, "wb");
-  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing", path);
+  char tmpname[4200];
+  snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
+  FILE* f = fopen(tmpname, "wb");
+  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
   int32_t ver = CF_REDUCTION_VERSION, bom = BOM;
   int32_t h[HEADER_INTS] = {r->nnode, r->ntet, r->ndof, r->consistent_mass, r->nbnode, r->nb,
                             r->nk, r->n, r->orthonormal, r->nrigid, 0, 0};
@@ -380,7 +386,11 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
        fwrite(r->S, 8, 9 * n * n, f) == 9 * n * n &&
        fwrite(r->basis, 8, n * r->ndof, f) == n * r->ndof;
   if (fclose(f) != 0) ok = 0;
-  if (!ok) return cf_error(CF_ERR_IO, "%s: write failed", path);
+  if (ok && rename(tmpname, path) != 0) ok = 0;
+  if (!ok) {
+    remove(tmpname);
+    return cf_error(CF_ERR_IO, "%s: write failed", path);
+  }
   return CF_OK;
 }
 

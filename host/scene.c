@@ -72,8 +72,7 @@ static int get_vec3(const cJSON* obj, const char* key, double* out, int required
   return CF_OK;
 }
 
-/* Resolve `rel` against the directory of the scene file. */
-static void resolve(const char* scene_path, const char* rel, char* out, size_t n) {
+void cf_scene_resolve_path(const char* scene_path, const char* rel, char* out, size_t n) {
   if (rel[0] == '/' || !strchr(scene_path, '/')) {
     snprintf(out, n, "%s", rel);
     return;
@@ -132,7 +131,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
 
   char rel[CF_PATH_MAX];
   TRY(get_string(root, "mesh", rel, sizeof rel, 1, path, ""));
-  resolve(path, rel, s->mesh_path, sizeof s->mesh_path);
+  cf_scene_resolve_path(path, rel, s->mesh_path, sizeof s->mesh_path);
 
   const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
   if (!cJSON_IsObject(mat)) TRY(cf_error(CF_ERR_SCENE, "%s: missing \"material\" object {E, nu, rho}", path));

@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "cofem/cofem.h"
-#include "cofem/reduce.h"
-#include "cofem/scene.h"
+#include "cofem/modal_part.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -81,41 +80,20 @@ int cf_reduce_cli(int argc, char** argv) {
   }
   if (!scene_path) { usage(stderr); return 2; }
 
-  double t0 = cf_wall_time();
-  cfScene sc;
-  memset(&sc, 0, sizeof sc);
-  if (cf_scene_load(scene_path, &sc) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); return 1; }
+  const char* setp[CF_SCENE_MAX_ITEMS * 4];
+  for (int i = 0; i < nsets; i++) setp[i] = sets[i];
+  cfModalPart part;
   int rc = 1;
-  cfModel* m = NULL;
-  int* nodes = NULL;
-  cfReduction r;
-  memset(&r, 0, sizeof r);
-  if (cf_model_create(&sc.mesh, &sc.def, &m) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); goto done; }
-  if (clamp) {
-    for (int i = 0; i < sc.nfix; i++) {
-      const cfNodeSet* s = cf_mesh_find_nset(&sc.mesh, sc.fix[i].set);
-      if (s) cf_model_fix_nodes(m, s->nodes, s->count, sc.fix[i].dir_mask);
-    }
-  } else
+  if (cf_modal_part_load(scene_path, setp, nsets, clamp ? CF_PART_SUPPORTS_CLAMP : CF_PART_SUPPORTS_INTERFACE, &opt, NULL, &part) < 0) {
+    fprintf(stderr, "cofem reduce: %s\n", cf_last_error());
+    goto done;
+  }
+  const cfModel* m = part.model;
+  const cfReduction r = part.red;
+  const cfScene sc = part.scene;
+  if (!clamp)
     for (int i = 0; i < sc.nfix && nsets < (int)(sizeof sets / sizeof sets[0]); i++) snprintf(sets[nsets++], CF_NAME_MAX, "%s", sc.fix[i].set);
-  int total = 0;
-  for (int i = 0; i < nsets; i++) {
-    const cfNodeSet* s = cf_mesh_find_nset(&sc.mesh, sets[i]);
-    if (!s) { fprintf(stderr, "cofem reduce: %s: no node set '%s' in the mesh %s\n", scene_path, sets[i], sc.mesh_path); goto done; }
-    total += s->count;
-  }
-  nodes = malloc(sizeof(int) * (total + 1));
-  if (!nodes) { fprintf(stderr, "cofem reduce: out of memory\n"); goto done; }
-  total = 0;
-  for (int i = 0; i < nsets; i++) {
-    const cfNodeSet* s = cf_mesh_find_nset(&sc.mesh, sets[i]);
-    memcpy(nodes + total, s->nodes, sizeof(int) * s->count);
-    total += s->count;
-  }
-  double t_load = cf_wall_time() - t0;
-  if (cf_reduce(m, nodes, total, &opt, &r) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); goto done; }
-  snprintf(r.source, sizeof r.source, "%s", sc.mesh_path);
-
+  double t_load = part.t_load;
   printf("cofem reduce %s: %d nodes, %d elements, %s mass, %d fixed DOFs\n", scene_path, m->nnode, m->ntet,
          m->def.consistent_mass ? "consistent" : "lumped", m->nfixed);
   printf("  interface: %d nodes (", r.nbnode);
@@ -140,9 +118,6 @@ int cf_reduce_cli(int argc, char** argv) {
   }
   rc = 0;
 done:
-  cf_reduction_free(&r);
-  free(nodes);
-  cf_model_free(m);
-  cf_scene_free(&sc);
+  cf_modal_part_free(&part);
   return rc;
 }

@@ -408,6 +408,7 @@ void cf_mbs_joint_reaction(const cfMbsModel* m, const cfMbsData* d, int joint, d
 /* ---- scenes (same JSON conventions as the FEM scenes; docs/mbs.md) ---------------------------- */
 #define CF_MBS_PATH_MAX 512
 #define CF_MBS_MAX_CHANNELS 64
+#define CF_MBS_MAX_FLEX 8
 
 typedef enum cfMbsChannelWhat {
   CF_MBS_OUT_POSITION, CF_MBS_OUT_VELOCITY, CF_MBS_OUT_ACCELERATION, CF_MBS_OUT_OMEGA,
@@ -428,8 +429,14 @@ typedef struct cfMbsScene {
   int kinematic;             /* "solver.analysis": "kinematic" */
   char out_dir[CF_MBS_PATH_MAX];
   int every;                 /* CSV row every N steps */
+  int vtu_every;             /* flexible bodies' deformed-mesh frame every N steps (0: about 100 frames) */
   int nchannel;
   cfMbsChannel channel[CF_MBS_MAX_CHANNELS]; /* ids are those of the definition (= model) */
+  /* flexible bodies ("flexible" in a body): their FE scenes, models and reductions, owned here
+   * (cofem/modal_part.h); the definition borrows the reductions and meshes */
+  int nflex;
+  struct cfModalPart* flex[CF_MBS_MAX_FLEX];
+  int flex_body[CF_MBS_MAX_FLEX];
 } cfMbsScene;
 
 /* 1 if the JSON file is a mechanism scene (it has a top-level "bodies" key), else 0. */

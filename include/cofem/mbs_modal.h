@@ -39,9 +39,12 @@ typedef struct cfMbsModalPoint {
   int* nodes;                /* [nnode], owned by the definition (copied by cf_mbs_add_modal_point) */
 } cfMbsModalPoint;
 
-/* A point load at an FE node (it follows the node, including its modal displacement). */
+/* A point load at an FE node, or at a modal point (the mean of its nodes: the force is shared
+ * equally by them, as an RBE3 spreads it); it follows the point, modal displacement included. */
 typedef struct cfMbsModalLoad {
   int node;
+  int at_point;              /* 1: at modal point `point` instead of `node` */
+  int point;
   double force[3];           /* [N] global, or in the frame's axes when body_frame */
   int body_frame;
   int has_scale;             /* force times scale(t) */

@@ -56,6 +56,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* scene);
 int cf_scene_build(const cfScene* scene, cfModel** model, cfData** data);
 /* Nodal forces of all loads at time t into f ([ndof], overwritten); scale multiplies them. */
 void cf_scene_forces(const cfScene* scene, double t, double scale, double* f);
+/* A path written in a scene file, resolved against the scene file's directory (absolute: kept). */
+void cf_scene_resolve_path(const char* scene_path, const char* rel, char* out, size_t n);
 /* Mean displacement of a node set (x - X). */
 void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double* x, double* u);
 void cf_scene_free(cfScene* scene);

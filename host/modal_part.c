@@ -1,0 +1,101 @@
+/* Craig-Bampton reduced parts from FE scenes: cofem/modal_part.h. */
+#include "cofem/modal_part.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/cofem.h"
+#include "cofem/output.h"
+
+static int cmp_int(const void* a, const void* b) { return (*(const int*)a > *(const int*)b) - (*(const int*)a < *(const int*)b); }
+
+/* the cache holds this reduction: same model (checked by cf_reduction_check), interface nodes
+ * (sorted, unique) and normal-mode count */
+static int cache_matches(const cfReduction* r, const cfModel* m, const int* nodes, int n, const cfReduceOptions* o) {
+  if (cf_reduction_check(r, m) < 0) {
+    cf_clear_error();
+    return 0;
+  }
+  if (r->nbnode != n || r->orthonormal != (o->orthonormalise != 0)) return 0;
+  for (int i = 0; i < n; i++)
+    if (r->bnodes[i] != nodes[i]) return 0;
+  int free_interior = m->ndof - m->nfixed - r->nb;
+  int want = o->nmodes < free_interior ? o->nmodes : free_interior;
+  return r->nk == want;
+}
+
+int cf_modal_part_load(const char* scene_path, const char* const* sets, int nsets, int supports,
+                       const cfReduceOptions* opt, const char* cache, cfModalPart* out) {
+  memset(out, 0, sizeof *out);
+  double t0 = cf_wall_time();
+  int st = cf_scene_load(scene_path, &out->scene);
+  if (st < 0) return st;
+  cfScene* sc = &out->scene;
+  if ((st = cf_model_create(&sc->mesh, &sc->def, &out->model)) < 0) return st;
+  /* interface: the named sets, and the scene's supports unless they stay clamped */
+  int total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int* nodes = NULL;
+    if (pass && !(nodes = malloc(sizeof(int) * (size_t)(total + 1))))
+      return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
+    int k = 0;
+    for (int i = 0; i < nsets + sc->nfix; i++) {
+      const char* name = i < nsets ? sets[i] : sc->fix[i - nsets].set;
+      const cfNodeSet* s = cf_mesh_find_nset(&sc->mesh, name);
+      if (!s) {
+        free(nodes);
+        return cf_error(CF_ERR_SCENE, "%s: no node set '%s' in the mesh %s", scene_path, name, sc->mesh_path);
+      }
+      if (i >= nsets && supports == CF_PART_SUPPORTS_CLAMP) {
+        if (pass) cf_model_fix_nodes(out->model, s->nodes, s->count, sc->fix[i - nsets].dir_mask);
+        continue;
+      }
+      if (i >= nsets && supports == CF_PART_SUPPORTS_FREE) continue;
+      if (pass) memcpy(nodes + k, s->nodes, sizeof(int) * (size_t)s->count);
+      k += s->count;
+    }
+    if (!pass) {
+      total = k;
+      continue;
+    }
+    /* sorted, unique: the order the reduction stores them in */
+    qsort(nodes, (size_t)k, sizeof(int), cmp_int);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+      if (u == 0 || nodes[i] != nodes[u - 1]) nodes[u++] = nodes[i];
+    out->t_load = cf_wall_time() - t0;
+    if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, u, opt)) {
+      out->from_cache = 1;
+    } else {
+      cf_clear_error();
+      cf_reduction_free(&out->red);
+      st = cf_reduce(out->model, nodes, u, opt, &out->red);
+      if (st >= 0) {
+        snprintf(out->red.source, sizeof out->red.source, "%s", sc->mesh_path);
+        if (cache) { /* its folder made if need be */
+          char dir[CF_PATH_MAX];
+          snprintf(dir, sizeof dir, "%s", cache);
+          char* slash = strrchr(dir, '/');
+          if (slash && slash != dir) *slash = '\0', st = cf_make_dirs(dir);
+          if (st >= 0) st = cf_reduction_write(&out->red, cache);
+        }
+      }
+    }
+    free(nodes);
+    if (st < 0) { /* name the scene (copy the message first: it is reformatted into itself) */
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", cf_last_error());
+      return cf_error(st, "%s: %s", scene_path, msg);
+    }
+  }
+  out->t_total = cf_wall_time() - t0;
+  return CF_OK;
+}
+
+void cf_modal_part_free(cfModalPart* p) {
+  cf_reduction_free(&p->red);
+  cf_model_free(p->model);
+  cf_scene_free(&p->scene);
+  memset(p, 0, sizeof *p);
+}
