@@ -153,7 +153,7 @@ static void test_reaction(void) {
       for (int a = 0; a < 3 && k > 1000; a++) F[a] += G[a] / 2000;
     }
     double W = s.flex[0]->red.mass * 9.81;
-    printf("hanging at rest (turned %.3g mrad): mean pin reaction (%.6g, %.6g, %.6g) N, weight %.6g N\n", 1e3 * phi, F[0], F[1],
+    printf("hanging at rest (turned %.3g mrad): mean pin reaction (%.6g, %.6g, %.9g) N, weight %.9g N\n", 1e3 * phi, F[0], F[1],
            F[2], W);
     CHECK_CLOSE(fabs(F[2]), W, 0, 1e-4);
     CHECK(fabs(F[0]) < 1e-4 * W && fabs(F[1]) < 1e-4 * W);
