@@ -345,4 +345,60 @@ CF_HD void cf_block_jacobi(int n, const int* diag, const double* A, const unsign
   for (int i = 0; i < 9; i++) Pinv[9 * n + i] = Di[i];
 }
 
+/* ---- PCG starting guess (the warm start) ------------------------------------------------------
+ * x0 = c0 v0 + c1 v1 minimises the energy 1/2 x.A x - b.x over span{v0, v1}, v0 the velocities of
+ * the last step and v1 those of the step before (both zero on fixed DOFs): the previous velocity
+ * scaled optimally, plus its trend. In a quasi-static pull (h omega >> 1 for all but the lowest
+ * modes) the velocity follows the load rate, which v0 alone misses by its change over a step,
+ * and at rest v0 holds stiff components that the step damps to ~0, which a plain warm start
+ * carries in (docs/decisions.md, 2026-11-27). The sums are over the free DOFs:
+ *   s[0] = v0.Av0, s[1] = v0.Av1, s[2] = v1.Av1, s[3] = v0.b, s[4] = v1.b,
+ *   s[5] = Av0.Av0, s[6] = Av0.Av1, s[7] = Av1.Av1, s[8] = Av0.b, s[9] = Av1.b, s[10] = b.b */
+enum { CF_WARM_NSUM = 11 };
+
+/* Adds node n's free-DOF terms to s[CF_WARM_NSUM]. */
+CF_HD void cf_node_warm_sums(int n, const double* v0, const double* v1, const double* Av0, const double* Av1,
+                             const double* b, const unsigned char* fixed, int use_fixed, double* s) {
+  for (int i = 3 * n; i < 3 * n + 3; i++) {
+    if (use_fixed && fixed[i]) continue;
+    s[0] += v0[i] * Av0[i];
+    s[1] += v0[i] * Av1[i];
+    s[2] += v1[i] * Av1[i];
+    s[3] += v0[i] * b[i];
+    s[4] += v1[i] * b[i];
+    s[5] += Av0[i] * Av0[i];
+    s[6] += Av0[i] * Av1[i];
+    s[7] += Av1[i] * Av1[i];
+    s[8] += Av0[i] * b[i];
+    s[9] += Av1[i] * b[i];
+    s[10] += b[i] * b[i];
+  }
+}
+
+/* c[2] from the sums: the 2x2 Galerkin system by Cholesky, v1 dropped when (nearly) parallel to
+ * v0 or zero; then c = 0 (cold start) unless |b - A x0| < |b|, since the PCG stops on that norm
+ * (a guess better in energy can be worse in it when |b| is already below the tolerance). */
+CF_HD void cf_warm_coefficients(const double* s, double* c) {
+  const double a00 = s[0], a01 = s[1], a11 = s[2], g0 = s[3], g1 = s[4];
+  c[0] = 0;
+  c[1] = 0;
+  if (a00 > 0) {
+    const double l = a01 / a00, schur = a11 - l * a01;
+    if (a11 > 0 && schur > 1e-8 * a11) {
+      c[1] = (g1 - l * g0) / schur;
+      c[0] = (g0 - a01 * c[1]) / a00;
+    } else {
+      c[0] = g0 / a00;
+    }
+  } else if (a11 > 0) {
+    c[1] = g1 / a11;
+  }
+  const double rr = s[10] - 2 * (c[0] * s[8] + c[1] * s[9]) + c[0] * c[0] * s[5] + 2 * c[0] * c[1] * s[6] +
+                    c[1] * c[1] * s[7];
+  if (!(rr < s[10]) || !isfinite(c[0]) || !isfinite(c[1])) {
+    c[0] = 0;
+    c[1] = 0;
+  }
+}
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_pcg.h"
 #include "fem_precond.h"
 
 double cf_wall_time(void) {
@@ -267,7 +268,9 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->z = malloc(sizeof(double) * nd);
   d->p = malloc(sizeof(double) * nd);
   d->q = malloc(sizeof(double) * nd);
-  d->dot_partial = malloc(sizeof(double) * (nd / CF_DOT_CHUNK + 1));
+  /* per-chunk partials: the dot products and the warm start's CF_WARM_NSUM sums per node chunk */
+  size_t npart = nd / CF_DOT_CHUNK + 1, nwarm = CF_WARM_NSUM * ((size_t)m->nnode / CF_WARM_CHUNK + 1);
+  d->dot_partial = malloc(sizeof(double) * (npart > nwarm ? npart : nwarm));
   d->node_R = malloc(sizeof(double) * 9 * (size_t)m->nnode);
   if (!d->x || !d->v || !d->f_ext || !d->f_ext_prev || !d->v_prev || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
       !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->dot_partial || !d->node_R) {

@@ -8,6 +8,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_pcg.h"
 #include "fem_precond.h"
 
 /* Deterministic dot product: fixed chunks, summed in order. */
@@ -47,6 +48,28 @@ static void project(const cfModel* m, const cfData* d, double* y) {
   if (!d->supports_active || !m->nfixed) return;
   for (int i = 0; i < m->ndof; i++)
     if (m->fixed[i]) y[i] = 0;
+}
+
+void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
+  double* v0 = d->v;
+  project(m, d, v0);
+  project(m, d, v1);
+  spmv(m, d->A, v0, d->q);
+  spmv(m, d->A, v1, d->z);
+  const int use_fixed = d->supports_active && m->nfixed;
+  const int nchunk = (m->nnode + CF_WARM_CHUNK - 1) / CF_WARM_CHUNK;
+#pragma omp parallel for schedule(static) if (nchunk > 4)
+  for (int c = 0; c < nchunk; c++) {
+    double* s = d->dot_partial + CF_WARM_NSUM * c;
+    for (int k = 0; k < CF_WARM_NSUM; k++) s[k] = 0;
+    const int hi = (c + 1) * CF_WARM_CHUNK < m->nnode ? (c + 1) * CF_WARM_CHUNK : m->nnode;
+    for (int n = c * CF_WARM_CHUNK; n < hi; n++) cf_node_warm_sums(n, v0, v1, d->q, d->z, d->b, m->fixed, use_fixed, s);
+  }
+  double s[CF_WARM_NSUM] = {0}, c[2];
+  for (int k = 0; k < nchunk; k++)
+    for (int j = 0; j < CF_WARM_NSUM; j++) s[j] += d->dot_partial[CF_WARM_NSUM * k + j];
+  cf_warm_coefficients(s, c);
+  for (int i = 0; i < m->ndof; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
 }
 
 int cf_stage_pcg(const cfModel* m, cfData* d) {

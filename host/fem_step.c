@@ -4,6 +4,7 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_pcg.h"
 
 void cf_stage_update(const cfModel* m, cfData* d, double h) {
   if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
@@ -22,9 +23,12 @@ int cf_step(const cfModel* m, cfData* d) {
   cf_stage_polar(m, d);
   double t1 = cf_wall_time();
   cf_stage_elastic(m, d);
+  /* v_prev still holds the velocities of the step before: the warm start's second vector */
+  memcpy(d->p, d->v_prev, sizeof(double) * m->ndof);
   memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
   cf_stage_assemble_system(m, d, h);
   double t2 = cf_wall_time();
+  if (m->def.warm_start) cf_pcg_warm_start(m, d, d->p);
   int st = cf_stage_pcg(m, d);
   if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT) {
     /* the geometric part made A indefinite: redo the linear solve with K_R */

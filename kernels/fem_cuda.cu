@@ -10,6 +10,8 @@
  *   assemble  k_block_gather cf_block_gather      per block (a gather: no atomics)
  *             k_rhs          cf_node_rhs_euler    per node (+ partial norms of b_scale)
  *             k_jacobi       cf_block_jacobi      per node
+ *   warm      k_warm_*       cf_node_warm_sums, cf_warm_coefficients: the PCG's starting guess
+ *                            c0 v0 + c1 v_prev (cf_pcg_warm_start of host/fem_pcg.c)
  *   pcg       k_spmv_dot     cf_bsr_row + projection + partial p.q   per block row
  *             k_finish_*     one block sums the partials in a fixed order (deterministic)
  *             k_update_xrz   x += a p, r -= a q, z = P r, partials of r.r and r.z
@@ -92,6 +94,8 @@ struct DevState {
   int max_iter;
   int use_fixed; /* supports active and some DOF fixed */
   int warm;
+  /* warm start: coefficients of v0 and v_prev in the starting guess */
+  double wc0, wc1;
   /* assemble: |M v0| + h (|f_ext + M g| + |f_el|) over the free DOFs, the force scale of the
    * PCG tolerance (cfData.b_scale); not touched by k_pcg_reset */
   double b_scale;
@@ -219,6 +223,58 @@ __global__ void __launch_bounds__(kThreads) k_spmv(int nnode, const int* row_ptr
                                                    const double* A, const double* x, double* y) {
   int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < nnode) cf_bsr_row(i, row_ptr, col, A, x, y);
+}
+
+/* warm start: v0 and v_prev (the velocities of the step before) zeroed on fixed DOFs */
+__global__ void __launch_bounds__(kThreads)
+    k_warm_project(int nnode, const unsigned char* fixed, int use_fixed, double* v, double* v_prev) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  project3(n, fixed, use_fixed, v);
+  project3(n, fixed, use_fixed, v_prev);
+}
+
+/* partials of the CF_WARM_NSUM sums (Av0 in q, Av_prev in z): sum k of block j at k * npart + j */
+__global__ void __launch_bounds__(kThreads)
+    k_warm_sums(int nnode, const unsigned char* fixed, int use_fixed, const double* v,
+                const double* v_prev, const double* Av, const double* Av_prev, const double* b,
+                double* part, int npart) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s[CF_WARM_NSUM];
+  for (int k = 0; k < CF_WARM_NSUM; k++) s[k] = 0;
+  if (n < nnode) cf_node_warm_sums(n, v, v_prev, Av, Av_prev, b, fixed, use_fixed, s);
+  for (int k = 0; k < CF_WARM_NSUM; k++) {
+    double t = block_sum(s[k], sh);
+    if (threadIdx.x == 0) part[k * npart + blockIdx.x] = t;
+    __syncthreads(); /* sh is reused by the next sum */
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_warm_finish(DevState* st, const double* part, int npart) {
+  __shared__ double sh[kThreads];
+  double s[CF_WARM_NSUM];
+  for (int k = 0; k < CF_WARM_NSUM; k++) {
+    s[k] = ordered_sum(part + k * npart, npart, sh);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    double c[2];
+    cf_warm_coefficients(s, c);
+    st->wc0 = c[0];
+    st->wc1 = c[1];
+  }
+}
+
+/* v = c0 v0 + c1 v_prev (the starting guess); v_prev = v0 for the next step */
+__global__ void __launch_bounds__(kThreads)
+    k_warm_combine(int ndof, double* v, double* v_prev, const DevState* st) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= ndof) return;
+  const double v0 = v[i];
+  v[i] = st->wc0 * v0 + st->wc1 * v_prev[i];
+  v_prev[i] = v0;
 }
 
 __global__ void k_pcg_reset(DevState* st, double tol, int max_iter, int use_fixed, int warm) {
@@ -440,8 +496,10 @@ struct cfCuda {
   unsigned char* fixed;
   /* state, inputs and per-step arrays (as in cfData) */
   double *x, *v, *f_ext, *R, *KR, *fe, *f_el, *A, *b, *Pinv;
+  double* v_prev; /* velocities of the step before (the warm start's second vector) */
   double *r, *z, *p, *q;
   double *part0, *part1, *part2; /* [npart] per-block partial sums */
+  double* part_warm;             /* [CF_WARM_NSUM * npart] */
   int npart;
   DevState* st;
   DevState* st_host; /* pinned mirror, read at PCG check points and at the end of a step */
@@ -511,7 +569,8 @@ size_t device_bytes(const cfModel* m) {
   size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
   size_t dbl = 3 * nn + 9 * ne + 144 * ne + nn + nb   /* X Dm_inv Ke node_mass Mblk */
                + 7 * nd + 9 * ne + 144 * ne + 12 * ne /* x v f_ext f_el b + r z p q */
-               + 9 * nb + 9 * nn + 2 * nd;            /* A Pinv */
+               + 9 * nb + 9 * nn + 2 * nd             /* A Pinv */
+               + nd + CF_WARM_NSUM * (nn / kThreads + 1); /* v_prev part_warm */
   size_t ints = 4 * ne + (nn + 1) + nb + nn + (nb + 1) + 16 * ne + (nn + 1) + 4 * ne;
   return dbl * sizeof(double) + ints * sizeof(int) + nd;
 }
@@ -552,6 +611,28 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed,
                                                         g->supports_active, g->Pinv);
   CU_LAUNCHED(k_jacobi);
+  return CF_OK;
+}
+
+/* the PCG's starting guess from v and v_prev (as cf_pcg_warm_start) */
+int enqueue_warm_start(cfCuda* g) {
+  const int use_fixed = g->supports_active && g->nfixed > 0;
+  k_warm_project<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v,
+                                                              g->v_prev);
+  CU_LAUNCHED(k_warm_project);
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->v,
+                                                      g->q);
+  CU_LAUNCHED(k_spmv);
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A,
+                                                      g->v_prev, g->z);
+  CU_LAUNCHED(k_spmv);
+  k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, g->v_prev, g->q,
+                                               g->z, g->b, g->part_warm, g->npart);
+  CU_LAUNCHED(k_warm_sums);
+  k_warm_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart);
+  CU_LAUNCHED(k_warm_finish);
+  k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, g->v_prev, g->st);
+  CU_LAUNCHED(k_warm_combine);
   return CF_OK;
 }
 
@@ -837,6 +918,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(dev_alloc(&g->fixed, nd));
     TRY(dev_alloc(&g->x, nd));
     TRY(dev_alloc(&g->v, nd));
+    TRY(dev_alloc(&g->v_prev, nd));
     TRY(dev_alloc(&g->f_ext, nd));
     TRY(dev_alloc(&g->R, 9 * ne));
     TRY(dev_alloc(&g->KR, 144 * ne));
@@ -852,6 +934,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(dev_alloc(&g->part0, (size_t)g->npart));
     TRY(dev_alloc(&g->part1, (size_t)g->npart));
     TRY(dev_alloc(&g->part2, (size_t)g->npart));
+    TRY(dev_alloc(&g->part_warm, CF_WARM_NSUM * (size_t)g->npart));
     TRY(dev_alloc(&g->st, 1));
 
     TRY(upload_array(g->s, g->X, m->X, nd));
@@ -868,6 +951,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(upload_array(g->s, g->node_src_ptr, m->node_src_ptr, nn + 1));
     TRY(upload_array(g->s, g->node_src, m->node_src, 4 * ne));
     TRY(upload_array(g->s, g->fixed, m->fixed, nd));
+    TRY(upload_array(g->s, g->v_prev, d->v_prev, nd));
     /* scratch starts defined (a stage run alone may read it) */
     CU(cudaMemsetAsync(g->KR, 0, 144 * ne * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->fe, 0, 12 * ne * sizeof(double), g->s));
@@ -910,7 +994,7 @@ void cf_cuda_free(cfCuda* g) {
                  g->KR,       g->fe,     g->f_el,   g->A,           g->b,       g->Pinv,
                  g->r,        g->z,      g->p,      g->q,           g->part0,   g->part1,
                  g->part2,    g->st,     g->sp_buf, g->snap_x,      g->snap_v,  g->snap_R,
-                 g->snap_f_el};
+                 g->snap_f_el, g->v_prev, g->part_warm};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     if (dev[i]) cudaFree(dev[i]);
   void* pinned[] = {g->st_host, g->pin_x, g->pin_v, g->pin_R, g->pin_f_el};
@@ -1116,6 +1200,7 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   TRY(enqueue_elastic(g));
   TRY(enqueue_assemble(g, m, h));
   CU(cudaEventRecord(g->ev[2], g->s));
+  if (m->def.warm_start) TRY(enqueue_warm_start(g));
   TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
   CU(cudaEventRecord(g->ev[3], g->s));
   TRY(enqueue_update(g, h));

@@ -5,7 +5,8 @@
  *   1. polar:    F_e = Ds_e Dm_e^-1,  R_e = polar(F_e)  (proper rotation, det R = +1)
  *   2. assemble: K_R = R_e K_e R_e^T,  f_el = R_e K_e (R_e^T x - X)
  *                A = (1 + h a) M + (h b + h^2) K_R,   b = M v0 + h (f_ext + M g - f_el)
- *   3. solve:    A v1 = b by block-Jacobi PCG, warm-started with v0, fixed DOFs projected out,
+ *   3. solve:    A v1 = b by block-Jacobi PCG, fixed DOFs projected out, warm-started (cf_step)
+ *                from c0 v0 + c1 v_-1, the energy minimum over the last two velocities,
  *                until |r| <= tol * max(|b|, b_scale) (b_scale keeps a part at rest under a
  *                constant load from chasing round-off: there |b| -> 0 while the forces do not)
  *   4. update:   x1 = x0 + h v1
@@ -52,7 +53,8 @@ typedef struct cfModelDef {
   int consistent_mass;           /* 0: lumped (default), 1: consistent */
   double pcg_tol;                /* relative residual |r| / |b| */
   int pcg_max_iter;
-  int warm_start;                /* 1: start PCG from the previous velocities (paper 003) */
+  int warm_start;                /* 1: start PCG from the previous velocities (paper 003): the
+                                  * energy minimum over span{v0, v_-1} (docs/decisions.md) */
   int threads;                   /* 0: OpenMP default; results do not depend on it */
   int integrator;                /* enum cfIntegrator (default backward Euler) */
   int preconditioner;            /* enum cfPreconditioner (default block Jacobi) */
@@ -124,7 +126,7 @@ typedef struct cfData {
   double* z;
   double* p;
   double* q;
-  double* dot_partial;  /* [ndof/CF_DOT_CHUNK + 1] per-chunk partial sums (fixed order) */
+  double* dot_partial;  /* per-chunk partial sums (fixed order): [ndof/CF_DOT_CHUNK + 1] or more */
   double* node_R;       /* [9*nnode] node rotations (rotated-Cholesky preconditioner) */
   struct cfPrecond* precond; /* factorisations of the rotated-Cholesky preconditioner, or NULL */
   /* counters */
