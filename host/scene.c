@@ -258,7 +258,6 @@ static char* read_text(const char* path) {
   return buf;
 }
 
-static void set_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in);
 
 int cf_scene_load(const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
@@ -297,7 +296,7 @@ int cf_scene_load(const char* path, cfScene* s) {
     const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->load[i].set);
     s->load_weight[i] = malloc(sizeof(double) * (set->count > 0 ? set->count : 1));
     if (!s->load_weight[i]) break;
-    set_weights(&s->mesh, set, s->load_weight[i], in);
+    cf_set_area_weights(&s->mesh, set, s->load_weight[i], in);
   }
   int have_weights = in != NULL;
   for (int i = 0; i < s->nload; i++) have_weights &= s->load_weight[i] != NULL;
@@ -347,9 +346,7 @@ int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
   return st;
 }
 
-/* Nodal weights of a set: area-weighted over boundary faces whose three nodes are in the set;
- * equal over its nodes if there are none. Returns weights summing to 1 in w (indexed like set). */
-static void set_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in) {
+void cf_set_area_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in) {
   for (int i = 0; i < set->count; i++) {
     w[i] = 0;
     in[set->nodes[i]] = 1;

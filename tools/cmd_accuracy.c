@@ -295,25 +295,16 @@ static void elastica(double a, double* ux, double* uz) {
   *uz = z1;
 }
 
-/* Nodal weights of a set, as the scene loads spread a force (host/scene.c): a third of the area
- * of every boundary face whose three nodes are in the set, normalised to sum 1; equal weights if
- * the set has no face. Written into w[3 n] (the x slot of each node). */
+/* Area weights of a set (cf_set_area_weights, the same as the scene loads use) scattered into
+ * w[3 n] (the x slot of each node). */
 static void area_weights(const cfMesh* mesh, const cfNodeSet* set, double* w) {
-  unsigned char* in = calloc(mesh->nnode, 1);
-  for (int i = 0; i < set->count; i++) in[set->nodes[i]] = 1;
-  double total = 0;
-  for (int t = 0; t < mesh->ntri; t++) {
-    const int* v = mesh->tri + 3 * t;
-    if (!(in[v[0]] && in[v[1]] && in[v[2]])) continue;
-    const double *a = mesh->X + 3 * v[0], *b = mesh->X + 3 * v[1], *c = mesh->X + 3 * v[2];
-    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, q[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-    double n[3] = {u[1] * q[2] - u[2] * q[1], u[2] * q[0] - u[0] * q[2], u[0] * q[1] - u[1] * q[0]};
-    double area = 0.5 * norm3(n);
-    for (int k = 0; k < 3; k++) w[3 * v[k]] += area / 3;
-    total += area;
+  unsigned char* in = calloc((size_t)mesh->nnode, 1);
+  double* ws = malloc(sizeof(double) * (size_t)(set->count > 0 ? set->count : 1));
+  if (in && ws) {
+    cf_set_area_weights(mesh, set, ws, in);
+    for (int i = 0; i < set->count; i++) w[3 * set->nodes[i]] = ws[i];
   }
-  for (int i = 0; i < set->count; i++) w[3 * set->nodes[i]] = total > 0 ? w[3 * set->nodes[i]] / total : 1.0 / set->count;
-  free(in);
+  free(in), free(ws);
 }
 
 /* ---- case set-up -------------------------------------------------------------------------------- */

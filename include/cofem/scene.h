@@ -58,6 +58,10 @@ int cf_scene_build(const cfScene* scene, cfModel** model, cfData** data);
 void cf_scene_forces(const cfScene* scene, double t, double scale, double* f);
 /* A path written in a scene file, resolved against the scene file's directory (absolute: kept). */
 void cf_scene_resolve_path(const char* scene_path, const char* rel, char* out, size_t n);
+/* Nodal weights of a node set (sorted, as the mesh readers make them), summing to 1: area-weighted
+ * over the boundary triangles whose three nodes are in the set, equal over its nodes if there are
+ * none. w [set->count] is indexed like the set; in is a zeroed scratch [nnode], left zeroed. */
+void cf_set_area_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in);
 /* Mean displacement of a node set (x - X). */
 void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double* x, double* u);
 void cf_scene_free(cfScene* scene);
