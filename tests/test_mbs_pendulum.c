@@ -240,7 +240,7 @@ static void test_virtual_chain(void) {
       for (int i = 0; i < 3; i++) travel = fmax(travel, fabs(ref[6 * steps + i] - ref[i]));
       printf("%s chain, %d virtual bod%s: max difference from the direct joint over 2 s = %.2e (tip moved %.3f m); "
              "max |Phi| %.2e\n", ti ? "spherical" : "revolute", nv, nv == 1 ? "y" : "ies", diff, travel, w2);
-      CHECK(diff < 1e-6);
+      CHECK(diff < 1e-8); /* 1.3e-10 .. 3.5e-10 seen (round-off of the projections) */
       CHECK(travel > 0.5);
       CHECK(w2 < 1e-8);
     }
