@@ -9,38 +9,39 @@
 #include "cofem/fem.h"
 #include "cofem/static.h"
 #include "fem_element.h"
+#include "fem_parallel.h"
 #include "fem_precond.h"
 
+/* K_R of element e replaced by the symmetric part of its consistent tangent */
+static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
+  double Kt[144];
+  cf_elem_consistent_tangent(m, d, e, Kt);
+  double* K = d->KR + 144 * (size_t)e;
+  for (int i = 0; i < 12; i++)
+    for (int j = 0; j < 12; j++) K[12 * i + j] = 0.5 * (Kt[12 * i + j] + Kt[12 * j + i]);
+}
+
 void cf_stage_elastic(const cfModel* m, cfData* d) {
-#pragma omp parallel for schedule(static) if (m->ntet > 2048)
-  for (int e = 0; e < m->ntet; e++) cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe);
-  if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr) {
-#pragma omp parallel for schedule(static) if (m->ntet > 2048)
-    for (int e = 0; e < m->ntet; e++) {
-      double Kt[144];
-      cf_elem_consistent_tangent(m, d, e, Kt);
-      double* K = d->KR + 144 * (size_t)e;
-      for (int i = 0; i < 12; i++)
-        for (int j = 0; j < 12; j++) K[12 * i + j] = 0.5 * (Kt[12 * i + j] + Kt[12 * j + i]);
-    }
-  }
-#pragma omp parallel for schedule(static) if (m->nnode > 4096)
-  for (int n = 0; n < m->nnode; n++) cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el);
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe));
+  if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
+    CF_FOR(e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
+  CF_FOR(n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));
 }
 
 /* y = M x for the block mass (scalar coefficient per block). */
-static void apply_mass(const cfModel* m, const double* x, double* y) {
-#pragma omp parallel for schedule(static) if (m->nnode > 4096)
-  for (int i = 0; i < m->nnode; i++) {
-    double s0 = 0, s1 = 0, s2 = 0;
-    for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
-      double c = m->Mblk[k];
-      if (c == 0) continue;
-      const double* xj = x + 3 * m->col[k];
-      s0 += c * xj[0]; s1 += c * xj[1]; s2 += c * xj[2];
-    }
-    y[3 * i] = s0; y[3 * i + 1] = s1; y[3 * i + 2] = s2;
+static void mass_row(const cfModel* m, int i, const double* x, double* y) {
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
+    double c = m->Mblk[k];
+    if (c == 0) continue;
+    const double* xj = x + 3 * m->col[k];
+    s0 += c * xj[0]; s1 += c * xj[1]; s2 += c * xj[2];
   }
+  y[3 * i] = s0; y[3 * i + 1] = s1; y[3 * i + 2] = s2;
+}
+
+static void apply_mass(const cfModel* m, const double* x, double* y) {
+  CF_FOR(i, m->nnode, m->nnode > 4096, mass_row(m, i, x, y));
 }
 
 void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
@@ -49,9 +50,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
    * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
   double cm, ck;
   cf_system_coefficients(m, h, &cm, &ck);
-#pragma omp parallel for schedule(static) if (m->nnzb > 16384)
-  for (int k = 0; k < m->nnzb; k++)
-    cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A);
+  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
   const double* g = m->def.gravity;
   if (!newmark) {
     /* b = M v0 + h (f_ext + M g - f_el); norms summed in node order (thread-independent) */
@@ -74,8 +73,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
         fe2 += d->f_el[k] * d->f_el[k];
       }
     d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
-#pragma omp parallel for schedule(static) if (m->nnode > 2048)
-    for (int i = 0; i < m->nnode; i++) cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r);
+    CF_FOR(i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r));
     for (int n = 0; n < m->nnode; n++)
       for (int i = 0; i < 3; i++) {
         int k = 3 * n + i;
@@ -87,9 +85,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
     cf_precond_update(m, d);
     return;
   }
-#pragma omp parallel for schedule(static) if (m->nnode > 4096)
-  for (int n = 0; n < m->nnode; n++)
-    cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv);
+  CF_FOR(n, m->nnode, m->nnode > 4096, cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
 }
 
 void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y) {

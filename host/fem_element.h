@@ -142,42 +142,46 @@ CF_HD double cf_polar_rotation(const double* F, const double* Q, double* R) {
 /* Warm-started polar rotation, the fast path of the step: with G = Q^T F nearly symmetric, the
  * rotation still missing is R_w = exp([w]x), w = (tr G I - sym G)^-1 axial(G - G^T) (from
  * G - G^T = [w]x S + S [w]x = [(tr S I - S) w]x); Newton on w converges quadratically, usually
- * in 2 iterations. It is accepted only if it converged and tr G I - G is positive definite,
- * the second-order condition of the maximum of tr(R^T F) (a symmetric G can also be a saddle,
+ * in 2 iterations. Each correction is applied as the quaternion (1, w/2) (angle 2 atan(|w|/2) =
+ * |w| (1 - |w|^2/12 + ...): no trigonometry, and the O(|w|^3) shortfall leaves the convergence
+ * quadratic). It is accepted only if it converged and tr G I - G is positive definite, the
+ * second-order condition of the maximum of tr(R^T F) (a symmetric G can also be a saddle,
  * e.g. 180 degrees off); otherwise Horn's method decides. Returns det F. */
 CF_HD double cf_polar_rotation_warm(const double* F, const double* Q, double* R) {
   double G[9], Rq[9];
   cf_mul3_tn(Q, F, G);
   for (int i = 0; i < 9; i++) Rq[i] = Q[i];
   for (int it = 0; it < 4; it++) {
-    double a[3] = {G[7] - G[5], G[2] - G[6], G[3] - G[1]};
-    double tr = G[0] + G[4] + G[8];
-    double Ms[9], Mi[9];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) Ms[3 * i + j] = (i == j ? tr : 0.0) - 0.5 * (G[3 * i + j] + G[3 * j + i]);
-    /* positive definite (Sylvester), else not the maximum */
-    double m2 = Ms[0] * Ms[4] - Ms[1] * Ms[3];
-    double det = cf_inv3(Ms, Mi);
-    if (!(Ms[0] > 0 && m2 > 0 && det > 0)) break;
-    double w[3];
-    for (int i = 0; i < 3; i++) w[i] = Mi[3 * i] * a[0] + Mi[3 * i + 1] * a[1] + Mi[3 * i + 2] * a[2];
-    double th = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    if (th < 1e-13) {
+    const double a0 = G[7] - G[5], a1 = G[2] - G[6], a2 = G[3] - G[1];
+    const double tr = G[0] + G[4] + G[8];
+    /* Ms = tr I - sym G (symmetric) and its adjugate */
+    const double m00 = tr - G[0], m11 = tr - G[4], m22 = tr - G[8];
+    const double m01 = -0.5 * (G[1] + G[3]), m02 = -0.5 * (G[2] + G[6]), m12 = -0.5 * (G[5] + G[7]);
+    const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22, c02 = m01 * m12 - m02 * m11;
+    const double c11 = m00 * m22 - m02 * m02, c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
+    const double det = m00 * c00 + m01 * c01 + m02 * c02;
+    /* positive definite (Sylvester: m00, the leading 2x2 minor c22, det), else not the maximum */
+    if (!(m00 > 0 && c22 > 0 && det > 0)) break;
+    const double s = 1.0 / det;
+    const double w0 = (c00 * a0 + c01 * a1 + c02 * a2) * s;
+    const double w1 = (c01 * a0 + c11 * a1 + c12 * a2) * s;
+    const double w2 = (c02 * a0 + c12 * a1 + c22 * a2) * s;
+    const double th2 = w0 * w0 + w1 * w1 + w2 * w2;
+    if (th2 < 1e-26) {
       for (int i = 0; i < 9; i++) R[i] = Rq[i];
       return cf_det3(F);
     }
-    double s = sin(0.5 * th) / th;
-    double q[4] = {cos(0.5 * th), s * w[0], s * w[1], s * w[2]};
+    const double q[4] = {1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2};
     double Rw[9], T[9];
     cf_quat_to_rot(q, Rw);
     cf_mul3(Rq, Rw, T);
     for (int i = 0; i < 9; i++) Rq[i] = T[i];
-    cf_mul3_tn(Rw, G, T);
-    for (int i = 0; i < 9; i++) G[i] = T[i];
-    if (th < 1e-9) { /* quadratic convergence: the next correction is below round-off */
+    if (th2 < 1e-18) { /* quadratic convergence: the next correction is below round-off */
       for (int i = 0; i < 9; i++) R[i] = Rq[i];
       return cf_det3(F);
     }
+    cf_mul3_tn(Rw, G, T);
+    for (int i = 0; i < 9; i++) G[i] = T[i];
   }
   return cf_polar_rotation(F, Q, R);
 }
@@ -252,6 +256,88 @@ CF_HD void cf_elem_rotate(int e, const int* tet, const double* Ke_all, const dou
     for (int i = 0; i < 3; i++)
       fe_all[12 * (long)e + 3 * a + i] = R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2];
   }
+}
+
+/* ---- stage 2 without K_R: matrix-free element products --------------------------------------
+ * K_e = V B^T D B of the constant-strain tetrahedron gives, for a nodal vector y_e with gradient
+ * H = sum_b y_b g_b^T = Ds(y) Dm^-1, (K_e y)_a = V sigma(H) g_a, sigma(H) = lam tr(H) I +
+ * mu (H + H^T). Rotated, (R K_e R^T y)_a = V R sigma(R^T H) g_a; the elastic force
+ * R K_e (R^T x - X) is the same with R^T H replaced by R^T F - I (F = Ds(x) Dm^-1, and
+ * sum_b (X_b - X_0) g_b^T = I). About 200 flops per product against ~1500 to form R K_e R^T, so
+ * when the PCG needs few products (rotated-Cholesky preconditioner) K_R is never formed. */
+
+/* f[12] = V R sigma(Hr) g_a for the four nodes (Hr = R^T H, the rotation-free gradient;
+ * vlam = V lam, vmu = V mu) */
+CF_HD void cf_elem_stress_forces(const double* R, const double* Hr, const double* Dm_inv_e, double vlam,
+                                 double vmu, double* f) {
+  const double t = vlam * (Hr[0] + Hr[4] + Hr[8]);
+  const double s01 = vmu * (Hr[1] + Hr[3]), s02 = vmu * (Hr[2] + Hr[6]), s12 = vmu * (Hr[5] + Hr[7]);
+  const double S[9] = {t + 2 * vmu * Hr[0], s01, s02, s01, t + 2 * vmu * Hr[4], s12, s02, s12, t + 2 * vmu * Hr[8]};
+  double P[9];
+  cf_mul3(R, S, P);
+  /* g_a (a = 1..3) is row a-1 of Dm^-1; g_0 = -(g_1 + g_2 + g_3) */
+  for (int i = 0; i < 3; i++) f[i] = 0;
+  for (int a = 1; a < 4; a++) {
+    const double* g = Dm_inv_e + 3 * (a - 1);
+    for (int i = 0; i < 3; i++) {
+      const double fi = P[3 * i] * g[0] + P[3 * i + 1] * g[1] + P[3 * i + 2] * g[2];
+      f[3 * a + i] = fi;
+      f[i] -= fi;
+    }
+  }
+}
+
+/* Stage 2 body, matrix-free: the elastic force fe of cf_elem_rotate without K_R (and K_R itself). */
+CF_HD void cf_elem_force_mf(int e, const int* tet, const double* Dm_inv, const double* vol, double lam, double mu,
+                            const double* R_all, const double* x, double* fe_all) {
+  const double* R = R_all + 9 * e;
+  double D[9], F[9], Hr[9];
+  cf_edge_matrix(x, tet, e, D);
+  cf_mul3(D, Dm_inv + 9 * e, F);
+  cf_mul3_tn(R, F, Hr);
+  Hr[0] -= 1.0;
+  Hr[4] -= 1.0;
+  Hr[8] -= 1.0;
+  cf_elem_stress_forces(R, Hr, Dm_inv + 9 * e, vol[e] * lam, vol[e] * mu, fe_all + 12 * (long)e);
+}
+
+/* ye = R K_e R^T y_e, the element's part of K_R y */
+CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* Dm_inv, const double* vol, double lam,
+                               double mu, const double* R_all, const double* y, double* ye_all) {
+  const double* R = R_all + 9 * e;
+  double D[9], H[9], Hr[9];
+  cf_edge_matrix(y, tet, e, D);
+  cf_mul3(D, Dm_inv + 9 * e, H);
+  cf_mul3_tn(R, H, Hr);
+  cf_elem_stress_forces(R, Hr, Dm_inv + 9 * e, vol[e] * lam, vol[e] * mu, ye_all + 12 * (long)e);
+}
+
+/* Row n of A y = cm M y + ck K_R y, K_R y gathered from the element products ye (as
+ * cf_node_gather); lumped: the mass blocks are diagonal (Mblk at diag[n] only). */
+CF_HD void cf_node_apply_A_mf(int n, const int* src_ptr, const int* src, const double* ye_all, const int* row_ptr,
+                              const int* col, const int* diag, const double* Mblk, int lumped, double cm,
+                              double ck, const double* y, double* out) {
+  double k[3] = {0, 0, 0};
+  for (int j = src_ptr[n]; j < src_ptr[n + 1]; j++) {
+    const double* ye = ye_all + 12 * (long)(src[j] >> 2) + 3 * (src[j] & 3);
+    k[0] += ye[0];
+    k[1] += ye[1];
+    k[2] += ye[2];
+  }
+  double mv[3] = {0, 0, 0};
+  if (lumped) {
+    const double c = Mblk[diag[n]];
+    for (int i = 0; i < 3; i++) mv[i] = c * y[3 * n + i];
+  } else {
+    for (int j = row_ptr[n]; j < row_ptr[n + 1]; j++) {
+      const double c = Mblk[j];
+      const double* yj = y + 3 * col[j];
+      mv[0] += c * yj[0];
+      mv[1] += c * yj[1];
+      mv[2] += c * yj[2];
+    }
+  }
+  for (int i = 0; i < 3; i++) out[3 * n + i] = cm * mv[i] + ck * k[i];
 }
 
 /* ---- gathers: each block / node sums its element contributions in a fixed order ------------- */

@@ -8,27 +8,28 @@
 
 #include "cofem/fem.h"
 #include "fem_element.h"
+#include "fem_parallel.h"
 #include "fem_pcg.h"
 #include "fem_precond.h"
 
 /* Deterministic dot product: fixed chunks, summed in order. */
+static double dot_chunk(int c, int n, const double* a, const double* b) {
+  int lo = c * CF_DOT_CHUNK, hi = lo + CF_DOT_CHUNK < n ? lo + CF_DOT_CHUNK : n;
+  double s = 0;
+  for (int i = lo; i < hi; i++) s += a[i] * b[i];
+  return s;
+}
+
 static double dot(const cfData* d, int n, const double* a, const double* b) {
   const int nchunk = (n + CF_DOT_CHUNK - 1) / CF_DOT_CHUNK;
-#pragma omp parallel for schedule(static) if (nchunk > 4)
-  for (int c = 0; c < nchunk; c++) {
-    int lo = c * CF_DOT_CHUNK, hi = lo + CF_DOT_CHUNK < n ? lo + CF_DOT_CHUNK : n;
-    double s = 0;
-    for (int i = lo; i < hi; i++) s += a[i] * b[i];
-    d->dot_partial[c] = s;
-  }
+  CF_FOR(c, nchunk, nchunk > 4, d->dot_partial[c] = dot_chunk(c, n, a, b));
   double s = 0;
   for (int c = 0; c < nchunk; c++) s += d->dot_partial[c];
   return s;
 }
 
 static void spmv(const cfModel* m, const double* A, const double* x, double* y) {
-#pragma omp parallel for schedule(static) if (m->nnode > 2048)
-  for (int i = 0; i < m->nnode; i++) cf_bsr_row(i, m->row_ptr, m->col, A, x, y);
+  CF_FOR(i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, A, x, y));
 }
 
 static void precondition(const cfModel* m, cfData* d, const double* r, double* z) {
@@ -50,41 +51,66 @@ static void project(const cfModel* m, const cfData* d, double* y) {
     if (m->fixed[i]) y[i] = 0;
 }
 
+/* The warm start's sums over node chunk k into d->dot_partial (Av0 in d->q, Av1 in d->z). */
+static void warm_chunk(const cfModel* m, cfData* d, int k, const double* v0, const double* v1) {
+  const int use_fixed = d->supports_active && m->nfixed;
+  double* s = d->dot_partial + CF_WARM_NSUM * k;
+  for (int j = 0; j < CF_WARM_NSUM; j++) s[j] = 0;
+  const int hi = (k + 1) * CF_WARM_CHUNK < m->nnode ? (k + 1) * CF_WARM_CHUNK : m->nnode;
+  for (int n = k * CF_WARM_CHUNK; n < hi; n++) cf_node_warm_sums(n, v0, v1, d->q, d->z, d->b, m->fixed, use_fixed, s);
+}
+
+/* The warm start's coefficients c[2] (cf_warm_coefficients). */
+static void warm_coefficients(const cfModel* m, cfData* d, const double* v0, const double* v1, double* c) {
+  const int nchunk = (m->nnode + CF_WARM_CHUNK - 1) / CF_WARM_CHUNK;
+  CF_FOR(k, nchunk, nchunk > 4, warm_chunk(m, d, k, v0, v1));
+  double s[CF_WARM_NSUM] = {0};
+  for (int k = 0; k < nchunk; k++)
+    for (int j = 0; j < CF_WARM_NSUM; j++) s[j] += d->dot_partial[CF_WARM_NSUM * k + j];
+  cf_warm_coefficients(s, c);
+}
+
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
   double* v0 = d->v;
+  double c[2];
   project(m, d, v0);
   project(m, d, v1);
   spmv(m, d->A, v0, d->q);
   spmv(m, d->A, v1, d->z);
-  const int use_fixed = d->supports_active && m->nfixed;
-  const int nchunk = (m->nnode + CF_WARM_CHUNK - 1) / CF_WARM_CHUNK;
-#pragma omp parallel for schedule(static) if (nchunk > 4)
-  for (int c = 0; c < nchunk; c++) {
-    double* s = d->dot_partial + CF_WARM_NSUM * c;
-    for (int k = 0; k < CF_WARM_NSUM; k++) s[k] = 0;
-    const int hi = (c + 1) * CF_WARM_CHUNK < m->nnode ? (c + 1) * CF_WARM_CHUNK : m->nnode;
-    for (int n = c * CF_WARM_CHUNK; n < hi; n++) cf_node_warm_sums(n, v0, v1, d->q, d->z, d->b, m->fixed, use_fixed, s);
-  }
-  double s[CF_WARM_NSUM] = {0}, c[2];
-  for (int k = 0; k < nchunk; k++)
-    for (int j = 0; j < CF_WARM_NSUM; j++) s[j] += d->dot_partial[CF_WARM_NSUM * k + j];
-  cf_warm_coefficients(s, c);
+  warm_coefficients(m, d, v0, v1, c);
   for (int i = 0; i < m->ndof; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
 }
 
-int cf_stage_pcg(const cfModel* m, cfData* d) {
+/* y = A x for the PCG: the assembled blocks, or the matrix-free products of cf_step. */
+typedef void (*ApplyA)(const cfModel* m, cfData* d, const double* x, double* y);
+
+static void apply_assembled(const cfModel* m, cfData* d, const double* x, double* y) {
+  spmv(m, d->A, x, y);
+}
+
+/* PCG from x = d->v; have_r: d->r already holds b - A x on the free DOFs (x projected). */
+static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
   const int n = m->ndof;
   double *x = d->v, *r = d->r, *z = d->z, *p = d->p, *q = d->q;
-  if (!m->def.warm_start) memset(x, 0, sizeof(double) * n);
-  project(m, d, x);
-  /* b on the free DOFs sets the scale of the tolerance */
-  memcpy(r, d->b, sizeof(double) * n);
-  project(m, d, r);
-  const double bnorm = sqrt(dot(d, n, r, r));
-  spmv(m, d->A, x, q);
-  for (int i = 0; i < n; i++) r[i] -= q[i];
-  project(m, d, r);
-  double rnorm = sqrt(dot(d, n, r, r));
+  double bnorm, rnorm;
+  if (have_r) {
+    bnorm = 0;
+    for (int i = 0; i < n; i++)
+      if (!(d->supports_active && m->fixed[i])) bnorm += d->b[i] * d->b[i];
+    bnorm = sqrt(bnorm);
+    rnorm = sqrt(dot(d, n, r, r));
+  } else {
+    if (!m->def.warm_start) memset(x, 0, sizeof(double) * n);
+    project(m, d, x);
+    /* b on the free DOFs sets the scale of the tolerance */
+    memcpy(r, d->b, sizeof(double) * n);
+    project(m, d, r);
+    bnorm = sqrt(dot(d, n, r, r));
+    apply(m, d, x, q);
+    for (int i = 0; i < n; i++) r[i] -= q[i];
+    project(m, d, r);
+    rnorm = sqrt(dot(d, n, r, r));
+  }
   if (!isfinite(bnorm) || !isfinite(d->b_scale)) /* absurd inputs (1e300 N, 1e300 kg/m^3) overflow */
     return cf_error(CF_ERR_ARG, "step %ld: the right side is not finite (|b| = %g, force scale %g): "
                     "forces, density or time step out of range", d->steps + 1, bnorm, d->b_scale);
@@ -97,7 +123,7 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
     project(m, d, p);
     double rz = dot(d, n, r, z);
     for (it = 1; it <= m->def.pcg_max_iter; it++) {
-      spmv(m, d->A, p, q);
+      apply(m, d, p, q);
       project(m, d, q);
       double pq = dot(d, n, p, q);
       if (!(pq > 0) || !isfinite(pq)) {
@@ -134,4 +160,58 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
              d->pcg_residual, m->def.pcg_tol);
   }
   return status;
+}
+
+int cf_stage_pcg(const cfModel* m, cfData* d) {
+  return pcg(m, d, apply_assembled, 0);
+}
+
+/* ---- the matrix-free step (rotated Cholesky): K_R is applied element by element ----------- */
+
+static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* y) {
+  double* ye = cf_precond_scratch(d);
+  const double E = m->def.E, nu = m->def.nu;
+  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double cm, ck;
+  cf_system_coefficients(m, m->def.dt, &cm, &ck);
+  const int lumped = !m->def.consistent_mass;
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_apply_KR_mf(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, x, ye));
+  CF_FOR(n, m->nnode, m->nnode > 4096,
+         cf_node_apply_A_mf(n, m->node_src_ptr, m->node_src, ye, m->row_ptr, m->col, m->diag, m->Mblk, lumped, cm,
+                            ck, x, y));
+}
+
+int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled) {
+  const int n = m->ndof;
+  const double h = m->def.dt;
+  double* v0 = d->v;
+  /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
+  const double E = m->def.E, nu = m->def.nu;
+  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->fe));
+  CF_FOR(k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
+  const double* g = m->def.gravity;
+  double sq[3] = {0, 0, 0};
+  for (int k = 0; k < m->nnode; k++)
+    cf_node_rhs_euler(k, m->row_ptr, m->col, m->Mblk, m->node_mass, v0, d->f_ext, d->f_el, m->fixed,
+                      d->supports_active, h, g[0], g[1], g[2], d->b, sq);
+  d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
+  cf_precond_update(m, d);
+  *t_assembled = cf_wall_time();
+  /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */
+  if (m->def.warm_start) {
+    double c[2];
+    project(m, d, v0);
+    project(m, d, v1);
+    apply_matfree(m, d, v0, d->q);
+    apply_matfree(m, d, v1, d->z);
+    warm_coefficients(m, d, v0, v1, c);
+    const int fixed = d->supports_active && m->nfixed;
+    for (int i = 0; i < n; i++) {
+      v0[i] = c[0] * v0[i] + c[1] * v1[i];
+      d->r[i] = fixed && m->fixed[i] ? 0.0 : d->b[i] - c[0] * d->q[i] - c[1] * d->z[i];
+    }
+    return pcg(m, d, apply_matfree, 1);
+  }
+  return pcg(m, d, apply_matfree, 0);
 }

@@ -11,4 +11,11 @@ enum { CF_WARM_CHUNK = 512 };
  * velocities of the step before, both projected on the free DOFs in place. Needs d->A and d->b;
  * uses d->q and d->z as scratch. */
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1);
+
+/* Stage 2 and 3 of cf_step with the rotated-Cholesky preconditioner, backward Euler and the K_R
+ * tangent: elastic force, b, node rotations, warm start and PCG with K_R applied element by
+ * element (fem_element.h, cf_elem_apply_KR_mf); d->KR, d->A and d->Pinv are not formed. v1 as in
+ * cf_pcg_warm_start; *t_assembled = wall time when the right side and preconditioner are ready.
+ * Returns as cf_stage_pcg. */
+int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled);
 #endif

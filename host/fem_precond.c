@@ -2,20 +2,163 @@
  * A0 = cm M + ck K is the system matrix of the undeformed part (R_e = I), factored once by
  * CHOLMOD. When the part rotates rigidly by Q, A = Q A0 Q^T exactly (every R_e = Q and
  * R K_e R^T = Q K_e Q^T), so this P is the exact inverse; for deformations it is as good as
- * the node rotations Q_n describe the element rotations around each node. */
+ * the node rotations Q_n describe the element rotations around each node.
+ * The triangular solves are our own loops over CHOLMOD's supernodes (dense column-major blocks):
+ * for the small factors of real-time parts, CHOLMOD's solve spends more in its per-supernode
+ * BLAS calls (locks, dispatch) than in arithmetic. */
 #include "fem_precond.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fem_element.h"
+#include "fem_parallel.h"
 #include "fem_sparse.h"
+
+/* A supernodal L L^T factor copied out of CHOLMOD: A(perm, perm) = L L^T. Supernode s holds
+ * columns super[s] .. super[s+1]-1 (nscol of them) and nsrow = pi[s+1] - pi[s] rows, the first
+ * nscol being its own columns: the triangle is stored twice, column-major (tri, the forward
+ * solve) and transposed (trit, the backward solve), both nscol x nscol at tx[s] with 1 / the
+ * diagonal in dinv; the rectangle below (row indices rows[pi[s] + nscol ..]) column-major at
+ * rx[s]. Every inner loop of the solve then runs over contiguous memory. */
+typedef struct SuperFactor {
+  int n, nsuper;
+  int *perm, *super, *pi, *rows;
+  long *tx, *rx;
+  double *tri, *trit, *rect, *dinv;
+} SuperFactor;
 
 struct cfPrecond {
   cfSparseSolver with_supports, free_body;
+  SuperFactor L_supports, L_free; /* n = 0: not copied, CHOLMOD solves */
   int have_supports;
   double *t, *y; /* [ndof] scratch */
+  double* w;     /* [ndof] rows below a supernode's triangle */
+  double* ye;    /* [12 ntet] element products of the matrix-free step */
 };
+
+static void super_free(SuperFactor* f) {
+  free(f->perm); free(f->super); free(f->pi); free(f->rows); free(f->tx); free(f->rx);
+  free(f->tri); free(f->trit); free(f->rect); free(f->dinv);
+  memset(f, 0, sizeof *f);
+}
+
+/* Copy a supernodal LL^T factor; returns 0 (and leaves f empty) if L is not one. */
+static int super_copy(const cholmod_factor* L, SuperFactor* f) {
+  memset(f, 0, sizeof *f);
+  if (!L->is_super || !L->is_ll || L->xtype != CHOLMOD_REAL || L->itype != CHOLMOD_INT || L->n > INT_MAX) return 0;
+  const int n = (int)L->n, ns = (int)L->nsuper;
+  const int *super = L->super, *pi = L->pi, *px = L->px, *s = L->s, *perm = L->Perm;
+  const double* Lx = L->x;
+  long ntri = 0, nrect = 0;
+  for (int k = 0; k < ns; k++) {
+    const long nc = super[k + 1] - super[k], nr = pi[k + 1] - pi[k] - nc;
+    ntri += nc * nc;
+    nrect += nc * nr;
+  }
+  f->perm = malloc(sizeof(int) * n);
+  f->super = malloc(sizeof(int) * (ns + 1));
+  f->pi = malloc(sizeof(int) * (ns + 1));
+  f->tx = malloc(sizeof(long) * (ns + 1));
+  f->rx = malloc(sizeof(long) * (ns + 1));
+  f->rows = malloc(sizeof(int) * (pi[ns] > 0 ? pi[ns] : 1));
+  f->tri = calloc(ntri > 0 ? ntri : 1, sizeof(double));
+  f->trit = calloc(ntri > 0 ? ntri : 1, sizeof(double));
+  f->rect = malloc(sizeof(double) * (nrect > 0 ? nrect : 1));
+  f->dinv = malloc(sizeof(double) * (n > 0 ? n : 1));
+  if (!f->perm || !f->super || !f->pi || !f->tx || !f->rx || !f->rows || !f->tri || !f->trit || !f->rect || !f->dinv) {
+    super_free(f);
+    return 0;
+  }
+  memcpy(f->perm, perm, sizeof(int) * n);
+  memcpy(f->super, super, sizeof(int) * (ns + 1));
+  memcpy(f->pi, pi, sizeof(int) * (ns + 1));
+  memcpy(f->rows, s, sizeof(int) * pi[ns]);
+  f->tx[0] = f->rx[0] = 0;
+  for (int k = 0; k < ns; k++) {
+    const int k1 = super[k], nc = super[k + 1] - k1, nsrow = pi[k + 1] - pi[k], nr = nsrow - nc;
+    const double* X = Lx + px[k];
+    double *T = f->tri + f->tx[k], *Tt = f->trit + f->tx[k], *B = f->rect + f->rx[k];
+    for (int j = 0; j < nc; j++) {
+      for (int i = j; i < nc; i++) {
+        T[i + (long)j * nc] = X[i + (long)j * nsrow];
+        Tt[j + (long)i * nc] = X[i + (long)j * nsrow];
+      }
+      for (int i = 0; i < nr; i++) B[i + (long)j * nr] = X[nc + i + (long)j * nsrow];
+      f->dinv[k1 + j] = 1.0 / X[j + (long)j * nsrow];
+    }
+    f->tx[k + 1] = f->tx[k] + (long)nc * nc;
+    f->rx[k + 1] = f->rx[k] + (long)nc * nr;
+  }
+  f->n = n;
+  f->nsuper = ns;
+  return 1;
+}
+
+/* t = L^-T L^-1 t in place (w: scratch, as long as the largest rectangle's row count) */
+static void super_solve(const SuperFactor* f, double* t, double* w) {
+  /* forward: L y = t, column by column */
+  for (int s = 0; s < f->nsuper; s++) {
+    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
+    const int* rows = f->rows + f->pi[s] + nc;
+    const double *T = f->tri + f->tx[s], *B = f->rect + f->rx[s];
+    double* ts = t + k1;
+    for (int j = 0; j < nc; j++) {
+      const double* col = T + (long)j * nc;
+      const double yj = ts[j] * f->dinv[k1 + j];
+      ts[j] = yj;
+      for (int i = j + 1; i < nc; i++) ts[i] -= col[i] * yj;
+    }
+    for (int i = 0; i < nr; i++) w[i] = 0;
+    for (int j = 0; j < nc; j++) {
+      const double* col = B + (long)j * nr;
+      const double yj = ts[j];
+      for (int i = 0; i < nr; i++) w[i] += col[i] * yj;
+    }
+    for (int i = 0; i < nr; i++) t[rows[i]] -= w[i];
+  }
+  /* backward: L^T x = y; the rectangle's part as independent dot products (four at a time),
+   * then the transposed triangle column by column */
+  for (int s = f->nsuper - 1; s >= 0; s--) {
+    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
+    const int* rows = f->rows + f->pi[s] + nc;
+    const double *Tt = f->trit + f->tx[s], *B = f->rect + f->rx[s];
+    double* ts = t + k1;
+    for (int i = 0; i < nr; i++) w[i] = t[rows[i]];
+    int j = 0;
+    for (; j + 4 <= nc; j += 4) {
+      const double *c0 = B + (long)j * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int i = 0; i < nr; i++) {
+        s0 += c0[i] * w[i];
+        s1 += c1[i] * w[i];
+        s2 += c2[i] * w[i];
+        s3 += c3[i] * w[i];
+      }
+      ts[j] -= s0;
+      ts[j + 1] -= s1;
+      ts[j + 2] -= s2;
+      ts[j + 3] -= s3;
+    }
+    for (; j < nc; j++) {
+      const double* c0 = B + (long)j * nr;
+      double s0 = 0;
+      for (int i = 0; i < nr; i++) s0 += c0[i] * w[i];
+      ts[j] -= s0;
+    }
+    for (j = nc - 1; j >= 0; j--) {
+      const double* col = Tt + (long)j * nc; /* column j of L^T: row j of L, rows 0..j */
+      const double xj = ts[j] * f->dinv[k1 + j];
+      ts[j] = xj;
+      for (int i = 0; i < j; i++) ts[i] -= col[i] * xj;
+    }
+  }
+}
+
+double* cf_precond_scratch(cfData* d) {
+  return d->precond->ye;
+}
 
 void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck) {
   if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
@@ -33,10 +176,12 @@ int cf_precond_create(const cfModel* m, cfData* d) {
   if (p) {
     p->t = malloc(sizeof(double) * m->ndof);
     p->y = malloc(sizeof(double) * m->ndof);
+    p->w = malloc(sizeof(double) * m->ndof);
+    p->ye = malloc(sizeof(double) * 12 * (size_t)m->ntet);
   }
-  if (!p || !A0 || !p->t || !p->y) {
+  if (!p || !A0 || !p->t || !p->y || !p->w || !p->ye) {
     free(A0);
-    if (p) { free(p->t); free(p->y); free(p); }
+    if (p) { free(p->t); free(p->y); free(p->w); free(p->ye); free(p); }
     return cf_error(CF_ERR_NOMEM, "preconditioner: out of memory");
   }
   d->precond = p;
@@ -44,14 +189,20 @@ int cf_precond_create(const cfModel* m, cfData* d) {
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
   /* K_R at R = I is K_e itself */
   for (int k = 0; k < m->nnzb; k++) cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0);
+  /* supernodal (our solve needs it; CHOLMOD would pick simplicial for some small parts) */
   int st = cf_sparse_init(m, 1, &p->free_body);
+  p->free_body.cc.supernodal = CHOLMOD_SUPERNODAL;
   if (st >= 0) st = cf_sparse_factor(&p->free_body, A0, NULL);
+  if (st >= 0) super_copy(p->free_body.L, &p->L_free);
   if (st >= 0 && m->nfixed > 0) {
     p->have_supports = 1;
     st = cf_sparse_init(m, 1, &p->with_supports);
+    p->with_supports.cc.supernodal = CHOLMOD_SUPERNODAL;
     if (st >= 0) st = cf_sparse_factor(&p->with_supports, A0, m->fixed);
+    if (st >= 0) super_copy(p->with_supports.L, &p->L_supports);
   }
-  /* the first solves allocate CHOLMOD's workspaces: do it here, not inside a step */
+  /* the first solves allocate CHOLMOD's workspaces (used when a factor was not copied): do it
+   * here, not inside a step */
   if (st >= 0) {
     memset(p->t, 0, sizeof(double) * m->ndof);
     st = cf_sparse_solve(&p->free_body, p->t, p->y);
@@ -73,37 +224,52 @@ void cf_precond_free(cfData* d) {
   if (!p) return;
   if (p->free_body.Ap) cf_sparse_free(&p->free_body);
   if (p->with_supports.Ap) cf_sparse_free(&p->with_supports);
+  super_free(&p->L_free);
+  super_free(&p->L_supports);
   free(p->t);
   free(p->y);
+  free(p->w);
+  free(p->ye);
   free(p);
   d->precond = NULL;
 }
 
-void cf_precond_update(const cfModel* m, cfData* d) {
-#pragma omp parallel for schedule(static) if (m->nnode > 4096)
-  for (int n = 0; n < m->nnode; n++) {
-    double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
-      const double* Re = d->R + 9 * (m->node_src[k] >> 2);
-      for (int i = 0; i < 9; i++) S[i] += Re[i];
-    }
-    double Rn[9];
-    cf_polar_rotation_warm(S, d->node_R + 9 * n, Rn);
-    memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
+/* Node rotation n: polar of the sum of the rotations of the elements around it */
+static void node_rotation(const cfModel* m, cfData* d, int n) {
+  double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
+    const double* Re = d->R + 9 * (m->node_src[k] >> 2);
+    for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
+  double Rn[9];
+  cf_polar_rotation_warm(S, d->node_R + 9 * n, Rn);
+  memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
+}
+
+void cf_precond_update(const cfModel* m, cfData* d) {
+  CF_FOR(n, m->nnode, m->nnode > 4096, node_rotation(m, d, n));
 }
 
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z) {
   struct cfPrecond* p = d->precond;
   const double* Q = d->node_R;
+  const int supports = d->supports_active && p->have_supports;
   for (int n = 0; n < m->nnode; n++) /* t = Q^T r */
     for (int i = 0; i < 3; i++)
       p->t[3 * n + i] = Q[9 * n + i] * r[3 * n] + Q[9 * n + 3 + i] * r[3 * n + 1] + Q[9 * n + 6 + i] * r[3 * n + 2];
-  if (d->supports_active && p->have_supports)
+  if (supports)
     for (int i = 0; i < m->ndof; i++)
       if (m->fixed[i]) p->t[i] = 0;
-  int st = cf_sparse_solve(d->supports_active && p->have_supports ? &p->with_supports : &p->free_body, p->t, p->y);
-  if (st < 0) return st;
+  const SuperFactor* f = supports ? &p->L_supports : &p->L_free;
+  if (f->n) { /* y = A0^-1 t = P^T L^-T L^-1 P t */
+    for (int k = 0; k < f->n; k++) p->y[k] = p->t[f->perm[k]];
+    super_solve(f, p->y, p->w);
+    for (int k = 0; k < f->n; k++) p->t[f->perm[k]] = p->y[k];
+    memcpy(p->y, p->t, sizeof(double) * f->n);
+  } else {
+    int st = cf_sparse_solve(supports ? &p->with_supports : &p->free_body, p->t, p->y);
+    if (st < 0) return st;
+  }
   for (int n = 0; n < m->nnode; n++) /* z = Q y */
     for (int i = 0; i < 3; i++)
       z[3 * n + i] = Q[9 * n + 3 * i] * p->y[3 * n] + Q[9 * n + 3 * i + 1] * p->y[3 * n + 1] + Q[9 * n + 3 * i + 2] * p->y[3 * n + 2];

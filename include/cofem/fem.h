@@ -113,7 +113,8 @@ typedef struct cfData {
   double* R;            /* [9*ntet] element rotations, row-major */
   int ninverted;        /* elements with det F <= 0 in the last step */
   int force_kr;         /* 1: use K_R whatever dyn_tangent says (fallback inside a step) */
-  /* assemble */
+  /* assemble (KR, A and Pinv are not formed by cf_step with the rotated-Cholesky preconditioner,
+   * backward Euler and the K_R tangent: it applies K_R element by element, see fem_pcg.h) */
   double* KR;           /* [144*ntet] rotated element stiffness R K_e R^T */
   double* fe;           /* [12*ntet] element elastic forces R K_e (R^T x - X) */
   double* f_el;         /* [3*nnode] assembled elastic force */
