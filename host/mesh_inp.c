@@ -599,6 +599,17 @@ static void inp_name(const char* in, char* out) {
   out[i] = '\0';
 }
 
+/* A coordinate for an Abaqus/CalculiX data line: CalculiX reads at most 20 characters of a
+ * numeric field (Fortran f20.0), so the shortest text that reads back exactly, or, when that is
+ * longer than 20 characters, the most digits that fit (14 significant for -1.2345678901234e-05). */
+static void format_coord(double x, char buf[32]) {
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, 32, "%.*g", p, x);
+    if (strtod(buf, NULL) == x) break;
+  }
+  for (int p = 16; strlen(buf) > 20 && p >= 1; p--) snprintf(buf, 32, "%.*e", p, x);
+}
+
 int cf_mesh_write_inp(const cfMesh* m, FILE* out) {
   if (!m || !out) return cf_error(CF_ERR_ARG, "cf_mesh_write_inp: NULL argument");
   if (m->nnode <= 0 || m->ntet <= 0 || !m->X || !m->tet)
@@ -613,7 +624,9 @@ int cf_mesh_write_inp(const cfMesh* m, FILE* out) {
   fprintf(out, "** written by cofem from %s\n*NODE\n", m->source[0] ? m->source : "a mesh");
   for (int i = 0; i < m->nnode; i++) {
     const double* x = m->X + 3 * (size_t)i;
-    fprintf(out, "%d, %.17g, %.17g, %.17g\n", NID(i), x[0], x[1], x[2]);
+    char c[3][32];
+    for (int k = 0; k < 3; k++) format_coord(x[k], c[k]);
+    fprintf(out, "%d, %s, %s, %s\n", NID(i), c[0], c[1], c[2]);
   }
   fprintf(out, "*ELEMENT, TYPE=C3D4, ELSET=EALL\n");
   for (int e = 0; e < m->ntet; e++) {
