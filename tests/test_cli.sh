@@ -25,6 +25,12 @@ echo "$out" | tail -3
 check "static exits 0" "[ $rc -eq 0 ]"
 check "static.csv has 5 rows" "[ \$(wc -l < $tmp/static/static.csv) -eq 6 ]"
 
+# statics of a part without supports: an error that names the scene, no static.csv
+sed -e 's|"fixed": \[[^]]*\],||' -e 's|"\.\./meshes/|"'"$PWD"'/meshes/|' scenes/lug_pull.json > "$tmp/free.json"
+out=$("$BIN" static "$tmp/free.json" --increments 2 --out "$tmp/free" 2>&1); rc=$?
+echo "$out" | tail -1
+check "static of an unsupported part exits 1 naming the scene" "[ $rc -eq 1 ] && echo \"\$out\" | grep -q 'free.json' && [ ! -f $tmp/free/static.csv ]"
+
 # info
 out=$("$BIN" info meshes/lug.msh 2>&1); rc=$?
 check "info exits 0 and lists sets" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'node set support'"

@@ -33,6 +33,14 @@ static int fail(int st) {
   return 1;
 }
 
+/* an error while running a scene: named by the scene unless the message already names it */
+static int fail_scene(const char* scene_path, int st) {
+  const char* msg = cf_last_error();
+  if (strstr(msg, scene_path)) return fail(st);
+  fprintf(stderr, "cofem: error: %s: %s (%s)\n", scene_path, msg, cf_status_name(st));
+  return 1;
+}
+
 static const char* arg_value(int argc, char** argv, int* i) {
   if (*i + 1 >= argc) return NULL;
   return argv[++*i];
@@ -99,10 +107,10 @@ static int cmd_run(int argc, char** argv) {
   cfModel* m;
   cfData* d;
   st = cf_scene_build(&s, &m, &d);
-  if (st < 0) { cf_scene_free(&s); return fail(st); }
+  if (st < 0) { cf_scene_free(&s); return fail_scene(scene_path, st); }
   cfSim* sim = NULL;
   st = cf_sim_create(m, d, s.backend, &sim);
-  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return fail(st); }
+  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return fail_scene(scene_path, st); }
   if (steps < 0) steps = (long)ceil(s.t_end / s.def.dt - 1e-9);
 
   st = cf_make_dirs(out_dir);
@@ -191,7 +199,7 @@ static int cmd_run(int argc, char** argv) {
   fclose(csv);
   if (st < 0) {
     remove(csv_tmp);
-    int code = fail(st);
+    int code = fail_scene(scene_path, st);
     cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
     for (int i = 0; i < nframes; i++) free(frames[i]);
     free(frames); free(ftimes); free(von);
@@ -202,7 +210,7 @@ static int cmd_run(int argc, char** argv) {
   if (nframes > 0) {
     snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
     st = cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes);
-    if (st < 0) fail(st);
+    if (st < 0) fail_scene(scene_path, st);
   }
   cf_sim_fetch(sim);
   long done = d->steps;
@@ -286,7 +294,7 @@ static int cmd_static(int argc, char** argv) {
   cfModel* m;
   cfData* d;
   st = cf_scene_build(&s, &m, &d);
-  if (st < 0) { cf_scene_free(&s); return fail(st); }
+  if (st < 0) { cf_scene_free(&s); return fail_scene(scene_path, st); }
   double* f = malloc(sizeof(double) * m->ndof);
   double* u_lin = calloc(3 * (s.nprobe + 1), sizeof(double));
   /* full load: every load at full value, plus gravity */
@@ -332,7 +340,7 @@ static int cmd_static(int argc, char** argv) {
   printf("\n  wrote %s\n", csv_path);
   if (st > 0) printf("  warning: %s\n", cf_last_error());
 out:;
-  int code = st < 0 ? fail(st) : (st > 0 ? 1 : 0);
+  int code = st < 0 ? fail_scene(scene_path, st) : (st > 0 ? 1 : 0);
   free(f);
   free(u_lin);
   cf_data_free(d);
