@@ -261,55 +261,61 @@ CF_HD void cf_elem_rotate(int e, const int* tet, const double* Ke_all, const dou
 /* ---- stage 2 without K_R: matrix-free element products --------------------------------------
  * K_e = V B^T D B of the constant-strain tetrahedron gives, for a nodal vector y_e with gradient
  * H = sum_b y_b g_b^T = Ds(y) Dm^-1, (K_e y)_a = V sigma(H) g_a, sigma(H) = lam tr(H) I +
- * mu (H + H^T). Rotated, (R K_e R^T y)_a = V R sigma(R^T H) g_a; the elastic force
- * R K_e (R^T x - X) is the same with R^T H replaced by R^T F - I (F = Ds(x) Dm^-1, and
- * sum_b (X_b - X_0) g_b^T = I). About 200 flops per product against ~1500 to form R K_e R^T, so
- * when the PCG needs few products (rotated-Cholesky preconditioner) K_R is never formed. */
+ * mu (H + H^T). Rotated, (R K_e R^T y)_a = V R sigma(R^T H) g_a = V sigma(H R^T) (R g_a) (since
+ * R sigma(R^T H) R^T = sigma(H R^T)); so with the rotated gradients G_e = Dm^-1 R^T (row a-1 is
+ * (R g_a)^T, formed once per step) a product is H' = Ds(y) G_e, then f_a = V sigma(H') G_e^T e_a.
+ * The elastic force R K_e (R^T x - X) is the same with H' = Ds(x) G_e - I (F R^T - I: the
+ * rotation-free strain, as sum_b (X_b - X_0) g_b^T = I). About 130 flops per product against
+ * ~1500 to form R K_e R^T, so when the PCG needs few products (rotated-Cholesky preconditioner)
+ * K_R is never formed. */
 
-/* f[12] = V R sigma(Hr) g_a for the four nodes (Hr = R^T H, the rotation-free gradient;
- * vlam = V lam, vmu = V mu) */
-CF_HD void cf_elem_stress_forces(const double* R, const double* Hr, const double* Dm_inv_e, double vlam,
-                                 double vmu, double* f) {
-  const double t = vlam * (Hr[0] + Hr[4] + Hr[8]);
-  const double s01 = vmu * (Hr[1] + Hr[3]), s02 = vmu * (Hr[2] + Hr[6]), s12 = vmu * (Hr[5] + Hr[7]);
-  const double S[9] = {t + 2 * vmu * Hr[0], s01, s02, s01, t + 2 * vmu * Hr[4], s12, s02, s12, t + 2 * vmu * Hr[8]};
-  double P[9];
-  cf_mul3(R, S, P);
-  /* g_a (a = 1..3) is row a-1 of Dm^-1; g_0 = -(g_1 + g_2 + g_3) */
+/* G_e = Dm^-1 R^T of element e into G_all */
+CF_HD void cf_elem_rotated_gradients(int e, const double* Dm_inv, const double* R_all, double* G_all) {
+  const double* Di = Dm_inv + 9 * e;
+  const double* R = R_all + 9 * e;
+  double* G = G_all + 9 * (long)e;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) G[3 * i + j] = Di[3 * i] * R[3 * j] + Di[3 * i + 1] * R[3 * j + 1] + Di[3 * i + 2] * R[3 * j + 2];
+}
+
+/* f[12] = V sigma(H) G^T e_a for the four nodes (vlam = V lam, vmu = V mu); f_0 = -(f_1 + f_2 + f_3) */
+CF_HD void cf_elem_stress_forces(const double* H, const double* G, double vlam, double vmu, double* f) {
+  const double t = vlam * (H[0] + H[4] + H[8]);
+  const double s01 = vmu * (H[1] + H[3]), s02 = vmu * (H[2] + H[6]), s12 = vmu * (H[5] + H[7]);
+  const double S[9] = {t + 2 * vmu * H[0], s01, s02, s01, t + 2 * vmu * H[4], s12, s02, s12, t + 2 * vmu * H[8]};
   for (int i = 0; i < 3; i++) f[i] = 0;
   for (int a = 1; a < 4; a++) {
-    const double* g = Dm_inv_e + 3 * (a - 1);
+    const double* g = G + 3 * (a - 1);
     for (int i = 0; i < 3; i++) {
-      const double fi = P[3 * i] * g[0] + P[3 * i + 1] * g[1] + P[3 * i + 2] * g[2];
+      const double fi = S[3 * i] * g[0] + S[3 * i + 1] * g[1] + S[3 * i + 2] * g[2];
       f[3 * a + i] = fi;
       f[i] -= fi;
     }
   }
 }
 
-/* Stage 2 body, matrix-free: the elastic force fe of cf_elem_rotate without K_R (and K_R itself). */
-CF_HD void cf_elem_force_mf(int e, const int* tet, const double* Dm_inv, const double* vol, double lam, double mu,
-                            const double* R_all, const double* x, double* fe_all) {
-  const double* R = R_all + 9 * e;
-  double D[9], F[9], Hr[9];
+/* Stage 2 body, matrix-free: the elastic force fe of cf_elem_rotate without K_R (G_all from
+ * cf_elem_rotated_gradients). */
+CF_HD void cf_elem_force_mf(int e, const int* tet, const double* G_all, const double* vol, double lam, double mu,
+                            const double* x, double* fe_all) {
+  const double* G = G_all + 9 * (long)e;
+  double D[9], H[9];
   cf_edge_matrix(x, tet, e, D);
-  cf_mul3(D, Dm_inv + 9 * e, F);
-  cf_mul3_tn(R, F, Hr);
-  Hr[0] -= 1.0;
-  Hr[4] -= 1.0;
-  Hr[8] -= 1.0;
-  cf_elem_stress_forces(R, Hr, Dm_inv + 9 * e, vol[e] * lam, vol[e] * mu, fe_all + 12 * (long)e);
+  cf_mul3(D, G, H);
+  H[0] -= 1.0;
+  H[4] -= 1.0;
+  H[8] -= 1.0;
+  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, fe_all + 12 * (long)e);
 }
 
 /* ye = R K_e R^T y_e, the element's part of K_R y */
-CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* Dm_inv, const double* vol, double lam,
-                               double mu, const double* R_all, const double* y, double* ye_all) {
-  const double* R = R_all + 9 * e;
-  double D[9], H[9], Hr[9];
+CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* G_all, const double* vol, double lam, double mu,
+                               const double* y, double* ye_all) {
+  const double* G = G_all + 9 * (long)e;
+  double D[9], H[9];
   cf_edge_matrix(y, tet, e, D);
-  cf_mul3(D, Dm_inv + 9 * e, H);
-  cf_mul3_tn(R, H, Hr);
-  cf_elem_stress_forces(R, Hr, Dm_inv + 9 * e, vol[e] * lam, vol[e] * mu, ye_all + 12 * (long)e);
+  cf_mul3(D, G, H);
+  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, ye_all + 12 * (long)e);
 }
 
 /* Row n of A y = cm M y + ck K_R y, K_R y gathered from the element products ye (as

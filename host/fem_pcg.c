@@ -168,17 +168,34 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
 
 /* ---- the matrix-free step (rotated Cholesky): K_R is applied element by element ----------- */
 
-static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* y) {
+/* Element products K_R x_k and rows of A x_k = cm M x_k + ck K_R x_k for nx (1 or 2) vectors in
+ * one pass over the elements and one over the nodes. */
+static void elem_products(const cfModel* m, const double* G, double lam, double mu, int e, int nx,
+                          const double* const* x, double* ye) {
+  for (int k = 0; k < nx; k++)
+    cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, x[k], ye + 12 * (size_t)m->ntet * k);
+}
+
+static void node_products(const cfModel* m, const double* ye, double cm, double ck, int n, int nx,
+                          const double* const* x, double* const* y) {
+  for (int k = 0; k < nx; k++)
+    cf_node_apply_A_mf(n, m->node_src_ptr, m->node_src, ye + 12 * (size_t)m->ntet * k, m->row_ptr, m->col, m->diag,
+                       m->Mblk, !m->def.consistent_mass, cm, ck, x[k], y[k]);
+}
+
+static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* const* x, double* const* y) {
   double* ye = cf_precond_scratch(d);
+  const double* G = ye + 24 * (size_t)m->ntet;
   const double E = m->def.E, nu = m->def.nu;
   const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
-  const int lumped = !m->def.consistent_mass;
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_apply_KR_mf(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, x, ye));
-  CF_FOR(n, m->nnode, m->nnode > 4096,
-         cf_node_apply_A_mf(n, m->node_src_ptr, m->node_src, ye, m->row_ptr, m->col, m->diag, m->Mblk, lumped, cm,
-                            ck, x, y));
+  CF_FOR(e, m->ntet, m->ntet > 2048, elem_products(m, G, lam, mu, e, nx, x, ye));
+  CF_FOR(n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
+}
+
+static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* y) {
+  apply_matfree_n(m, d, 1, &x, &y);
 }
 
 int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled) {
@@ -188,7 +205,9 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
   const double E = m->def.E, nu = m->def.nu;
   const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->fe));
+  double* G = cf_precond_scratch(d) + 24 * (size_t)m->ntet;
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));
   CF_FOR(k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
   const double* g = m->def.gravity;
   double sq[3] = {0, 0, 0};
@@ -203,8 +222,9 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
     double c[2];
     project(m, d, v0);
     project(m, d, v1);
-    apply_matfree(m, d, v0, d->q);
-    apply_matfree(m, d, v1, d->z);
+    const double* x[2] = {v0, v1};
+    double* y[2] = {d->q, d->z};
+    apply_matfree_n(m, d, 2, x, y);
     warm_coefficients(m, d, v0, v1, c);
     const int fixed = d->supports_active && m->nfixed;
     for (int i = 0; i < n; i++) {

@@ -17,16 +17,16 @@
 #include "fem_sparse.h"
 
 /* A supernodal L L^T factor copied out of CHOLMOD: A(perm, perm) = L L^T. Supernode s holds
- * columns super[s] .. super[s+1]-1 (nscol of them) and nsrow = pi[s+1] - pi[s] rows, the first
- * nscol being its own columns: the triangle is stored twice, column-major (tri, the forward
- * solve) and transposed (trit, the backward solve), both nscol x nscol at tx[s] with 1 / the
- * diagonal in dinv; the rectangle below (row indices rows[pi[s] + nscol ..]) column-major at
- * rx[s]. Every inner loop of the solve then runs over contiguous memory. */
+ * columns super[s] .. super[s+1]-1 (nc of them) and nsrow = pi[s+1] - pi[s] rows, the first nc
+ * being its own columns. Stored per supernode at x + px[s]: the triangle column by column
+ * (column j: rows j .. nc-1, packed), then the rectangle below it column-major (nr = nsrow - nc
+ * rows, row indices rows[pi[s] + nc ..]); dinv = 1 / the diagonal. Every inner loop of the
+ * solve runs over contiguous memory, and the factor is stored once (it has to stay in cache). */
 typedef struct SuperFactor {
   int n, nsuper;
   int *perm, *super, *pi, *rows;
-  long *tx, *rx;
-  double *tri, *trit, *rect, *dinv;
+  long* px;
+  double *x, *dinv;
 } SuperFactor;
 
 struct cfPrecond {
@@ -35,13 +35,17 @@ struct cfPrecond {
   int have_supports;
   double *t, *y; /* [ndof] scratch */
   double* w;     /* [ndof] rows below a supernode's triangle */
-  double* ye;    /* [12 ntet] element products of the matrix-free step */
+  double* ye;    /* [24 ntet] element products of the matrix-free step, then [9 ntet] G_e */
 };
 
 static void super_free(SuperFactor* f) {
-  free(f->perm); free(f->super); free(f->pi); free(f->rows); free(f->tx); free(f->rx);
-  free(f->tri); free(f->trit); free(f->rect); free(f->dinv);
+  free(f->perm); free(f->super); free(f->pi); free(f->rows); free(f->px); free(f->x); free(f->dinv);
   memset(f, 0, sizeof *f);
+}
+
+/* offset of column j of a packed nc x nc lower triangle */
+static inline long tri_col(int j, int nc) {
+  return (long)j * nc - (long)j * (j - 1) / 2;
 }
 
 /* Copy a supernodal LL^T factor; returns 0 (and leaves f empty) if L is not one. */
@@ -51,23 +55,19 @@ static int super_copy(const cholmod_factor* L, SuperFactor* f) {
   const int n = (int)L->n, ns = (int)L->nsuper;
   const int *super = L->super, *pi = L->pi, *px = L->px, *s = L->s, *perm = L->Perm;
   const double* Lx = L->x;
-  long ntri = 0, nrect = 0;
+  long size = 0;
   for (int k = 0; k < ns; k++) {
     const long nc = super[k + 1] - super[k], nr = pi[k + 1] - pi[k] - nc;
-    ntri += nc * nc;
-    nrect += nc * nr;
+    size += nc * (nc + 1) / 2 + nc * nr;
   }
   f->perm = malloc(sizeof(int) * n);
   f->super = malloc(sizeof(int) * (ns + 1));
   f->pi = malloc(sizeof(int) * (ns + 1));
-  f->tx = malloc(sizeof(long) * (ns + 1));
-  f->rx = malloc(sizeof(long) * (ns + 1));
+  f->px = malloc(sizeof(long) * (ns + 1));
   f->rows = malloc(sizeof(int) * (pi[ns] > 0 ? pi[ns] : 1));
-  f->tri = calloc(ntri > 0 ? ntri : 1, sizeof(double));
-  f->trit = calloc(ntri > 0 ? ntri : 1, sizeof(double));
-  f->rect = malloc(sizeof(double) * (nrect > 0 ? nrect : 1));
+  f->x = malloc(sizeof(double) * (size > 0 ? size : 1));
   f->dinv = malloc(sizeof(double) * (n > 0 ? n : 1));
-  if (!f->perm || !f->super || !f->pi || !f->tx || !f->rx || !f->rows || !f->tri || !f->trit || !f->rect || !f->dinv) {
+  if (!f->perm || !f->super || !f->pi || !f->px || !f->rows || !f->x || !f->dinv) {
     super_free(f);
     return 0;
   }
@@ -75,83 +75,114 @@ static int super_copy(const cholmod_factor* L, SuperFactor* f) {
   memcpy(f->super, super, sizeof(int) * (ns + 1));
   memcpy(f->pi, pi, sizeof(int) * (ns + 1));
   memcpy(f->rows, s, sizeof(int) * pi[ns]);
-  f->tx[0] = f->rx[0] = 0;
+  f->px[0] = 0;
   for (int k = 0; k < ns; k++) {
     const int k1 = super[k], nc = super[k + 1] - k1, nsrow = pi[k + 1] - pi[k], nr = nsrow - nc;
     const double* X = Lx + px[k];
-    double *T = f->tri + f->tx[k], *Tt = f->trit + f->tx[k], *B = f->rect + f->rx[k];
+    double* T = f->x + f->px[k];
+    double* B = T + tri_col(nc, nc);
     for (int j = 0; j < nc; j++) {
-      for (int i = j; i < nc; i++) {
-        T[i + (long)j * nc] = X[i + (long)j * nsrow];
-        Tt[j + (long)i * nc] = X[i + (long)j * nsrow];
-      }
+      for (int i = j; i < nc; i++) T[tri_col(j, nc) + i - j] = X[i + (long)j * nsrow];
       for (int i = 0; i < nr; i++) B[i + (long)j * nr] = X[nc + i + (long)j * nsrow];
       f->dinv[k1 + j] = 1.0 / X[j + (long)j * nsrow];
     }
-    f->tx[k + 1] = f->tx[k] + (long)nc * nc;
-    f->rx[k + 1] = f->rx[k] + (long)nc * nr;
+    f->px[k + 1] = f->px[k] + tri_col(nc, nc) + (long)nc * nr;
   }
   f->n = n;
   f->nsuper = ns;
   return 1;
 }
 
-/* t = L^-T L^-1 t in place (w: scratch, as long as the largest rectangle's row count) */
+/* t = L^-T L^-1 t in place (w: scratch, as long as the largest rectangle's row count).
+ * Both by blocks of four columns, so that the vector updated or read is touched once per four
+ * columns: forward, the 4 x 4 triangle then the rows below it; backward, four independent dot
+ * products of the columns against what is already solved, then the 4 x 4 triangle. */
 static void super_solve(const SuperFactor* f, double* t, double* w) {
-  /* forward: L y = t, column by column */
   for (int s = 0; s < f->nsuper; s++) {
     const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
     const int* rows = f->rows + f->pi[s] + nc;
-    const double *T = f->tri + f->tx[s], *B = f->rect + f->rx[s];
+    const double* T = f->x + f->px[s];
+    const double* B = T + tri_col(nc, nc);
     double* ts = t + k1;
-    for (int j = 0; j < nc; j++) {
-      const double* col = T + (long)j * nc;
-      const double yj = ts[j] * f->dinv[k1 + j];
-      ts[j] = yj;
-      for (int i = j + 1; i < nc; i++) ts[i] -= col[i] * yj;
-    }
     for (int i = 0; i < nr; i++) w[i] = 0;
-    for (int j = 0; j < nc; j++) {
-      const double* col = B + (long)j * nr;
-      const double yj = ts[j];
-      for (int i = 0; i < nr; i++) w[i] += col[i] * yj;
+    for (int j0 = 0; j0 < nc; j0 += 4) {
+      const int nb = nc - j0 < 4 ? nc - j0 : 4, j1 = j0 + nb; /* columns j0 .. j1-1 */
+      /* the nb x nb triangle */
+      for (int j = j0; j < j1; j++) {
+        const double* col = T + tri_col(j, nc) - j; /* col[i], i = j .. nc-1 */
+        const double yj = ts[j] * f->dinv[k1 + j];
+        ts[j] = yj;
+        for (int i = j + 1; i < j1; i++) ts[i] -= col[i] * yj;
+      }
+      /* the rows below it, in the triangle and in the rectangle, four columns at once */
+      if (nb == 4) {
+        const double *t0 = T + tri_col(j0, nc) - j0, *t1 = T + tri_col(j0 + 1, nc) - (j0 + 1),
+                     *t2 = T + tri_col(j0 + 2, nc) - (j0 + 2), *t3 = T + tri_col(j0 + 3, nc) - (j0 + 3);
+        const double y0 = ts[j0], y1 = ts[j0 + 1], y2 = ts[j0 + 2], y3 = ts[j0 + 3];
+        for (int i = j1; i < nc; i++) ts[i] -= t0[i] * y0 + t1[i] * y1 + t2[i] * y2 + t3[i] * y3;
+        const double *c0 = B + (long)j0 * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
+        for (int i = 0; i < nr; i++) w[i] += c0[i] * y0 + c1[i] * y1 + c2[i] * y2 + c3[i] * y3;
+      } else {
+        for (int j = j0; j < j1; j++) {
+          const double* tc = T + tri_col(j, nc) - j;
+          const double* c = B + (long)j * nr;
+          const double yj = ts[j];
+          for (int i = j1; i < nc; i++) ts[i] -= tc[i] * yj;
+          for (int i = 0; i < nr; i++) w[i] += c[i] * yj;
+        }
+      }
     }
     for (int i = 0; i < nr; i++) t[rows[i]] -= w[i];
   }
-  /* backward: L^T x = y; the rectangle's part as independent dot products (four at a time),
-   * then the transposed triangle column by column */
   for (int s = f->nsuper - 1; s >= 0; s--) {
     const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
     const int* rows = f->rows + f->pi[s] + nc;
-    const double *Tt = f->trit + f->tx[s], *B = f->rect + f->rx[s];
+    const double* T = f->x + f->px[s];
+    const double* B = T + tri_col(nc, nc);
     double* ts = t + k1;
     for (int i = 0; i < nr; i++) w[i] = t[rows[i]];
-    int j = 0;
-    for (; j + 4 <= nc; j += 4) {
-      const double *c0 = B + (long)j * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
-      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      for (int i = 0; i < nr; i++) {
-        s0 += c0[i] * w[i];
-        s1 += c1[i] * w[i];
-        s2 += c2[i] * w[i];
-        s3 += c3[i] * w[i];
+    int j = nc;
+    while (j > 0) {
+      const int j0 = j >= 4 ? j - 4 : 0, nb = j - j0; /* columns j0 .. j-1 */
+      double sb[4] = {0, 0, 0, 0};
+      /* against the rectangle (w) and the solved part of the triangle (ts[j ..]) */
+      if (nb == 4) {
+        const double *c0 = B + (long)j0 * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int i = 0; i < nr; i++) {
+          s0 += c0[i] * w[i];
+          s1 += c1[i] * w[i];
+          s2 += c2[i] * w[i];
+          s3 += c3[i] * w[i];
+        }
+        const double *t0 = T + tri_col(j0, nc) - j0, *t1 = T + tri_col(j0 + 1, nc) - (j0 + 1),
+                     *t2 = T + tri_col(j0 + 2, nc) - (j0 + 2), *t3 = T + tri_col(j0 + 3, nc) - (j0 + 3);
+        for (int i = j; i < nc; i++) {
+          s0 += t0[i] * ts[i];
+          s1 += t1[i] * ts[i];
+          s2 += t2[i] * ts[i];
+          s3 += t3[i] * ts[i];
+        }
+        sb[0] = s0, sb[1] = s1, sb[2] = s2, sb[3] = s3;
+      } else {
+        for (int b = 0; b < nb; b++) {
+          const double* c = B + (long)(j0 + b) * nr;
+          const double* tc = T + tri_col(j0 + b, nc) - (j0 + b);
+          double sum = 0;
+          for (int i = 0; i < nr; i++) sum += c[i] * w[i];
+          for (int i = j; i < nc; i++) sum += tc[i] * ts[i];
+          sb[b] = sum;
+        }
       }
-      ts[j] -= s0;
-      ts[j + 1] -= s1;
-      ts[j + 2] -= s2;
-      ts[j + 3] -= s3;
-    }
-    for (; j < nc; j++) {
-      const double* c0 = B + (long)j * nr;
-      double s0 = 0;
-      for (int i = 0; i < nr; i++) s0 += c0[i] * w[i];
-      ts[j] -= s0;
-    }
-    for (j = nc - 1; j >= 0; j--) {
-      const double* col = Tt + (long)j * nc; /* column j of L^T: row j of L, rows 0..j */
-      const double xj = ts[j] * f->dinv[k1 + j];
-      ts[j] = xj;
-      for (int i = 0; i < j; i++) ts[i] -= col[i] * xj;
+      /* the nb x nb triangle, bottom up */
+      for (int b = nb - 1; b >= 0; b--) {
+        const int jj = j0 + b;
+        const double* tc = T + tri_col(jj, nc) - jj;
+        double sum = ts[jj] - sb[b];
+        for (int i = jj + 1; i < j; i++) sum -= tc[i] * ts[i];
+        ts[jj] = sum * f->dinv[k1 + jj];
+      }
+      j = j0;
     }
   }
 }
@@ -177,7 +208,7 @@ int cf_precond_create(const cfModel* m, cfData* d) {
     p->t = malloc(sizeof(double) * m->ndof);
     p->y = malloc(sizeof(double) * m->ndof);
     p->w = malloc(sizeof(double) * m->ndof);
-    p->ye = malloc(sizeof(double) * 12 * (size_t)m->ntet);
+    p->ye = malloc(sizeof(double) * 33 * (size_t)m->ntet);
   }
   if (!p || !A0 || !p->t || !p->y || !p->w || !p->ye) {
     free(A0);
