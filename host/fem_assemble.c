@@ -22,7 +22,9 @@ static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
 }
 
 void cf_stage_elastic(const cfModel* m, cfData* d) {
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe));
+  const double E = m->def.E, nu = m->def.nu;
+  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
   if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
     CF_FOR(e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
   CF_FOR(n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));

@@ -186,6 +186,32 @@ CF_HD double cf_polar_rotation_warm(const double* F, const double* Q, double* R)
   return cf_polar_rotation(F, Q, R);
 }
 
+/* One Newton correction of the rotation Q toward polar(F) (the first iteration of
+ * cf_polar_rotation_warm, no convergence test): for rotations that only need to follow, such as
+ * the preconditioner's node rotations, updated every step from the last ones. Falls back to
+ * cf_polar_rotation_warm where tr G I - G is not positive definite (far from Q). */
+CF_HD void cf_polar_rotation_step(const double* F, const double* Q, double* R) {
+  double G[9];
+  cf_mul3_tn(Q, F, G);
+  const double a0 = G[7] - G[5], a1 = G[2] - G[6], a2 = G[3] - G[1];
+  const double tr = G[0] + G[4] + G[8];
+  const double m00 = tr - G[0], m11 = tr - G[4], m22 = tr - G[8];
+  const double m01 = -0.5 * (G[1] + G[3]), m02 = -0.5 * (G[2] + G[6]), m12 = -0.5 * (G[5] + G[7]);
+  const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22, c02 = m01 * m12 - m02 * m11;
+  const double c11 = m00 * m22 - m02 * m02, c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
+  const double det = m00 * c00 + m01 * c01 + m02 * c02;
+  if (!(m00 > 0 && c22 > 0 && det > 0)) {
+    cf_polar_rotation_warm(F, Q, R);
+    return;
+  }
+  const double s = 0.5 / det;
+  const double q[4] = {1.0, (c00 * a0 + c01 * a1 + c02 * a2) * s, (c01 * a0 + c11 * a1 + c12 * a2) * s,
+                       (c02 * a0 + c12 * a1 + c22 * a2) * s};
+  double Rw[9];
+  cf_quat_to_rot(q, Rw);
+  cf_mul3(Q, Rw, R);
+}
+
 /* Stage 1 body, one element: F = Ds Dm^-1, R = polar(F) warm-started from the previous R.
  * Returns 1 if the element is inverted (det F <= 0). */
 CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
@@ -215,47 +241,6 @@ CF_HD void cf_elem_stiffness(const double* Dm_inv, double vol, double E, double 
           Ke[(3 * a + i) * 12 + 3 * b + j] =
               vol * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
     }
-}
-
-/* ---- stage 2 body, one element: rotated stiffness and elastic force -------------------------
- * KR = R K_e R^T (per 3x3 block: R K_ab R^T),  fe = R K_e (R^T x_e - X_e). */
-CF_HD void cf_elem_rotate(int e, const int* tet, const double* Ke_all, const double* R_all,
-                          const double* X, const double* x, double* KR_all, double* fe_all) {
-  const double* Ke = Ke_all + 144 * (long)e;
-  const double* R = R_all + 9 * e;
-  double* KR = KR_all + 144 * (long)e;
-  double u[12];
-  /* u = R^T x - X, the rotation-free displacement; the translation of node 0 cancels in K_e u
-   * (rigid translations are in the null space), so it is measured relative to node 0 for
-   * accuracy on parts far from the origin */
-  const int n0 = tet[4 * e];
-  for (int a = 0; a < 4; a++) {
-    const int n = tet[4 * e + a];
-    double dx[3] = {x[3 * n] - x[3 * n0], x[3 * n + 1] - x[3 * n0 + 1], x[3 * n + 2] - x[3 * n0 + 2]};
-    for (int i = 0; i < 3; i++)
-      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (X[3 * n + i] - X[3 * n0 + i]);
-  }
-  for (int a = 0; a < 4; a++) {
-    double ku[3] = {0, 0, 0};
-    for (int b = 0; b < 4; b++) {
-      double Kab[9], T[9];
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
-      for (int i = 0; i < 3; i++)
-        ku[i] += Kab[3 * i] * u[3 * b] + Kab[3 * i + 1] * u[3 * b + 1] + Kab[3 * i + 2] * u[3 * b + 2];
-      if (b < a) continue; /* K_e is symmetric: KR_ba = KR_ab^T, filled below */
-      /* T = R Kab, then KR_ab = T R^T */
-      cf_mul3(R, Kab, T);
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-          double v = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
-          KR[(3 * a + i) * 12 + 3 * b + j] = v;
-          KR[(3 * b + j) * 12 + 3 * a + i] = v;
-        }
-    }
-    for (int i = 0; i < 3; i++)
-      fe_all[12 * (long)e + 3 * a + i] = R[3 * i] * ku[0] + R[3 * i + 1] * ku[1] + R[3 * i + 2] * ku[2];
-  }
 }
 
 /* ---- stage 2 without K_R: matrix-free element products --------------------------------------
@@ -316,6 +301,45 @@ CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* G_all, const
   cf_edge_matrix(y, tet, e, D);
   cf_mul3(D, G, H);
   cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, ye_all + 12 * (long)e);
+}
+
+/* ---- stage 2 body, one element: rotated stiffness and elastic force -------------------------
+ * KR = R K_e R^T,  fe = R K_e (R^T x_e - X_e). With the rotated gradients g'_a = R g_a (rows of
+ * G_e = Dm^-1 R^T, cf_elem_rotated_gradients), block (a,b) of R K_e R^T is
+ * V [lam g'_a g'_b^T + mu g'_b g'_a^T + mu (g'_a . g'_b) I] (cf_elem_stiffness rotated), and fe is
+ * the stress form of the matrix-free products above with Ds(x) G_e - I = F R^T - I, the
+ * rotation-free strain measured relative to node 0 (rigid translations cancel; accurate on parts
+ * far from the origin). Half the flops of R K_ab R^T, and K_e is not read. */
+CF_HD void cf_elem_rotate(int e, const int* tet, const double* Dm_inv, const double* vol, double lam, double mu,
+                          const double* R_all, const double* x, double* KR_all, double* fe_all) {
+  double G[9], D[9], H[9], g[12];
+  cf_elem_rotated_gradients(0, Dm_inv + 9 * e, R_all + 9 * e, G);
+  const double vlam = vol[e] * lam, vmu = vol[e] * mu;
+  for (int k = 0; k < 3; k++) {
+    g[3 + k] = G[k];
+    g[6 + k] = G[3 + k];
+    g[9 + k] = G[6 + k];
+    g[k] = -(G[k] + G[3 + k] + G[6 + k]);
+  }
+  double* KR = KR_all + 144 * (long)e;
+  for (int a = 0; a < 4; a++)
+    for (int b = a; b < 4; b++) {
+      const double* ga = g + 3 * a;
+      const double* gb = g + 3 * b;
+      const double dot = vmu * (ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2]);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+          const double v = vlam * ga[i] * gb[j] + vmu * ga[j] * gb[i] + (i == j ? dot : 0.0);
+          KR[(3 * a + i) * 12 + 3 * b + j] = v;
+          KR[(3 * b + j) * 12 + 3 * a + i] = v;
+        }
+    }
+  cf_edge_matrix(x, tet, e, D);
+  cf_mul3(D, G, H);
+  H[0] -= 1.0;
+  H[4] -= 1.0;
+  H[8] -= 1.0;
+  cf_elem_stress_forces(H, G, vlam, vmu, fe_all + 12 * (long)e);
 }
 
 /* Row n of A y = cm M y + ck K_R y, K_R y gathered from the element products ye (as

@@ -265,7 +265,9 @@ void cf_precond_free(cfData* d) {
   d->precond = NULL;
 }
 
-/* Node rotation n: polar of the sum of the rotations of the elements around it */
+/* Node rotation n: follows the polar of the sum of the rotations of the elements around it by
+ * one Newton correction per step (cf_polar_rotation_step: the preconditioner needs a good
+ * rotation, not the exact one; the same PCG iterations on the lug and hinge demos) */
 static void node_rotation(const cfModel* m, cfData* d, int n) {
   double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
@@ -273,7 +275,7 @@ static void node_rotation(const cfModel* m, cfData* d, int n) {
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
   double Rn[9];
-  cf_polar_rotation_warm(S, d->node_R + 9 * n, Rn);
+  cf_polar_rotation_step(S, d->node_R + 9 * n, Rn);
   memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
 }
 

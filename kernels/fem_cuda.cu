@@ -146,10 +146,10 @@ __global__ void __launch_bounds__(kThreads) k_polar(int ntet, const int* tet, co
 }
 
 __global__ void __launch_bounds__(kThreads)
-    k_rotate(int ntet, const int* tet, const double* Ke, const double* R, const double* X,
-             const double* x, double* KR, double* fe) {
+    k_rotate(int ntet, const int* tet, const double* Dm_inv, const double* vol, double lam,
+             double mu, const double* R, const double* x, double* KR, double* fe) {
   int e = blockIdx.x * kThreads + threadIdx.x;
-  if (e < ntet) cf_elem_rotate(e, tet, Ke, R, X, x, KR, fe);
+  if (e < ntet) cf_elem_rotate(e, tet, Dm_inv, vol, lam, mu, R, x, KR, fe);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -491,7 +491,8 @@ struct cfCuda {
   cudaEvent_t ev_snap, ev_copied;
 
   /* model (immutable) */
-  double *X, *Dm_inv, *Ke, *node_mass, *Mblk;
+  double *X, *Dm_inv, *vol, *node_mass, *Mblk;
+  double lam, mu; /* Lame constants of the material (K_e = V B^T D B, see cf_elem_rotate) */
   int *tet, *row_ptr, *col, *diag, *blk_src_ptr, *blk_src, *node_src_ptr, *node_src;
   unsigned char* fixed;
   /* state, inputs and per-step arrays (as in cfData) */
@@ -567,7 +568,7 @@ int sync_stream(cudaStream_t s, const char* what) {
 /* device bytes for the model and data */
 size_t device_bytes(const cfModel* m) {
   size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
-  size_t dbl = 3 * nn + 9 * ne + 144 * ne + nn + nb   /* X Dm_inv Ke node_mass Mblk */
+  size_t dbl = 3 * nn + 9 * ne + ne + nn + nb        /* X Dm_inv vol node_mass Mblk */
                + 7 * nd + 9 * ne + 144 * ne + 12 * ne /* x v f_ext f_el b + r z p q */
                + 9 * nb + 9 * nn + 2 * nd             /* A Pinv */
                + nd + CF_WARM_NSUM * (nn / kThreads + 1); /* v_prev part_warm */
@@ -586,8 +587,8 @@ int enqueue_polar(cfCuda* g) {
 }
 
 int enqueue_elastic(cfCuda* g) {
-  k_rotate<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Ke, g->R, g->X, g->x,
-                                                       g->KR, g->fe);
+  k_rotate<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, g->vol, g->lam,
+                                                       g->mu, g->R, g->x, g->KR, g->fe);
   CU_LAUNCHED(k_rotate);
   k_node_gather<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src,
                                                              g->fe, g->f_el);
@@ -888,6 +889,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   g->opt = o;
   g->supports_active = d->supports_active;
   g->npart = blocks_for(m->nnode);
+  g->lam = m->def.E * m->def.nu / ((1 + m->def.nu) * (1 - 2 * m->def.nu));
+  g->mu = m->def.E / (2 * (1 + m->def.nu));
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
 
   int st = [&]() -> int {
@@ -904,7 +907,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     const size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
     TRY(dev_alloc(&g->X, nd));
     TRY(dev_alloc(&g->Dm_inv, 9 * ne));
-    TRY(dev_alloc(&g->Ke, 144 * ne));
+    TRY(dev_alloc(&g->vol, ne));
     TRY(dev_alloc(&g->node_mass, nn));
     TRY(dev_alloc(&g->Mblk, nb));
     TRY(dev_alloc(&g->tet, 4 * ne));
@@ -939,7 +942,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
 
     TRY(upload_array(g->s, g->X, m->X, nd));
     TRY(upload_array(g->s, g->Dm_inv, m->Dm_inv, 9 * ne));
-    TRY(upload_array(g->s, g->Ke, m->Ke, 144 * ne));
+    TRY(upload_array(g->s, g->vol, m->vol, ne));
     TRY(upload_array(g->s, g->node_mass, m->node_mass, nn));
     TRY(upload_array(g->s, g->Mblk, m->Mblk, nb));
     TRY(upload_array(g->s, g->tet, m->tet, 4 * ne));
@@ -988,7 +991,7 @@ void cf_cuda_free(cfCuda* g) {
   if (g->spx) cusparseDestroyDnVec(g->spx);
   if (g->spy) cusparseDestroyDnVec(g->spy);
   if (g->sp) cusparseDestroy(g->sp);
-  void* dev[] = {g->X,        g->Dm_inv, g->Ke,     g->node_mass,   g->Mblk,    g->tet,
+  void* dev[] = {g->X,        g->Dm_inv, g->vol,     g->node_mass,   g->Mblk,    g->tet,
                  g->row_ptr,  g->col,    g->diag,   g->blk_src_ptr, g->blk_src, g->node_src_ptr,
                  g->node_src, g->fixed,  g->x,      g->v,           g->f_ext,   g->R,
                  g->KR,       g->fe,     g->f_el,   g->A,           g->b,       g->Pinv,

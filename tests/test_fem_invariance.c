@@ -97,6 +97,8 @@ int main(void) {
   cf_data_reset(m, d);
   memcpy(d->x, xdef, sizeof(double) * n);
   cf_stage_polar(m, d);
+  const double lam = m->def.E * m->def.nu / ((1 + m->def.nu) * (1 - 2 * m->def.nu));
+  const double mu = m->def.E / (2 * (1 + m->def.nu));
   double max_err = 0, max_ref = 0;
   for (int e = 0; e < m->ntet; e += 5) {
     double Kt[144];
@@ -109,11 +111,11 @@ int main(void) {
       memcpy(Rk, d->R + 9 * e, sizeof Rk);
       d->x[dof] = keep + h;
       cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
-      cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe);
+      cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe);
       memcpy(fp, d->fe + 12 * e, sizeof fp);
       d->x[dof] = keep - h;
       cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
-      cf_elem_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe);
+      cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe);
       memcpy(fm, d->fe + 12 * e, sizeof fm);
       d->x[dof] = keep;
       memcpy(d->R + 9 * e, Rk, sizeof Rk);

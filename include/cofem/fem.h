@@ -29,9 +29,10 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1 
 /* PCG preconditioners:
  *  block Jacobi: the inverse 3x3 diagonal blocks of A (paper 003's choice; cheap, GPU-friendly);
  *  rotated Cholesky: P^-1 = Q A0^-1 Q^T, A0 the system matrix at rest (factored once with CHOLMOD)
- *  and Q the block diagonal of node rotations (polar of the sum of the element rotations around
- *  each node). Exact for a rigidly rotating part, so PCG needs few iterations while the
- *  deformation is moderate. CPU only; memory of a sparse Cholesky factor. */
+ *  and Q the block diagonal of node rotations (following, one Newton step per time step, the polar
+ *  of the sum of the element rotations around each node). Exact for a rigidly rotating part, so
+ *  PCG needs few iterations while the deformation is moderate. CPU only; memory of a sparse
+ *  Cholesky factor. */
 enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1 };
 
 /* Linearisation of the elastic force inside the step, f_el(x1) ~ f_el(x0) + T (x1 - x0):
