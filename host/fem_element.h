@@ -293,14 +293,14 @@ CF_HD void cf_elem_force_mf(int e, const int* tet, const double* G_all, const do
   cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, fe_all + 12 * (long)e);
 }
 
-/* ye = R K_e R^T y_e, the element's part of K_R y */
+/* ye[12] = R K_e R^T y_e, the element's part of K_R y (ye: this element's outputs) */
 CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* G_all, const double* vol, double lam, double mu,
-                               const double* y, double* ye_all) {
+                               const double* y, double* ye) {
   const double* G = G_all + 9 * (long)e;
   double D[9], H[9];
   cf_edge_matrix(y, tet, e, D);
   cf_mul3(D, G, H);
-  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, ye_all + 12 * (long)e);
+  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, ye);
 }
 
 /* ---- stage 2 body, one element: rotated stiffness and elastic force -------------------------

@@ -168,12 +168,15 @@ int cf_stage_pcg(const cfModel* m, cfData* d) {
 
 /* ---- the matrix-free step (rotated Cholesky): K_R is applied element by element ----------- */
 
-/* Element products K_R x_k and rows of A x_k = cm M x_k + ck K_R x_k for nx (1 or 2) vectors in
- * one pass over the elements and one over the nodes. */
+/* Element products K_R x_k and rows of A x_k = cm M x_k + ck K_R x_k for nx (1 or 2) vectors.
+ * In parallel: one pass over the elements into d's scratch, then each node gathers its
+ * contributions (cf_node_apply_A_mf). On one thread the element results are added into y at once
+ * (no scratch round trip), in element order, which is the gather's order (node_src is sorted by
+ * element): the same sums, bit for bit. */
 static void elem_products(const cfModel* m, const double* G, double lam, double mu, int e, int nx,
                           const double* const* x, double* ye) {
   for (int k = 0; k < nx; k++)
-    cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, x[k], ye + 12 * (size_t)m->ntet * k);
+    cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, x[k], ye + 12 * ((size_t)m->ntet * k + e));
 }
 
 static void node_products(const cfModel* m, const double* ye, double cm, double ck, int n, int nx,
@@ -190,8 +193,41 @@ static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* c
   const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
-  CF_FOR(e, m->ntet, m->ntet > 2048, elem_products(m, G, lam, mu, e, nx, x, ye));
-  CF_FOR(n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
+  if (m->ntet > 2048 && omp_get_max_threads() > 1) {
+    CF_FOR(e, m->ntet, 1, elem_products(m, G, lam, mu, e, nx, x, ye));
+    CF_FOR(n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
+    return;
+  }
+  for (int k = 0; k < nx; k++) {
+    double* yk = y[k];
+    memset(yk, 0, sizeof(double) * m->ndof);
+    for (int e = 0; e < m->ntet; e++) {
+      double f[12];
+      const int* t = m->tet + 4 * e;
+      cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, x[k], f);
+      for (int a = 0; a < 4; a++)
+        for (int i = 0; i < 3; i++) yk[3 * t[a] + i] += f[3 * a + i];
+    }
+    const double* xk = x[k];
+    if (!m->def.consistent_mass) {
+      for (int n = 0; n < m->nnode; n++) {
+        const double c = m->Mblk[m->diag[n]];
+        for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * (c * xk[3 * n + i]) + ck * yk[3 * n + i];
+      }
+    } else {
+      for (int n = 0; n < m->nnode; n++) {
+        double mv[3] = {0, 0, 0};
+        for (int j = m->row_ptr[n]; j < m->row_ptr[n + 1]; j++) {
+          const double c = m->Mblk[j];
+          const double* xj = xk + 3 * m->col[j];
+          mv[0] += c * xj[0];
+          mv[1] += c * xj[1];
+          mv[2] += c * xj[2];
+        }
+        for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * mv[i] + ck * yk[3 * n + i];
+      }
+    }
+  }
 }
 
 static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* y) {

@@ -135,7 +135,7 @@ int main(void) {
       cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe);
       cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G);
       cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, fe);
-      cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, y, ye);
+      cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, y, ye + 12 * e);
     }
     double err_k = 0, max_k = 0, err_f = 0, err_f2 = 0, max_f = 0, err_y = 0, err_y2 = 0, max_y = 0;
     for (int e = 0; e < m->ntet; e++) {
