@@ -1,7 +1,9 @@
-/* Modal analysis (host/fem_modal.c): the shift-invert Lanczos solver agrees with the dense
- * LAPACK solver (dsygvx) on a clamped beam with lumped, consistent and one-point (CalculiX C3D4)
- * mass and on a free beam (six rigid-body modes, then the elastic ones); modes are M-normalised
- * and zero on fixed DOFs; the first bending frequency of a slender clamped beam is near
+/* Modal analysis (host/fem_modal.c): the shift-invert Lanczos solver (ARPACK dsaupd/dseupd,
+ * mode 3) agrees with the dense LAPACK solver (dsygvx) on a clamped beam with lumped, consistent
+ * and one-point (CalculiX C3D4) mass and on a free beam (six rigid-body modes, then the elastic
+ * ones); the modes of both are M-orthonormal and zero on fixed DOFs, the Lanczos ones bitwise
+ * the same from call to call; k = free DOFs goes to the dense solver, a basis too short for the
+ * tolerance is an error naming ARPACK's info code; the first bending frequency of a slender clamped beam is near
  * Euler-Bernoulli's; the one-point mass has the lumped masses as row sums and lies above the
  * consistent mass in frequency. (Against CalculiX: tests/test_accuracy.sh.) */
 #include <string.h>
@@ -30,9 +32,12 @@ static void compare(cfMesh* mesh, int consistent, int clamp, int k, int one_poin
   CHECK_OK(cf_modal_solve(m, k, &o, wd, pd, &id));
   o.method = CF_MODAL_LANCZOS;
   CHECK_OK(cf_modal_solve(m, k, &o, wl, pl, &il));
-  printf("%s beam, %s mass, %d free DOFs: dense %.3f s (residual %.1e), Lanczos %.3f s (basis %d, residual %.1e)\n",
+  printf("%s beam, %s mass, %d free DOFs: dense %.3f s (residual %.1e), Lanczos %.3f s (basis %d, %d restarts, "
+         "%d solves, residual %.1e)\n",
          clamp ? "clamped" : "free", one_point ? "one-point" : consistent ? "consistent" : "lumped", id.nfree, id.seconds, id.max_residual,
-         il.seconds, il.basis, il.max_residual);
+         il.seconds, il.basis, il.iterations, il.solves, il.max_residual);
+  CHECK(il.basis > k && il.iterations >= 1 && il.solves >= il.basis);
+  CHECK(id.basis == 0 && id.iterations == 0 && id.solves == 0);
   CHECK(id.method == CF_MODAL_DENSE && il.method == CF_MODAL_LANCZOS);
   CHECK(id.max_residual < 1e-8 && il.max_residual < 1e-8);
   double scale = wd[k - 1];
@@ -43,20 +48,42 @@ static void compare(cfMesh* mesh, int consistent, int clamp, int k, int one_poin
     CHECK_CLOSE(wl[i], wd[i], 1e-9 * scale, 1e-9);
     if (i > 0) CHECK(wl[i] >= wl[i - 1]);
   }
-  /* M-normalised, zero on fixed DOFs */
+  /* M-orthonormal (phi_i^T M phi_j = delta_ij), zero on fixed DOFs, dense and Lanczos */
   double* y = malloc(sizeof(double) * m->ndof);
   double* Mb = malloc(sizeof(double) * m->nnzb);
   if (one_point) cf_mass_one_point(m, Mb);
   else memcpy(Mb, m->Mblk, sizeof(double) * m->nnzb);
-  for (int i = 0; i < k; i++) {
-    const double* phi = pl + (size_t)i * m->ndof;
-    double s = 0;
-    for (int n = 0; n < m->nnode; n++)
-      for (int q = m->row_ptr[n]; q < m->row_ptr[n + 1]; q++)
-        for (int a = 0; a < 3; a++) s += phi[3 * n + a] * Mb[q] * phi[3 * m->col[q] + a];
-    CHECK_CLOSE(s, 1.0, 0, 1e-9);
-    for (int d = 0; d < m->ndof; d++)
-      if (m->fixed[d]) CHECK(phi[d] == 0.0);
+  for (int which = 0; which < 2; which++) {
+    const double* P = which ? pl : pd;
+    double worst = 0;
+    for (int i = 0; i < k; i++) {
+      const double* phi = P + (size_t)i * m->ndof;
+      for (int n = 0; n < m->nnode; n++) {
+        double s[3] = {0, 0, 0};
+        for (int q = m->row_ptr[n]; q < m->row_ptr[n + 1]; q++)
+          for (int a = 0; a < 3; a++) s[a] += Mb[q] * phi[3 * m->col[q] + a];
+        for (int a = 0; a < 3; a++) y[3 * n + a] = s[a];
+      }
+      for (int j = 0; j < k; j++) {
+        const double* psi = P + (size_t)j * m->ndof;
+        double s = 0;
+        for (int d = 0; d < m->ndof; d++) s += psi[d] * y[d];
+        double e = fabs(s - (i == j));
+        if (e > worst) worst = e;
+      }
+      for (int d = 0; d < m->ndof; d++)
+        if (m->fixed[d]) CHECK(phi[d] == 0.0);
+    }
+    printf("  %s: largest |phi_i^T M phi_j - delta_ij| %.1e\n", which ? "Lanczos" : "dense", worst);
+    CHECK(worst < 1e-9);
+  }
+  /* the same modes bitwise on a second call (a fixed start vector, not ARPACK's random one) */
+  {
+    double w2[32];
+    double* p2 = malloc(sizeof(double) * k * m->ndof);
+    CHECK_OK(cf_modal_solve(m, k, &o, w2, p2, NULL));
+    CHECK(memcmp(w2, wl, sizeof(double) * k) == 0 && memcmp(p2, pl, sizeof(double) * k * m->ndof) == 0);
+    free(p2);
   }
   if (!clamp) {
     for (int i = 0; i < 6; i++) CHECK(fabs(wl[i]) < 1e-8 * wl[6]);
@@ -76,6 +103,7 @@ static void compare(cfMesh* mesh, int consistent, int clamp, int k, int one_poin
   }
   /* arguments */
   CHECK(cf_modal_solve(m, 0, &o, wl, NULL, NULL) == CF_ERR_ARG);
+  CHECK(cf_modal_solve(m, id.nfree + 1, &o, wl, NULL, NULL) == CF_ERR_ARG);
   free(Mb); free(y); free(pd); free(pl);
   cf_model_free(m);
 }
@@ -113,6 +141,47 @@ int main(void) {
     cf_model_free(ml);
     printf("one-point vs consistent mass, mode 6: %.4f Hz vs %.4f Hz\n", sqrt(w1[5]) / (2 * M_PI), sqrt(wc[5]) / (2 * M_PI));
     cf_model_free(m);
+  }
+  /* degenerate and failing Lanczos requests on a small clamped beam */
+  {
+    cfMesh small;
+    CHECK_OK(cf_mesh_box(3, 1, 1, 0.3, 0.1, 0.1, &small));
+    cfModelDef def = cf_default_model_def();
+    cfModel* m;
+    CHECK_OK(cf_model_create(&small, &def, &m));
+    const cfNodeSet* s = cf_mesh_find_nset(&small, "xmin");
+    CHECK_OK(cf_model_fix_nodes(m, s->nodes, s->count, 7));
+    const int nf = m->ndof - m->nfixed;
+    double* wd = malloc(sizeof(double) * nf);
+    double* wl = malloc(sizeof(double) * nf);
+    cfModalOptions o = cf_default_modal_options();
+    cfModalInfo in;
+    o.method = CF_MODAL_DENSE;
+    CHECK_OK(cf_modal_solve(m, nf, &o, wd, NULL, &in));
+    /* all free DOFs: ARPACK needs k below them, so the dense solver answers */
+    o.method = CF_MODAL_LANCZOS;
+    CHECK_OK(cf_modal_solve(m, nf, &o, wl, NULL, &in));
+    CHECK(in.method == CF_MODAL_DENSE && in.basis == 0);
+    /* one less: ARPACK with the whole space as basis */
+    CHECK_OK(cf_modal_solve(m, nf - 1, &o, wl, NULL, &in));
+    CHECK(in.method == CF_MODAL_LANCZOS && in.basis == nf);
+    for (int i = 0; i < nf - 1; i++) CHECK_CLOSE(wl[i], wd[i], 1e-9 * wd[nf - 2], 1e-9);
+    printf("%d free DOFs: Lanczos for %d pairs with a basis of %d, residual %.1e\n", nf, nf - 1, in.basis, in.max_residual);
+    cf_model_free(m);
+    cf_mesh_free(&small);
+    free(wd); free(wl);
+    /* a basis of k + 1 cannot reach a tolerance of 1e-16: ARPACK's info 1, named */
+    cfModel* mb;
+    CHECK_OK(cf_model_create(&mesh, &def, &mb));
+    s = cf_mesh_find_nset(&mesh, "xmin");
+    CHECK_OK(cf_model_fix_nodes(mb, s->nodes, s->count, 7));
+    double w[10];
+    o.max_basis = 11;
+    o.tol = 1e-16;
+    CHECK(cf_modal_solve(mb, 10, &o, w, NULL, NULL) == CF_ERR_SOLVER);
+    printf("error: %s\n", cf_last_error());
+    CHECK(strstr(cf_last_error(), "ARPACK dsaupd") && strstr(cf_last_error(), "info 1"));
+    cf_model_free(mb);
   }
   cf_mesh_free(&mesh);
   TEST_END();

@@ -3,7 +3,7 @@
 # Usage: tools/setup.sh [extra cmake options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PKGS="cmake gcc g++ make pkg-config libcjson-dev libsuitesparse-dev liblapacke-dev libopenblas-dev
+PKGS="cmake gcc g++ make pkg-config libcjson-dev libsuitesparse-dev liblapacke-dev libopenblas-dev libarpack2-dev
       gmsh calculix-ccx libglfw3-dev libglew-dev libstb-dev xvfb xauth libgl1-mesa-dri python3
       clang libclang-rt-14-dev libomp-14-dev valgrind python3-numpy python3-matplotlib"
 missing=""

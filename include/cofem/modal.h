@@ -5,11 +5,14 @@
  * Two solvers:
  *  - dense: LAPACKE_dsygvx on the full K and M of the free DOFs (exact to round-off; memory
  *    2 n^2 doubles and O(n^3) time, so meant for n up to a few thousand);
- *  - Lanczos: shift-invert Lanczos on (K - sigma M)^-1 M with full M-reorthogonalisation,
- *    K - sigma M factored once by CHOLMOD; the basis grows until the k wanted Ritz pairs have
- *    relative residual below tol. Memory 2 * basis * ndof doubles (basis ~ 2k + 40).
+ *  - Lanczos: ARPACK's implicitly restarted Lanczos (dsaupd/dseupd, mode 3: shift-invert,
+ *    generalised, which = "LM") on (K - sigma M)^-1 M in the M inner product, K - sigma M factored
+ *    once by CHOLMOD. It finds the k eigenvalues nearest sigma, the k lowest for the default
+ *    shift. Memory (max_basis + k + 4) * free DOFs doubles. ARPACK keeps its state in static
+ *    variables: concurrent calls are serialised (an OpenMP critical section around the iteration).
  * CF_MODAL_AUTO takes dense up to dense_max free DOFs, Lanczos above (and where the dense solver
- * finds the mass matrix not positive definite). */
+ * finds the mass matrix not positive definite). k equal to the free DOFs always goes dense
+ * (ARPACK needs k below them). */
 #ifndef COFEM_MODAL_H
 #define COFEM_MODAL_H
 #include "cofem/fem.h"
@@ -30,11 +33,16 @@ typedef struct cfModalOptions {
   int method;     /* enum cfModalMethod */
   int mass;       /* enum cfModalMass (default: the model's) */
   int dense_max;  /* AUTO: dense up to this many free DOFs (default 2000: the dense solve of the
-                   * 3540-DOF hinge takes 17 s on 2 cores, Lanczos 0.5 s) */
-  double shift;   /* Lanczos shift sigma [rad^2/s^2]; NAN (default): 0 when the model has fixed
-                   * DOFs, else a small negative shift so that rigid-body modes are found */
-  double tol;     /* Lanczos: |K phi - w^2 M phi| / (w^2 |M phi|) estimate per pair (1e-10) */
-  int max_basis;  /* Lanczos basis cap (0: min(free DOFs, max(20 k, 300))) */
+                   * 3540-DOF hinge takes 17 s on 2 cores, Lanczos 0.07 s for 6 modes) */
+  double shift;   /* Lanczos shift sigma [rad^2/s^2]: the k eigenvalues nearest it are found;
+                   * NAN (default): 0 when the model has fixed DOFs, else a small negative shift
+                   * (1e-4 of the mean diagonal K over the mean node mass below 0) so that K - sigma M
+                   * is nonsingular and the rigid-body modes are found */
+  double tol;     /* Lanczos: ARPACK's TOL, the residual estimate of each Ritz pair of
+                   * (K - sigma M)^-1 M relative to its Ritz value (1e-10) */
+  int max_basis;  /* Lanczos basis length kept between ARPACK's implicit restarts (its NCV),
+                   * clamped to k + 1 .. free DOFs (0: min(free DOFs, max(2 k, k + 20))); the
+                   * restarts are capped at 300 */
 } cfModalOptions;
 
 cfModalOptions cf_default_modal_options(void);
@@ -42,15 +50,18 @@ cfModalOptions cf_default_modal_options(void);
 typedef struct cfModalInfo {
   int method;          /* the solver used (CF_MODAL_DENSE or CF_MODAL_LANCZOS) */
   int nfree;           /* free DOFs */
-  int basis;           /* Lanczos basis size at convergence (0 for dense) */
+  int basis;           /* Lanczos basis length, ARPACK's NCV (0 for dense) */
   double max_residual; /* largest |K phi - w^2 M phi| / (w^2 |M phi|), w^2 at least 1e-3 of the largest */
   double seconds;      /* wall time */
+  int iterations;      /* Lanczos: ARPACK's implicit restarts, IPARAM(3) on return (0 for dense) */
+  int solves;          /* Lanczos: applications of (K - sigma M)^-1 M, IPARAM(9) (0 for dense) */
 } cfModalInfo;
 
 /* The k lowest eigenpairs. omega2[k]: eigenvalues w^2 [rad^2/s^2], ascending. modes: NULL or
  * [k * ndof], mode i at modes + i * ndof, M-normalised (phi^T M phi = 1), zero on fixed DOFs.
  * info: NULL or filled. Errors: k out of range (1 .. free DOFs), out of memory, singular
- * K - sigma M, no convergence within max_basis (CF_ERR_SOLVER, naming the residual reached). */
+ * K - sigma M, ARPACK failure or no convergence within its restarts (CF_ERR_SOLVER, naming the
+ * ARPACK info code and the pairs converged). */
 int cf_modal_solve(const cfModel* m, int k, const cfModalOptions* opt, double* omega2, double* modes,
                    cfModalInfo* info);
 
