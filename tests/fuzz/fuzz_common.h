@@ -161,9 +161,16 @@ CFF_FN void cff_check_roundtrip(const cfMesh* m, const char* path) {
   if (st != CF_OK) cff_die("%s: cf_mesh_write_inp failed on a valid mesh", path);
   cfMesh r;
   st = cf_mesh_read(out, &r);
+  /* coordinates are written in CalculiX's 20 characters (14 significant digits where the exact
+   * text is longer): an element at the reader's degeneracy limit may then fall below it */
+  if (st != CF_OK && strstr(cf_last_error(), "volume")) return;
   if (st != CF_OK) cff_die("%s: the .inp written from it does not read back", path);
-  if (r.nnode != m->nnode || r.ntet != m->ntet ||
-      memcmp(r.X, m->X, sizeof(double) * 3 * (size_t)m->nnode) != 0 ||
+  int same_x = 1;
+  for (size_t k = 0; k < 3 * (size_t)m->nnode && same_x; k++) {
+    double a = m->X[k], b = r.X[k];
+    same_x = a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) || fmax(fabs(a), fabs(b)) < 1e-290;
+  }
+  if (r.nnode != m->nnode || r.ntet != m->ntet || !same_x ||
       memcmp(r.tet, m->tet, sizeof(int) * 4 * (size_t)m->ntet) != 0 || r.ntri != m->ntri)
     cff_die("%s: the .inp round trip changed the mesh", path);
   /* names are upper-cased (and may merge), never lost */
