@@ -493,11 +493,18 @@ CF_HD void cf_node_warm_sums(int n, const double* v0, const double* v1, const do
 
 /* c[2] from the sums: the 2x2 Galerkin system by Cholesky, v1 dropped when (nearly) parallel to
  * v0 or zero; then c = 0 (cold start) unless |b - A x0| < |b|, since the PCG stops on that norm
- * (a guess better in energy can be worse in it when |b| is already below the tolerance). */
-CF_HD void cf_warm_coefficients(const double* s, double* c) {
+ * (a guess better in energy can be worse in it when |b| is already below the tolerance). Also
+ * c = 0 when b.b <= bb_zero = (tol b_scale)^2: x = 0 then meets the PCG's tolerance as it is
+ * (a part at rest; cf_warm_start_needed lets the CPU skip the products). */
+CF_HD int cf_warm_start_needed(double bb, double tol, double b_scale) {
+  return !(bb <= (tol * b_scale) * (tol * b_scale));
+}
+
+CF_HD void cf_warm_coefficients(const double* s, double tol, double b_scale, double* c) {
   const double a00 = s[0], a01 = s[1], a11 = s[2], g0 = s[3], g1 = s[4];
   c[0] = 0;
   c[1] = 0;
+  if (!cf_warm_start_needed(s[10], tol, b_scale)) return;
   if (a00 > 0) {
     const double l = a01 / a00, schur = a11 - l * a01;
     if (a11 > 0 && schur > 1e-8 * a11) {

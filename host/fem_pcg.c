@@ -67,12 +67,25 @@ static void warm_coefficients(const cfModel* m, cfData* d, const double* v0, con
   double s[CF_WARM_NSUM] = {0};
   for (int k = 0; k < nchunk; k++)
     for (int j = 0; j < CF_WARM_NSUM; j++) s[j] += d->dot_partial[CF_WARM_NSUM * k + j];
-  cf_warm_coefficients(s, c);
+  cf_warm_coefficients(s, m->def.pcg_tol, d->b_scale, c);
+}
+
+/* |b|^2 on the free DOFs */
+static double b_norm2(const cfModel* m, const cfData* d) {
+  double bb = 0;
+  const int fixed = d->supports_active && m->nfixed;
+  for (int i = 0; i < m->ndof; i++)
+    if (!(fixed && m->fixed[i])) bb += d->b[i] * d->b[i];
+  return bb;
 }
 
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
   double* v0 = d->v;
   double c[2];
+  if (!cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) { /* x = 0 meets the tolerance */
+    memset(v0, 0, sizeof(double) * m->ndof);
+    return;
+  }
   project(m, d, v0);
   project(m, d, v1);
   spmv(m, d->A, v0, d->q);
@@ -254,6 +267,12 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   cf_precond_update(m, d);
   *t_assembled = cf_wall_time();
   /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */
+  if (m->def.warm_start && !cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) {
+    memset(v0, 0, sizeof(double) * n); /* x = 0 meets the tolerance: no products (a part at rest) */
+    memcpy(d->r, d->b, sizeof(double) * n);
+    project(m, d, d->r);
+    return pcg(m, d, apply_matfree, 1);
+  }
   if (m->def.warm_start) {
     double c[2];
     project(m, d, v0);

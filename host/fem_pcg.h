@@ -8,7 +8,8 @@ enum { CF_WARM_CHUNK = 512 };
 
 /* Starting guess of the PCG (the warm start): d->v = c0 v0 + c1 v1 minimising the energy of
  * A v = b over span{v0, v1} (cf_warm_coefficients in fem_element.h), v0 = d->v and v1 the
- * velocities of the step before, both projected on the free DOFs in place. Needs d->A and d->b;
+ * velocities of the step before, both projected on the free DOFs in place; d->v = 0 when |b| is
+ * already within the PCG's tolerance (cf_warm_start_needed). Needs d->A, d->b and d->b_scale;
  * uses d->q and d->z as scratch. */
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1);
 

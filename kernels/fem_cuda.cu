@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    k_warm_finish(DevState* st, const double* part, int npart) {
+    k_warm_finish(DevState* st, const double* part, int npart, double tol) {
   __shared__ double sh[kThreads];
   double s[CF_WARM_NSUM];
   for (int k = 0; k < CF_WARM_NSUM; k++) {
@@ -261,7 +261,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   if (threadIdx.x == 0) {
     double c[2];
-    cf_warm_coefficients(s, c);
+    cf_warm_coefficients(s, tol, st->b_scale, c);
     st->wc0 = c[0];
     st->wc1 = c[1];
   }
@@ -616,7 +616,7 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
 }
 
 /* the PCG's starting guess from v and v_prev (as cf_pcg_warm_start) */
-int enqueue_warm_start(cfCuda* g) {
+int enqueue_warm_start(cfCuda* g, double tol) {
   const int use_fixed = g->supports_active && g->nfixed > 0;
   k_warm_project<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v,
                                                               g->v_prev);
@@ -630,7 +630,7 @@ int enqueue_warm_start(cfCuda* g) {
   k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, g->v_prev, g->q,
                                                g->z, g->b, g->part_warm, g->npart);
   CU_LAUNCHED(k_warm_sums);
-  k_warm_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart);
+  k_warm_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, tol);
   CU_LAUNCHED(k_warm_finish);
   k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, g->v_prev, g->st);
   CU_LAUNCHED(k_warm_combine);
@@ -1203,7 +1203,7 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   TRY(enqueue_elastic(g));
   TRY(enqueue_assemble(g, m, h));
   CU(cudaEventRecord(g->ev[2], g->s));
-  if (m->def.warm_start) TRY(enqueue_warm_start(g));
+  if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
   TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
   CU(cudaEventRecord(g->ev[3], g->s));
   TRY(enqueue_update(g, h));

@@ -1,6 +1,7 @@
 /* The PCG's starting guess (cf_pcg_warm_start): (1) when the solution lies in span{v0, v1} it is
  * found exactly, and the PCG then needs no iteration; (2) degenerate histories (both zero, v1
- * parallel to v0, only v1) give finite guesses no worse than the cold start; (3) on the lug demo
+ * parallel to v0, only v1) give finite guesses no worse than the cold start, and a right side
+ * already within the tolerance gives 0 (no products, no iteration); (3) on the lug demo
  * (scenes/lug_pull.json, block Jacobi, as `cofem run`) the warm start needs at most about half
  * the PCG iterations of the cold start, with the same trajectory within the solver tolerance. */
 #include <string.h>
@@ -101,6 +102,18 @@ int main(void) {
       CHECK(finite);
       CHECK(rr <= 1.0);
     }
+    /* b already within the tolerance (a part at rest): the guess is 0, no iteration */
+    for (int i = 0; i < n; i++) {
+      d->b[i] = m->fixed[i] ? 0.0 : 1e-3 * m->def.pcg_tol * d->b_scale * sin(0.05 * i * i) / sqrt(n);
+      d->v[i] = v0[i];
+      d->p[i] = v1[i];
+    }
+    cf_pcg_warm_start(m, d, d->p);
+    double vmax = 0;
+    for (int i = 0; i < n; i++) vmax = fmax(vmax, fabs(d->v[i]));
+    CHECK(vmax == 0);
+    CHECK(cf_stage_pcg(m, d) == CF_OK);
+    CHECK(d->pcg_iters == 0);
     free(v0);
     free(v1);
     free(want);
