@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cf_test.h"
+#include "cofem/ccx.h"
 #include "cofem/fem.h"
 #include "cofem/modal.h"
 #include "cofem/reduce.h"
@@ -66,24 +67,6 @@ static int write_deck(const cfScene* s, const char* path) {
   fprintf(f, "*STEP\n*FREQUENCY\n%d\n*END STEP\n", NCCX);
   int bad = ferror(f);
   return (fclose(f) != 0 || bad) ? -1 : 0;
-}
-
-/* eigenfrequencies [Hz] from the "E I G E N V A L U E   O U T P U T" table of a .dat file */
-static int read_eigen(const char* path, double* hz, int max) {
-  FILE* f = fopen(path, "r");
-  if (!f) return -1;
-  char line[1024];
-  int in = 0, n = 0;
-  while (fgets(line, sizeof line, f) && n < max) {
-    if (strstr(line, "E I G E N V A L U E   O U T P U T")) { in = 1; continue; }
-    if (!in) continue;
-    int mode;
-    double ev, rad, cyc, im;
-    if (sscanf(line, "%d %lf %lf %lf %lf", &mode, &ev, &rad, &cyc, &im) == 5 && mode == n + 1) hz[n++] = cyc;
-    else if (n > 0 && strspn(line, " \t\r\n") != strlen(line)) in = 0;
-  }
-  fclose(f);
-  return n;
 }
 
 static double hz_of(double w2) { return sqrt(fmax(w2, 0)) / (2 * M_PI); }
@@ -134,7 +117,7 @@ static void part(const char* name, const char* scene, double* worst_out) {
   double t_ccx = cf_wall_time() - t0;
   CHECK(rc == 0);
   double ccx[NCCX];
-  int nccx = read_eigen(dat, ccx, NCCX);
+  int nccx = cf_ccx_read_frequencies(dat, ccx, NCCX);
   CHECK(nccx == NCCX);
   if (nccx < NF) {
     fprintf(stderr, "%s: no eigenfrequencies in %s (see %s/freq.log)\n", name, dat, dir);

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cofem/ccx.h"
 #include "cofem/cofem.h"
 #include "cofem/modal.h"
 
@@ -153,24 +154,6 @@ static int dat_read(const char* path, DatFile* out) {
   }
   fclose(f);
   return CF_OK;
-}
-
-/* eigenfrequencies [Hz] of the "E I G E N V A L U E   O U T P U T" table */
-static int dat_eigen(const char* path, double* hz, int max) {
-  FILE* f = fopen(path, "r");
-  if (!f) return cf_error(CF_ERR_IO, "%s: cannot read the CalculiX results", path);
-  char line[1024];
-  int in = 0, n = 0;
-  while (fgets(line, sizeof line, f) && n < max) {
-    if (strstr(line, "E I G E N V A L U E   O U T P U T")) { in = 1; continue; }
-    if (!in) continue;
-    int mode;
-    double ev, rad, cyc, im;
-    if (sscanf(line, "%d %lf %lf %lf %lf", &mode, &ev, &rad, &cyc, &im) == 5 && mode == n + 1) hz[n++] = cyc;
-    else if (n > 0 && strspn(line, " \t\r\n") != strlen(line)) in = 0;
-  }
-  fclose(f);
-  return n;
 }
 
 /* ---- a case ------------------------------------------------------------------------------------ */
@@ -815,7 +798,7 @@ static int run_modes(Case* c) {
   if (st < 0) return st;
   char path[CF_PATH_MAX + 64];
   snprintf(path, sizeof path, "%s/frequency.dat", c->dir);
-  int n = dat_eigen(path, c->hz_ccx, NMODES);
+  int n = cf_ccx_read_frequencies(path, c->hz_ccx, NMODES);
   if (n < 0) return n;
   if (n < NMODES) return cf_error(CF_ERR_PARSE, "%s: %d eigenfrequencies found, %d expected", path, n, NMODES);
   c->nmodes = n;
