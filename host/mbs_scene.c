@@ -7,7 +7,9 @@
 
 #include "cofem/mbs_modal.h"
 #include "cofem/modal_part.h"
+#include "json_fields.h"
 #include "mbs_internal.h"
+#include "mesh_internal.h"
 
 typedef struct Ctx {
   const char* path;
@@ -25,63 +27,30 @@ static int check_keys(const Ctx* c, const cJSON* obj, const char* const* known, 
   return CF_OK;
 }
 
+/* typed fields through host/json_fields.h, with "<where>: " as the message prefix */
+#define AT(c, where) (&(cfJsonAt){(c)->path, prefix_of(where, (char[200]){0}), ""})
+static const char* prefix_of(const char* where, char* buf) {
+  snprintf(buf, 200, "%s: ", where);
+  return buf;
+}
 static int get_num(const Ctx* c, const cJSON* obj, const char* key, double* out, int required, const char* where) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) return required ? cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, where, key) : CF_OK;
-  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be a finite number", c->path, where, key);
-  *out = it->valuedouble;
-  return CF_OK;
+  return cf_json_number(obj, key, out, required, AT(c, where));
 }
-
 static int get_int(const Ctx* c, const cJSON* obj, const char* key, int* out, const char* where) {
-  double v = *out;
-  int st = get_num(c, obj, key, &v, 0, where);
-  if (st < 0) return st;
-  if (v != floor(v) || fabs(v) > 2e9) return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be an integer", c->path, where, key);
-  *out = (int)v;
-  return CF_OK;
+  return cf_json_int(obj, key, out, AT(c, where));
 }
-
 static int get_bool(const Ctx* c, const cJSON* obj, const char* key, int* out, const char* where) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) return CF_OK;
-  if (!cJSON_IsBool(it)) return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be true or false", c->path, where, key);
-  *out = cJSON_IsTrue(it);
-  return CF_OK;
+  return cf_json_bool(obj, key, out, AT(c, where));
 }
-
 static int get_str(const Ctx* c, const cJSON* obj, const char* key, char* out, size_t n, int required, const char* where) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) return required ? cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, where, key) : CF_OK;
-  if (!cJSON_IsString(it)) return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be a string", c->path, where, key);
-  if (strlen(it->valuestring) >= n) return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" is too long", c->path, where, key);
-  strcpy(out, it->valuestring);
-  return CF_OK;
+  return cf_json_string(obj, key, out, n, required, AT(c, where));
 }
-
 static int num_array(const Ctx* c, const cJSON* it, double* out, int n_min, int n_max, int* n, const char* where,
                      const char* key) {
-  int sz = cJSON_IsArray(it) ? cJSON_GetArraySize(it) : -1;
-  if (sz < n_min || sz > n_max) {
-    if (n_min == n_max)
-      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be an array of %d numbers", c->path, where, key, n_min);
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be an array of %d to %d numbers", c->path, where, key, n_min, n_max);
-  }
-  for (int i = 0; i < sz; i++) {
-    const cJSON* v = cJSON_GetArrayItem(it, i);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\"[%d] must be a finite number", c->path, where, key, i);
-    out[i] = v->valuedouble;
-  }
-  if (n) *n = sz;
-  return CF_OK;
+  return cf_json_numbers(it, key, out, n_min, n_max, n, AT(c, where));
 }
-
 static int get_vec3(const Ctx* c, const cJSON* obj, const char* key, double* out, int required, const char* where) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) return required ? cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, where, key) : CF_OK;
-  return num_array(c, it, out, 3, 3, NULL, where, key);
+  return cf_json_vec3(obj, key, out, required, AT(c, where));
 }
 
 /* ---- names ------------------------------------------------------------------------------------- */
@@ -705,31 +674,15 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   return CF_OK;
 }
 
+/* the whole file as text (cfi_read_file: in chunks, so a directory or a pipe is no problem) */
 static int read_all(const char* path, char** buf) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open", path);
-  if (fseek(f, 0, SEEK_END) != 0) {
-    fclose(f);
-    return cf_error(CF_ERR_IO, "%s: cannot read", path);
-  }
-  long n = ftell(f);
-  rewind(f);
-  if (n < 0 || n > (1L << 28)) {
-    fclose(f);
-    return cf_error(CF_ERR_IO, "%s: cannot read (size)", path);
-  }
-  *buf = malloc((size_t)n + 1);
-  if (!*buf) {
-    fclose(f);
-    return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
-  }
-  size_t got = fread(*buf, 1, (size_t)n, f);
-  fclose(f);
-  (*buf)[got] = '\0';
-  if ((long)got != n || strlen(*buf) != got) {
+  size_t n = 0;
+  int st = cfi_read_file(path, buf, &n);
+  if (st < 0) return st;
+  if (strlen(*buf) != n) {
     free(*buf);
     *buf = NULL;
-    return cf_error(CF_ERR_PARSE, "%s: cannot read as text", path);
+    return cf_error(CF_ERR_PARSE, "%s: cannot read as text (a NUL byte)", path);
   }
   return CF_OK;
 }

@@ -6,70 +6,28 @@
 #include <string.h>
 
 #include "cofem/scene.h"
+#include "json_fields.h"
 #include "mesh_internal.h"
 
-/* ---- small JSON helpers: every error names the file and the key ------------------------------ */
+/* ---- JSON fields: every error names the file and the key (host/json_fields.h) --------------- */
+#define AT(path, ctx) (&(cfJsonAt){(path), "", (ctx)})
 static int get_number(const cJSON* obj, const char* key, double* out, int required, const char* path,
                       const char* ctx) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) {
-    if (required) return cf_error(CF_ERR_SCENE, "%s: missing \"%s%s\"", path, ctx, key);
-    return CF_OK;
-  }
-  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-    return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" must be a finite number", path, ctx, key);
-  *out = it->valuedouble;
-  return CF_OK;
+  return cf_json_number(obj, key, out, required, AT(path, ctx));
 }
-
 static int get_int(const cJSON* obj, const char* key, int* out, const char* path, const char* ctx) {
-  double v = *out;
-  int st = get_number(obj, key, &v, 0, path, ctx);
-  if (st < 0) return st;
-  if (v != floor(v) || fabs(v) > 2e9)
-    return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" must be an integer", path, ctx, key);
-  *out = (int)v;
-  return CF_OK;
+  return cf_json_int(obj, key, out, AT(path, ctx));
 }
-
 static int get_bool(const cJSON* obj, const char* key, int* out, const char* path, const char* ctx) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) return CF_OK;
-  if (!cJSON_IsBool(it)) return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" must be true or false", path, ctx, key);
-  *out = cJSON_IsTrue(it);
-  return CF_OK;
+  return cf_json_bool(obj, key, out, AT(path, ctx));
 }
-
-static int get_string(const cJSON* obj, const char* key, char* out, size_t n, int required,
-                      const char* path, const char* ctx) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) {
-    if (required) return cf_error(CF_ERR_SCENE, "%s: missing \"%s%s\"", path, ctx, key);
-    return CF_OK;
-  }
-  if (!cJSON_IsString(it)) return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" must be a string", path, ctx, key);
-  if (strlen(it->valuestring) >= n)
-    return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" is too long", path, ctx, key);
-  strcpy(out, it->valuestring);
-  return CF_OK;
+static int get_string(const cJSON* obj, const char* key, char* out, size_t n, int required, const char* path,
+                      const char* ctx) {
+  return cf_json_string(obj, key, out, n, required, AT(path, ctx));
 }
-
 static int get_vec3(const cJSON* obj, const char* key, double* out, int required, const char* path,
                     const char* ctx) {
-  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!it) {
-    if (required) return cf_error(CF_ERR_SCENE, "%s: missing \"%s%s\"", path, ctx, key);
-    return CF_OK;
-  }
-  if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3)
-    return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" must be an array of 3 numbers", path, ctx, key);
-  for (int i = 0; i < 3; i++) {
-    const cJSON* v = cJSON_GetArrayItem(it, i);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-      return cf_error(CF_ERR_SCENE, "%s: \"%s%s\"[%d] must be a finite number", path, ctx, key, i);
-    out[i] = v->valuedouble;
-  }
-  return CF_OK;
+  return cf_json_vec3(obj, key, out, required, AT(path, ctx));
 }
 
 void cf_scene_resolve_path(const char* scene_path, const char* rel, char* out, size_t n) {
