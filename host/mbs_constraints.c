@@ -53,7 +53,7 @@ static cfMbsVec vec_sub(cfMbsVec A, const cfMbsVec* B) {
 }
 
 /* ---- local frames --------------------------------------------------------------------------------- */
-static void to_local_point(const cfMbsDef* def, int b, const double P[3], double p[3]) {
+void cf_mbs__local_point(const cfMbsDef* def, int b, const double P[3], double p[3]) {
   double pos[3], R[9];
   cf_mbs__body_pose(def, b, pos, R);
   double d[3] = {P[0] - pos[0], P[1] - pos[1], P[2] - pos[2]};
@@ -144,7 +144,7 @@ static int joint_eq_count(int type) {
   return n[type];
 }
 
-static int check_func(const cfMbsFunc* f, const char* who) {
+int cf_mbs__check_func(const cfMbsFunc* f, const char* who) {
   if (f->type < CF_MBS_FUNC_CONST || f->type > CF_MBS_FUNC_STEP)
     return cf_error(CF_ERR_SCENE, "%s: unknown function type %d", who, f->type);
   if (f->type == CF_MBS_FUNC_POLY && (f->n < 1 || f->n > 7))
@@ -218,7 +218,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     if (!D->name[0]) return cf_error(CF_ERR_SCENE, "driver %d has no name", k);
     for (int i = 0; i < k; i++)
       if (!strcmp(def->driver[i].name, D->name)) return cf_error(CF_ERR_SCENE, "driver '%s' is defined twice", D->name);
-    int st = check_func(&D->f, who);
+    int st = cf_mbs__check_func(&D->f, who);
     if (st < 0) return st;
     if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
       if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
@@ -317,7 +317,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     double* fr = m->joint_frame + 24 * j;
     for (int s = 0; s < 2; s++) {
       int b = s ? b2 : b1;
-      to_local_point(def, b, s ? P2g : P1g, fr + 12 * s);
+      cf_mbs__local_point(def, b, s ? P2g : P1g, fr + 12 * s);
       to_local_dir(def, b, a, fr + 12 * s + 3);
       to_local_dir(def, b, f, fr + 12 * s + 6);
       to_local_dir(def, b, g, fr + 12 * s + 9);
@@ -417,8 +417,8 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     } else {
       /* (|P2 - P1|^2 - f^2) / 2 */
       double p1[3], p2[3];
-      to_local_point(def, Dd->body1, Dd->point1, p1);
-      to_local_point(def, Dd->body2, Dd->point2, p2);
+      cf_mbs__local_point(def, Dd->body1, Dd->point1, p1);
+      cf_mbs__local_point(def, Dd->body2, Dd->point2, p2);
       cfMbsVec P1 = vec_point(Dd->body1, p1), P2 = vec_point(Dd->body2, p2);
       cfMbsVec D = vec_sub(P2, &P1);
       add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);

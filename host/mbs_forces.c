@@ -11,25 +11,6 @@
 
 #include "mbs_internal.h"
 
-static int check_func(const cfMbsFunc* f, const char* who) {
-  if (f->type < CF_MBS_FUNC_CONST || f->type > CF_MBS_FUNC_STEP)
-    return cf_error(CF_ERR_SCENE, "%s: unknown function type %d", who, f->type);
-  if (f->type == CF_MBS_FUNC_POLY && (f->n < 1 || f->n > 7))
-    return cf_error(CF_ERR_SCENE, "%s: a polynomial takes 1 to 7 coefficients", who);
-  for (int i = 0; i < 8; i++)
-    if (!isfinite(f->c[i])) return cf_error(CF_ERR_SCENE, "%s: non-finite function parameter", who);
-  if (f->type == CF_MBS_FUNC_STEP && !(f->c[3] > f->c[2]))
-    return cf_error(CF_ERR_SCENE, "%s: a step needs t1 > t0", who);
-  return CF_OK;
-}
-
-static void local_point(const cfMbsDef* def, int b, const double P[3], double p[3]) {
-  double pos[3], R[9];
-  cf_mbs__body_pose(def, b, pos, R);
-  double d[3] = {P[0] - pos[0], P[1] - pos[1], P[2] - pos[2]};
-  for (int i = 0; i < 3; i++) p[i] = R[i] * d[0] + R[3 + i] * d[1] + R[6 + i] * d[2];
-}
-
 int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
   int nf = def->nforce;
   m->nforce = nf;
@@ -59,11 +40,11 @@ int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
     f->has_actuator = F->has_actuator;
     f->actuator = F->actuator;
     if (F->has_scale) {
-      int st = check_func(&F->scale, who);
+      int st = cf_mbs__check_func(&F->scale, who);
       if (st < 0) return st;
     }
     if (F->has_actuator) {
-      int st = check_func(&F->actuator, who);
+      int st = cf_mbs__check_func(&F->actuator, who);
       if (st < 0) return st;
     }
     switch (F->type) {
@@ -72,7 +53,7 @@ int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
         if (F->body1 < 0 || F->body1 >= m->nbody)
           return cf_error(CF_ERR_SCENE, "%s: body1 must be a moving body (id %d)", who, F->body1);
         f->body[0] = F->body1;
-        local_point(def, F->body1, F->point1, f->p[0]);
+        cf_mbs__local_point(def, F->body1, F->point1, f->p[0]);
         memcpy(f->vec, F->vec, sizeof f->vec);
         f->body_frame = F->body_frame;
         break;
@@ -85,8 +66,8 @@ int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
         double L0 = cf_mbs_norm3(D);
         if (L0 < 1e-12) return cf_error(CF_ERR_SCENE, "%s: its two ends coincide at t = 0 (the line of action is undefined)", who);
         f->body[0] = F->body1, f->body[1] = F->body2;
-        local_point(def, F->body1, F->point1, f->p[0]);
-        local_point(def, F->body2, F->point2, f->p[1]);
+        cf_mbs__local_point(def, F->body1, F->point1, f->p[0]);
+        cf_mbs__local_point(def, F->body2, F->point2, f->p[1]);
         f->k = F->k, f->c = F->c;
         f->rest = isnan(F->rest) || F->rest < 0 ? L0 : F->rest;
         break;

@@ -66,6 +66,10 @@ static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const 
 
 /* ---- mbs_constraints.c ---- */
 int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m);
+/* the checks of a function definition (also for the forces' scales and actuators); who: the message prefix */
+int cf_mbs__check_func(const cfMbsFunc* f, const char* who);
+/* body coordinates p of the global point P at t = 0 (the definition's pose of body b; ground: P) */
+void cf_mbs__local_point(const cfMbsDef* def, int b, const double P[3], double p[3]);
 /* Phi at (q, t) into d->phi, and the gradient into d->jac when want_jac; driver values d->drv. */
 void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac);
 /* Phi_t at (q, t) and the acceleration bias (d/dt Phi_q) qd + d/dt Phi_t (uses d->drv of t). */
