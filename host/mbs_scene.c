@@ -53,6 +53,13 @@ static int get_vec3(const Ctx* c, const cJSON* obj, const char* key, double* out
   return cf_json_vec3(obj, key, out, required, AT(c, where));
 }
 
+/* the last error again, prefixed with "<file>: <where>: " */
+static int rethrow_at(const Ctx* c, int st, const char* where) {
+  char prefix[512];
+  snprintf(prefix, sizeof prefix, "%s: %s: ", c->path, where);
+  return cf_mbs__rethrow(st, prefix);
+}
+
 /* ---- names ------------------------------------------------------------------------------------- */
 static void body_list(const cfMbsDef* def, char* out, size_t n) {
   size_t len = (size_t)snprintf(out, n, "ground");
@@ -219,11 +226,8 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
   c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
-  if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "%s: %s: %s", c->path, w, msg);
-  }
+  if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
+    return rethrow_at(c, st, w);
   cfMbsModalDef md = cf_mbs_default_modal_def();
   md.red = &part->red, md.X = part->scene.mesh.X;
   st = cf_mbs_add_modal_body(&c->s->def, b, &md);
@@ -491,11 +495,7 @@ static int parse_force(const Ctx* c, const cJSON* o, int i) {
       if ((st = modal_point_ref(c, o, "node", f.body1, &ml.point, where)) < 0) return st;
       memcpy(ml.force, f.vec, sizeof ml.force);
       ml.body_frame = f.body_frame, ml.has_scale = f.has_scale, ml.scale = f.scale;
-      if ((st = cf_mbs_add_modal_load(&c->s->def, f.body1, &ml)) < 0) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", cf_last_error()); /* copied: it is reformatted into itself */
-        return cf_error(st, "%s: %s: %s", c->path, where, msg);
-      }
+      if ((st = cf_mbs_add_modal_load(&c->s->def, f.body1, &ml)) < 0) return rethrow_at(c, st, where);
       return CF_OK;
     }
   } else if (!strcmp(type, "spring")) {

@@ -75,9 +75,9 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   }
   if (st < 0) {
     restore(m, d);
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "step %ld (t = %.6g s): %s", d->steps + 1, t1, msg);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s): ", d->steps + 1, t1);
+    return cf_mbs__rethrow(st, prefix);
   }
   if (!converged) {
     char who[256] = "the equations";
@@ -109,9 +109,9 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   if (st < 0) {
     d->t = t1 - h;
     restore(m, d);
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "step %ld (t = %.6g s), projections: %s", d->steps + 1, t1, msg);
+    char prefix[80];
+    snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s), projections: ", d->steps + 1, t1);
+    return cf_mbs__rethrow(st, prefix);
   }
   for (int i = 0; i < nc; i++) d->reaction[i] = d->lambda[i] + d->sigma[i];
   d->steps++;
