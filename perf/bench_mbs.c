@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
+#include "cofem/output.h"
 
 typedef struct Case {
   const char* name;
@@ -97,18 +97,6 @@ static int run_case(const Case* c, int repeat, Result* r) {
   return st;
 }
 
-static void make_dirs(const char* path) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      mkdir(buf, 0777);
-      *p = '/';
-    }
-  mkdir(buf, 0777);
-}
-
 int main(int argc, char** argv) {
   int repeat = 7;
   const char* label = NULL;
@@ -148,7 +136,7 @@ int main(int argc, char** argv) {
   if (label) {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-    make_dirs(dir);
+    cf_make_dirs(dir); /* a failure shows as the fopen below */
     snprintf(path, sizeof path, "%s/bench_mbs.csv", dir);
     FILE* f = fopen(path, "w");
     if (!f) {

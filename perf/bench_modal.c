@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "cofem/cofem.h"
@@ -52,18 +51,6 @@ static double cpu_time(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void make_dirs(const char* path) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      mkdir(buf, 0777);
-      *p = '/';
-    }
-  mkdir(buf, 0777);
 }
 
 typedef struct Row {
@@ -273,7 +260,7 @@ int main(int argc, char** argv) {
   if (label) {
     char dir[512], path[600];
     snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-    make_dirs(dir);
+    cf_make_dirs(dir); /* a failure shows as the fopen below */
     snprintf(path, sizeof path, "%s/bench_modal.csv", dir);
     FILE* f = fopen(path, "w");
     if (!f) {

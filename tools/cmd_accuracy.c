@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cofem/ccx.h"
@@ -76,19 +75,6 @@ enum { NMODES = 10, NCHECK_MODES = 6 };
 static const double CHECK_CR = 0.02, CHECK_LIN = 0.10, CHECK_FREQ = 0.005;
 
 /* ---- small utilities --------------------------------------------------------------------------- */
-static int make_dirs(const char* path) {
-  char buf[CF_PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", path);
-  for (char* p = buf + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-      *p = '/';
-    }
-  if (mkdir(buf, 0777) && errno != EEXIST) return cf_error(CF_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
-  return CF_OK;
-}
-
 static double norm3(const double* a) { return sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
 static double dist3(const double* a, const double* b) {
   double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
@@ -303,7 +289,7 @@ static int case_setup(Case* c, const CaseSpec* spec, const char* scene_path, con
   int st = cf_scene_load(scene_path, &c->s);
   if (st < 0) return st;
   snprintf(c->dir, sizeof c->dir, "%s/%s", out_dir, c->name);
-  if ((st = make_dirs(c->dir)) < 0) return st;
+  if ((st = cf_make_dirs(c->dir)) < 0) return st;
   const cfMesh* mesh = &c->s.mesh;
   const int nn = mesh->nnode;
   /* node ids as cf_mesh_write_inp writes them */
@@ -1337,7 +1323,7 @@ int cofem_cmd_accuracy(int argc, char** argv) {
     fprintf(stderr, "cofem accuracy: CalculiX (ccx) is not installed (Debian: calculix-ccx)\n");
     return 77;
   }
-  int st = make_dirs(out_dir);
+  int st = cf_make_dirs(out_dir);
   if (st < 0) { fprintf(stderr, "cofem accuracy: %s\n", cf_last_error()); return 1; }
 
   /* the case list */
@@ -1431,7 +1417,7 @@ int cofem_cmd_accuracy(int argc, char** argv) {
     char img[CF_PATH_MAX + 16], cmd[4 * CF_PATH_MAX];
     if (no_docs) snprintf(img, sizeof img, "%s", out_dir);
     else snprintf(img, sizeof img, "%s/img", docs_dir);
-    make_dirs(img);
+    cf_make_dirs(img);
     /* a python3 with numpy and matplotlib: $COFEM_PYTHON, else Debian's (a pyenv shim may lack them) */
     const char* py = getenv("COFEM_PYTHON");
     if (!py || !py[0]) py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
