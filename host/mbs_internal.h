@@ -113,6 +113,11 @@ void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double 
 int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double* r, const double* c,
                        double* x, double* sigma, double tol, int maxit, int* iters, double* res);
 
+/* ---- mbs_step.c ---- */
+/* d->save = (q, qd, qdd, lambda) at the start of a step; a failed step goes back to it */
+void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d);
+void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d);
+
 /* ---- mbs_kinematics.c ---- */
 /* Newton on Phi(q, t) = 0 with minimum-norm corrections (the initial assembly and the position
  * analysis); errors name the equation with the largest residual. */

@@ -141,17 +141,13 @@ int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
   double h = m->opt.dt;
   int n = m->nq;
   double t0 = d->t;
-  memcpy(d->save, d->q, sizeof(double) * (size_t)n);
-  memcpy(d->save + n, d->qd, sizeof(double) * (size_t)n);
-  memcpy(d->save + 2 * n, d->qdd, sizeof(double) * (size_t)n);
+  cf_mbs__save_state(m, d);
   for (int i = 0; i < n; i++) d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
   int st = cf_mbs_position_analysis(m, d, t0 + h);
   if (st >= 0) st = cf_mbs_velocity_analysis(m, d);
   if (st >= 0) st = cf_mbs_acceleration_analysis(m, d);
   if (st < 0) { /* back to the start of the step */
-    memcpy(d->q, d->save, sizeof(double) * (size_t)n);
-    memcpy(d->qd, d->save + n, sizeof(double) * (size_t)n);
-    memcpy(d->qdd, d->save + 2 * n, sizeof(double) * (size_t)n);
+    cf_mbs__restore_state(m, d);
     d->t = t0;
     return st;
   }

@@ -15,7 +15,15 @@
 #include "cofem/fem.h"
 #include "mbs_internal.h"
 
-static void restore(const cfMbsModel* m, cfMbsData* d) {
+void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d) {
+  int n = m->nq;
+  memcpy(d->save, d->q, sizeof(double) * (size_t)n);
+  memcpy(d->save + n, d->qd, sizeof(double) * (size_t)n);
+  memcpy(d->save + 2 * n, d->qdd, sizeof(double) * (size_t)n);
+  memcpy(d->save + 3 * n, d->lambda, sizeof(double) * (size_t)m->ncon);
+}
+
+void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq;
   memcpy(d->q, d->save, sizeof(double) * (size_t)n);
   memcpy(d->qd, d->save + n, sizeof(double) * (size_t)n);
@@ -26,10 +34,7 @@ static void restore(const cfMbsModel* m, cfMbsData* d) {
 int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq, nc = m->ncon;
   double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, a = alpha * h * h / 4, h2 = h * h / 4;
-  memcpy(d->save, d->q, sizeof(double) * (size_t)n);
-  memcpy(d->save + n, d->qd, sizeof(double) * (size_t)n);
-  memcpy(d->save + 2 * n, d->qdd, sizeof(double) * (size_t)n);
-  memcpy(d->save + 3 * n, d->lambda, sizeof(double) * (size_t)nc);
+  cf_mbs__save_state(m, d);
   /* integrator constants and predictor */
   for (int i = 0; i < n; i++) {
     d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
@@ -74,7 +79,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     for (int i = 0; i < n; i++) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));
   }
   if (st < 0) {
-    restore(m, d);
+    cf_mbs__restore_state(m, d);
     char prefix[64];
     snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s): ", d->steps + 1, t1);
     return cf_mbs__rethrow(st, prefix);
@@ -87,7 +92,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
         if (!(fabs(d->phi[i]) <= fabs(d->phi[w]))) w = i;
       cf_mbs_describe_con(m, w, who, sizeof who);
     }
-    restore(m, d);
+    cf_mbs__restore_state(m, d);
     return cf_error(CF_ERR_SOLVER,
                     "step %ld (t = %.6g s): Newton did not converge in %d iterations (max |dq| %.3g, max |Phi| %.3g, "
                     "worst in %s); try a smaller time step", d->steps + 1, t1, it, dqmax, phimax, who);
@@ -108,7 +113,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   if (st >= 0) st = cf_mbs__project(m, d, 1, 1, h / 2, h2, 0);
   if (st < 0) {
     d->t = t1 - h;
-    restore(m, d);
+    cf_mbs__restore_state(m, d);
     char prefix[80];
     snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s), projections: ", d->steps + 1, t1);
     return cf_mbs__rethrow(st, prefix);
