@@ -88,6 +88,13 @@ if [ "$what" = all ] || [ "$what" = valgrind ]; then
   vg 1 "info of a malformed binary mesh" $B info tests/data/bad/m41b_absent_node.msh
   vg 1 "info of a malformed .inp" $B info tests/data/bad/inp_unknown_set.inp
   vg 1 "run of a scene naming an unknown set" $B run tests/data/scenes/unknown_set.json --out "$tmp/bad"
+  vg 0 "run the pendulum mechanism, 50 steps" $B run scenes/mbs/pendulum.json --steps 50 --out "$tmp/mbs" --quiet
+  # a flexible body: FE scene -> Craig-Bampton reduction (CHOLMOD; no normal modes: the dense
+  # eigensolve alone takes minutes under valgrind) -> modal body, VTU frames
+  sed -e 's|"modes": 6|"modes": 0|' -e 's|"\.\./lug_pull.json"|"'"$PWD"'/scenes/lug_pull.json"|' -e 's|"\.\./\.\./out/flexible_lug.cfred"|"'"$tmp"'/lug.cfred"|' \
+    scenes/mbs/flexible_lug.json > "$tmp/flexible_lug.json"
+  vg 0 "run a flexible (Craig-Bampton) lug, 20 steps" $B run "$tmp/flexible_lug.json" --steps 20 --out "$tmp/flex" --quiet
+  vg 0 "the same, reduction read from its cache" $B run "$tmp/flexible_lug.json" --steps 5 --out "$tmp/flex" --quiet
   echo "sanitizers: valgrind runs in $(( $(date +%s) - t0 )) s"
 fi
 exit $status
