@@ -279,28 +279,33 @@ CF_HD void cf_elem_stress_forces(const double* H, const double* G, double vlam, 
   }
 }
 
+/* out[12] = V sigma(H') G_e^T e_a with H' = Ds(y) G (G: this element's rotated gradients),
+ * minus I when strain (y = x: the rotation-free strain F R^T - I); the body of the products below
+ * and of cf_elem_rotate's force. */
+CF_HD void cf_elem_rotated_product(int e, const int* tet, const double* G, double vlam, double vmu,
+                                   const double* y, int strain, double* out) {
+  double D[9], H[9];
+  cf_edge_matrix(y, tet, e, D);
+  cf_mul3(D, G, H);
+  if (strain) {
+    H[0] -= 1.0;
+    H[4] -= 1.0;
+    H[8] -= 1.0;
+  }
+  cf_elem_stress_forces(H, G, vlam, vmu, out);
+}
+
 /* Stage 2 body, matrix-free: the elastic force fe of cf_elem_rotate without K_R (G_all from
  * cf_elem_rotated_gradients). */
 CF_HD void cf_elem_force_mf(int e, const int* tet, const double* G_all, const double* vol, double lam, double mu,
                             const double* x, double* fe_all) {
-  const double* G = G_all + 9 * (long)e;
-  double D[9], H[9];
-  cf_edge_matrix(x, tet, e, D);
-  cf_mul3(D, G, H);
-  H[0] -= 1.0;
-  H[4] -= 1.0;
-  H[8] -= 1.0;
-  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, fe_all + 12 * (long)e);
+  cf_elem_rotated_product(e, tet, G_all + 9 * (long)e, vol[e] * lam, vol[e] * mu, x, 1, fe_all + 12 * (long)e);
 }
 
 /* ye[12] = R K_e R^T y_e, the element's part of K_R y (ye: this element's outputs) */
 CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* G_all, const double* vol, double lam, double mu,
                                const double* y, double* ye) {
-  const double* G = G_all + 9 * (long)e;
-  double D[9], H[9];
-  cf_edge_matrix(y, tet, e, D);
-  cf_mul3(D, G, H);
-  cf_elem_stress_forces(H, G, vol[e] * lam, vol[e] * mu, ye);
+  cf_elem_rotated_product(e, tet, G_all + 9 * (long)e, vol[e] * lam, vol[e] * mu, y, 0, ye);
 }
 
 /* ---- stage 2 body, one element: rotated stiffness and elastic force -------------------------
@@ -312,7 +317,7 @@ CF_HD void cf_elem_apply_KR_mf(int e, const int* tet, const double* G_all, const
  * far from the origin). Half the flops of R K_ab R^T, and K_e is not read. */
 CF_HD void cf_elem_rotate(int e, const int* tet, const double* Dm_inv, const double* vol, double lam, double mu,
                           const double* R_all, const double* x, double* KR_all, double* fe_all) {
-  double G[9], D[9], H[9], g[12];
+  double G[9], g[12];
   cf_elem_rotated_gradients(0, Dm_inv + 9 * e, R_all + 9 * e, G);
   const double vlam = vol[e] * lam, vmu = vol[e] * mu;
   for (int k = 0; k < 3; k++) {
@@ -334,12 +339,7 @@ CF_HD void cf_elem_rotate(int e, const int* tet, const double* Dm_inv, const dou
           KR[(3 * b + j) * 12 + 3 * a + i] = v;
         }
     }
-  cf_edge_matrix(x, tet, e, D);
-  cf_mul3(D, G, H);
-  H[0] -= 1.0;
-  H[4] -= 1.0;
-  H[8] -= 1.0;
-  cf_elem_stress_forces(H, G, vlam, vmu, fe_all + 12 * (long)e);
+  cf_elem_rotated_product(e, tet, G, vlam, vmu, x, 1, fe_all + 12 * (long)e);
 }
 
 /* Row n of A y = cm M y + ck K_R y, K_R y gathered from the element products ye (as
