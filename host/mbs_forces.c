@@ -98,8 +98,7 @@ static void body_point(const cfMbsModel* m, const double* q, int b, const double
     memcpy(x, p, 3 * sizeof(double));
     return;
   }
-  const double* qb = q + m->body_qadr[b];
-  for (int i = 0; i < 3; i++) x[i] = qb[i] + p[0] * qb[3 + i] + p[1] * qb[6 + i] + p[2] * qb[9 + i];
+  cf_mbs__body_point(m, q, b, p, x);
 }
 
 static void body_point_rate(const cfMbsModel* m, const double* qd, int b, const double* p, double v[3]) {

@@ -42,6 +42,13 @@ static inline double cf_mbs_maxabs(int n, const double* x) {
   return m;
 }
 
+/* x = N(p) q_b of a moving body b: the same linear map gives positions from q, velocities from qd,
+ * accelerations from qdd */
+static inline void cf_mbs__body_point(const cfMbsModel* m, const double* q, int b, const double* p, double x[3]) {
+  const double* qb = q + m->body_qadr[b];
+  for (int i = 0; i < 3; i++) x[i] = qb[i] + p[0] * qb[3 + i] + p[1] * qb[6 + i] + p[2] * qb[9 + i];
+}
+
 /* Value of an affine vector at q (with its constant) and of its linear part at x (rates). */
 static inline void cf_mbs_vec_val(const cfMbsModel* m, const cfMbsVec* v, const double* q, double o[3]) {
   o[0] = v->c[0], o[1] = v->c[1], o[2] = v->c[2];

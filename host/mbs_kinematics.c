@@ -189,19 +189,12 @@ void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, dou
   if (potential) *potential = cf_mbs__potential(m, d);
 }
 
-/* x = N(p) q_b: the same linear map gives positions from q, velocities from qd, accelerations
- * from qdd */
-static void point_of(const cfMbsModel* m, const double* q, int b, const double* p, double x[3]) {
-  const double* qb = q + m->body_qadr[b];
-  for (int i = 0; i < 3; i++) x[i] = qb[i] + p[0] * qb[3 + i] + p[1] * qb[6 + i] + p[2] * qb[9 + i];
-}
-
 void cf_mbs_point(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double x[3]) {
   if (body < 0) {
     memcpy(x, p, 3 * sizeof(double));
     return;
   }
-  point_of(m, d->q, body, p, x);
+  cf_mbs__body_point(m, d->q, body, p, x);
 }
 
 void cf_mbs_point_vel(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double v[3]) {
@@ -209,7 +202,7 @@ void cf_mbs_point_vel(const cfMbsModel* m, const cfMbsData* d, int body, const d
     v[0] = v[1] = v[2] = 0;
     return;
   }
-  point_of(m, d->qd, body, p, v);
+  cf_mbs__body_point(m, d->qd, body, p, v);
 }
 
 void cf_mbs_point_acc(const cfMbsModel* m, const cfMbsData* d, int body, const double p[3], double a[3]) {
@@ -217,7 +210,7 @@ void cf_mbs_point_acc(const cfMbsModel* m, const cfMbsData* d, int body, const d
     a[0] = a[1] = a[2] = 0;
     return;
   }
-  point_of(m, d->qdd, body, p, a);
+  cf_mbs__body_point(m, d->qdd, body, p, a);
 }
 
 void cf_mbs_rotation(const cfMbsModel* m, const cfMbsData* d, int body, double R[9]) {
