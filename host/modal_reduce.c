@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cofem/reduce.h"
+#include "fem_element.h"
 #include "fem_sparse.h"
 
 #ifndef M_PI
@@ -52,21 +53,6 @@ double cf_reduction_fingerprint(const cfModel* m) {
   double s = 0;
   for (int i = 0; i < m->ndof; i++) s += m->X[i] * (1 + i % 7);
   return s;
-}
-
-/* K blocks from the element K_e (rest state): Kb[9 * nnzb] */
-static void assemble_K(const cfModel* m, double* Kb) {
-  for (int q = 0; q < m->nnzb; q++) {
-    double s[9] = {0};
-    for (int k = m->blk_src_ptr[q]; k < m->blk_src_ptr[q + 1]; k++) {
-      int code = m->blk_src[k];
-      int e = code >> 4, a = (code >> 2) & 3, b = code & 3;
-      const double* K = m->Ke + 144 * (size_t)e + (3 * a) * 12 + 3 * b;
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) s[3 * i + j] += K[12 * i + j];
-    }
-    memcpy(Kb + 9 * (size_t)q, s, sizeof s);
-  }
 }
 
 /* y = A x with 3x3 blocks A (or scalar blocks times I when scalar) */
@@ -156,7 +142,8 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   MB = malloc(sizeof(double) * (size_t)n * ndof);
   if (!r->basis || !r->fixed_omega2 || !r->Kr || !r->Mr || !r->omega2 || !r->zeta || !r->P || !r->T ||
       !r->S || !KB || !MB) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof); goto done; }
-  assemble_K(m, Kb);
+  /* K blocks from the element K_e (rest state), as the modal solve and the preconditioner gather them */
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
 
   /* 1. constraint modes: u_b = e_j, K_ii u_i = -K_ib e_j (one CHOLMOD factor, nb solves) */
   double t1 = cf_wall_time();
