@@ -85,6 +85,16 @@ static int find_marker(const cfMbsDef* def, const char* name) {
     if (!strcmp(def->marker[k].name, name)) return k;
   return -1;
 }
+static int find_joint(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->njoint; k++)
+    if (!strcmp(def->joint[k].name, name)) return k;
+  return -1;
+}
+static int find_driver(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->ndriver; k++)
+    if (!strcmp(def->driver[k].name, name)) return k;
+  return -1;
+}
 
 /* global position / axis at t = 0 of a marker */
 static void marker_global(const cfMbsDef* def, int k, double P[3], double A[3]) {
@@ -365,9 +375,8 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   cfMbsJointDef j = cf_mbs_default_joint_def();
   if ((st = get_str(c, o, "name", j.name, sizeof j.name, 1, where)) < 0) return st;
   snprintf(where, sizeof where, "\"joints\"[%d] ('%s')", i, j.name);
-  for (int k = 0; k < c->s->def.njoint; k++)
-    if (!strcmp(c->s->def.joint[k].name, j.name))
-      return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is defined twice", c->path, where, j.name);
+  if (find_joint(&c->s->def, j.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is defined twice", c->path, where, j.name);
   if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
   j.type = joint_type(type);
   if (j.type < 0)
@@ -409,11 +418,8 @@ static int joint_ref(const Ctx* c, const cJSON* o, const char* key, int* id, con
   char name[CF_MBS_NAME_MAX];
   int st = get_str(c, o, key, name, sizeof name, 1, where);
   if (st < 0) return st;
-  for (int k = 0; k < c->s->def.njoint; k++)
-    if (!strcmp(c->s->def.joint[k].name, name)) {
-      *id = k;
-      return CF_OK;
-    }
+  *id = find_joint(&c->s->def, name);
+  if (*id >= 0) return CF_OK;
   return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names joint '%s', which the mechanism does not define", c->path, where, key, name);
 }
 
@@ -427,9 +433,8 @@ static int parse_driver(const Ctx* c, const cJSON* o, int i) {
   cfMbsDriverDef d = cf_mbs_default_driver_def();
   if ((st = get_str(c, o, "name", d.name, sizeof d.name, 1, where)) < 0) return st;
   snprintf(where, sizeof where, "\"drivers\"[%d] ('%s')", i, d.name);
-  for (int k = 0; k < c->s->def.ndriver; k++)
-    if (!strcmp(c->s->def.driver[k].name, d.name))
-      return cf_error(CF_ERR_SCENE, "%s: %s: driver '%s' is defined twice", c->path, where, d.name);
+  if (find_driver(&c->s->def, d.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: driver '%s' is defined twice", c->path, where, d.name);
   if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
   if (!strcmp(type, "angle")) d.type = CF_MBS_DRIVE_ANGLE;
   else if (!strcmp(type, "translation")) d.type = CF_MBS_DRIVE_TRANSLATION;
@@ -544,15 +549,10 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
   if ((st = get_str(c, o, kinds[ch->kind], name, sizeof name, 1, where)) < 0) return st;
   if ((st = get_str(c, o, "what", what, sizeof what, 1, where)) < 0) return st;
   const cfMbsDef* def = &c->s->def;
-  ch->id = -1;
   if (ch->kind == 0) ch->id = find_marker(def, name);
-  else if (ch->kind == 1) ch->id = cf_mbs_def_find_body(def, name) >= 0 ? cf_mbs_def_find_body(def, name) : -1;
-  else if (ch->kind == 2) {
-    for (int k = 0; k < def->njoint; k++)
-      if (!strcmp(def->joint[k].name, name)) ch->id = k;
-  } else
-    for (int k = 0; k < def->ndriver; k++)
-      if (!strcmp(def->driver[k].name, name)) ch->id = k;
+  else if (ch->kind == 1) ch->id = cf_mbs_def_find_body(def, name); /* the ground and CF_MBS_NONE are < 0 */
+  else if (ch->kind == 2) ch->id = find_joint(def, name);
+  else ch->id = find_driver(def, name);
   if (ch->id < 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: %s '%s' is not defined (or is the ground)", c->path, where, kinds[ch->kind], name);
   static const char* whats[] = {"position", "velocity", "acceleration", "omega", "angle", "translation", "reaction", "lambda"};
