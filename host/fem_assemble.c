@@ -31,19 +31,8 @@ void cf_stage_elastic(const cfModel* m, cfData* d) {
 }
 
 /* y = M x for the block mass (scalar coefficient per block). */
-static void mass_row(const cfModel* m, int i, const double* x, double* y) {
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
-    double c = m->Mblk[k];
-    if (c == 0) continue;
-    const double* xj = x + 3 * m->col[k];
-    s0 += c * xj[0]; s1 += c * xj[1]; s2 += c * xj[2];
-  }
-  y[3 * i] = s0; y[3 * i + 1] = s1; y[3 * i + 2] = s2;
-}
-
 static void apply_mass(const cfModel* m, const double* x, double* y) {
-  CF_FOR(i, m->nnode, m->nnode > 4096, mass_row(m, i, x, y));
+  CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
 }
 
 void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {

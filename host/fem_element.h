@@ -342,6 +342,34 @@ CF_HD void cf_elem_rotate(int e, const int* tet, const double* Dm_inv, const dou
   cf_elem_rotated_product(e, tet, G, vlam, vmu, x, 1, fe_all + 12 * (long)e);
 }
 
+/* s[3] = row n of M y (scalar mass coefficient per block, zero blocks skipped) */
+CF_HD void cf_node_mass_row(int n, const int* row_ptr, const int* col, const double* Mblk, const double* y,
+                            double* s) {
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (int k = row_ptr[n]; k < row_ptr[n + 1]; k++) {
+    const double c = Mblk[k];
+    if (c == 0) continue;
+    const double* yj = y + 3 * col[k];
+    s0 += c * yj[0];
+    s1 += c * yj[1];
+    s2 += c * yj[2];
+  }
+  s[0] = s0;
+  s[1] = s1;
+  s[2] = s2;
+}
+
+/* mv[3] = row n of M y; lumped: the mass blocks are diagonal (Mblk at diag[n] only) */
+CF_HD void cf_node_mass_apply(int n, const int* row_ptr, const int* col, const int* diag, const double* Mblk,
+                              int lumped, const double* y, double* mv) {
+  if (lumped) {
+    const double c = Mblk[diag[n]];
+    for (int i = 0; i < 3; i++) mv[i] = c * y[3 * n + i];
+  } else {
+    cf_node_mass_row(n, row_ptr, col, Mblk, y, mv);
+  }
+}
+
 /* Row n of A y = cm M y + ck K_R y, K_R y gathered from the element products ye (as
  * cf_node_gather); lumped: the mass blocks are diagonal (Mblk at diag[n] only). */
 CF_HD void cf_node_apply_A_mf(int n, const int* src_ptr, const int* src, const double* ye_all, const int* row_ptr,
@@ -354,19 +382,8 @@ CF_HD void cf_node_apply_A_mf(int n, const int* src_ptr, const int* src, const d
     k[1] += ye[1];
     k[2] += ye[2];
   }
-  double mv[3] = {0, 0, 0};
-  if (lumped) {
-    const double c = Mblk[diag[n]];
-    for (int i = 0; i < 3; i++) mv[i] = c * y[3 * n + i];
-  } else {
-    for (int j = row_ptr[n]; j < row_ptr[n + 1]; j++) {
-      const double c = Mblk[j];
-      const double* yj = y + 3 * col[j];
-      mv[0] += c * yj[0];
-      mv[1] += c * yj[1];
-      mv[2] += c * yj[2];
-    }
-  }
+  double mv[3];
+  cf_node_mass_apply(n, row_ptr, col, diag, Mblk, lumped, y, mv);
   for (int i = 0; i < 3; i++) out[3 * n + i] = cm * mv[i] + ck * k[i];
 }
 
@@ -404,15 +421,8 @@ CF_HD void cf_node_rhs_euler(int n, const int* row_ptr, const int* col, const do
                              const double* node_mass, const double* v, const double* f_ext,
                              const double* f_el, const unsigned char* fixed, int use_fixed, double h,
                              double g0, double g1, double g2, double* b, double* sq) {
-  double s[3] = {0, 0, 0};
-  for (int k = row_ptr[n]; k < row_ptr[n + 1]; k++) {
-    double c = Mblk[k];
-    if (c == 0) continue;
-    const double* vj = v + 3 * col[k];
-    s[0] += c * vj[0];
-    s[1] += c * vj[1];
-    s[2] += c * vj[2];
-  }
+  double s[3];
+  cf_node_mass_row(n, row_ptr, col, Mblk, v, s);
   const double gr[3] = {g0, g1, g2};
   for (int i = 0; i < 3; i++) {
     const int k = 3 * n + i;

@@ -221,24 +221,10 @@ static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* c
       for (int a = 0; a < 4; a++)
         for (int i = 0; i < 3; i++) yk[3 * t[a] + i] += f[3 * a + i];
     }
-    const double* xk = x[k];
-    if (!m->def.consistent_mass) {
-      for (int n = 0; n < m->nnode; n++) {
-        const double c = m->Mblk[m->diag[n]];
-        for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * (c * xk[3 * n + i]) + ck * yk[3 * n + i];
-      }
-    } else {
-      for (int n = 0; n < m->nnode; n++) {
-        double mv[3] = {0, 0, 0};
-        for (int j = m->row_ptr[n]; j < m->row_ptr[n + 1]; j++) {
-          const double c = m->Mblk[j];
-          const double* xj = xk + 3 * m->col[j];
-          mv[0] += c * xj[0];
-          mv[1] += c * xj[1];
-          mv[2] += c * xj[2];
-        }
-        for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * mv[i] + ck * yk[3 * n + i];
-      }
+    for (int n = 0; n < m->nnode; n++) {
+      double mv[3];
+      cf_node_mass_apply(n, m->row_ptr, m->col, m->diag, m->Mblk, !m->def.consistent_mass, x[k], mv);
+      for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * mv[i] + ck * yk[3 * n + i];
     }
   }
 }
