@@ -200,7 +200,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     for (int sl = 0; sl < 2; sl++) {
       int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
       if (k == -1) continue;
-      int ib = cf_mbs__modal_of_body(m, b);
+      int ib = cf_mbs_modal_index(m, b);
       if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
                                   sl + 1, b < 0 ? "ground" : def->body[b].name);
       if (k < 0 || k >= def->modal[ib].npoint)
@@ -308,7 +308,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       if (mp[s] < 0) continue;
       int b = s ? b2 : b1, nm, blk0, nblk;
       double sbar[3], pos[3], R[9];
-      mib[s] = cf_mbs__modal_of_body(m, b);
+      mib[s] = cf_mbs_modal_index(m, b);
       cf_mbs__modal_point(m, mib[s], mp[s], sbar, NULL, &nm, &blk0, &nblk);
       cf_mbs__body_pose(def, b, pos, R);
       for (int i = 0; i < 3; i++) P1g[i] = pos[i] + R[3 * i] * sbar[0] + R[3 * i + 1] * sbar[1] + R[3 * i + 2] * sbar[2];
@@ -671,7 +671,7 @@ void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, in
   int mp = m->joint_mpoint[2 * j + slot];
   if (which == 0 && mp >= 0) { /* the point moves with the modes */
     double u[3];
-    cf_mbs__modal_point_disp(m, cf_mbs__modal_of_body(m, b), mp, q, u);
+    cf_mbs__modal_point_disp(m, cf_mbs_modal_index(m, b), mp, q, u);
     for (int i = 0; i < 3; i++) o[i] += u[i];
   }
 }

@@ -160,8 +160,6 @@ void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, dou
 void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
 double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
 double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
-/* modal body index of frame body `body`, or -1 */
-int cf_mbs__modal_of_body(const cfMbsModel* m, int body);
 /* modal point k of modal body ib: mean rest position sbar (body coordinates), the frame body, the number of modes,
  * the first amplitude block and their count; returns Phibar [3 nm] row-major */
 const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,

@@ -255,12 +255,6 @@ int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
   return CF_OK;
 }
 
-int cf_mbs__modal_of_body(const cfMbsModel* m, int body) {
-  for (int i = 0; i < m->nmodal; i++)
-    if (m->modal[i].body == body) return i;
-  return -1;
-}
-
 const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
                                   int* blk0, int* nblk) {
   const struct cfMbsModalBody* mb = &m->modal[ib];
