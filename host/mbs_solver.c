@@ -121,7 +121,7 @@ static int find_pair(const cfMbsModel* m, int a, int b) {
 
 /* Ax += s * B, B a 12x12 block (row stride ld) coupling the coordinates of body ba (rows) and bb
  * (columns); on the diagonal (ba == bb) B must be symmetric */
-static void add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s) {
+void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s) {
   if (ba <= bb) {
     int p = find_pair(m, ba, bb);
     for (int c = 0; c < 12; c++) {
@@ -136,10 +136,6 @@ static void add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const doubl
       for (int r = 0; r < 12; r++) col[r] += s * B[ld * c + r];
     }
   }
-}
-
-void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s) {
-  add_blk(m, Ax, ba, bb, B, ld, s); /* issue 9 hook */
 }
 
 /* Ax += s * ga gb^T for body ba (rows) and bb (columns) */
@@ -170,7 +166,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
     for (int r = 0; r < 12; r++)
       for (int c = 0; c < 12; c++)
         B[12 * r + c] = (r % 3 == c % 3 ? cM * Mb[4 * (r / 3) + c / 3] : 0) + (r == c ? eps : 0);
-    add_blk(m, Ax, b, b, B, 12, 1.0);
+    cf_mbs__add_blk(m, Ax, b, b, B, 12, 1.0);
   }
   /* a J^T J, equation by equation over its body slots */
   if (a != 0)
@@ -194,7 +190,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
       for (int s1 = 0; s1 < 2; s1++)
         for (int s2 = s1; s2 < 2; s2++) {
           if (f->body[s1] < 0 || f->body[s2] < 0) continue;
-          add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
+          cf_mbs__add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
         }
     }
   cf_mbs__modal_assemble(m, d, cM, cC, cK); /* issue 9 hook */
