@@ -67,6 +67,7 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
     out->t_load = cf_wall_time() - t0;
     if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, u, opt)) {
       out->from_cache = 1;
+      cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */
     } else {
       cf_clear_error();
       cf_reduction_free(&out->red);

@@ -79,6 +79,11 @@ static int cmp_int(const void* a, const void* b) {
 
 static double adams_damping(double hz) { return hz < 100 ? 0.01 : hz < 1000 ? 0.1 : 1.0; }
 
+void cf_reduction_set_damping(cfReduction* r, double damping) {
+  for (int i = 0; i < r->n; i++)
+    r->zeta[i] = i < r->nrigid ? 0.0 : damping >= 0 ? damping : adams_damping(cf_reduction_freq_hz(r, i));
+}
+
 int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfReduceOptions* opt_in,
               cfReduction* out) {
   cfReduceOptions opt = opt_in ? *opt_in : cf_default_reduce_options();
@@ -227,8 +232,7 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   for (int i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
   if (m->nfixed == 0)
     for (int i = 0; i < n && fabs(r->omega2[i]) <= opt.rigid_tol * wmax; i++) r->nrigid++;
-  for (int i = 0; i < n; i++)
-    r->zeta[i] = i < r->nrigid ? 0.0 : opt.damping >= 0 ? opt.damping : adams_damping(cf_reduction_freq_hz(r, i));
+  cf_reduction_set_damping(r, opt.damping);
   if (opt.orthonormalise) {
     /* deterministic signs: the largest |component| of each B q_j positive */
     Bn = malloc(sizeof(double) * (size_t)n * ndof);

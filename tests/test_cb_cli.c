@@ -18,6 +18,16 @@ int main(void) {
   CHECK(r.nb == 171 && r.nk == 8 && r.n == 179 && r.nrigid == 6 && r.orthonormal == 1);
   CHECK_CLOSE(r.mass, 1.316, 0, 2e-3);
   cf_reduction_free(&r);
+  /* the file as a cache (cf_modal_part_load): reused with another damping ratio, which is not
+   * part of the match, the damping asked for now is the one the part gets */
+  cfReduceOptions ro = cf_default_reduce_options();
+  ro.nmodes = 8;
+  ro.damping = 0.05;
+  cfModalPart p;
+  CHECK_OK(cf_modal_part_load(scene, NULL, 0, CF_PART_SUPPORTS_INTERFACE, &ro, out, &p));
+  CHECK(p.from_cache == 1);
+  CHECK(p.red.n == 179 && p.red.nrigid == 6 && p.red.zeta[0] == 0.0 && p.red.zeta[6] == 0.05 && p.red.zeta[178] == 0.05);
+  cf_modal_part_free(&p);
   remove(out);
   char* a2[] = {"cofem", "reduce", scene, "--interface", "nope", NULL};
   CHECK(cf_reduce_cli(5, a2) == 1);

@@ -92,6 +92,11 @@ void cf_reduction_free(cfReduction* r);
 /* Frequency of mode i in Hz: sign(w^2) sqrt(|w^2|) / 2 pi. */
 double cf_reduction_freq_hz(const cfReduction* r, int i);
 
+/* zeta from the frequencies: 0 for the rigid-body modes, damping (cfReduceOptions.damping: a
+ * ratio, or negative for ADAMS' rule) for the others. Not stored separately: a reduction read
+ * from a file gets the damping asked for now. */
+void cf_reduction_set_damping(cfReduction* r, double damping);
+
 /* Nodal displacements u [ndof] = B q (q [n]). */
 void cf_reduction_displacement(const cfReduction* r, const double* q, double* u);
 
