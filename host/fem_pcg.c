@@ -107,10 +107,7 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
   double *x = d->v, *r = d->r, *z = d->z, *p = d->p, *q = d->q;
   double bnorm, rnorm;
   if (have_r) {
-    bnorm = 0;
-    for (int i = 0; i < n; i++)
-      if (!(d->supports_active && m->fixed[i])) bnorm += d->b[i] * d->b[i];
-    bnorm = sqrt(bnorm);
+    bnorm = sqrt(b_norm2(m, d));
     rnorm = sqrt(dot(d, n, r, r));
   } else {
     if (!m->def.warm_start) memset(x, 0, sizeof(double) * n);
