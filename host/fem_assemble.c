@@ -22,8 +22,8 @@ static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
 }
 
 void cf_stage_elastic(const cfModel* m, cfData* d) {
-  const double E = m->def.E, nu = m->def.nu;
-  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
   CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
   if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
     CF_FOR(e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));

@@ -224,12 +224,19 @@ CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const doubl
   return det <= 0;
 }
 
+/* Lame constants of the material: lam = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)) */
+CF_HD void cf_lame(double E, double nu, double* lam, double* mu) {
+  *lam = E * nu / ((1 + nu) * (1 - 2 * nu));
+  *mu = E / (2 * (1 + nu));
+}
+
 /* ---- element stiffness (precomputed once) -----------------------------------------------------
  * Linear tetrahedron: K_e = V B^T D B, engineering strain (xx, yy, zz, xy, yz, zx). */
 CF_HD void cf_elem_stiffness(const double* Dm_inv, double vol, double E, double nu, double* Ke) {
   double g[12];
   cf_shape_gradients(Dm_inv, g);
-  double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double lam, mu;
+  cf_lame(E, nu, &lam, &mu);
   /* block (a,b) = V [ lam ga gb^T + mu gb ga^T + mu (ga . gb) I ] */
   for (int a = 0; a < 4; a++)
     for (int b = 0; b < 4; b++) {

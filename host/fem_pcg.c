@@ -199,8 +199,8 @@ static void node_products(const cfModel* m, const double* ye, double cm, double 
 static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* const* x, double* const* y) {
   double* ye = cf_precond_scratch(d);
   const double* G = ye + 24 * (size_t)m->ntet;
-  const double E = m->def.E, nu = m->def.nu;
-  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
   if (m->ntet > 2048 && omp_get_max_threads() > 1) {
@@ -235,8 +235,8 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   const double h = m->def.dt;
   double* v0 = d->v;
   /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
-  const double E = m->def.E, nu = m->def.nu;
-  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
   double* G = cf_precond_scratch(d) + 24 * (size_t)m->ntet;
   CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
   CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));

@@ -108,8 +108,8 @@ double cf_strain_energy(const cfModel* m, const cfData* d) {
 }
 
 void cf_von_mises(const cfModel* m, const cfData* d, double* out) {
-  const double E = m->def.E, nu = m->def.nu;
-  const double lam = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
   for (int e = 0; e < m->ntet; e++) {
     double u[12], g[12], H[9] = {0};
     corotated_displacement(m, d, e, u);

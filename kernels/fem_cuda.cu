@@ -889,8 +889,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   g->opt = o;
   g->supports_active = d->supports_active;
   g->npart = blocks_for(m->nnode);
-  g->lam = m->def.E * m->def.nu / ((1 + m->def.nu) * (1 - 2 * m->def.nu));
-  g->mu = m->def.E / (2 * (1 + m->def.nu));
+  cf_lame(m->def.E, m->def.nu, &g->lam, &g->mu);
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
 
   int st = [&]() -> int {
