@@ -20,7 +20,7 @@ int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int 
   double a = kin_penalty(m), eps = kin_eps(m), dqmax = INFINITY;
   for (int it = 0;; it++) {
     cf_mbs__eval_phi(m, d, d->q, t, 1);
-    double phimax = m->ncon ? cf_mbs_maxabs(m->ncon, d->phi) : 0;
+    double phimax = cf_mbs_maxabs(m->ncon, d->phi);
     if (!isfinite(phimax)) return cf_error(CF_ERR_SOLVER, "position analysis diverged (non-finite equations)");
     if (phimax <= m->opt.tol_phi) return CF_OK;
     int stalled = it > 3 && dqmax <= 10 * m->opt.tol_dq;
@@ -114,7 +114,7 @@ int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t) {
   d->t = t;
   int st = cf_mbs__assemble_positions(m, d, t, 100);
   if (st < 0) return cf_mbs__rethrow(st, "position analysis: ");
-  d->phi_max = m->ncon ? cf_mbs_maxabs(m->ncon, d->phi) : 0;
+  d->phi_max = cf_mbs_maxabs(m->ncon, d->phi);
   return CF_OK;
 }
 
@@ -162,7 +162,7 @@ int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
 void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) {
   int nc = m->ncon;
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
-  out[0] = nc ? cf_mbs_maxabs(nc, d->phi) : 0;
+  out[0] = cf_mbs_maxabs(nc, d->phi);
   cf_mbs__eval_phit(m, d, d->q, d->t, d->rhs_c);
   cf_mbs__jac_mult(m, d, d->qd, d->econ);
   double v = 0;

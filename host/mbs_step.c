@@ -51,7 +51,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     double t0 = cf_wall_time();
     cf_mbs__eval_phi(m, d, d->q, t1, 1);
     d->timer[CF_MBS_STAGE_CONSTRAINTS] += cf_wall_time() - t0;
-    phimax = nc ? cf_mbs_maxabs(nc, d->phi) : 0;
+    phimax = cf_mbs_maxabs(nc, d->phi);
     if (!isfinite(phimax)) break;
     if (it > 0) {
       for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->phi[i];
