@@ -108,10 +108,16 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   double* Kb = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
   double *rhs = malloc(sizeof(double) * ndof), *x = malloc(sizeof(double) * ndof);
   double *KB = NULL, *MB = NULL, *Q = NULL, *Bn = NULL, *Mtmp = NULL, *Phi = NULL, *Wt = NULL;
+  /* the mass the options name (as cf_modal_solve takes it for the normal modes): the model's
+   * blocks or the one-point rule, for the projection and the invariants alike */
+  double* Mone = opt.modal.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * (size_t)m->nnzb) : NULL;
+  const double* Mb = Mone ? Mone : m->Mblk;
   cfSparseSolver sp;
   int sp_init = 0;
   r->bnodes = malloc(sizeof(int) * (nbnode_in > 0 ? nbnode_in : 1));
-  if (!fixed_i || !Kb || !rhs || !x || !r->bnodes) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  if (!fixed_i || !Kb || !rhs || !x || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+
+  if (Mone) cf_mass_one_point(m, Mone);
 
   /* interface nodes (sorted, unique) and DOFs */
   if (nbnode_in > 0) memcpy(r->bnodes, bnodes_in, sizeof(int) * nbnode_in); /* NULL when none */
@@ -201,7 +207,7 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   /* 3. K_r = B^T K B, M_r = B^T M B (B stored transposed: n x ndof, row-major) */
   for (int j = 0; j < n; j++) {
     block_mv(m, Kb, 0, r->basis + (size_t)j * ndof, KB + (size_t)j * ndof);
-    block_mv(m, m->Mblk, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
+    block_mv(m, Mb, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
   }
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, KB, ndof, 0.0, r->Kr, n);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, MB, ndof, 0.0, r->Mr, n);
@@ -279,8 +285,8 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
       y[0] = y[1] = y[2] = 0;
       for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) {
         int p = m->col[k];
-        rowsum[q] += m->Mblk[k];
-        for (int a = 0; a < 3; a++) y[a] += m->Mblk[k] * X[3 * p + a];
+        rowsum[q] += Mb[k];
+        for (int a = 0; a < 3; a++) y[a] += Mb[k] * X[3 * p + a];
       }
       for (int a = 0; a < 3; a++) MX[3 * q + a] = y[a];
       r->mass += rowsum[q];
@@ -312,7 +318,7 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
         double* w = Wt + ((size_t)bb * n + j) * nnode;
         for (int q = 0; q < nnode; q++) {
           double s = 0;
-          for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) s += m->Mblk[k] * ph[m->col[k]];
+          for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) s += Mb[k] * ph[m->col[k]];
           w[q] = s;
         }
       }
@@ -331,7 +337,7 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
 done:
   if (sp_init) cf_sparse_free(&sp);
   free(fixed_i); free(Kb); free(rhs); free(x); free(KB); free(MB); free(Q); free(Bn); free(Mtmp);
-  free(Phi); free(Wt);
+  free(Phi); free(Wt); free(Mone);
   if (st < 0) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cf_last_error());

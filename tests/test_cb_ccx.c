@@ -6,12 +6,12 @@
  *
  * The mass matrix decides what can be compared. CalculiX integrates the C3D4 mass with one point
  * (rho V / 16 for every node pair of an element; docs/accuracy.md), cofem's model has the lumped
- * or the consistent mass, and the reduction projects the model's own mass blocks (cfModel.Mblk).
- * So three reductions of each part:
- *  1. one-point mass: the model's Mblk replaced by cf_mass_one_point, i.e. CalculiX's discrete
- *     model. Checked: the full FE modes (cf_modal_solve) equal ccx's to 1e-5; the reduced
- *     frequencies are at or above ccx's (Rayleigh-Ritz) and, with 24 and 48 normal modes, within
- *     0.5% of them (the issue's bound);
+ * or the consistent mass, and the reduction projects the model's own mass blocks (cfModel.Mblk)
+ * unless its options name the one-point rule. So three reductions of each part:
+ *  1. one-point mass: cfModalOptions.mass = CF_MODAL_MASS_ONE_POINT (in cfReduceOptions.modal
+ *     for cf_reduce), i.e. CalculiX's discrete model. Checked: the full FE modes (cf_modal_solve)
+ *     equal ccx's to 1e-5; the reduced frequencies are at or above ccx's (Rayleigh-Ritz) and,
+ *     with 24 and 48 normal modes, within 0.5% of them (the issue's bound);
  *  2. consistent mass (cfModelDef.consistent_mass): converges from above to the consistent-mass
  *     full FE frequencies, which lie below ccx's (M_consistent - M_one-point is positive
  *     semi-definite per element): the gap to ccx is printed, and checked to be the full-FE one
@@ -71,7 +71,7 @@ static int write_deck(const cfScene* s, const char* path) {
 
 static double hz_of(double w2) { return sqrt(fmax(w2, 0)) / (2 * M_PI); }
 
-/* the model of scene s with mass variant v (0 one-point, 1 consistent, 2 lumped), clamped */
+/* the model of scene s with mass variant v (1 consistent, 2 lumped; 0 one-point: see MASS_RULE), clamped */
 static int make_model(const cfScene* s, int v, cfModel** out) {
   cfModelDef def = s->def;
   def.consistent_mass = v < 2;
@@ -83,13 +83,13 @@ static int make_model(const cfScene* s, int v, cfModel** out) {
     st = set ? cf_model_fix_nodes(m, set->nodes, set->count, s->fix[i].dir_mask) : -1;
   }
   if (st < 0) { cf_model_free(m); return st; }
-  /* CalculiX's C3D4 mass: the model's own mass blocks replaced, so that the modal solve, the
-   * projection and the invariants of cf_reduce all use it (the block pattern is the same) */
-  if (v == 0) cf_mass_one_point(m, m->Mblk);
   *out = m;
   return 0;
 }
 
+/* CalculiX's C3D4 mass (variant 0) by the options: cf_modal_solve and cf_reduce (its normal
+ * modes, projection and invariants alike) use the one-point rule in place of the model's blocks */
+static const int MASS_RULE[3] = {CF_MODAL_MASS_ONE_POINT, CF_MODAL_MASS_MODEL, CF_MODAL_MASS_MODEL};
 static const char* MASS_NAME[3] = {"one-point (CalculiX C3D4)", "consistent", "lumped"};
 
 static void part(const char* name, const char* scene, double* worst_out) {
@@ -136,7 +136,9 @@ static void part(const char* name, const char* scene, double* worst_out) {
     if (!m) continue;
     double wf[NF];
     cfModalInfo mi;
-    CHECK_OK(cf_modal_solve(m, NF, NULL, wf, NULL, &mi));
+    cfModalOptions mo = cf_default_modal_options();
+    mo.mass = MASS_RULE[v];
+    CHECK_OK(cf_modal_solve(m, NF, &mo, wf, NULL, &mi));
     printf(" %s mass, %d free DOFs: full FE (cf_modal_solve %.2f s), f / f_ccx - 1:", MASS_NAME[v], mi.nfree, mi.seconds);
     double full_gap = 0; /* largest |f_full / f_ccx - 1| */
     for (int i = 0; i < NF; i++) {
@@ -157,6 +159,7 @@ static void part(const char* name, const char* scene, double* worst_out) {
       for (int c = 0; c < nn; c++) {
         cfReduceOptions ro = cf_default_reduce_options();
         ro.nmodes = nm[c];
+        ro.modal.mass = MASS_RULE[v];
         cfReduction r;
         memset(&r, 0, sizeof r);
         CHECK_OK(cf_reduce(m, ifs[it]->nodes, ifs[it]->count, &ro, &r));

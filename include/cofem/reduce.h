@@ -11,7 +11,8 @@
  *      frequency);
  *   5. the inertia invariants of the floating-frame equations, modal damping ratios.
  * K and M are the model's own: the element K_e (rest state) and the mass blocks Mblk (lumped or
- * consistent), the same the co-rotational solver uses. DOFs the model fixes stay zero in every
+ * consistent), the same the co-rotational solver uses; M is the one-point rule instead when
+ * cfReduceOptions.modal.mass says so. DOFs the model fixes stay zero in every
  * mode. A reduction is written to / read from the file format of docs/reduction-format.md. */
 #ifndef COFEM_REDUCE_H
 #define COFEM_REDUCE_H
@@ -31,7 +32,8 @@ typedef struct cfReduceOptions {
                         * ADAMS' default rule, 1% below 100 Hz, 10% below 1 kHz, 100% above */
   double rigid_tol;    /* unsupported part: modes with |w^2| <= rigid_tol * max |w^2| are rigid
                         * (default 1e-10) */
-  cfModalOptions modal;/* for the fixed-interface eigenproblem */
+  cfModalOptions modal;/* for the fixed-interface eigenproblem; its mass (the model's blocks or
+                        * the one-point rule) is also the one projected and in the invariants */
 } cfReduceOptions;
 
 cfReduceOptions cf_default_reduce_options(void);
