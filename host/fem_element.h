@@ -139,6 +139,27 @@ CF_HD double cf_polar_rotation(const double* F, const double* Q, double* R) {
   return cf_det3(F);
 }
 
+/* The Newton correction w of the rotation for G = Q^T F (cf_polar_rotation_warm, below):
+ * w = (tr G I - sym G)^-1 axial(G - G^T) by the symmetric adjugate. Returns 0 (w untouched)
+ * where tr G I - G is not positive definite (Sylvester: m00, the leading 2x2 minor c22, det),
+ * i.e. not the maximum. */
+CF_HD int cf_polar_newton_w(const double* G, double* w) {
+  const double a0 = G[7] - G[5], a1 = G[2] - G[6], a2 = G[3] - G[1];
+  const double tr = G[0] + G[4] + G[8];
+  /* Ms = tr I - sym G (symmetric) and its adjugate */
+  const double m00 = tr - G[0], m11 = tr - G[4], m22 = tr - G[8];
+  const double m01 = -0.5 * (G[1] + G[3]), m02 = -0.5 * (G[2] + G[6]), m12 = -0.5 * (G[5] + G[7]);
+  const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22, c02 = m01 * m12 - m02 * m11;
+  const double c11 = m00 * m22 - m02 * m02, c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
+  const double det = m00 * c00 + m01 * c01 + m02 * c02;
+  if (!(m00 > 0 && c22 > 0 && det > 0)) return 0;
+  const double s = 1.0 / det;
+  w[0] = (c00 * a0 + c01 * a1 + c02 * a2) * s;
+  w[1] = (c01 * a0 + c11 * a1 + c12 * a2) * s;
+  w[2] = (c02 * a0 + c12 * a1 + c22 * a2) * s;
+  return 1;
+}
+
 /* Warm-started polar rotation, the fast path of the step: with G = Q^T F nearly symmetric, the
  * rotation still missing is R_w = exp([w]x), w = (tr G I - sym G)^-1 axial(G - G^T) (from
  * G - G^T = [w]x S + S [w]x = [(tr S I - S) w]x); Newton on w converges quadratically, usually
@@ -152,26 +173,14 @@ CF_HD double cf_polar_rotation_warm(const double* F, const double* Q, double* R)
   cf_mul3_tn(Q, F, G);
   for (int i = 0; i < 9; i++) Rq[i] = Q[i];
   for (int it = 0; it < 4; it++) {
-    const double a0 = G[7] - G[5], a1 = G[2] - G[6], a2 = G[3] - G[1];
-    const double tr = G[0] + G[4] + G[8];
-    /* Ms = tr I - sym G (symmetric) and its adjugate */
-    const double m00 = tr - G[0], m11 = tr - G[4], m22 = tr - G[8];
-    const double m01 = -0.5 * (G[1] + G[3]), m02 = -0.5 * (G[2] + G[6]), m12 = -0.5 * (G[5] + G[7]);
-    const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22, c02 = m01 * m12 - m02 * m11;
-    const double c11 = m00 * m22 - m02 * m02, c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
-    const double det = m00 * c00 + m01 * c01 + m02 * c02;
-    /* positive definite (Sylvester: m00, the leading 2x2 minor c22, det), else not the maximum */
-    if (!(m00 > 0 && c22 > 0 && det > 0)) break;
-    const double s = 1.0 / det;
-    const double w0 = (c00 * a0 + c01 * a1 + c02 * a2) * s;
-    const double w1 = (c01 * a0 + c11 * a1 + c12 * a2) * s;
-    const double w2 = (c02 * a0 + c12 * a1 + c22 * a2) * s;
-    const double th2 = w0 * w0 + w1 * w1 + w2 * w2;
+    double w[3];
+    if (!cf_polar_newton_w(G, w)) break;
+    const double th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
     if (th2 < 1e-26) {
       for (int i = 0; i < 9; i++) R[i] = Rq[i];
       return cf_det3(F);
     }
-    const double q[4] = {1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2};
+    const double q[4] = {1.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]};
     double Rw[9], T[9];
     cf_quat_to_rot(q, Rw);
     cf_mul3(Rq, Rw, T);
@@ -191,22 +200,13 @@ CF_HD double cf_polar_rotation_warm(const double* F, const double* Q, double* R)
  * the preconditioner's node rotations, updated every step from the last ones. Falls back to
  * cf_polar_rotation_warm where tr G I - G is not positive definite (far from Q). */
 CF_HD void cf_polar_rotation_step(const double* F, const double* Q, double* R) {
-  double G[9];
+  double G[9], w[3];
   cf_mul3_tn(Q, F, G);
-  const double a0 = G[7] - G[5], a1 = G[2] - G[6], a2 = G[3] - G[1];
-  const double tr = G[0] + G[4] + G[8];
-  const double m00 = tr - G[0], m11 = tr - G[4], m22 = tr - G[8];
-  const double m01 = -0.5 * (G[1] + G[3]), m02 = -0.5 * (G[2] + G[6]), m12 = -0.5 * (G[5] + G[7]);
-  const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22, c02 = m01 * m12 - m02 * m11;
-  const double c11 = m00 * m22 - m02 * m02, c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
-  const double det = m00 * c00 + m01 * c01 + m02 * c02;
-  if (!(m00 > 0 && c22 > 0 && det > 0)) {
+  if (!cf_polar_newton_w(G, w)) {
     cf_polar_rotation_warm(F, Q, R);
     return;
   }
-  const double s = 0.5 / det;
-  const double q[4] = {1.0, (c00 * a0 + c01 * a1 + c02 * a2) * s, (c01 * a0 + c11 * a1 + c12 * a2) * s,
-                       (c02 * a0 + c12 * a1 + c22 * a2) * s};
+  const double q[4] = {1.0, 0.5 * w[0], 0.5 * w[1], 0.5 * w[2]};
   double Rw[9];
   cf_quat_to_rot(q, Rw);
   cf_mul3(Q, Rw, R);
