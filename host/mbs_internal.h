@@ -36,10 +36,15 @@ static inline void cf_mbs_cross3(const double* a, const double* b, double* c) {
   c[2] = a[0] * b[1] - a[1] * b[0];
 }
 static inline double cf_mbs_norm3(const double* a) { return sqrt(cf_mbs_dot3(a, a)); }
-/* max |x_i| (0 for n = 0) */
+/* max |x_i| (0 for n = 0); NaN if any x_i is NaN (fmax would drop it, and the callers' isfinite
+ * checks of a residual would never fire) */
 static inline double cf_mbs_maxabs(int n, const double* x) {
   double m = 0;
-  for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
+  for (int i = 0; i < n; i++) {
+    double a = fabs(x[i]);
+    if (isnan(a)) return a;
+    if (a > m) m = a;
+  }
   return m;
 }
 

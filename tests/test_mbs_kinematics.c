@@ -285,11 +285,35 @@ static void test_slider_crank_dynamic(void) {
   cf_mbs_scene_free(&s);
 }
 
+/* A non-finite coordinate is an error of the position analysis, not a converged state (the
+ * residual's maximum must see the NaN). */
+static void test_nan_state(void) {
+  cfMbsScene s;
+  int st = cf_mbs_scene_load(COFEM_SOURCE_DIR "/scenes/mbs/slider_crank.json", &s);
+  CHECK_OK(st);
+  if (st < 0) return;
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  CHECK_OK(cf_mbs_model_create(&s.def, &m));
+  if (m) CHECK_OK(cf_mbs_data_create(m, &d));
+  if (d) {
+    d->q[0] = NAN;
+    st = cf_mbs_position_analysis(m, d, 0);
+    CHECK(st < 0);
+    CHECK(st < 0 && strstr(cf_last_error(), "non-finite") != NULL);
+    printf("NaN coordinate: position analysis says: %s\n", st < 0 ? cf_last_error() : "(converged)");
+  }
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+}
+
 int main(void) {
   test_fourbar(0, 1e-2);
   test_fourbar(1, 1e-2);
   test_fourbar(0, 1e-3);
   test_slider_crank_kinematic();
   test_slider_crank_dynamic();
+  test_nan_state();
   TEST_END();
 }
