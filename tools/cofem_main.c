@@ -92,6 +92,8 @@ static int cmd_run(int argc, char** argv) {
     else return usage();
   }
   if (!scene_path) return usage();
+  /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
+  if (cf_mbs_scene_is_mechanism(scene_path) > 0) return cf_mbs_run_cli(argc, argv);
   cfScene s;
   int st = cf_scene_load(scene_path, &s);
   if (st < 0) return fail(st);
@@ -371,15 +373,6 @@ static int cmd_info(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return usage();
-  /* a mechanism scene (bodies, joints) goes to the multibody core */
-  if (!strcmp(argv[1], "run")) {
-    const char* scene = NULL; /* the first argument that is not an option or its value */
-    for (int i = 2; i < argc && !scene; i++) {
-      if (argv[i][0] != '-') scene = argv[i];
-      else if (strcmp(argv[i], "--cold") && strcmp(argv[i], "--quiet")) i++;
-    }
-    if (scene && cf_mbs_scene_is_mechanism(scene) > 0) return cf_mbs_run_cli(argc, argv);
-  }
   if (!strcmp(argv[1], "run")) return cmd_run(argc, argv);
   if (!strcmp(argv[1], "reduce")) return cf_reduce_cli(argc, argv);
   if (!strcmp(argv[1], "static")) return cmd_static(argc, argv);
