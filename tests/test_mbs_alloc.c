@@ -35,8 +35,8 @@ void* realloc(void* p, size_t n) {
   return __libc_realloc(p, n);
 }
 
-static const char* kScenes[] = {"pendulum", "double_fourbar", "slider_crank_virtual2", "fourbar_kinematic",
-                                "quarter_car", "door", "virtual_chain"};
+static const char* kScenes[] = {"pendulum", "double_fourbar", "slider_crank", "slider_crank_virtual1",
+                                "slider_crank_virtual2", "fourbar_kinematic", "quarter_car", "door", "virtual_chain"};
 
 int main(void) {
   for (size_t i = 0; i < sizeof kScenes / sizeof kScenes[0]; i++) {
