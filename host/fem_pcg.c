@@ -79,19 +79,41 @@ static double b_norm2(const cfModel* m, const cfData* d) {
   return bb;
 }
 
-void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
-  double* v0 = d->v;
-  double c[2];
-  if (!cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) { /* x = 0 meets the tolerance */
-    memset(v0, 0, sizeof(double) * m->ndof);
-    return;
-  }
-  project(m, d, v0);
-  project(m, d, v1);
+/* A v0 into d->q and A v1 into d->z: the assembled blocks, or the element products */
+typedef void (*WarmProducts)(const cfModel* m, cfData* d, const double* v0, const double* v1);
+
+static void warm_products_assembled(const cfModel* m, cfData* d, const double* v0, const double* v1) {
   spmv(m, d->A, v0, d->q);
   spmv(m, d->A, v1, d->z);
+}
+
+/* d->v = c0 v0 + c1 v1 (cf_pcg_warm_start); form_r: also d->r = b - A d->v on the free DOFs,
+ * from the products already made, for pcg(.., have_r = 1) */
+static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts products, int form_r) {
+  const int n = m->ndof;
+  double* v0 = d->v;
+  if (!cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) {
+    memset(v0, 0, sizeof(double) * n); /* x = 0 meets the tolerance: no products (a part at rest) */
+    if (form_r) {
+      memcpy(d->r, d->b, sizeof(double) * n);
+      project(m, d, d->r);
+    }
+    return;
+  }
+  double c[2];
+  project(m, d, v0);
+  project(m, d, v1);
+  products(m, d, v0, v1);
   warm_coefficients(m, d, v0, v1, c);
-  for (int i = 0; i < m->ndof; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
+  for (int i = 0; i < n; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
+  if (form_r) {
+    const int fixed = d->supports_active && m->nfixed;
+    for (int i = 0; i < n; i++) d->r[i] = fixed && m->fixed[i] ? 0.0 : d->b[i] - c[0] * d->q[i] - c[1] * d->z[i];
+  }
+}
+
+void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
+  warm_start(m, d, v1, warm_products_assembled, 0);
 }
 
 /* y = A x for the PCG: the assembled blocks, or the matrix-free products of cf_step. */
@@ -230,8 +252,13 @@ static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* 
   apply_matfree_n(m, d, 1, &x, &y);
 }
 
+static void warm_products_matfree(const cfModel* m, cfData* d, const double* v0, const double* v1) {
+  const double* x[2] = {v0, v1};
+  double* y[2] = {d->q, d->z};
+  apply_matfree_n(m, d, 2, x, y);
+}
+
 int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled) {
-  const int n = m->ndof;
   const double h = m->def.dt;
   double* v0 = d->v;
   /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
@@ -250,25 +277,8 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   cf_precond_update(m, d);
   *t_assembled = cf_wall_time();
   /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */
-  if (m->def.warm_start && !cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) {
-    memset(v0, 0, sizeof(double) * n); /* x = 0 meets the tolerance: no products (a part at rest) */
-    memcpy(d->r, d->b, sizeof(double) * n);
-    project(m, d, d->r);
-    return pcg(m, d, apply_matfree, 1);
-  }
   if (m->def.warm_start) {
-    double c[2];
-    project(m, d, v0);
-    project(m, d, v1);
-    const double* x[2] = {v0, v1};
-    double* y[2] = {d->q, d->z};
-    apply_matfree_n(m, d, 2, x, y);
-    warm_coefficients(m, d, v0, v1, c);
-    const int fixed = d->supports_active && m->nfixed;
-    for (int i = 0; i < n; i++) {
-      v0[i] = c[0] * v0[i] + c[1] * v1[i];
-      d->r[i] = fixed && m->fixed[i] ? 0.0 : d->b[i] - c[0] * d->q[i] - c[1] * d->z[i];
-    }
+    warm_start(m, d, v1, warm_products_matfree, 1);
     return pcg(m, d, apply_matfree, 1);
   }
   return pcg(m, d, apply_matfree, 0);
