@@ -60,6 +60,17 @@ static int rethrow_at(const Ctx* c, int st, const char* where) {
   return cf_mbs__rethrow(st, prefix);
 }
 
+/* the head of a named entry of array `array`: its keys, its "name", and `where` = "\"<array>\"[i] ('<name>')" */
+static int entry_head(const Ctx* c, const cJSON* o, const char* const* known, const char* array, int i, char* name,
+                      size_t nname, char* where, size_t nwhere) {
+  snprintf(where, nwhere, "\"%s\"[%d]", array, i);
+  int st = check_keys(c, o, known, where);
+  if (st >= 0) st = get_str(c, o, "name", name, nname, 1, where);
+  if (st < 0) return st;
+  snprintf(where, nwhere, "\"%s\"[%d] ('%s')", array, i, name);
+  return CF_OK;
+}
+
 /* ---- names ------------------------------------------------------------------------------------- */
 static void body_list(const cfMbsDef* def, char* out, size_t n) {
   size_t len = (size_t)snprintf(out, n, "ground");
@@ -274,12 +285,9 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "mass", "com", "inertia", "position", "rotation", "quaternion", "velocity",
                                 "omega", "virtual", "flexible", "description", NULL};
   char where[96];
-  snprintf(where, sizeof where, "\"bodies\"[%d]", i);
-  int st = check_keys(c, o, known, where);
-  if (st < 0) return st;
   cfMbsBodyDef b = cf_mbs_default_body_def();
-  if ((st = get_str(c, o, "name", b.name, sizeof b.name, 1, where)) < 0) return st;
-  snprintf(where, sizeof where, "\"bodies\"[%d] ('%s')", i, b.name);
+  int st = entry_head(c, o, known, "bodies", i, b.name, sizeof b.name, where, sizeof where);
+  if (st < 0) return st;
   const cJSON* flex = cJSON_GetObjectItemCaseSensitive(o, "flexible");
   if (flex) {
     static const char* rigid_only[] = {"mass", "com", "inertia", "virtual"};
@@ -342,12 +350,9 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
 static int parse_marker(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "body", "position", "axis", "description", NULL};
   char where[96];
-  snprintf(where, sizeof where, "\"markers\"[%d]", i);
-  int st = check_keys(c, o, known, where);
-  if (st < 0) return st;
   cfMbsMarkerDef k = cf_mbs_default_marker_def();
-  if ((st = get_str(c, o, "name", k.name, sizeof k.name, 1, where)) < 0) return st;
-  snprintf(where, sizeof where, "\"markers\"[%d] ('%s')", i, k.name);
+  int st = entry_head(c, o, known, "markers", i, k.name, sizeof k.name, where, sizeof where);
+  if (st < 0) return st;
   if (find_marker(&c->s->def, k.name) >= 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: marker '%s' is defined twice", c->path, where, k.name);
   if ((st = body_ref(c, o, "body", &k.body, where)) < 0) return st;
@@ -369,12 +374,9 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "type", "body1", "body2", "point", "axis", "axis2", "point2", "distance",
                                 "node1", "node2", "description", NULL};
   char where[128], type[32];
-  snprintf(where, sizeof where, "\"joints\"[%d]", i);
-  int st = check_keys(c, o, known, where);
-  if (st < 0) return st;
   cfMbsJointDef j = cf_mbs_default_joint_def();
-  if ((st = get_str(c, o, "name", j.name, sizeof j.name, 1, where)) < 0) return st;
-  snprintf(where, sizeof where, "\"joints\"[%d] ('%s')", i, j.name);
+  int st = entry_head(c, o, known, "joints", i, j.name, sizeof j.name, where, sizeof where);
+  if (st < 0) return st;
   if (find_joint(&c->s->def, j.name) >= 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is defined twice", c->path, where, j.name);
   if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
@@ -427,12 +429,9 @@ static int parse_driver(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "type", "joint", "body1", "body2", "point1", "point2", "function", "rate",
                                 "description", NULL};
   char where[128], type[32];
-  snprintf(where, sizeof where, "\"drivers\"[%d]", i);
-  int st = check_keys(c, o, known, where);
-  if (st < 0) return st;
   cfMbsDriverDef d = cf_mbs_default_driver_def();
-  if ((st = get_str(c, o, "name", d.name, sizeof d.name, 1, where)) < 0) return st;
-  snprintf(where, sizeof where, "\"drivers\"[%d] ('%s')", i, d.name);
+  int st = entry_head(c, o, known, "drivers", i, d.name, sizeof d.name, where, sizeof where);
+  if (st < 0) return st;
   if (find_driver(&c->s->def, d.name) >= 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: driver '%s' is defined twice", c->path, where, d.name);
   if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
@@ -465,12 +464,9 @@ static int parse_force(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "type", "body", "point", "node", "force", "torque", "frame", "scale", "body1",
                                 "point1", "body2", "point2", "k", "c", "rest", "actuator", "joint", "description", NULL};
   char where[128], type[32];
-  snprintf(where, sizeof where, "\"forces\"[%d]", i);
-  int st = check_keys(c, o, known, where);
-  if (st < 0) return st;
   cfMbsForceDef f = cf_mbs_default_force_def();
-  if ((st = get_str(c, o, "name", f.name, sizeof f.name, 1, where)) < 0) return st;
-  snprintf(where, sizeof where, "\"forces\"[%d] ('%s')", i, f.name);
+  int st = entry_head(c, o, known, "forces", i, f.name, sizeof f.name, where, sizeof where);
+  if (st < 0) return st;
   for (int k = 0; k < c->s->def.nforce; k++)
     if (!strcmp(c->s->def.force[k].name, f.name))
       return cf_error(CF_ERR_SCENE, "%s: %s: force '%s' is defined twice", c->path, where, f.name);
