@@ -117,9 +117,8 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
                       double eps);
 int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d);
 int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x);
-/* y = (cM M + cC sym(C) + cK sym(K) + eps I) x */
-void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK, double eps,
-                     const double* x, double* y);
+/* y = M(q) x (the modal bodies' mass at d->q) */
+void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y);
 /* x = argmin 1/2 x'Wx - r'x subject to J x = c, by augmented Lagrangian iterations on the current
  * factor of W + a J'J; sigma [ncon] is the multiplier estimate (in/out). Returns 0 converged
  * (max |Jx - c| <= tol), 1 not converged, < 0 error. */

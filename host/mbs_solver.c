@@ -196,8 +196,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
   cf_mbs__modal_assemble(m, d, cM, cC, cK); /* issue 9 hook */
 }
 
-void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK, double eps,
-                     const double* x, double* y) {
+void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
   for (int b = 0; b < m->nbody; b++) {
     const double* Mb = m->body_Mbar + 16 * b;
     const double* xb = x + m->body_qadr[b];
@@ -206,28 +205,10 @@ void cf_mbs__apply_W(const cfMbsModel* m, const cfMbsData* d, double cM, double 
       for (int i = 0; i < 3; i++) {
         double s = 0;
         for (int l = 0; l < 4; l++) s += Mb[4 * k + l] * xb[3 * l + i];
-        yb[3 * k + i] = cM * s + eps * xb[3 * k + i];
+        yb[3 * k + i] = s;
       }
   }
-  cf_mbs__modal_apply(m, d, cM, cC, cK, x, y); /* issue 9 hook */
-  if (cK == 0 && cC == 0) return;
-  for (int e = 0; e < m->nforce; e++) {
-    const cfMbsForce* f = &m->force[e];
-    const double* K = d->fK + 576 * (size_t)e;
-    const double* C = d->fC + 576 * (size_t)e;
-    double xl[24], yl[24];
-    for (int s = 0; s < 2; s++)
-      for (int k = 0; k < 12; k++) xl[12 * s + k] = f->body[s] >= 0 ? x[m->body_qadr[f->body[s]] + k] : 0;
-    for (int r = 0; r < 24; r++) {
-      double v = 0;
-      for (int c = 0; c < 24; c++)
-        v += 0.5 * (cK * (K[24 * r + c] + K[24 * c + r]) + cC * (C[24 * r + c] + C[24 * c + r])) * xl[c];
-      yl[r] = v;
-    }
-    for (int s = 0; s < 2; s++)
-      if (f->body[s] >= 0)
-        for (int k = 0; k < 12; k++) y[m->body_qadr[f->body[s]] + k] += yl[12 * s + k];
-  }
+  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y); /* issue 9 hook */
 }
 
 /* ---- CHOLMOD ------------------------------------------------------------------------------------- */

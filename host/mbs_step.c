@@ -65,7 +65,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     cf_mbs__eval_forces(m, d, d->q, d->qd, t1, 1);
     d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - t0;
     /* r = -h^2/4 (M qdd + J^T (lambda* + alpha Phi) - Q) */
-    cf_mbs__apply_W(m, d, 1, 0, 0, 0, d->qdd, d->r);
+    cf_mbs__apply_M(m, d, d->qdd, d->r);
     for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * d->phi[i];
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
     for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
