@@ -10,6 +10,7 @@
 #include "cofem/static.h"
 #include "fem_element.h"
 #include "fem_parallel.h"
+#include "fem_pcg.h"
 #include "fem_precond.h"
 
 /* K_R of element e replaced by the symmetric part of its consistent tangent */
@@ -35,6 +36,16 @@ static void apply_mass(const cfModel* m, const double* x, double* y) {
   CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
 }
 
+void cf_rhs_euler(const cfModel* m, cfData* d, double h) {
+  /* b = M v0 + h (f_ext + M g - f_el); norms summed in node order (thread-independent) */
+  const double* g = m->def.gravity;
+  double sq[3] = {0, 0, 0};
+  for (int n = 0; n < m->nnode; n++)
+    cf_node_rhs_euler(n, m->row_ptr, m->col, m->Mblk, m->node_mass, d->v, d->f_ext, d->f_el, m->fixed,
+                      d->supports_active, h, g[0], g[1], g[2], d->b, sq);
+  d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
+}
+
 void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
   const int newmark = m->def.integrator == CF_INTEGRATOR_NEWMARK;
   /* backward Euler: A = (1 + h a) M + (h b + h^2) K_R
@@ -44,12 +55,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
   CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
   const double* g = m->def.gravity;
   if (!newmark) {
-    /* b = M v0 + h (f_ext + M g - f_el); norms summed in node order (thread-independent) */
-    double sq[3] = {0, 0, 0};
-    for (int n = 0; n < m->nnode; n++)
-      cf_node_rhs_euler(n, m->row_ptr, m->col, m->Mblk, m->node_mass, d->v, d->f_ext, d->f_el, m->fixed,
-                        d->supports_active, h, g[0], g[1], g[2], d->b, sq);
-    d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
+    cf_rhs_euler(m, d, h);
   } else {
     /* b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h (M g - f_el(x0)); A v0 into r (scratch) */
     apply_mass(m, d->v, d->b);

@@ -259,8 +259,6 @@ static void warm_products_matfree(const cfModel* m, cfData* d, const double* v0,
 }
 
 int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled) {
-  const double h = m->def.dt;
-  double* v0 = d->v;
   /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
@@ -268,12 +266,7 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
   CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));
   CF_FOR(k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
-  const double* g = m->def.gravity;
-  double sq[3] = {0, 0, 0};
-  for (int k = 0; k < m->nnode; k++)
-    cf_node_rhs_euler(k, m->row_ptr, m->col, m->Mblk, m->node_mass, v0, d->f_ext, d->f_el, m->fixed,
-                      d->supports_active, h, g[0], g[1], g[2], d->b, sq);
-  d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
+  cf_rhs_euler(m, d, m->def.dt);
   cf_precond_update(m, d);
   *t_assembled = cf_wall_time();
   /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */

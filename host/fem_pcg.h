@@ -13,6 +13,10 @@ enum { CF_WARM_CHUNK = 512 };
  * uses d->q and d->z as scratch. */
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1);
 
+/* b and b_scale of backward Euler: b = M v0 + h (f_ext + M g - f_el), v0 = d->v, f_el = d->f_el
+ * (fem_assemble.c; cf_stage_assemble_system and the matrix-free step). */
+void cf_rhs_euler(const cfModel* m, cfData* d, double h);
+
 /* Stage 2 and 3 of cf_step with the rotated-Cholesky preconditioner, backward Euler and the K_R
  * tangent: elastic force, b, node rotations, warm start and PCG with K_R applied element by
  * element (fem_element.h, cf_elem_apply_KR_mf); d->KR, d->A and d->Pinv are not formed. v1 as in
