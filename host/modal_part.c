@@ -25,70 +25,82 @@ static int cache_matches(const cfReduction* r, const cfModel* m, const int* node
   return r->nk == want;
 }
 
+/* The interface nodes, sorted and unique (the order the reduction stores them in): the named
+ * sets, and the scene's fixed sets when they are interface too; clamped supports are fixed in
+ * the model instead. *nodes is allocated. */
+static int interface_nodes(cfModalPart* out, const char* scene_path, const char* const* sets, int nsets,
+                           int supports, int** nodes, int* count) {
+  const cfScene* sc = &out->scene;
+  const cfNodeSet** found = malloc(sizeof *found * (size_t)(nsets + sc->nfix + 1));
+  if (!found) return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
+  int nfound = 0, total = 0;
+  for (int i = 0; i < nsets + sc->nfix; i++) {
+    const char* name = i < nsets ? sets[i] : sc->fix[i - nsets].set;
+    const cfNodeSet* s = cf_mesh_find_nset(&sc->mesh, name);
+    if (!s) {
+      free(found);
+      return cf_error(CF_ERR_SCENE, "%s: no node set '%s' in the mesh %s", scene_path, name, sc->mesh_path);
+    }
+    if (i >= nsets && supports == CF_PART_SUPPORTS_CLAMP)
+      cf_model_fix_nodes(out->model, s->nodes, s->count, sc->fix[i - nsets].dir_mask);
+    else if (i < nsets || supports == CF_PART_SUPPORTS_INTERFACE)
+      found[nfound++] = s, total += s->count;
+  }
+  int* n = malloc(sizeof(int) * (size_t)(total + 1));
+  if (!n) {
+    free(found);
+    return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
+  }
+  int k = 0;
+  for (int i = 0; i < nfound; i++) {
+    memcpy(n + k, found[i]->nodes, sizeof(int) * (size_t)found[i]->count);
+    k += found[i]->count;
+  }
+  free(found);
+  qsort(n, (size_t)k, sizeof(int), cmp_int);
+  int u = 0;
+  for (int i = 0; i < k; i++)
+    if (u == 0 || n[i] != n[u - 1]) n[u++] = n[i];
+  *nodes = n, *count = u;
+  return CF_OK;
+}
+
+/* compute the reduction and write the cache (its folder made if need be) */
+static int reduce_and_cache(cfModalPart* out, const int* nodes, int count, const cfReduceOptions* opt,
+                            const char* cache) {
+  int st = cf_reduce(out->model, nodes, count, opt, &out->red);
+  if (st < 0 || !cache) return st;
+  snprintf(out->red.source, sizeof out->red.source, "%s", out->scene.mesh_path);
+  char dir[CF_PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", cache);
+  char* slash = strrchr(dir, '/');
+  if (slash && slash != dir) *slash = '\0', st = cf_make_dirs(dir);
+  return st < 0 ? st : cf_reduction_write(&out->red, cache);
+}
+
 int cf_modal_part_load(const char* scene_path, const char* const* sets, int nsets, int supports,
                        const cfReduceOptions* opt, const char* cache, cfModalPart* out) {
   memset(out, 0, sizeof *out);
   double t0 = cf_wall_time();
   int st = cf_scene_load(scene_path, &out->scene);
   if (st < 0) return st;
-  cfScene* sc = &out->scene;
-  if ((st = cf_model_create(&sc->mesh, &sc->def, &out->model)) < 0) return st;
-  /* interface: the named sets, and the scene's supports unless they stay clamped */
-  int total = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    int* nodes = NULL;
-    if (pass && !(nodes = malloc(sizeof(int) * (size_t)(total + 1))))
-      return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
-    int k = 0;
-    for (int i = 0; i < nsets + sc->nfix; i++) {
-      const char* name = i < nsets ? sets[i] : sc->fix[i - nsets].set;
-      const cfNodeSet* s = cf_mesh_find_nset(&sc->mesh, name);
-      if (!s) {
-        free(nodes);
-        return cf_error(CF_ERR_SCENE, "%s: no node set '%s' in the mesh %s", scene_path, name, sc->mesh_path);
-      }
-      if (i >= nsets && supports == CF_PART_SUPPORTS_CLAMP) {
-        if (pass) cf_model_fix_nodes(out->model, s->nodes, s->count, sc->fix[i - nsets].dir_mask);
-        continue;
-      }
-      if (i >= nsets && supports == CF_PART_SUPPORTS_FREE) continue;
-      if (pass) memcpy(nodes + k, s->nodes, sizeof(int) * (size_t)s->count);
-      k += s->count;
-    }
-    if (!pass) {
-      total = k;
-      continue;
-    }
-    /* sorted, unique: the order the reduction stores them in */
-    qsort(nodes, (size_t)k, sizeof(int), cmp_int);
-    int u = 0;
-    for (int i = 0; i < k; i++)
-      if (u == 0 || nodes[i] != nodes[u - 1]) nodes[u++] = nodes[i];
-    out->t_load = cf_wall_time() - t0;
-    if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, u, opt)) {
-      out->from_cache = 1;
-      cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */
-    } else {
-      cf_clear_error();
-      cf_reduction_free(&out->red);
-      st = cf_reduce(out->model, nodes, u, opt, &out->red);
-      if (st >= 0) {
-        snprintf(out->red.source, sizeof out->red.source, "%s", sc->mesh_path);
-        if (cache) { /* its folder made if need be */
-          char dir[CF_PATH_MAX];
-          snprintf(dir, sizeof dir, "%s", cache);
-          char* slash = strrchr(dir, '/');
-          if (slash && slash != dir) *slash = '\0', st = cf_make_dirs(dir);
-          if (st >= 0) st = cf_reduction_write(&out->red, cache);
-        }
-      }
-    }
-    free(nodes);
-    if (st < 0) { /* name the scene (copy the message first: it is reformatted into itself) */
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", cf_last_error());
-      return cf_error(st, "%s: %s", scene_path, msg);
-    }
+  if ((st = cf_model_create(&out->scene.mesh, &out->scene.def, &out->model)) < 0) return st;
+  int *nodes = NULL, count = 0;
+  if ((st = interface_nodes(out, scene_path, sets, nsets, supports, &nodes, &count)) < 0) return st;
+  out->t_load = cf_wall_time() - t0;
+  if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
+    out->from_cache = 1;
+    cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */
+  } else {
+    cf_clear_error();
+    cf_reduction_free(&out->red);
+    st = reduce_and_cache(out, nodes, count, opt, cache);
+  }
+  free(nodes);
+  if (st < 0) { /* name the scene (copy the message first: it is reformatted into itself) */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s: %s", scene_path, msg);
   }
   out->t_total = cf_wall_time() - t0;
   return CF_OK;
