@@ -106,6 +106,11 @@ static int find_driver(const cfMbsDef* def, const char* name) {
     if (!strcmp(def->driver[k].name, name)) return k;
   return -1;
 }
+static int find_force(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->nforce; k++)
+    if (!strcmp(def->force[k].name, name)) return k;
+  return -1;
+}
 
 /* global position / axis at t = 0 of a marker */
 static void marker_global(const cfMbsDef* def, int k, double P[3], double A[3]) {
@@ -467,9 +472,8 @@ static int parse_force(const Ctx* c, const cJSON* o, int i) {
   cfMbsForceDef f = cf_mbs_default_force_def();
   int st = entry_head(c, o, known, "forces", i, f.name, sizeof f.name, where, sizeof where);
   if (st < 0) return st;
-  for (int k = 0; k < c->s->def.nforce; k++)
-    if (!strcmp(c->s->def.force[k].name, f.name))
-      return cf_error(CF_ERR_SCENE, "%s: %s: force '%s' is defined twice", c->path, where, f.name);
+  if (find_force(&c->s->def, f.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: force '%s' is defined twice", c->path, where, f.name);
   if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
   if (!strcmp(type, "force") || !strcmp(type, "torque")) {
     f.type = strcmp(type, "force") ? CF_MBS_TORQUE : CF_MBS_POINT_FORCE;
