@@ -56,18 +56,7 @@ static inline void cf_mbs__body_point(const cfMbsModel* m, const double* q, int 
 }
 
 /* Value of an affine vector at q (with its constant) and of its linear part at x (rates). */
-static inline void cf_mbs_vec_val(const cfMbsModel* m, const cfMbsVec* v, const double* q, double o[3]) {
-  o[0] = v->c[0], o[1] = v->c[1], o[2] = v->c[2];
-  for (int t = 0; t < v->nb; t++) {
-    const double* qb = q + m->body_qadr[v->body[t]];
-    for (int k = 0; k < 4; k++) {
-      double w = v->w[t][k];
-      if (w != 0) o[0] += w * qb[3 * k], o[1] += w * qb[3 * k + 1], o[2] += w * qb[3 * k + 2];
-    }
-  }
-}
-static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const double* x, double o[3]) {
-  o[0] = o[1] = o[2] = 0;
+static inline void cf_mbs_vec_add_lin(const cfMbsModel* m, const cfMbsVec* v, const double* x, double o[3]) {
   for (int t = 0; t < v->nb; t++) {
     const double* xb = x + m->body_qadr[v->body[t]];
     for (int k = 0; k < 4; k++) {
@@ -75,6 +64,14 @@ static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const 
       if (w != 0) o[0] += w * xb[3 * k], o[1] += w * xb[3 * k + 1], o[2] += w * xb[3 * k + 2];
     }
   }
+}
+static inline void cf_mbs_vec_val(const cfMbsModel* m, const cfMbsVec* v, const double* q, double o[3]) {
+  o[0] = v->c[0], o[1] = v->c[1], o[2] = v->c[2];
+  cf_mbs_vec_add_lin(m, v, q, o);
+}
+static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const double* x, double o[3]) {
+  o[0] = o[1] = o[2] = 0;
+  cf_mbs_vec_add_lin(m, v, x, o);
 }
 
 /* ---- mbs_constraints.c ---- */
