@@ -21,7 +21,7 @@ int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int 
   for (int it = 0;; it++) {
     cf_mbs__eval_phi(m, d, d->q, t, 1);
     double phimax = cf_mbs_maxabs(m->ncon, d->phi);
-    if (!isfinite(phimax)) return cf_error(CF_ERR_SOLVER, "position analysis diverged (non-finite equations)");
+    if (!isfinite(phimax)) return cf_error(CF_ERR_SOLVER, "Newton diverged (non-finite equations)"); /* the caller names the analysis */
     if (phimax <= m->opt.tol_phi) return CF_OK;
     int stalled = it > 3 && dqmax <= 10 * m->opt.tol_dq;
     if (stalled || it >= maxit) {
