@@ -1,7 +1,7 @@
 /* The CUDA backend of the co-rotational step (include/cofem/cuda.h).
  *
  * Every kernel is one thread per element, block or node and calls the CF_HD body of
- * host/fem_element.h that the CPU stage calls in its loop; what is left here is launch
+ * host/fem/fem_element.h that the CPU stage calls in its loop; what is left here is launch
  * configuration, device memory, the PCG control flow and the reductions.
  *
  *   polar     k_polar        cf_elem_polar        per element (+ inverted count)
@@ -11,7 +11,7 @@
  *             k_rhs          cf_node_rhs_euler    per node (+ partial norms of b_scale)
  *             k_jacobi       cf_block_jacobi      per node
  *   warm      k_warm_*       cf_node_warm_sums, cf_warm_coefficients: the PCG's starting guess
- *                            c0 v0 + c1 v_prev (cf_pcg_warm_start of host/fem_pcg.c)
+ *                            c0 v0 + c1 v_prev (cf_pcg_warm_start of host/fem/fem_pcg.c)
  *   pcg       k_spmv_dot     cf_bsr_row + projection + partial p.q   per block row
  *             k_finish_*     one block sums the partials in a fixed order (deterministic)
  *             k_update_xrz   x += a p, r -= a q, z = P r, partials of r.r and r.z
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "cofem/cuda.h"
-#include "fem_element.h"
+#include "fem/fem_element.h"
 
 namespace {
 

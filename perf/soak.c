@@ -20,7 +20,7 @@
  * steps with PCG not converged, inverted elements, indefinite matrix), PCG iterations, wall time.
  * Exit status 0 when every check held, 1 otherwise.
  *
- * tests/test_soak.c includes this file (SOAK_NO_MAIN) and runs 10^4 steps as a CI test. */
+ * tests/fem/test_soak.c includes this file (SOAK_NO_MAIN) and runs 10^4 steps as a CI test. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <omp.h>

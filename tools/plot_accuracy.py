@@ -2,7 +2,7 @@
 """Plots of `cofem accuracy`: python3 tools/plot_accuracy.py OUT_DIR IMG_DIR
 
 Reads OUT_DIR/<case>_static.csv, <case>_dynamic.csv and <case>_modes.csv (written by the
-harness, tools/cmd_accuracy.c) and writes IMG_DIR/accuracy_<case>_static.png (displacement
+harness, host/cli/cmd_accuracy.c) and writes IMG_DIR/accuracy_<case>_static.png (displacement
 components against load, as Fig. 4 of paper 003), accuracy_<case>_dynamic.png (step response)
 and accuracy_modes.png. Needs numpy and matplotlib (Debian python3-numpy, python3-matplotlib)."""
 import csv

@@ -1,4 +1,4 @@
-/* Reading CalculiX (ccx) results: what the accuracy harness (tools/cmd_accuracy.c) and the
+/* Reading CalculiX (ccx) results: what the accuracy harness (host/cli/cmd_accuracy.c) and the
  * CalculiX comparisons in tests/ share. */
 #ifndef COFEM_CCX_H
 #define COFEM_CCX_H

@@ -1,6 +1,6 @@
 /* The CUDA backend of the co-rotational FEM step: the same four stages as the CPU reference
  * (cofem/fem.h), run on one device, one thread per element / block / node, with the per-thread
- * bodies taken from host/fem_element.h (the code the CPU tests check).
+ * bodies taken from host/fem/fem_element.h (the code the CPU tests check).
  *
  * Ownership: the immutable model is uploaded once by cf_cuda_create. Between calls the device
  * copy of the state (x, v, R) and of the inputs (f_ext, supports_active) is the truth; the

@@ -217,7 +217,7 @@ typedef struct cfMbsCon {
   int kind, owner, eq;       /* CF_MBS_CON_*, body / joint / driver id, equation within it */
   /* modal point terms (issue 9): Phi += sum_k mt_sign[k] e_(mt_comp[k]) . A Phibar y of modal
    * point mt_point[k] of modal body mt_body[k] (index into cfMbsModel.modal): bilinear in the
-   * frame's axes A = [u v w] and the amplitudes y (host/mbs_constraints.c evaluates them) */
+   * frame's axes A = [u v w] and the amplitudes y (host/mbs/mbs_constraints.c evaluates them) */
   int nmt;
   int mt_body[2], mt_point[2], mt_comp[2];
   double mt_sign[2];
@@ -294,7 +294,7 @@ typedef struct cfMbsModel {
   int rank;                  /* rank of the constraint Jacobian at q0 */
   int ndof;                  /* nq - rank: degrees of freedom left by the joints and drivers */
   int nredundant;            /* ncon - rank */
-  /* issue 9 hook: modal bodies (host/mbs_modal.c). body_modal[b]: 0 rigid / virtual, 1 the frame
+  /* issue 9 hook: modal bodies (host/mbs/mbs_modal.c). body_modal[b]: 0 rigid / virtual, 1 the frame
    * of a modal body, 2 an amplitude block (12 modal coordinates, appended after the definition's
    * bodies: no rigidity equations, no gravity; the mass terms are added by the modal code) */
   int nmodal;
@@ -447,11 +447,6 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 int cf_mbs_channel_size(const cfMbsChannel* c);
 void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v);
 void cf_mbs_scene_free(cfMbsScene* s);
-
-/* `cofem run SCENE [--steps N] [--end T] [--out DIR] [--quiet]` for a mechanism scene: progress
- * line, summary, DIR/mbs.csv. argv as given to the cofem tool (argv[1] = "run"). Exit status as
- * the tool's: 0, 1 error, 2 usage. */
-int cf_mbs_run_cli(int argc, char** argv);
 
 #ifdef __cplusplus
 }

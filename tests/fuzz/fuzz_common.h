@@ -1,4 +1,4 @@
-/* Shared helpers of the libFuzzer targets (tests/fuzz/fuzz_*.c), which tests/test_fuzz_regressions.c
+/* Shared helpers of the libFuzzer targets (tests/fuzz/fuzz_*.c), which tests/io/test_fuzz_regressions.c
  * also includes to replay the corpus and the regression files in the normal test suite.
  *
  * The readers take a path, so each input is written to a file in a private temporary directory

@@ -1,0 +1,195 @@
+#define _POSIX_C_SOURCE 200809L
+/* cofem run SCENE: dynamics of an FE scene (a mechanism scene goes to cmd_run_mbs.c). */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cofem/cofem.h"
+#include "cofem/mbs.h"
+
+/* ---- cofem run -------------------------------------------------------------------------------- */
+int cf_cmd_run(int argc, char** argv) {
+  const char* scene_path = NULL;
+  const char* out_arg = NULL;
+  const char* backend = NULL;
+  long steps = -1;
+  double t_end = -1;
+  int cold = 0, quiet = 0, precond = -1;
+  for (int i = 2; i < argc; i++) {
+    const char* a = argv[i];
+    if (!strcmp(a, "--steps")) { const char* v = cf_cli_arg_value(argc, argv, &i); if (!v) return cf_cli_usage(); steps = atol(v); }
+    else if (!strcmp(a, "--end")) { const char* v = cf_cli_arg_value(argc, argv, &i); if (!v) return cf_cli_usage(); t_end = atof(v); }
+    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) return cf_cli_usage(); }
+    else if (!strcmp(a, "--backend")) { backend = cf_cli_arg_value(argc, argv, &i); if (!backend) return cf_cli_usage(); }
+    else if (!strcmp(a, "--cold")) cold = 1;
+    else if (!strcmp(a, "--precond")) {
+      const char* v = cf_cli_arg_value(argc, argv, &i);
+      if (!v || (strcmp(v, "block_jacobi") && strcmp(v, "rotated_cholesky"))) return cf_cli_usage();
+      precond = !strcmp(v, "rotated_cholesky");
+    }
+    else if (!strcmp(a, "--quiet")) quiet = 1;
+    else if (a[0] == '-') return cf_cli_usage();
+    else if (!scene_path) scene_path = a;
+    else return cf_cli_usage();
+  }
+  if (!scene_path) return cf_cli_usage();
+  /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
+  if (cf_mbs_scene_is_mechanism(scene_path) > 0) return cf_cmd_run_mbs(argc, argv);
+  cfScene s;
+  int st = cf_scene_load(scene_path, &s);
+  if (st < 0) return cf_cli_fail(st);
+  if (cold) s.def.warm_start = 0;
+  if (precond >= 0) s.def.preconditioner = precond;
+  if (backend) snprintf(s.backend, sizeof s.backend, "%s", backend);
+  if (t_end > 0) s.t_end = t_end;
+  if (s.def.threads > 0) omp_set_num_threads(s.def.threads);
+  char out_dir[CF_PATH_MAX];
+  if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
+  else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
+
+  cfModel* m;
+  cfData* d;
+  st = cf_scene_build(&s, &m, &d);
+  if (st < 0) { cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  cfSim* sim = NULL;
+  st = cf_sim_create(m, d, s.backend, &sim);
+  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  if (steps < 0) steps = (long)ceil(s.t_end / s.def.dt - 1e-9);
+
+  st = cf_make_dirs(out_dir);
+  char csv_path[CF_PATH_MAX + 32], csv_tmp[CF_PATH_MAX + 40];
+  snprintf(csv_path, sizeof csv_path, "%s/probes.csv", out_dir);
+  snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
+  FILE* csv = st < 0 ? NULL : fopen(csv_tmp, "w");
+  if (!csv) {
+    if (st >= 0) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", csv_tmp, strerror(errno));
+    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
+    return cf_cli_fail(st);
+  }
+  fprintf(csv, "step,t,pcg_iters,pcg_residual,kinetic_energy,strain_energy");
+  for (int p = 0; p < s.nprobe; p++) fprintf(csv, ",%s_ux,%s_uy,%s_uz", s.probe[p], s.probe[p], s.probe[p]);
+  fprintf(csv, "\n");
+
+  printf("cofem run %s\n", scene_path);
+  printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s.mesh_path,
+         m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
+  printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads\n",
+         s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
+         s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark" : "backward Euler",
+         s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky" : "block-Jacobi",
+         s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
+         cf_sim_backend_name(sim), omp_get_max_threads());
+
+  int nframes = 0, cap = 0;
+  char** frames = NULL;
+  double* ftimes = NULL;
+  double* von = s.vtu_every > 0 ? malloc(sizeof(double) * m->ntet) : NULL;
+  char frame_dir[CF_PATH_MAX + 16];
+  snprintf(frame_dir, sizeof frame_dir, "%s/frames", out_dir);
+  if (s.vtu_every > 0) cf_make_dirs(frame_dir);
+
+  double wall0 = cf_wall_time();
+  int last_status = 0, worst = 0;
+  long iters_sum = 0;
+  int iters_max = 0;
+  double peak = 0;
+  for (long k = 1; k <= steps && st >= 0; k++) {
+    cf_scene_forces(&s, d->t + s.def.dt, 1.0, d->f_ext);
+    cf_sim_set_forces(sim, d->f_ext);
+    st = cf_sim_step(sim);
+    if (st < 0) break;
+    if (st > 0) last_status = st, worst++;
+    iters_sum += d->pcg_iters;
+    if (d->pcg_iters > iters_max) iters_max = d->pcg_iters;
+    int want_state = s.nprobe > 0 || (s.vtu_every > 0 && k % s.vtu_every == 0) || k == steps;
+    if (want_state) {
+      cf_sim_fetch(sim);
+      peak = fmax(peak, cf_cli_max_displacement(m, d));
+    }
+    fprintf(csv, "%ld,%.9g,%d,%.3e,%.9g,%.9g", k, d->t, d->pcg_iters, d->pcg_residual,
+            want_state ? cf_kinetic_energy(m, d) : NAN, want_state ? cf_strain_energy(m, d) : NAN);
+    for (int p = 0; p < s.nprobe; p++) {
+      double u[3];
+      cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u);
+      fprintf(csv, ",%.9g,%.9g,%.9g", u[0], u[1], u[2]);
+    }
+    fprintf(csv, "\n");
+    if (s.vtu_every > 0 && k % s.vtu_every == 0) {
+      char name[64], path[CF_PATH_MAX + 96];
+      snprintf(name, sizeof name, "frames/frame_%06ld.vtu", k);
+      snprintf(path, sizeof path, "%s/%s", out_dir, name);
+      cf_von_mises(m, d, von);
+      st = cf_vtu_write(path, &s.mesh, d->x, d->v, von);
+      if (st < 0) break;
+      if (nframes == cap) {
+        cap = cap ? 2 * cap : 64;
+        frames = realloc(frames, sizeof(char*) * cap);
+        ftimes = realloc(ftimes, sizeof(double) * cap);
+      }
+      frames[nframes] = strdup(name);
+      ftimes[nframes++] = d->t;
+    }
+    if (!quiet && (k % 10 == 0 || k == steps)) {
+      double el = cf_wall_time() - wall0;
+      printf("%s  step %ld/%ld  t %.3f s  PCG %d it (res %.1e)  %.1fx real time", isatty(1) ? "\r" : "",
+             k, steps, d->t, d->pcg_iters, d->pcg_residual, d->t / el);
+      if (!isatty(1)) printf("\n");
+      fflush(stdout);
+    }
+  }
+  double wall = cf_wall_time() - wall0;
+  if (isatty(1) && !quiet) printf("\n");
+  fclose(csv);
+  if (st < 0) {
+    remove(csv_tmp);
+    int code = cf_cli_fail_scene(scene_path, st);
+    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
+    for (int i = 0; i < nframes; i++) free(frames[i]);
+    free(frames); free(ftimes); free(von);
+    return code;
+  }
+  rename(csv_tmp, csv_path);
+  char pvd[CF_PATH_MAX + 16];
+  if (nframes > 0) {
+    snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
+    st = cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes);
+    if (st < 0) cf_cli_fail_scene(scene_path, st);
+  }
+  cf_sim_fetch(sim);
+  long done = d->steps;
+  printf("done: %ld steps, %.3f s simulated in %.3f s wall: %.2fx real time, %.3f ms/step\n", done, d->t, wall,
+         d->t / wall, 1e3 * wall / (done ? done : 1));
+  printf("  PCG iterations per step: mean %.1f, max %d\n", (double)iters_sum / (done ? done : 1), iters_max);
+  printf("  stage times per step [ms]: polar %.3f, assemble %.3f, pcg %.3f, update %.3f, transfer %.3f\n",
+         1e3 * d->timer[CF_STAGE_POLAR] / done, 1e3 * d->timer[CF_STAGE_ASSEMBLE] / done,
+         1e3 * d->timer[CF_STAGE_PCG] / done, 1e3 * d->timer[CF_STAGE_UPDATE] / done,
+         1e3 * d->timer[CF_STAGE_TRANSFER] / done);
+  printf("  peak displacement over the run %.6g m (sampled at probe steps), final %.6g m; kinetic energy %.6g J; strain energy %.6g J\n",
+         peak, cf_cli_max_displacement(m, d),
+         cf_kinetic_energy(m, d), cf_strain_energy(m, d));
+  for (int p = 0; p < s.nprobe; p++) {
+    double u[3];
+    cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u);
+    printf("  probe %s: u = (%.6g, %.6g, %.6g) m\n", s.probe[p], u[0], u[1], u[2]);
+  }
+  printf("  warnings: %d PCG not converged, %d steps with inverted elements, %d indefinite%s%s\n",
+         d->warning[CF_WARN_PCG_NOT_CONVERGED], d->warning[CF_WARN_INVERTED], d->warning[CF_WARN_INDEFINITE],
+         last_status ? "; last: " : "", last_status ? cf_last_error() : "");
+  printf("  wrote %s", csv_path);
+  if (nframes) printf(", %s (%d frames)", pvd, nframes);
+  printf("\n");
+  (void)worst;
+  cf_sim_free(sim);
+  cf_data_free(d);
+  cf_model_free(m);
+  cf_scene_free(&s);
+  for (int i = 0; i < nframes; i++) free(frames[i]);
+  free(frames); free(ftimes); free(von);
+  return 0;
+}

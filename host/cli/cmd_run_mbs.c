@@ -1,0 +1,272 @@
+#define _POSIX_C_SOURCE 200809L
+/* `cofem run SCENE` for mechanism scenes: the tool dispatches here when
+ * cf_mbs_scene_is_mechanism(SCENE). Options as `cofem run`: --steps N, --end T, --out DIR, --quiet
+ * (--cold, --precond X and --backend cpu|auto are accepted and have no effect: mechanisms run on
+ * the CPU with CHOLMOD).
+ * Prints the model, a progress line, and a summary (real-time ratio, Newton iterations, constraint
+ * violation, energy); writes DIR/mbs.csv. Exit status: 0, 1 error, 2 usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cofem/fem.h"
+#include "cofem/output.h"
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
+#include "cofem/output.h"
+#include "mbs/mbs_internal.h"
+
+static int usage(void) {
+  fprintf(stderr, "usage: cofem run MECHANISM.json [--steps N] [--end T] [--out DIR] [--quiet]\n");
+  return 2;
+}
+
+static int fail(int st) {
+  fprintf(stderr, "cofem: error: %s (%s)\n", cf_last_error(), cf_status_name(st));
+  return 1;
+}
+
+static void write_row(FILE* csv, const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k) {
+  double T, V;
+  cf_mbs_energy(m, d, &T, &V);
+  fprintf(csv, "%ld,%.10g,%d,%.3e,%.3e,%.3e,%.12g,%.12g,%.12g", k, d->t, d->iters, d->phi_max, d->phid_max, d->phidd_max,
+          T, V, T + V);
+  for (int c = 0; c < s->nchannel; c++) {
+    double v[3];
+    cf_mbs_channel_eval(m, d, &s->channel[c], v);
+    for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) fprintf(csv, ",%.12g", v[i]);
+  }
+  fprintf(csv, "\n");
+}
+
+/* one VTU frame per flexible body; names kept (relative to the .pvd, which sits beside them) */
+static int write_frames(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, const char* dir, char** files,
+                        double* times, int* nframe, int cap) {
+  if (*nframe >= cap) return CF_OK;
+  for (int k = 0; k < s->nflex; k++) {
+    char name[CF_MBS_NAME_MAX + 16], path[CF_MBS_PATH_MAX + CF_MBS_NAME_MAX + 20];
+    snprintf(name, sizeof name, "%s_%04d.vtu", m->body_name[s->flex_body[k]], *nframe);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int st = cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), &s->flex[k]->scene.mesh, path);
+    if (st < 0) return st;
+    files[(size_t)k * cap + *nframe] = strdup(name);
+  }
+  times[(*nframe)++] = d->t;
+  return CF_OK;
+}
+
+static void free_frames(char** files, double* times, int n) {
+  for (int i = 0; files && i < n; i++) free(files[i]);
+  free(files), free(times);
+}
+
+int cf_cmd_run_mbs(int argc, char** argv) {
+  const char* scene_path = NULL;
+  const char* out_arg = NULL;
+  long steps = -1;
+  double t_end = -1;
+  int quiet = 0;
+  int i0 = (argc > 1 && !strcmp(argv[1], "run")) ? 2 : 1;
+  for (int i = i0; i < argc; i++) {
+    const char* a = argv[i];
+    if (!strcmp(a, "--steps") && i + 1 < argc) {
+      char* end;
+      steps = strtol(argv[++i], &end, 10);
+      if (*end || steps < 0) return usage();
+    } else if (!strcmp(a, "--end") && i + 1 < argc) {
+      char* end;
+      t_end = strtod(argv[++i], &end);
+      if (*end || !(t_end > 0)) return usage();
+    } else if (!strcmp(a, "--out") && i + 1 < argc) out_arg = argv[++i];
+    else if (!strcmp(a, "--backend") && i + 1 < argc) {
+      if (strcmp(argv[++i], "cpu") && strcmp(argv[i], "auto")) {
+        cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend %s)", argv[i]);
+        return fail(CF_ERR_UNSUPPORTED);
+      }
+    } else if (!strcmp(a, "--precond") && i + 1 < argc) {
+      i++; /* FEM option: no effect on a mechanism */
+    } else if (!strcmp(a, "--cold")) {
+    } else if (!strcmp(a, "--quiet")) quiet = 1;
+    else if (a[0] == '-') return usage();
+    else if (!scene_path) scene_path = a;
+    else return usage();
+  }
+  if (!scene_path) return usage();
+
+  cfMbsScene s;
+  int st = cf_mbs_scene_load(scene_path, &s);
+  if (st < 0) return fail(st);
+  if (t_end > 0) s.t_end = t_end;
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  st = cf_mbs_model_create(&s.def, &m);
+  if (st < 0) {
+    char prefix[CF_MBS_PATH_MAX + 4];
+    snprintf(prefix, sizeof prefix, "%s: ", scene_path);
+    st = cf_mbs__rethrow(st, prefix);
+    cf_mbs_scene_free(&s);
+    return fail(st);
+  }
+  st = cf_mbs_data_create(m, &d);
+  if (st < 0) {
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return fail(st);
+  }
+  double h = m->opt.dt;
+  if (steps < 0) steps = (long)ceil(s.t_end / h - 1e-9);
+  if (s.kinematic && m->ndof != 0) {
+    st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom left "
+                  "(every motion must be driven)", scene_path, m->ndof, m->ndof == 1 ? "" : "s");
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return fail(st);
+  }
+
+  char out_dir[CF_MBS_PATH_MAX];
+  if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
+  else if (s.out_dir[0]) snprintf(out_dir, sizeof out_dir, "%s", s.out_dir);
+  else {
+    const char* base = strrchr(scene_path, '/');
+    base = base ? base + 1 : scene_path;
+    snprintf(out_dir, sizeof out_dir, "out/%.*s", (int)strcspn(base, "."), base);
+  }
+  st = cf_make_dirs(out_dir);
+  char csv_path[CF_MBS_PATH_MAX + 16], csv_tmp[CF_MBS_PATH_MAX + 24];
+  snprintf(csv_path, sizeof csv_path, "%s/mbs.csv", out_dir);
+  snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
+  FILE* csv = st < 0 ? NULL : fopen(csv_tmp, "w");
+  if (!csv) {
+    if (st >= 0) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", csv_tmp, strerror(errno));
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return fail(st);
+  }
+  fprintf(csv, "step,t,newton_iters,phi_max,phid_max,phidd_max,kinetic,potential,energy");
+  for (int c = 0; c < s.nchannel; c++) {
+    if (cf_mbs_channel_size(&s.channel[c]) == 1) fprintf(csv, ",%s", s.channel[c].label);
+    else fprintf(csv, ",%s_x,%s_y,%s_z", s.channel[c].label, s.channel[c].label, s.channel[c].label);
+  }
+  fprintf(csv, "\n");
+
+  int nvirt = 0, nblk = 0;
+  for (int b = 0; b < m->nbody; b++) nvirt += m->body_virtual[b], nblk += m->body_modal[b] == 2;
+  printf("cofem run %s (mechanism)\n", scene_path);
+  printf("  %d bodies (%d virtual, %d flexible), %d joints, %d drivers, %d forces; %d coordinates, %d equations "
+         "(rank %d, %d redundant), %d degree%s of freedom\n",
+         m->nbody - nblk, nvirt, m->nmodal, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
+         m->ndof == 1 ? "" : "s");
+  if (s.kinematic)
+    printf("  kinematic analysis: dt %g s, %ld steps; position by Newton, velocity and acceleration by projection\n", h, steps);
+  else
+    printf("  dynamics: index-3 augmented Lagrangian, trapezoidal rule, projections; dt %g s, %ld steps; penalty %.3g; "
+           "Newton tol |dq| %.1e, |Phi| %.1e; CHOLMOD (%d nonzeros)\n",
+           h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi, m->nnz);
+  if (m->assembly_shift > 1e-9) printf("  initial assembly moved the given poses by up to %.3g (coordinates)\n", m->assembly_shift);
+  for (int k = 0; k < s.nflex; k++) {
+    const cfModalPart* p = s.flex[k];
+    int ib = cf_mbs_modal_index(m, s.flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;
+    printf("  flexible body '%s': %s, %d nodes, %d tets; %d modes (%d constraint + %d normal, %d rigid left to the frame), "
+           "%.1f .. %.1f Hz; reduction %s %.3f s\n",
+           m->body_name[s.flex_body[k]], p->scene.mesh_path, p->red.nnode, p->red.ntet, nm, p->red.nb, p->red.nk,
+           p->red.nrigid, nm ? cf_reduction_freq_hz(&p->red, f0) : 0.0, nm ? cf_reduction_freq_hz(&p->red, f0 + nm - 1) : 0.0,
+           p->from_cache ? "read from cache in" : "computed in", p->t_total);
+  }
+  /* deformed meshes of the flexible bodies: DIR/<body>_NNNN.vtu frames and DIR/<body>.pvd */
+  int vtu_every = s.vtu_every > 0 ? s.vtu_every : (int)(steps / 100 > 0 ? steps / 100 : 1);
+  int nframe_cap = s.nflex ? (int)(steps / vtu_every + 2) : 0, nframe = 0;
+  char** frame_files = nframe_cap ? calloc((size_t)(nframe_cap * s.nflex), sizeof(char*)) : NULL;
+  double* frame_t = nframe_cap ? calloc((size_t)nframe_cap, sizeof(double)) : NULL;
+  if (nframe_cap && (!frame_files || !frame_t)) nframe_cap = 0;
+
+  double T0, V0;
+  cf_mbs_energy(m, d, &T0, &V0);
+  double v[3];
+  cf_mbs_violation(m, d, v);
+  write_row(csv, m, d, &s, 0);
+  st = write_frames(m, d, &s, out_dir, frame_files, frame_t, &nframe, nframe_cap);
+  double worst[3] = {v[0], v[1], v[2]}, e_dev = 0;
+  double wall0 = cf_wall_time();
+  long report = steps >= 100 ? steps / 20 : 10;
+  for (long k = 1; k <= steps && st >= 0; k++) {
+    st = s.kinematic ? cf_mbs_kinematic_step(m, d) : cf_mbs_step(m, d);
+    if (st < 0) break;
+    if (!s.kinematic) {
+      double T, V;
+      cf_mbs_energy(m, d, &T, &V);
+      e_dev = fmax(e_dev, fabs(T + V - T0 - V0));
+    }
+    worst[0] = fmax(worst[0], d->phi_max);
+    worst[1] = fmax(worst[1], d->phid_max);
+    worst[2] = fmax(worst[2], d->phidd_max);
+    if (k % s.every == 0 || k == steps) write_row(csv, m, d, &s, k);
+    if ((k % vtu_every == 0 || k == steps) && (st = write_frames(m, d, &s, out_dir, frame_files, frame_t, &nframe, nframe_cap)) < 0)
+      break;
+    if (!quiet && (k % report == 0 || k == steps)) {
+      double el = cf_wall_time() - wall0;
+      printf("%s  step %ld/%ld  t %.4f s  Newton %d it  |Phi| %.1e  %.1fx real time", isatty(1) ? "\r" : "", k, steps,
+             d->t, d->iters, d->phi_max, el > 0 ? d->t / el : INFINITY);
+      if (!isatty(1)) printf("\n");
+      fflush(stdout);
+    }
+  }
+  double wall = cf_wall_time() - wall0;
+  if (isatty(1) && !quiet) printf("\n");
+  fclose(csv);
+  if (st < 0) {
+    free_frames(frame_files, frame_t, nframe_cap * s.nflex);
+    remove(csv_tmp);
+    int code = fail(st);
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return code;
+  }
+  rename(csv_tmp, csv_path);
+  for (int k = 0; k < s.nflex && nframe > 0; k++) {
+    char pvd[CF_MBS_PATH_MAX + 80];
+    snprintf(pvd, sizeof pvd, "%s/%s.pvd", out_dir, m->body_name[s.flex_body[k]]);
+    if (cf_pvd_write(pvd, nframe, (const char* const*)frame_files + (size_t)k * nframe_cap, frame_t) < 0)
+      fprintf(stderr, "cofem: warning: %s\n", cf_last_error());
+    else
+      printf("  wrote %s (%d frames of the deformed mesh)\n", pvd, nframe);
+  }
+  free_frames(frame_files, frame_t, nframe_cap * s.nflex);
+  long done = d->steps;
+  printf("done: %ld steps, %.4g s simulated in %.4g s wall: %.1fx real time, %.4f ms/step\n", done, d->t, wall,
+         wall > 0 ? d->t / wall : INFINITY, 1e3 * wall / (double)(done ? done : 1));
+  if (!s.kinematic) {
+    double T, V;
+    cf_mbs_energy(m, d, &T, &V);
+    printf("  Newton iterations per step: mean %.2f, max %d\n", (double)d->iters_total / (double)(done ? done : 1),
+           d->iters_max);
+    int conservative = m->ndriver == 0;
+    for (int k = 0; k < s.nflex; k++) /* loads at nodes of flexible bodies */
+      if (s.def.modal[cf_mbs_modal_index(m, s.flex_body[k])].nload > 0) conservative = 0;
+    for (int e = 0; e < m->nforce; e++) {
+      const cfMbsForce* f = &m->force[e];
+      if (f->type == CF_MBS_POINT_FORCE || f->type == CF_MBS_TORQUE || f->c > 0 || f->has_actuator) conservative = 0;
+    }
+    printf("  energy: initial %.9g J, final %.9g J, largest deviation %.3g J (%.3g%%)%s\n", T0 + V0, T + V, e_dev,
+           100 * e_dev / fmax(fabs(T0 + V0), fmax(fabs(T0), 1e-300)),
+           conservative ? "" : " (not conserved: drivers, dampers, actuators or loads do work)");
+  }
+  printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
+         worst[1], worst[2]);
+  printf("  time per step [ms]: constraints %.4f, forces %.4f, assemble %.4f, factor %.4f, solve %.4f\n",
+         1e3 * d->timer[CF_MBS_STAGE_CONSTRAINTS] / (double)(done ? done : 1),
+         1e3 * d->timer[CF_MBS_STAGE_FORCES] / (double)(done ? done : 1),
+         1e3 * d->timer[CF_MBS_STAGE_ASSEMBLE] / (double)(done ? done : 1),
+         1e3 * d->timer[CF_MBS_STAGE_FACTOR] / (double)(done ? done : 1),
+         1e3 * d->timer[CF_MBS_STAGE_SOLVE] / (double)(done ? done : 1));
+  printf("  wrote %s\n", csv_path);
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+  return 0;
+}

@@ -1,0 +1,21 @@
+#define _POSIX_C_SOURCE 200809L
+/* cofem: command-line tool.
+ *   cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--backend cpu|cuda|auto] [--quiet]
+ *   cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]
+ *   cofem info MESH
+ *   cofem reduce SCENE ...   cofem accuracy ...
+ * Exit status: 0 success, 1 error (message on stderr), 2 usage. One file per subcommand: cmd_*.c. */
+#include <string.h>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  if (argc < 2) return cf_cli_usage();
+  if (!strcmp(argv[1], "run")) return cf_cmd_run(argc, argv);
+  if (!strcmp(argv[1], "reduce")) return cf_cmd_reduce(argc, argv);
+  if (!strcmp(argv[1], "static")) return cf_cmd_static(argc, argv);
+  if (!strcmp(argv[1], "info")) return cf_cmd_info(argc, argv);
+  if (!strcmp(argv[1], "accuracy")) return cf_cmd_accuracy(argc, argv);
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { cf_cli_usage(); return 0; }
+  return cf_cli_usage();
+}

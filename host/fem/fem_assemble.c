@@ -1,0 +1,100 @@
+/* Stage 2: rotated element stiffness and elastic forces, gathered into the block system
+ *   A = (1 + h alpha) M + (h beta + h^2) K_R
+ *   b = M v0 + h (f_ext + M g - f_el)
+ * The gathers run per block / per node over precomputed contribution lists, so the sums are
+ * formed in the same order whatever the thread count (and on the GPU). */
+#include <math.h>
+#include <string.h>
+
+#include "cofem/fem.h"
+#include "cofem/static.h"
+#include "fem/fem_element.h"
+#include "fem/fem_parallel.h"
+#include "fem/fem_pcg.h"
+#include "fem/fem_precond.h"
+
+/* K_R of element e replaced by the symmetric part of its consistent tangent */
+static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
+  double Kt[144];
+  cf_elem_consistent_tangent(m, d, e, Kt);
+  double* K = d->KR + 144 * (size_t)e;
+  for (int i = 0; i < 12; i++)
+    for (int j = 0; j < 12; j++) K[12 * i + j] = 0.5 * (Kt[12 * i + j] + Kt[12 * j + i]);
+}
+
+void cf_stage_elastic(const cfModel* m, cfData* d) {
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
+  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
+  if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
+    CF_FOR(e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
+  CF_FOR(n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));
+}
+
+/* y = M x for the block mass (scalar coefficient per block). */
+static void apply_mass(const cfModel* m, const double* x, double* y) {
+  CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
+}
+
+void cf_rhs_euler(const cfModel* m, cfData* d, double h) {
+  /* b = M v0 + h (f_ext + M g - f_el); norms summed in node order (thread-independent) */
+  const double* g = m->def.gravity;
+  double sq[3] = {0, 0, 0};
+  for (int n = 0; n < m->nnode; n++)
+    cf_node_rhs_euler(n, m->row_ptr, m->col, m->Mblk, m->node_mass, d->v, d->f_ext, d->f_el, m->fixed,
+                      d->supports_active, h, g[0], g[1], g[2], d->b, sq);
+  d->b_scale = sqrt(sq[0]) + h * (sqrt(sq[1]) + sqrt(sq[2]));
+}
+
+void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
+  const int newmark = m->def.integrator == CF_INTEGRATOR_NEWMARK;
+  /* backward Euler: A = (1 + h a) M + (h b + h^2) K_R
+   * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
+  double cm, ck;
+  cf_system_coefficients(m, h, &cm, &ck);
+  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+  const double* g = m->def.gravity;
+  if (!newmark) {
+    cf_rhs_euler(m, d, h);
+  } else {
+    /* b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h (M g - f_el(x0)); A v0 into r (scratch) */
+    apply_mass(m, d->v, d->b);
+    double mv2 = 0, fx2 = 0, fe2 = 0;
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 3; i++) {
+        int k = 3 * n + i;
+        if (d->supports_active && m->fixed[k]) continue;
+        double fx = d->f_ext[k] + m->node_mass[n] * g[i];
+        mv2 += d->b[k] * d->b[k];
+        fx2 += fx * fx;
+        fe2 += d->f_el[k] * d->f_el[k];
+      }
+    d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
+    CF_FOR(i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r));
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 3; i++) {
+        int k = 3 * n + i;
+        d->b[k] = 2 * d->b[k] - d->r[k] + 0.5 * h * (d->f_ext_prev[k] + d->f_ext[k]) +
+                  h * (m->node_mass[n] * g[i] - d->f_el[k]);
+      }
+  }
+  if (d->precond) {
+    cf_precond_update(m, d);
+    return;
+  }
+  CF_FOR(n, m->nnode, m->nnode > 4096, cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+}
+
+void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y) {
+  memset(y, 0, sizeof(double) * m->ndof);
+  for (int e = 0; e < m->ntet; e++) {
+    const double* K = d->KR + 144 * (size_t)e;
+    for (int a = 0; a < 4; a++)
+      for (int i = 0; i < 3; i++) {
+        double s = 0;
+        for (int b = 0; b < 4; b++)
+          for (int j = 0; j < 3; j++) s += K[(3 * a + i) * 12 + 3 * b + j] * x[3 * m->tet[4 * e + b] + j];
+        y[3 * m->tet[4 * e + a] + i] += s;
+      }
+  }
+}

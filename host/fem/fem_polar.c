@@ -1,0 +1,15 @@
+/* Stage 1: element rotations R_e = polar(Ds_e Dm_e^-1), warm-started from the last step. */
+#include "cofem/fem.h"
+#include "fem/fem_element.h"
+#include "fem/fem_parallel.h"
+
+void cf_stage_polar(const cfModel* m, cfData* d) {
+  int ninv = 0;
+  if (m->ntet > 4096 && omp_get_max_threads() > 1) { /* see CF_FOR (fem_parallel.h) */
+#pragma omp parallel for schedule(static) reduction(+ : ninv)
+    for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+  } else {
+    for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+  }
+  d->ninverted = ninv;
+}

@@ -1,0 +1,130 @@
+/* The co-rotational implicit step (see cofem/fem.h for the equations), energies and stress. */
+#include <math.h>
+#include <string.h>
+
+#include "cofem/fem.h"
+#include "fem/fem_element.h"
+#include "fem/fem_pcg.h"
+
+void cf_stage_update(const cfModel* m, cfData* d, double h) {
+  if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
+    /* x1 = x0 + h/2 (v0 + v1) */
+    for (int i = 0; i < m->ndof; i++) d->x[i] += 0.5 * h * (d->v_prev[i] + d->v[i]);
+    memcpy(d->f_ext_prev, d->f_ext, sizeof(double) * m->ndof);
+  } else {
+    for (int i = 0; i < m->ndof; i++) d->x[i] += h * d->v[i];
+  }
+  d->t += h;
+}
+
+int cf_step(const cfModel* m, cfData* d) {
+  const double h = m->def.dt;
+  double t0 = cf_wall_time();
+  cf_stage_polar(m, d);
+  double t1 = cf_wall_time(), t2;
+  /* v_prev still holds the velocities of the step before: the warm start's second vector */
+  memcpy(d->p, d->v_prev, sizeof(double) * m->ndof);
+  memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
+  int st;
+  if (d->precond && m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
+      m->def.dyn_tangent == CF_DYN_TANGENT_KR) {
+    /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused) */
+    st = cf_step_solve_matfree(m, d, d->p, &t2);
+  } else {
+    cf_stage_elastic(m, d);
+    cf_stage_assemble_system(m, d, h);
+    t2 = cf_wall_time();
+    if (m->def.warm_start) cf_pcg_warm_start(m, d, d->p);
+    st = cf_stage_pcg(m, d);
+  }
+  if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT) {
+    /* the geometric part made A indefinite: redo the linear solve with K_R */
+    memcpy(d->v, d->v_prev, sizeof(double) * m->ndof); /* back to v0 */
+    d->force_kr = 1;
+    cf_stage_elastic(m, d);
+    cf_stage_assemble_system(m, d, h);
+    d->force_kr = 0;
+    st = cf_stage_pcg(m, d);
+  }
+  if (st < 0) { /* nothing is advanced: the state stays as it was */
+    memcpy(d->v, d->v_prev, sizeof(double) * m->ndof);
+    return st;
+  }
+  double t3 = cf_wall_time();
+  cf_stage_update(m, d, h);
+  double t4 = cf_wall_time();
+  d->timer[CF_STAGE_POLAR] += t1 - t0;
+  d->timer[CF_STAGE_ASSEMBLE] += t2 - t1;
+  d->timer[CF_STAGE_PCG] += t3 - t2;
+  d->timer[CF_STAGE_UPDATE] += t4 - t3;
+  d->steps++;
+  if (d->ninverted > 0) {
+    d->warning[CF_WARN_INVERTED]++;
+    if (st == CF_OK) {
+      cf_error(CF_WARN_INVERTED, "step %ld: %d inverted elements", d->steps, d->ninverted);
+      st = CF_WARN_INVERTED;
+    }
+  }
+  return st;
+}
+
+double cf_kinetic_energy(const cfModel* m, const cfData* d) {
+  double s = 0;
+  for (int i = 0; i < m->nnode; i++)
+    for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
+      int j = m->col[k];
+      s += m->Mblk[k] * (d->v[3 * i] * d->v[3 * j] + d->v[3 * i + 1] * d->v[3 * j + 1] +
+                         d->v[3 * i + 2] * d->v[3 * j + 2]);
+    }
+  return 0.5 * s;
+}
+
+/* u_e = R^T (x - x0) - (X - X0) per node, relative to node 0 (see cf_elem_rotate) */
+static void corotated_displacement(const cfModel* m, const cfData* d, int e, double* u) {
+  const double* R = d->R + 9 * e;
+  const int n0 = m->tet[4 * e];
+  for (int a = 0; a < 4; a++) {
+    int n = m->tet[4 * e + a];
+    double dx[3];
+    for (int i = 0; i < 3; i++) dx[i] = d->x[3 * n + i] - d->x[3 * n0 + i];
+    for (int i = 0; i < 3; i++)
+      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (m->X[3 * n + i] - m->X[3 * n0 + i]);
+  }
+}
+
+double cf_strain_energy(const cfModel* m, const cfData* d) {
+  double s = 0;
+  for (int e = 0; e < m->ntet; e++) {
+    double u[12];
+    corotated_displacement(m, d, e, u);
+    const double* K = m->Ke + 144 * (size_t)e;
+    for (int i = 0; i < 12; i++) {
+      double ki = 0;
+      for (int j = 0; j < 12; j++) ki += K[12 * i + j] * u[j];
+      s += 0.5 * u[i] * ki;
+    }
+  }
+  return s;
+}
+
+void cf_von_mises(const cfModel* m, const cfData* d, double* out) {
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
+  for (int e = 0; e < m->ntet; e++) {
+    double u[12], g[12], H[9] = {0};
+    corotated_displacement(m, d, e, u);
+    cf_shape_gradients(m->Dm_inv + 9 * e, g);
+    /* displacement gradient H_ij = sum_a u_ai g_aj */
+    for (int a = 0; a < 4; a++)
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) H[3 * i + j] += u[3 * a + i] * g[3 * a + j];
+    double eps[9], tr = H[0] + H[4] + H[8];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) eps[3 * i + j] = 0.5 * (H[3 * i + j] + H[3 * j + i]);
+    double s[9];
+    for (int i = 0; i < 9; i++) s[i] = 2 * mu * eps[i] + (i % 4 == 0 ? lam * tr : 0.0);
+    double sxx = s[0], syy = s[4], szz = s[8], sxy = s[1], syz = s[5], szx = s[2];
+    out[e] = sqrt(0.5 * ((sxx - syy) * (sxx - syy) + (syy - szz) * (syy - szz) + (szz - sxx) * (szz - sxx)) +
+                  3 * (sxy * sxy + syz * syz + szx * szx));
+  }
+}

@@ -1,0 +1,362 @@
+/* Scene files (JSON, parsed with cJSON). See docs/scene-format.md. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/scene.h"
+#include "io/json_fields.h"
+#include "mesh/mesh_internal.h"
+
+/* ---- JSON fields: every error names the file and the key (host/io/json_fields.h) --------------- */
+#define AT(path, ctx) (&(cfJsonAt){(path), "", (ctx)})
+static int get_number(const cJSON* obj, const char* key, double* out, int required, const char* path,
+                      const char* ctx) {
+  return cf_json_number(obj, key, out, required, AT(path, ctx));
+}
+static int get_int(const cJSON* obj, const char* key, int* out, const char* path, const char* ctx) {
+  return cf_json_int(obj, key, out, AT(path, ctx));
+}
+static int get_bool(const cJSON* obj, const char* key, int* out, const char* path, const char* ctx) {
+  return cf_json_bool(obj, key, out, AT(path, ctx));
+}
+static int get_string(const cJSON* obj, const char* key, char* out, size_t n, int required, const char* path,
+                      const char* ctx) {
+  return cf_json_string(obj, key, out, n, required, AT(path, ctx));
+}
+static int get_vec3(const cJSON* obj, const char* key, double* out, int required, const char* path,
+                    const char* ctx) {
+  return cf_json_vec3(obj, key, out, required, AT(path, ctx));
+}
+
+void cf_scene_resolve_path(const char* scene_path, const char* rel, char* out, size_t n) {
+  if (rel[0] == '/' || !strchr(scene_path, '/')) {
+    snprintf(out, n, "%s", rel);
+    return;
+  }
+  int dirlen = (int)(strrchr(scene_path, '/') - scene_path);
+  snprintf(out, n, "%.*s/%s", dirlen, scene_path, rel);
+}
+
+static int parse_mask(const char* s, int* mask, const char* path, int idx) {
+  *mask = 0;
+  for (const char* c = s; *c; c++) {
+    if (*c == 'x') *mask |= 1;
+    else if (*c == 'y') *mask |= 2;
+    else if (*c == 'z') *mask |= 4;
+    else return cf_error(CF_ERR_SCENE, "%s: \"fixed\"[%d].dofs = \"%s\": use letters x, y, z", path, idx, s);
+  }
+  if (!*mask) return cf_error(CF_ERR_SCENE, "%s: \"fixed\"[%d].dofs is empty", path, idx);
+  return CF_OK;
+}
+
+#define TRY(expr)               \
+  do {                          \
+    int st_ = (expr);           \
+    if (st_ < 0) {              \
+      cJSON_Delete(root);       \
+      cf_scene_free(s);         \
+      return st_;               \
+    }                           \
+  } while (0)
+
+int cf_scene_parse(const char* json, const char* path, cfScene* s) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->path, sizeof s->path, "%s", path);
+  /* require the end of the text after the JSON value: "{...} x" is no scene */
+  cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
+  if (!root) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    if (at)
+      for (const char* c = json; c < at && *c; c++) line += *c == '\n';
+    return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
+  }
+  if (!cJSON_IsObject(root)) TRY(cf_error(CF_ERR_SCENE, "%s: the scene must be a JSON object", path));
+  static const char* known[] = {"mesh", "material", "damping", "gravity", "fixed", "loads", "time",
+                                "solver", "static", "output", "description", NULL};
+  for (const cJSON* it = root->child; it; it = it->next) {
+    int ok = 0;
+    for (int k = 0; known[k]; k++) ok |= strcmp(it->string, known[k]) == 0;
+    if (!ok) TRY(cf_error(CF_ERR_SCENE, "%s: unknown key \"%s\"", path, it->string));
+  }
+  s->def = cf_default_model_def();
+  s->stat = cf_default_static_options();
+  s->t_end = 1.0;
+  strcpy(s->backend, "cpu");
+  s->vtu_every = 0;
+
+  char rel[CF_PATH_MAX];
+  TRY(get_string(root, "mesh", rel, sizeof rel, 1, path, ""));
+  cf_scene_resolve_path(path, rel, s->mesh_path, sizeof s->mesh_path);
+
+  const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
+  if (!cJSON_IsObject(mat)) TRY(cf_error(CF_ERR_SCENE, "%s: missing \"material\" object {E, nu, rho}", path));
+  TRY(get_number(mat, "E", &s->def.E, 1, path, "material."));
+  TRY(get_number(mat, "nu", &s->def.nu, 1, path, "material."));
+  TRY(get_number(mat, "rho", &s->def.rho, 1, path, "material."));
+  const cJSON* damp = cJSON_GetObjectItemCaseSensitive(root, "damping");
+  if (damp) {
+    TRY(get_number(damp, "alpha", &s->def.rayleigh_alpha, 0, path, "damping."));
+    TRY(get_number(damp, "beta", &s->def.rayleigh_beta, 0, path, "damping."));
+  }
+  TRY(get_vec3(root, "gravity", s->def.gravity, 0, path, ""));
+
+  const cJSON* fixed = cJSON_GetObjectItemCaseSensitive(root, "fixed");
+  if (fixed) {
+    if (!cJSON_IsArray(fixed)) TRY(cf_error(CF_ERR_SCENE, "%s: \"fixed\" must be an array", path));
+    int i = 0;
+    for (const cJSON* f = fixed->child; f; f = f->next, i++) {
+      if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d \"fixed\" entries", path, CF_SCENE_MAX_ITEMS));
+      char ctx[32], dofs[8] = "xyz";
+      snprintf(ctx, sizeof ctx, "fixed[%d].", i);
+      TRY(get_string(f, "set", s->fix[i].set, sizeof s->fix[i].set, 1, path, ctx));
+      TRY(get_string(f, "dofs", dofs, sizeof dofs, 0, path, ctx));
+      TRY(parse_mask(dofs, &s->fix[i].dir_mask, path, i));
+      s->nfix++;
+    }
+  }
+  const cJSON* loads = cJSON_GetObjectItemCaseSensitive(root, "loads");
+  if (loads) {
+    if (!cJSON_IsArray(loads)) TRY(cf_error(CF_ERR_SCENE, "%s: \"loads\" must be an array", path));
+    int i = 0;
+    for (const cJSON* l = loads->child; l; l = l->next, i++) {
+      if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d loads", path, CF_SCENE_MAX_ITEMS));
+      char ctx[32];
+      snprintf(ctx, sizeof ctx, "loads[%d].", i);
+      cfSceneLoad* L = &s->load[i];
+      L->t_stop = INFINITY;
+      TRY(get_string(l, "set", L->set, sizeof L->set, 1, path, ctx));
+      TRY(get_vec3(l, "force", L->force, 1, path, ctx));
+      TRY(get_number(l, "start", &L->t_start, 0, path, ctx));
+      TRY(get_number(l, "ramp", &L->ramp, 0, path, ctx));
+      TRY(get_number(l, "stop", &L->t_stop, 0, path, ctx));
+      if (L->ramp < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"%sramp\" must be >= 0", path, ctx));
+      s->nload++;
+    }
+  }
+  const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
+  if (time) {
+    TRY(get_number(time, "dt", &s->def.dt, 0, path, "time."));
+    TRY(get_number(time, "end", &s->t_end, 0, path, "time."));
+    char integ[32] = "backward_euler";
+    TRY(get_string(time, "integrator", integ, sizeof integ, 0, path, "time."));
+    if (strcmp(integ, "backward_euler") == 0) s->def.integrator = CF_INTEGRATOR_BACKWARD_EULER;
+    else if (strcmp(integ, "newmark") == 0) s->def.integrator = CF_INTEGRATOR_NEWMARK;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\" or \"newmark\"", path, integ));
+    if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
+  }
+  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  if (solver) {
+    char mass[16] = "lumped";
+    TRY(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
+    TRY(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
+    TRY(get_bool(solver, "warm_start", &s->def.warm_start, path, "solver."));
+    TRY(get_int(solver, "threads", &s->def.threads, path, "solver."));
+    TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
+    TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
+    char tan[32] = "KR";
+    TRY(get_string(solver, "tangent", tan, sizeof tan, 0, path, "solver."));
+    if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
+    else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
+    char pre[32] = "block_jacobi";
+    TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
+    if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+    else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"block_jacobi\" or \"rotated_cholesky\"", path, pre));
+    if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
+    else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));
+    if (strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda") && strcmp(s->backend, "auto"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.backend\" = \"%s\": use \"cpu\", \"cuda\" or \"auto\"", path, s->backend));
+  }
+  const cJSON* st = cJSON_GetObjectItemCaseSensitive(root, "static");
+  if (st) {
+    char tangent[16] = "consistent";
+    TRY(get_int(st, "increments", &s->stat.increments, path, "static."));
+    TRY(get_number(st, "tol", &s->stat.tol, 0, path, "static."));
+    TRY(get_int(st, "max_iter", &s->stat.max_iter, path, "static."));
+    TRY(get_int(st, "max_cuts", &s->stat.max_cuts, path, "static."));
+    TRY(get_string(st, "tangent", tangent, sizeof tangent, 0, path, "static."));
+    if (strcmp(tangent, "consistent") == 0) s->stat.tangent = CF_TANGENT_CONSISTENT;
+    else if (strcmp(tangent, "KR") == 0) s->stat.tangent = CF_TANGENT_KR;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"static.tangent\" = \"%s\": use \"consistent\" or \"KR\"", path, tangent));
+    if (s->stat.increments < 1 || s->stat.max_iter < 1 || !(s->stat.tol > 0))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"static\": increments, max_iter and tol must be positive", path));
+  }
+  const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
+  if (out) {
+    char dir[CF_PATH_MAX] = "";
+    TRY(get_string(out, "dir", dir, sizeof dir, 0, path, "output."));
+    if (dir[0]) snprintf(s->out_dir, sizeof s->out_dir, "%s", dir); /* relative to the cwd */
+    TRY(get_int(out, "vtu_every", &s->vtu_every, path, "output."));
+    const cJSON* probes = cJSON_GetObjectItemCaseSensitive(out, "probes");
+    if (probes) {
+      if (!cJSON_IsArray(probes)) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" must be an array of set names", path));
+      for (const cJSON* p = probes->child; p; p = p->next) {
+        if (!cJSON_IsString(p) || strlen(p->valuestring) >= CF_NAME_MAX || s->nprobe >= CF_SCENE_MAX_ITEMS)
+          TRY(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" entries must be set names (at most %d)", path, CF_SCENE_MAX_ITEMS));
+        strcpy(s->probe[s->nprobe++], p->valuestring);
+      }
+    }
+  }
+  cJSON_Delete(root);
+  return CF_OK;
+}
+#undef TRY
+
+/* The whole file, NUL-terminated, or NULL (cf_last_error() says why). Read in chunks
+ * (cfi_read_file): fseek/ftell on a directory gave LONG_MAX, and malloc(LONG_MAX + 1). */
+static char* read_text(const char* path) {
+  char* buf = NULL;
+  size_t n = 0;
+  if (cfi_read_file(path, &buf, &n) != CF_OK) return NULL;
+  return buf;
+}
+
+
+int cf_scene_load(const char* path, cfScene* s) {
+  memset(s, 0, sizeof *s);
+  char* text = read_text(path);
+  if (!text) { /* the reason, without the path cfi_read_file put first */
+    const char* why = cf_last_error();
+    size_t len = strlen(path);
+    if (strncmp(why, path, len) == 0 && why[len] == ':') why += len + 1 + (why[len + 1] == ' ');
+    char msg[640];
+    snprintf(msg, sizeof msg, "%s", why);
+    return cf_error(CF_ERR_IO, "%s: cannot read the scene file (%s)", path, msg);
+  }
+  int st = cf_scene_parse(text, path, s);
+  free(text);
+  if (st < 0) return st;
+  st = cf_mesh_read(s->mesh_path, &s->mesh);
+  if (st < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    cf_scene_free(s);
+    return cf_error(st, "%s: mesh: %s", path, msg);
+  }
+  /* every named set must exist */
+  for (int i = 0; i < s->nfix; i++)
+    if (!cf_mesh_find_nset(&s->mesh, s->fix[i].set)) goto unknown_set_fix;
+  for (int i = 0; i < s->nload; i++)
+    if (!cf_mesh_find_nset(&s->mesh, s->load[i].set)) {
+      st = cf_error(CF_ERR_SCENE, "%s: \"loads\"[%d] names node set \"%s\", which %s does not define",
+                    path, i, s->load[i].set, s->mesh_path);
+      cf_scene_free(s);
+      return st;
+    }
+  /* load weights, once */
+  unsigned char* in = calloc(s->mesh.nnode, 1);
+  for (int i = 0; i < s->nload && in; i++) {
+    const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->load[i].set);
+    s->load_weight[i] = malloc(sizeof(double) * (set->count > 0 ? set->count : 1));
+    if (!s->load_weight[i]) break;
+    cf_set_area_weights(&s->mesh, set, s->load_weight[i], in);
+  }
+  int have_weights = in != NULL;
+  for (int i = 0; i < s->nload; i++) have_weights &= s->load_weight[i] != NULL;
+  free(in);
+  if (!have_weights) {
+    cf_scene_free(s);
+    return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
+  }
+  for (int i = 0; i < s->nprobe; i++)
+    if (!cf_mesh_find_nset(&s->mesh, s->probe[i])) {
+      st = cf_error(CF_ERR_SCENE, "%s: \"output.probes\" names node set \"%s\", which %s does not define",
+                    path, s->probe[i], s->mesh_path);
+      cf_scene_free(s);
+      return st;
+    }
+  return CF_OK;
+unknown_set_fix:
+  for (int i = 0; i < s->nfix; i++)
+    if (!cf_mesh_find_nset(&s->mesh, s->fix[i].set)) {
+      st = cf_error(CF_ERR_SCENE, "%s: \"fixed\"[%d] names node set \"%s\", which %s does not define",
+                    path, i, s->fix[i].set, s->mesh_path);
+      break;
+    }
+  cf_scene_free(s);
+  return st;
+}
+
+int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
+  *model = NULL;
+  *data = NULL;
+  int st = cf_model_create(&s->mesh, &s->def, model);
+  if (st < 0) {
+    char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s: %s", s->path, msg);
+  }
+  for (int i = 0; i < s->nfix; i++) {
+    const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->fix[i].set);
+    st = cf_model_fix_nodes(*model, set->nodes, set->count, s->fix[i].dir_mask);
+    if (st < 0) break;
+  }
+  if (st >= 0) st = cf_data_create(*model, data);
+  if (st < 0) {
+    cf_model_free(*model);
+    *model = NULL;
+  }
+  return st;
+}
+
+void cf_set_area_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in) {
+  for (int i = 0; i < set->count; i++) {
+    w[i] = 0;
+    in[set->nodes[i]] = 1;
+  }
+  double total = 0;
+  for (int t = 0; t < mesh->ntri; t++) {
+    const int* v = mesh->tri + 3 * t;
+    if (!(in[v[0]] && in[v[1]] && in[v[2]])) continue;
+    const double *a = mesh->X + 3 * v[0], *b = mesh->X + 3 * v[1], *c = mesh->X + 3 * v[2];
+    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, q[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double n[3] = {u[1] * q[2] - u[2] * q[1], u[2] * q[0] - u[0] * q[2], u[0] * q[1] - u[1] * q[0]};
+    double area = 0.5 * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    for (int k = 0; k < 3; k++) {
+      /* sets are sorted: binary search for the position of the node */
+      int lo = 0, hi = set->count - 1;
+      while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (set->nodes[mid] < v[k]) lo = mid + 1; else hi = mid;
+      }
+      w[lo] += area / 3;
+    }
+    total += area;
+  }
+  for (int i = 0; i < set->count; i++) in[set->nodes[i]] = 0;
+  if (total > 0)
+    for (int i = 0; i < set->count; i++) w[i] /= total;
+  else
+    for (int i = 0; i < set->count; i++) w[i] = 1.0 / set->count;
+}
+
+void cf_scene_forces(const cfScene* s, double t, double scale, double* f) {
+  memset(f, 0, sizeof(double) * 3 * s->mesh.nnode);
+  for (int l = 0; l < s->nload; l++) {
+    const cfSceneLoad* L = &s->load[l];
+    if (t < L->t_start || t > L->t_stop) continue;
+    double ramp = L->ramp > 0 ? fmin(1.0, (t - L->t_start) / L->ramp) : 1.0;
+    const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, L->set);
+    const double* w = s->load_weight[l];
+    for (int i = 0; i < set->count; i++)
+      for (int k = 0; k < 3; k++) f[3 * set->nodes[i] + k] += scale * ramp * w[i] * L->force[k];
+  }
+}
+
+void cf_set_displacement(const cfMesh* mesh, const cfNodeSet* set, const double* x, double* u) {
+  u[0] = u[1] = u[2] = 0;
+  for (int i = 0; i < set->count; i++)
+    for (int k = 0; k < 3; k++) u[k] += x[3 * set->nodes[i] + k] - mesh->X[3 * set->nodes[i] + k];
+  for (int k = 0; k < 3; k++) u[k] /= set->count;
+}
+
+void cf_scene_free(cfScene* s) {
+  for (int i = 0; i < CF_SCENE_MAX_ITEMS; i++) free(s->load_weight[i]);
+  cf_mesh_free(&s->mesh);
+  memset(s, 0, sizeof *s);
+}

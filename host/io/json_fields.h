@@ -1,0 +1,27 @@
+/* Typed fields of a JSON object (cJSON) for the scene readers (host/io/fem_scene.c, host/io/mbs_scene.c):
+ * every error is CF_ERR_SCENE and names the file, where in it, and the key:
+ *     "<path>: <prefix>missing \"<ctx><key>\""
+ *     "<path>: <prefix>\"<ctx><key>\" must be a finite number"
+ * The FEM scenes use ctx ("material.") and no prefix, the mechanism scenes a prefix
+ * ("\"bodies\"[0] ('arm'): ") and no ctx. Absent optional fields leave *out as it is. */
+#ifndef COFEM_JSON_FIELDS_H
+#define COFEM_JSON_FIELDS_H
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+typedef struct cfJsonAt {
+  const char* path;    /* the file */
+  const char* prefix;  /* "" or "where: " */
+  const char* ctx;     /* "" or "object." */
+} cfJsonAt;
+
+int cf_json_number(const cJSON* obj, const char* key, double* out, int required, const cfJsonAt* at);
+int cf_json_int(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);
+int cf_json_bool(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);
+int cf_json_string(const cJSON* obj, const char* key, char* out, size_t n, int required, const cfJsonAt* at);
+/* it (the value of key) must be an array of n_min .. n_max finite numbers; *n (if given) = count */
+int cf_json_numbers(const cJSON* it, const char* key, double* out, int n_min, int n_max, int* n, const cfJsonAt* at);
+/* an optional / required array of exactly 3 finite numbers */
+int cf_json_vec3(const cJSON* obj, const char* key, double* out, int required, const cfJsonAt* at);
+
+#endif

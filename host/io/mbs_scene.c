@@ -1,0 +1,742 @@
+/* Mechanism scenes: JSON (cJSON) in the conventions of the FEM scenes (docs/mbs.md): SI units,
+ * unknown keys are errors, every error names the file and the key, entities are referred to by
+ * name. Points and axes are global at t = 0, or the name of a marker. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
+#include "io/json_fields.h"
+#include "mbs/mbs_internal.h"
+#include "mesh/mesh_internal.h"
+
+typedef struct Ctx {
+  const char* path;
+  cfMbsScene* s;
+} Ctx;
+
+/* ---- JSON helpers ---------------------------------------------------------------------------- */
+static int check_keys(const Ctx* c, const cJSON* obj, const char* const* known, const char* where) {
+  if (!cJSON_IsObject(obj)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, where);
+  for (const cJSON* it = obj->child; it; it = it->next) {
+    int ok = 0;
+    for (int k = 0; known[k]; k++) ok |= strcmp(it->string, known[k]) == 0;
+    if (!ok) return cf_error(CF_ERR_SCENE, "%s: unknown key \"%s\" in %s", c->path, it->string, where);
+  }
+  return CF_OK;
+}
+
+/* typed fields through host/io/json_fields.h, with "<where>: " as the message prefix */
+#define AT(c, where) (&(cfJsonAt){(c)->path, prefix_of(where, (char[200]){0}), ""})
+static const char* prefix_of(const char* where, char* buf) {
+  snprintf(buf, 200, "%s: ", where);
+  return buf;
+}
+static int get_num(const Ctx* c, const cJSON* obj, const char* key, double* out, int required, const char* where) {
+  return cf_json_number(obj, key, out, required, AT(c, where));
+}
+static int get_int(const Ctx* c, const cJSON* obj, const char* key, int* out, const char* where) {
+  return cf_json_int(obj, key, out, AT(c, where));
+}
+static int get_bool(const Ctx* c, const cJSON* obj, const char* key, int* out, const char* where) {
+  return cf_json_bool(obj, key, out, AT(c, where));
+}
+static int get_str(const Ctx* c, const cJSON* obj, const char* key, char* out, size_t n, int required, const char* where) {
+  return cf_json_string(obj, key, out, n, required, AT(c, where));
+}
+static int num_array(const Ctx* c, const cJSON* it, double* out, int n_min, int n_max, int* n, const char* where,
+                     const char* key) {
+  return cf_json_numbers(it, key, out, n_min, n_max, n, AT(c, where));
+}
+static int get_vec3(const Ctx* c, const cJSON* obj, const char* key, double* out, int required, const char* where) {
+  return cf_json_vec3(obj, key, out, required, AT(c, where));
+}
+
+/* the last error again, prefixed with "<file>: <where>: " */
+static int rethrow_at(const Ctx* c, int st, const char* where) {
+  char prefix[512];
+  snprintf(prefix, sizeof prefix, "%s: %s: ", c->path, where);
+  return cf_mbs__rethrow(st, prefix);
+}
+
+/* the head of a named entry of array `array`: its keys, its "name", and `where` = "\"<array>\"[i] ('<name>')" */
+static int entry_head(const Ctx* c, const cJSON* o, const char* const* known, const char* array, int i, char* name,
+                      size_t nname, char* where, size_t nwhere) {
+  snprintf(where, nwhere, "\"%s\"[%d]", array, i);
+  int st = check_keys(c, o, known, where);
+  if (st >= 0) st = get_str(c, o, "name", name, nname, 1, where);
+  if (st < 0) return st;
+  snprintf(where, nwhere, "\"%s\"[%d] ('%s')", array, i, name);
+  return CF_OK;
+}
+
+/* ---- names ------------------------------------------------------------------------------------- */
+static void body_list(const cfMbsDef* def, char* out, size_t n) {
+  size_t len = (size_t)snprintf(out, n, "ground");
+  for (int b = 0; b < def->nbody && len < n; b++) len += (size_t)snprintf(out + len, n - len, ", %s", def->body[b].name);
+}
+
+static int body_ref(const Ctx* c, const cJSON* obj, const char* key, int* id, const char* where) {
+  char name[CF_MBS_NAME_MAX];
+  int st = get_str(c, obj, key, name, sizeof name, 1, where);
+  if (st < 0) return st;
+  *id = cf_mbs_def_find_body(&c->s->def, name);
+  if (*id == CF_MBS_NONE) {
+    char list[512];
+    body_list(&c->s->def, list, sizeof list);
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names body '%s', which the mechanism does not define (bodies: %s)",
+                    c->path, where, key, name, list);
+  }
+  return CF_OK;
+}
+
+static int find_marker(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->nmarker; k++)
+    if (!strcmp(def->marker[k].name, name)) return k;
+  return -1;
+}
+static int find_joint(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->njoint; k++)
+    if (!strcmp(def->joint[k].name, name)) return k;
+  return -1;
+}
+static int find_driver(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->ndriver; k++)
+    if (!strcmp(def->driver[k].name, name)) return k;
+  return -1;
+}
+static int find_force(const cfMbsDef* def, const char* name) {
+  for (int k = 0; k < def->nforce; k++)
+    if (!strcmp(def->force[k].name, name)) return k;
+  return -1;
+}
+
+/* global position / axis at t = 0 of a marker */
+static void marker_global(const cfMbsDef* def, int k, double P[3], double A[3]) {
+  const cfMbsMarkerDef* mk = &def->marker[k];
+  double pos[3], R[9];
+  cf_mbs__body_pose(def, mk->body, pos, R);
+  for (int i = 0; i < 3; i++) {
+    P[i] = pos[i] + R[3 * i] * mk->pos[0] + R[3 * i + 1] * mk->pos[1] + R[3 * i + 2] * mk->pos[2];
+    A[i] = R[3 * i] * mk->axis[0] + R[3 * i + 1] * mk->axis[1] + R[3 * i + 2] * mk->axis[2];
+  }
+}
+
+/* a point or an axis: [x, y, z] (global at t = 0) or a marker name; axis = 1 takes the marker's axis */
+static int get_point(const Ctx* c, const cJSON* obj, const char* key, double* out, int required, int axis,
+                     const char* where) {
+  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it) return required ? cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, where, key) : CF_OK;
+  if (cJSON_IsString(it)) {
+    int k = find_marker(&c->s->def, it->valuestring);
+    if (k < 0)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names marker '%s', which the mechanism does not define", c->path,
+                      where, key, it->valuestring);
+    double P[3], A[3];
+    marker_global(&c->s->def, k, P, A);
+    memcpy(out, axis ? A : P, 3 * sizeof(double));
+    return CF_OK;
+  }
+  return num_array(c, it, out, 3, 3, NULL, where, key);
+}
+
+/* a time function: a number, or {"type": "constant"|"poly"|"harmonic"|"step", ...} */
+static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* f, int required, int* present,
+                    const char* where) {
+  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (present) *present = it != NULL;
+  if (!it) return required ? cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, where, key) : CF_OK;
+  int rate = f->rate;
+  memset(f, 0, sizeof *f);
+  f->rate = rate;
+  if (cJSON_IsNumber(it)) {
+    if (!isfinite(it->valuedouble)) return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be finite", c->path, where, key);
+    f->type = CF_MBS_FUNC_CONST;
+    f->c[0] = it->valuedouble;
+    return CF_OK;
+  }
+  char w[160], type[16] = "";
+  snprintf(w, sizeof w, "%s \"%s\"", where, key);
+  int st = get_str(c, it, "type", type, sizeof type, 1, w);
+  if (st < 0) return st;
+  if (!strcmp(type, "constant")) {
+    static const char* known[] = {"type", "value", NULL};
+    if ((st = check_keys(c, it, known, w)) < 0) return st;
+    f->type = CF_MBS_FUNC_CONST;
+    return get_num(c, it, "value", &f->c[0], 1, w);
+  }
+  if (!strcmp(type, "poly")) {
+    static const char* known[] = {"type", "coeffs", NULL};
+    if ((st = check_keys(c, it, known, w)) < 0) return st;
+    f->type = CF_MBS_FUNC_POLY;
+    const cJSON* co = cJSON_GetObjectItemCaseSensitive(it, "coeffs");
+    if (!co) return cf_error(CF_ERR_SCENE, "%s: %s: missing \"coeffs\"", c->path, w);
+    return num_array(c, co, f->c, 1, 7, &f->n, w, "coeffs");
+  }
+  if (!strcmp(type, "harmonic")) {
+    static const char* known[] = {"type", "amplitude", "omega", "phase", "offset", NULL};
+    if ((st = check_keys(c, it, known, w)) < 0) return st;
+    f->type = CF_MBS_FUNC_HARMONIC;
+    st = get_num(c, it, "amplitude", &f->c[0], 1, w);
+    if (st >= 0) st = get_num(c, it, "omega", &f->c[1], 1, w);
+    if (st >= 0) st = get_num(c, it, "phase", &f->c[2], 0, w);
+    if (st >= 0) st = get_num(c, it, "offset", &f->c[3], 0, w);
+    return st;
+  }
+  if (!strcmp(type, "step")) {
+    static const char* known[] = {"type", "from", "to", "t0", "t1", NULL};
+    if ((st = check_keys(c, it, known, w)) < 0) return st;
+    f->type = CF_MBS_FUNC_STEP;
+    st = get_num(c, it, "from", &f->c[0], 1, w);
+    if (st >= 0) st = get_num(c, it, "to", &f->c[1], 1, w);
+    if (st >= 0) st = get_num(c, it, "t0", &f->c[2], 1, w);
+    if (st >= 0) st = get_num(c, it, "t1", &f->c[3], 1, w);
+    if (st >= 0 && !(f->c[3] > f->c[2])) return cf_error(CF_ERR_SCENE, "%s: %s: a step needs t1 > t0", c->path, w);
+    return st;
+  }
+  return cf_error(CF_ERR_SCENE, "%s: %s: \"type\" = \"%s\": use \"constant\", \"poly\", \"harmonic\" or \"step\"", c->path,
+                  w, type);
+}
+
+/* ---- sections ---------------------------------------------------------------------------------- */
+/* A flexible body: "flexible": {"scene": FE scene, "interface": [sets], "modes": N, "supports":
+ * "free" | "interface" | "clamp" (what the FE scene's fixed sets become; default free),
+ * "damping": zeta | "adams", "reduction": cache file} (docs/mbs.md, "Flexible bodies"): the
+ * scene's part reduced by Craig-Bampton (cofem/modal_part.h) and added as a modal body. */
+static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
+  static const char* known[] = {"scene", "interface", "modes", "supports", "damping", "reduction", "description", NULL};
+  char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
+  snprintf(w, sizeof w, "%s \"flexible\"", where);
+  if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);
+  int st = check_keys(c, fx, known, w);
+  if (st < 0) return st;
+  if (c->s->nflex >= CF_MBS_MAX_FLEX)
+    return cf_error(CF_ERR_SCENE, "%s: %s: more than %d flexible bodies", c->path, w, CF_MBS_MAX_FLEX);
+  if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
+  cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
+  rel[0] = '\0';
+  if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
+  if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);
+  cfReduceOptions ro = cf_default_reduce_options();
+  int supports = CF_PART_SUPPORTS_FREE;
+  char sup[16] = "free";
+  if ((st = get_int(c, fx, "modes", &ro.nmodes, w)) < 0) return st;
+  if (ro.nmodes < 0) return cf_error(CF_ERR_SCENE, "%s: %s: \"modes\" must be >= 0", c->path, w);
+  if ((st = get_str(c, fx, "supports", sup, sizeof sup, 0, w)) < 0) return st;
+  if (!strcmp(sup, "interface")) supports = CF_PART_SUPPORTS_INTERFACE;
+  else if (!strcmp(sup, "clamp")) supports = CF_PART_SUPPORTS_CLAMP;
+  else if (strcmp(sup, "free"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\" = \"%s\": use \"free\", \"interface\" or \"clamp\"", c->path, w, sup);
+  const cJSON* dz = cJSON_GetObjectItemCaseSensitive(fx, "damping");
+  if (dz && cJSON_IsString(dz) && !strcmp(dz->valuestring, "adams")) ro.damping = -1;
+  else if (dz && (st = get_num(c, fx, "damping", &ro.damping, 0, w)) < 0) return st;
+  else if (dz && !(ro.damping >= 0))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"damping\" must be a ratio >= 0 or \"adams\"", c->path, w);
+  char sets[CF_SCENE_MAX_ITEMS][CF_NAME_MAX];
+  const char* setp[CF_SCENE_MAX_ITEMS];
+  int nsets = 0;
+  const cJSON* itf = cJSON_GetObjectItemCaseSensitive(fx, "interface");
+  if (itf) {
+    if (!cJSON_IsArray(itf)) return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
+    for (const cJSON* it = itf->child; it; it = it->next) {
+      if (!cJSON_IsString(it) || !it->valuestring[0])
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
+      if (nsets == CF_SCENE_MAX_ITEMS) return cf_error(CF_ERR_SCENE, "%s: %s: more than %d interface sets", c->path, w, CF_SCENE_MAX_ITEMS);
+      snprintf(sets[nsets], CF_NAME_MAX, "%s", it->valuestring);
+      setp[nsets] = sets[nsets];
+      nsets++;
+    }
+  }
+  cfModalPart* part = calloc(1, sizeof *part);
+  if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
+  c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
+  c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
+  if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
+    return rethrow_at(c, st, w);
+  cfMbsModalDef md = cf_mbs_default_modal_def();
+  md.red = &part->red, md.X = part->scene.mesh.X;
+  st = cf_mbs_add_modal_body(&c->s->def, b, &md);
+  return st < 0 ? st : CF_OK;
+}
+
+/* the flexible part of body `body`, or NULL */
+static const cfModalPart* flex_part(const Ctx* c, int body) {
+  for (int k = 0; k < c->s->nflex; k++)
+    if (c->s->flex_body[k] == body) return c->s->flex[k];
+  return NULL;
+}
+
+/* "node1" / "node2" / "node": a node set of a flexible body's mesh; the modal point at the mean of
+ * its nodes (made once per set and body) */
+static int modal_point_ref(const Ctx* c, const cJSON* o, const char* key, int body, int* point, const char* where) {
+  char set[CF_NAME_MAX];
+  int st = get_str(c, o, key, set, sizeof set, 1, where);
+  if (st < 0) return st;
+  const cfModalPart* part = flex_part(c, body);
+  if (!part)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names a node set, but body '%s' is not flexible", c->path, where, key,
+                    body < 0 ? "ground" : c->s->def.body[body].name);
+  const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, set);
+  if (!ns)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\": no node set '%s' in the mesh %s of body '%s'", c->path, where, key, set,
+                    part->scene.mesh_path, c->s->def.body[body].name);
+  *point = cf_mbs_find_modal_point(&c->s->def, body, set);
+  if (*point < 0) *point = cf_mbs_add_modal_point(&c->s->def, body, set, ns->nodes, ns->count);
+  return *point < 0 ? *point : CF_OK;
+}
+
+static int parse_body(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"name", "mass", "com", "inertia", "position", "rotation", "quaternion", "velocity",
+                                "omega", "virtual", "flexible", "description", NULL};
+  char where[96];
+  cfMbsBodyDef b = cf_mbs_default_body_def();
+  int st = entry_head(c, o, known, "bodies", i, b.name, sizeof b.name, where, sizeof where);
+  if (st < 0) return st;
+  const cJSON* flex = cJSON_GetObjectItemCaseSensitive(o, "flexible");
+  if (flex) {
+    static const char* rigid_only[] = {"mass", "com", "inertia", "virtual"};
+    for (int k = 0; k < 4; k++)
+      if (cJSON_GetObjectItemCaseSensitive(o, rigid_only[k]))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" does not go with \"flexible\" (mass and inertia come from the "
+                        "reduction)", c->path, where, rigid_only[k]);
+    b.mass = 1, b.inertia[0] = b.inertia[1] = b.inertia[2] = 1; /* replaced by the reduction's */
+  }
+  if ((st = get_bool(c, o, "virtual", &b.is_virtual, where)) < 0) return st;
+  if (!flex && (st = get_num(c, o, "mass", &b.mass, !b.is_virtual, where)) < 0) return st;
+  if ((st = get_vec3(c, o, "com", b.com, 0, where)) < 0) return st;
+  const cJSON* in = cJSON_GetObjectItemCaseSensitive(o, "inertia");
+  if (in) {
+    double v[6] = {0, 0, 0, 0, 0, 0};
+    int n;
+    if ((st = num_array(c, in, v, 3, 6, &n, where, "inertia")) < 0) return st;
+    if (n != 3 && n != 6)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"inertia\" takes 3 (principal) or 6 (Ixx Iyy Izz Ixy Ixz Iyz) numbers", c->path, where);
+    memcpy(b.inertia, v, sizeof v);
+  } else if (!b.is_virtual && !flex)
+    return cf_error(CF_ERR_SCENE, "%s: %s: missing \"inertia\"", c->path, where);
+  if ((st = get_vec3(c, o, "position", b.pos, 0, where)) < 0) return st;
+  const cJSON* rot = cJSON_GetObjectItemCaseSensitive(o, "rotation");
+  const cJSON* quat = cJSON_GetObjectItemCaseSensitive(o, "quaternion");
+  if (rot && quat) return cf_error(CF_ERR_SCENE, "%s: %s: give \"rotation\" or \"quaternion\", not both", c->path, where);
+  if (rot) {
+    static const char* rk[] = {"axis", "angle", NULL};
+    char w[128];
+    snprintf(w, sizeof w, "%s \"rotation\"", where);
+    double axis[3] = {0, 0, 1}, ang = 0;
+    if ((st = check_keys(c, rot, rk, w)) < 0) return st;
+    if ((st = get_vec3(c, rot, "axis", axis, 1, w)) < 0) return st;
+    if ((st = get_num(c, rot, "angle", &ang, 1, w)) < 0) return st;
+    if (cf_mbs_norm3(axis) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: %s: \"axis\" has zero length", c->path, w);
+    cf_mbs_axis_angle(axis, ang, b.rot);
+  }
+  if (quat) {
+    double qv[4];
+    if ((st = num_array(c, quat, qv, 4, 4, NULL, where, "quaternion")) < 0) return st;
+    double n = sqrt(qv[0] * qv[0] + qv[1] * qv[1] + qv[2] * qv[2] + qv[3] * qv[3]);
+    if (fabs(n - 1) > 1e-6)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"quaternion\" [w, x, y, z] must have unit length (it has %.9g)", c->path, where, n);
+    double w = qv[0] / n, x = qv[1] / n, y = qv[2] / n, z = qv[3] / n;
+    double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                   2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                   2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+    memcpy(b.rot, R, sizeof R);
+  }
+  if ((st = get_vec3(c, o, "velocity", b.vel, 0, where)) < 0) return st;
+  if ((st = get_vec3(c, o, "omega", b.omega, 0, where)) < 0) return st;
+  if (cf_mbs_def_find_body(&c->s->def, b.name) != CF_MBS_NONE)
+    return cf_error(CF_ERR_SCENE, "%s: %s: body '%s' is defined twice%s", c->path, where, b.name,
+                    strcmp(b.name, "ground") ? "" : " (\"ground\" is the fixed frame)");
+  if (flex) return parse_flexible(c, flex, &b, where);
+  st = cf_mbs_add_body(&c->s->def, &b);
+  return st < 0 ? st : CF_OK;
+}
+
+static int parse_marker(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"name", "body", "position", "axis", "description", NULL};
+  char where[96];
+  cfMbsMarkerDef k = cf_mbs_default_marker_def();
+  int st = entry_head(c, o, known, "markers", i, k.name, sizeof k.name, where, sizeof where);
+  if (st < 0) return st;
+  if (find_marker(&c->s->def, k.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: marker '%s' is defined twice", c->path, where, k.name);
+  if ((st = body_ref(c, o, "body", &k.body, where)) < 0) return st;
+  if ((st = get_vec3(c, o, "position", k.pos, 0, where)) < 0) return st;
+  if ((st = get_vec3(c, o, "axis", k.axis, 0, where)) < 0) return st;
+  if (cf_mbs_norm3(k.axis) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: %s: \"axis\" has zero length", c->path, where);
+  st = cf_mbs_add_marker(&c->s->def, &k);
+  return st < 0 ? st : CF_OK;
+}
+
+static int joint_type(const char* s) {
+  static const char* names[] = {"spherical", "revolute", "prismatic", "cylindrical", "universal", "fixed", "distance"};
+  for (int t = 0; t < CF_MBS_JOINT_TYPES; t++)
+    if (!strcmp(s, names[t])) return t;
+  return -1;
+}
+
+static int parse_joint(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"name", "type", "body1", "body2", "point", "axis", "axis2", "point2", "distance",
+                                "node1", "node2", "description", NULL};
+  char where[128], type[32];
+  cfMbsJointDef j = cf_mbs_default_joint_def();
+  int st = entry_head(c, o, known, "joints", i, j.name, sizeof j.name, where, sizeof where);
+  if (st < 0) return st;
+  if (find_joint(&c->s->def, j.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is defined twice", c->path, where, j.name);
+  if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
+  j.type = joint_type(type);
+  if (j.type < 0)
+    return cf_error(CF_ERR_SCENE,
+                    "%s: %s: \"type\" = \"%s\": use spherical, revolute, prismatic, cylindrical, universal, fixed or distance",
+                    c->path, where, type);
+  if ((st = body_ref(c, o, "body1", &j.body1, where)) < 0) return st;
+  if ((st = body_ref(c, o, "body2", &j.body2, where)) < 0) return st;
+  /* at a node set of a flexible body: the joint sits at the mean of its nodes and moves with them */
+  int at_node = 0;
+  for (int k = 0; k < 2; k++) {
+    const char* key = k ? "node2" : "node1";
+    if (!cJSON_GetObjectItemCaseSensitive(o, key)) continue;
+    if ((st = modal_point_ref(c, o, key, k ? j.body2 : j.body1, k ? &j.modal_point2 : &j.modal_point1, where)) < 0)
+      return st;
+    at_node = 1;
+  }
+  if ((st = get_point(c, o, "point", j.point, !at_node, 0, where)) < 0) return st;
+  int needs_axis = j.type == CF_MBS_REVOLUTE || j.type == CF_MBS_PRISMATIC || j.type == CF_MBS_CYLINDRICAL ||
+                   j.type == CF_MBS_UNIVERSAL;
+  if ((st = get_point(c, o, "axis", j.axis, needs_axis, 1, where)) < 0) return st;
+  if (j.type == CF_MBS_UNIVERSAL && (st = get_point(c, o, "axis2", j.axis2, 1, 1, where)) < 0) return st;
+  if (j.type == CF_MBS_DISTANCE) {
+    if ((st = get_point(c, o, "point2", j.point2, 1, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "distance", &j.distance, 0, where)) < 0) return st;
+    if (cJSON_GetObjectItemCaseSensitive(o, "distance") && !(j.distance > 0))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"distance\" must be positive", c->path, where);
+  }
+  if (needs_axis && cf_mbs_norm3(j.axis) < 1e-12)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"axis\" has zero length", c->path, where);
+  if (j.type == CF_MBS_UNIVERSAL && cf_mbs_norm3(j.axis2) < 1e-12)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"axis2\" has zero length", c->path, where);
+  if (j.body1 == j.body2) return cf_error(CF_ERR_SCENE, "%s: %s: body1 and body2 are the same body", c->path, where);
+  st = cf_mbs_add_joint(&c->s->def, &j);
+  return st < 0 ? st : CF_OK;
+}
+
+static int joint_ref(const Ctx* c, const cJSON* o, const char* key, int* id, const char* where) {
+  char name[CF_MBS_NAME_MAX];
+  int st = get_str(c, o, key, name, sizeof name, 1, where);
+  if (st < 0) return st;
+  *id = find_joint(&c->s->def, name);
+  if (*id >= 0) return CF_OK;
+  return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" names joint '%s', which the mechanism does not define", c->path, where, key, name);
+}
+
+static int parse_driver(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"name", "type", "joint", "body1", "body2", "point1", "point2", "function", "rate",
+                                "description", NULL};
+  char where[128], type[32];
+  cfMbsDriverDef d = cf_mbs_default_driver_def();
+  int st = entry_head(c, o, known, "drivers", i, d.name, sizeof d.name, where, sizeof where);
+  if (st < 0) return st;
+  if (find_driver(&c->s->def, d.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: driver '%s' is defined twice", c->path, where, d.name);
+  if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
+  if (!strcmp(type, "angle")) d.type = CF_MBS_DRIVE_ANGLE;
+  else if (!strcmp(type, "translation")) d.type = CF_MBS_DRIVE_TRANSLATION;
+  else if (!strcmp(type, "distance")) d.type = CF_MBS_DRIVE_DISTANCE;
+  else return cf_error(CF_ERR_SCENE, "%s: %s: \"type\" = \"%s\": use angle, translation or distance", c->path, where, type);
+  if (d.type == CF_MBS_DRIVE_DISTANCE) {
+    if ((st = body_ref(c, o, "body1", &d.body1, where)) < 0) return st;
+    if ((st = body_ref(c, o, "body2", &d.body2, where)) < 0) return st;
+    if ((st = get_point(c, o, "point1", d.point1, 1, 0, where)) < 0) return st;
+    if ((st = get_point(c, o, "point2", d.point2, 1, 0, where)) < 0) return st;
+  } else {
+    if ((st = joint_ref(c, o, "joint", &d.joint, where)) < 0) return st;
+    int t = c->s->def.joint[d.joint].type;
+    if (d.type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
+      return cf_error(CF_ERR_SCENE, "%s: %s: an angle driver needs a revolute or cylindrical joint; '%s' is not one",
+                      c->path, where, c->s->def.joint[d.joint].name);
+    if (d.type == CF_MBS_DRIVE_TRANSLATION && t != CF_MBS_PRISMATIC && t != CF_MBS_CYLINDRICAL)
+      return cf_error(CF_ERR_SCENE, "%s: %s: a translation driver needs a prismatic or cylindrical joint; '%s' is not one",
+                      c->path, where, c->s->def.joint[d.joint].name);
+  }
+  if ((st = get_bool(c, o, "rate", &d.f.rate, where)) < 0) return st;
+  if ((st = get_func(c, o, "function", &d.f, 1, NULL, where)) < 0) return st;
+  st = cf_mbs_add_driver(&c->s->def, &d);
+  return st < 0 ? st : CF_OK;
+}
+
+static int parse_force(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"name", "type", "body", "point", "node", "force", "torque", "frame", "scale", "body1",
+                                "point1", "body2", "point2", "k", "c", "rest", "actuator", "joint", "description", NULL};
+  char where[128], type[32];
+  cfMbsForceDef f = cf_mbs_default_force_def();
+  int st = entry_head(c, o, known, "forces", i, f.name, sizeof f.name, where, sizeof where);
+  if (st < 0) return st;
+  if (find_force(&c->s->def, f.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: force '%s' is defined twice", c->path, where, f.name);
+  if ((st = get_str(c, o, "type", type, sizeof type, 1, where)) < 0) return st;
+  if (!strcmp(type, "force") || !strcmp(type, "torque")) {
+    f.type = strcmp(type, "force") ? CF_MBS_TORQUE : CF_MBS_POINT_FORCE;
+    if ((st = body_ref(c, o, "body", &f.body1, where)) < 0) return st;
+    if (f.body1 < 0) return cf_error(CF_ERR_SCENE, "%s: %s: a load on the ground does nothing; name a moving body", c->path, where);
+    if (f.type == CF_MBS_POINT_FORCE) {
+      if ((st = get_point(c, o, "point", f.point1, 0, 0, where)) < 0) return st;
+      if (!cJSON_GetObjectItemCaseSensitive(o, "point")) cf_mbs__body_pose(&c->s->def, f.body1, f.point1, (double[9]){0});
+      if ((st = get_vec3(c, o, "force", f.vec, 1, where)) < 0) return st;
+    } else if ((st = get_vec3(c, o, "torque", f.vec, 1, where)) < 0)
+      return st;
+    char frame[16] = "global";
+    if ((st = get_str(c, o, "frame", frame, sizeof frame, 0, where)) < 0) return st;
+    if (strcmp(frame, "global") && strcmp(frame, "body"))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"frame\" = \"%s\": use \"global\" or \"body\"", c->path, where, frame);
+    f.body_frame = !strcmp(frame, "body");
+    if ((st = get_func(c, o, "scale", &f.scale, 0, &f.has_scale, where)) < 0) return st;
+    if (cJSON_GetObjectItemCaseSensitive(o, "node")) { /* at a node set of a flexible body: shared by its nodes */
+      if (f.type != CF_MBS_POINT_FORCE || cJSON_GetObjectItemCaseSensitive(o, "point"))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"node\" goes with a \"force\" and no \"point\"", c->path, where);
+      cfMbsModalLoad ml;
+      memset(&ml, 0, sizeof ml);
+      ml.at_point = 1;
+      if ((st = modal_point_ref(c, o, "node", f.body1, &ml.point, where)) < 0) return st;
+      memcpy(ml.force, f.vec, sizeof ml.force);
+      ml.body_frame = f.body_frame, ml.has_scale = f.has_scale, ml.scale = f.scale;
+      if ((st = cf_mbs_add_modal_load(&c->s->def, f.body1, &ml)) < 0) return rethrow_at(c, st, where);
+      return CF_OK;
+    }
+  } else if (!strcmp(type, "spring")) {
+    f.type = CF_MBS_SPRING;
+    if ((st = body_ref(c, o, "body1", &f.body1, where)) < 0) return st;
+    if ((st = body_ref(c, o, "body2", &f.body2, where)) < 0) return st;
+    if ((st = get_point(c, o, "point1", f.point1, 1, 0, where)) < 0) return st;
+    if ((st = get_point(c, o, "point2", f.point2, 1, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "k", &f.k, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "c", &f.c, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "rest", &f.rest, 0, where)) < 0) return st;
+    if ((st = get_func(c, o, "actuator", &f.actuator, 0, &f.has_actuator, where)) < 0) return st;
+  } else if (!strcmp(type, "rotational_spring")) {
+    f.type = CF_MBS_ROT_SPRING;
+    if ((st = joint_ref(c, o, "joint", &f.joint, where)) < 0) return st;
+    int t = c->s->def.joint[f.joint].type;
+    if (t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
+      return cf_error(CF_ERR_SCENE, "%s: %s: a rotational spring needs a revolute or cylindrical joint; '%s' is not one",
+                      c->path, where, c->s->def.joint[f.joint].name);
+    if ((st = get_num(c, o, "k", &f.k, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "c", &f.c, 0, where)) < 0) return st;
+    if ((st = get_num(c, o, "rest", &f.rest, 0, where)) < 0) return st;
+    if ((st = get_func(c, o, "actuator", &f.actuator, 0, &f.has_actuator, where)) < 0) return st;
+  } else
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"type\" = \"%s\": use force, torque, spring or rotational_spring", c->path,
+                    where, type);
+  if ((f.type == CF_MBS_SPRING || f.type == CF_MBS_ROT_SPRING) && (f.k < 0 || f.c < 0))
+    return cf_error(CF_ERR_SCENE, "%s: %s: stiffness k = %g and damping c = %g must be >= 0", c->path, where, f.k, f.c);
+  st = cf_mbs_add_force(&c->s->def, &f);
+  return st < 0 ? st : CF_OK;
+}
+
+static int parse_channel(const Ctx* c, const cJSON* o, int i) {
+  static const char* known[] = {"marker", "body", "joint", "driver", "what", NULL};
+  char where[96], what[32] = "", name[CF_MBS_NAME_MAX] = "";
+  snprintf(where, sizeof where, "\"output.channels\"[%d]", i);
+  int st = check_keys(c, o, known, where);
+  if (st < 0) return st;
+  if (i >= CF_MBS_MAX_CHANNELS) return cf_error(CF_ERR_SCENE, "%s: more than %d output channels", c->path, CF_MBS_MAX_CHANNELS);
+  cfMbsChannel* ch = &c->s->channel[i];
+  static const char* kinds[] = {"marker", "body", "joint", "driver"};
+  int nk = 0;
+  for (int k = 0; k < 4; k++)
+    if (cJSON_GetObjectItemCaseSensitive(o, kinds[k])) ch->kind = k, nk++;
+  if (nk != 1) return cf_error(CF_ERR_SCENE, "%s: %s: name exactly one of marker, body, joint, driver", c->path, where);
+  if ((st = get_str(c, o, kinds[ch->kind], name, sizeof name, 1, where)) < 0) return st;
+  if ((st = get_str(c, o, "what", what, sizeof what, 1, where)) < 0) return st;
+  const cfMbsDef* def = &c->s->def;
+  if (ch->kind == 0) ch->id = find_marker(def, name);
+  else if (ch->kind == 1) ch->id = cf_mbs_def_find_body(def, name); /* the ground and CF_MBS_NONE are < 0 */
+  else if (ch->kind == 2) ch->id = find_joint(def, name);
+  else ch->id = find_driver(def, name);
+  if (ch->id < 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: %s '%s' is not defined (or is the ground)", c->path, where, kinds[ch->kind], name);
+  static const char* whats[] = {"position", "velocity", "acceleration", "omega", "angle", "translation", "reaction", "lambda"};
+  ch->what = -1;
+  for (int k = 0; k < 8; k++)
+    if (!strcmp(what, whats[k])) ch->what = k;
+  int ok = ch->what >= 0;
+  if (ch->kind == 0) ok = ok && ch->what <= CF_MBS_OUT_ACCELERATION;
+  if (ch->kind == 1) ok = ok && ch->what <= CF_MBS_OUT_OMEGA;
+  if (ch->kind == 2) {
+    int t = def->joint[ch->id].type;
+    ok = ok && ch->what >= CF_MBS_OUT_ANGLE && ch->what <= CF_MBS_OUT_REACTION;
+    if (ch->what == CF_MBS_OUT_ANGLE) ok = ok && (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL);
+    if (ch->what == CF_MBS_OUT_TRANSLATION) ok = ok && (t == CF_MBS_PRISMATIC || t == CF_MBS_CYLINDRICAL);
+  }
+  if (ch->kind == 3) ok = ok && ch->what == CF_MBS_OUT_LAMBDA;
+  if (!ok)
+    return cf_error(CF_ERR_SCENE,
+                    "%s: %s: \"what\" = \"%s\" does not apply to %s '%s' (markers: position, velocity, acceleration; "
+                    "bodies: those and omega; joints: angle (revolute, cylindrical), translation (prismatic, "
+                    "cylindrical), reaction; drivers: lambda)", c->path, where, what, kinds[ch->kind], name);
+  snprintf(ch->label, sizeof ch->label, "%s_%s", name, what);
+  c->s->nchannel = i + 1;
+  return CF_OK;
+}
+
+#define TRY(expr)         \
+  do {                    \
+    int st_ = (expr);     \
+    if (st_ < 0) {        \
+      cJSON_Delete(root); \
+      cf_mbs_scene_free(s); \
+      return st_;         \
+    }                     \
+  } while (0)
+
+static int parse_array(const Ctx* c, const cJSON* root, const char* key, int required,
+                       int (*fn)(const Ctx*, const cJSON*, int)) {
+  const cJSON* arr = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (!arr) return required ? cf_error(CF_ERR_SCENE, "%s: missing \"%s\"", c->path, key) : CF_OK;
+  if (!cJSON_IsArray(arr)) return cf_error(CF_ERR_SCENE, "%s: \"%s\" must be an array", c->path, key);
+  int i = 0;
+  for (const cJSON* it = arr->child; it; it = it->next, i++) {
+    int st = fn(c, it, i);
+    if (st < 0) return st;
+  }
+  return CF_OK;
+}
+
+int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->path, sizeof s->path, "%s", path);
+  cf_mbs_def_init(&s->def);
+  s->t_end = 1.0;
+  s->every = 1;
+  cJSON* root = cJSON_Parse(json);
+  if (!root) {
+    const char* at = cJSON_GetErrorPtr();
+    int line = 1;
+    if (at)
+      for (const char* p = json; p < at && *p; p++) line += *p == '\n';
+    return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
+  }
+  Ctx c = {path, s};
+  static const char* known[] = {"description", "gravity", "bodies", "markers", "joints", "drivers", "forces",
+                                "redundant_constraints", "time", "solver", "output", NULL};
+  if (!cJSON_IsObject(root)) TRY(cf_error(CF_ERR_SCENE, "%s: the scene must be a JSON object", path));
+  TRY(check_keys(&c, root, known, "the scene"));
+  TRY(get_vec3(&c, root, "gravity", s->def.opt.gravity, 0, "the scene"));
+  TRY(get_int(&c, root, "redundant_constraints", &s->def.opt.redundant, "the scene"));
+  if (s->def.opt.redundant < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"redundant_constraints\" must be >= 0", path));
+  const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
+  if (time) {
+    static const char* tk[] = {"dt", "end", NULL};
+    TRY(check_keys(&c, time, tk, "\"time\""));
+    TRY(get_num(&c, time, "dt", &s->def.opt.dt, 0, "\"time\""));
+    TRY(get_num(&c, time, "end", &s->t_end, 0, "\"time\""));
+    if (!(s->def.opt.dt > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.dt\" must be positive", path));
+    if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
+  }
+  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  if (solver) {
+    static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", NULL};
+    char analysis[16] = "dynamic";
+    TRY(check_keys(&c, solver, sk, "\"solver\""));
+    TRY(get_num(&c, solver, "penalty", &s->def.opt.penalty, 0, "\"solver\""));
+    TRY(get_num(&c, solver, "tol_dq", &s->def.opt.tol_dq, 0, "\"solver\""));
+    TRY(get_num(&c, solver, "tol_phi", &s->def.opt.tol_phi, 0, "\"solver\""));
+    TRY(get_int(&c, solver, "max_iter", &s->def.opt.max_iter, "\"solver\""));
+    TRY(get_int(&c, solver, "proj_iter", &s->def.opt.proj_iter, "\"solver\""));
+    TRY(get_str(&c, solver, "analysis", analysis, sizeof analysis, 0, "\"solver\""));
+    if (!strcmp(analysis, "kinematic")) s->kinematic = 1;
+    else if (strcmp(analysis, "dynamic"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" = \"%s\": use \"dynamic\" or \"kinematic\"", path, analysis));
+    if (s->def.opt.penalty < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.penalty\" must be >= 0 (0: automatic)", path));
+    if (!(s->def.opt.tol_dq > 0) || !(s->def.opt.tol_phi > 0))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver\" tolerances must be positive", path));
+    if (s->def.opt.max_iter < 1 || s->def.opt.proj_iter < 1)
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.max_iter\" and \"proj_iter\" must be >= 1", path));
+  }
+  TRY(parse_array(&c, root, "bodies", 1, parse_body));
+  if (s->def.nbody == 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"bodies\" is empty", path));
+  TRY(parse_array(&c, root, "markers", 0, parse_marker));
+  TRY(parse_array(&c, root, "joints", 0, parse_joint));
+  TRY(parse_array(&c, root, "drivers", 0, parse_driver));
+  TRY(parse_array(&c, root, "forces", 0, parse_force));
+  const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
+  if (out) {
+    static const char* ok[] = {"dir", "every", "vtu_every", "channels", NULL};
+    TRY(check_keys(&c, out, ok, "\"output\""));
+    TRY(get_str(&c, out, "dir", s->out_dir, sizeof s->out_dir, 0, "\"output\""));
+    TRY(get_int(&c, out, "every", &s->every, "\"output\""));
+    if (s->every < 1) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.every\" must be >= 1", path));
+    TRY(get_int(&c, out, "vtu_every", &s->vtu_every, "\"output\""));
+    if (s->vtu_every < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.vtu_every\" must be >= 0", path));
+    TRY(parse_array(&c, out, "channels", 0, parse_channel));
+  }
+  cJSON_Delete(root);
+  return CF_OK;
+}
+
+/* the whole file as text (cfi_read_file: in chunks, so a directory or a pipe is no problem) */
+static int read_all(const char* path, char** buf) {
+  size_t n = 0;
+  int st = cfi_read_file(path, buf, &n);
+  if (st < 0) return st;
+  if (strlen(*buf) != n) {
+    free(*buf);
+    *buf = NULL;
+    return cf_error(CF_ERR_PARSE, "%s: cannot read as text (a NUL byte)", path);
+  }
+  return CF_OK;
+}
+
+int cf_mbs_scene_load(const char* path, cfMbsScene* s) {
+  memset(s, 0, sizeof *s);
+  char* buf = NULL;
+  int st = read_all(path, &buf);
+  if (st < 0) return st;
+  st = cf_mbs_scene_parse(buf, path, s);
+  free(buf);
+  return st;
+}
+
+int cf_mbs_scene_is_mechanism(const char* json_path) {
+  char* buf = NULL;
+  if (read_all(json_path, &buf) < 0) {
+    cf_clear_error();
+    return 0;
+  }
+  cJSON* root = cJSON_Parse(buf);
+  free(buf);
+  int yes = root && cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "bodies") != NULL;
+  cJSON_Delete(root);
+  return yes;
+}
+
+void cf_mbs_scene_free(cfMbsScene* s) {
+  cf_mbs_def_free(&s->def);
+  for (int k = 0; k < s->nflex; k++) {
+    cf_modal_part_free(s->flex[k]);
+    free(s->flex[k]);
+  }
+  s->nflex = 0;
+}
+
+/* ---- output channels ----------------------------------------------------------------------------- */
+int cf_mbs_channel_size(const cfMbsChannel* c) {
+  return (c->what == CF_MBS_OUT_ANGLE || c->what == CF_MBS_OUT_TRANSLATION || c->what == CF_MBS_OUT_LAMBDA) ? 1 : 3;
+}
+
+void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v) {
+  static const double zero[3] = {0, 0, 0};
+  int body = c->kind == 0 ? m->marker_body[c->id] : c->id;
+  const double* p = c->kind == 0 ? m->marker_pos + 3 * c->id : zero;
+  switch (c->what) {
+    case CF_MBS_OUT_POSITION: cf_mbs_point(m, d, body, p, v); break;
+    case CF_MBS_OUT_VELOCITY: cf_mbs_point_vel(m, d, body, p, v); break;
+    case CF_MBS_OUT_ACCELERATION: cf_mbs_point_acc(m, d, body, p, v); break;
+    case CF_MBS_OUT_OMEGA: cf_mbs_omega(m, d, body, v); break;
+    case CF_MBS_OUT_ANGLE: v[0] = cf_mbs_joint_angle(m, d, c->id); break;
+    case CF_MBS_OUT_TRANSLATION: v[0] = cf_mbs_joint_translation(m, d, c->id); break;
+    case CF_MBS_OUT_REACTION: cf_mbs_joint_reaction(m, d, c->id, v); break;
+    case CF_MBS_OUT_LAMBDA: v[0] = d->reaction[m->driver_con[c->id]]; break;
+    default: v[0] = v[1] = v[2] = NAN;
+  }
+}

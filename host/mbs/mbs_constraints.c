@@ -1,0 +1,687 @@
+/* Joints and drivers compiled to scalar equations of the natural coordinates, their values,
+ * gradients, time derivatives and acceleration bias, and the rank check of the gradient.
+ *
+ * Every equation is Phi = sum_k s_k coef_k(t) (a_k . b_k) + c0 + cst(t) with a_k, b_k affine
+ * 3-vectors of q (body points, body directions, their differences, ground constants), so
+ *   Phi_q x       = sum s coef (a(x).b + a.b(x))         (a(x): the linear part applied to x)
+ *   Phi_t         = sum s coef' (a.b) + cst'
+ *   Phi'' - Phi_q qdd = sum s [coef'' a.b + 2 coef' (a(qd).b + a.b(qd)) + 2 coef a(qd).b(qd)] + cst''
+ * exactly (the equations are quadratic in q). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/mbs_modal.h"
+#include "mbs/mbs_internal.h"
+
+/* ---- affine vectors ---------------------------------------------------------------------------- */
+static cfMbsVec vec_point(int b, const double p[3]) {
+  cfMbsVec v;
+  memset(&v, 0, sizeof v);
+  if (b < 0) {
+    memcpy(v.c, p, 3 * sizeof(double));
+    return v;
+  }
+  v.nb = 1;
+  v.body[0] = b;
+  v.w[0][0] = 1, v.w[0][1] = p[0], v.w[0][2] = p[1], v.w[0][3] = p[2];
+  return v;
+}
+
+static cfMbsVec vec_dir(int b, const double e[3]) {
+  cfMbsVec v = vec_point(b, e);
+  if (b >= 0) v.w[0][0] = 0;
+  return v;
+}
+
+static cfMbsVec vec_const(const double c[3]) { return vec_point(-1, c); }
+
+/* A - B (at most two bodies in all) */
+static cfMbsVec vec_sub(cfMbsVec A, const cfMbsVec* B) {
+  for (int i = 0; i < 3; i++) A.c[i] -= B->c[i];
+  for (int t = 0; t < B->nb; t++) {
+    int s = -1;
+    for (int u = 0; u < A.nb; u++)
+      if (A.body[u] == B->body[t]) s = u;
+    if (s < 0) {
+      s = A.nb++;
+      A.body[s] = B->body[t];
+      memset(A.w[s], 0, sizeof A.w[s]);
+    }
+    for (int k = 0; k < 4; k++) A.w[s][k] -= B->w[t][k];
+  }
+  return A;
+}
+
+/* ---- local frames --------------------------------------------------------------------------------- */
+void cf_mbs__local_point(const cfMbsDef* def, int b, const double P[3], double p[3]) {
+  double pos[3], R[9];
+  cf_mbs__body_pose(def, b, pos, R);
+  double d[3] = {P[0] - pos[0], P[1] - pos[1], P[2] - pos[2]};
+  for (int i = 0; i < 3; i++) p[i] = R[i] * d[0] + R[3 + i] * d[1] + R[6 + i] * d[2];
+}
+
+static void to_local_dir(const cfMbsDef* def, int b, const double D[3], double e[3]) {
+  double pos[3], R[9];
+  cf_mbs__body_pose(def, b, pos, R);
+  for (int i = 0; i < 3; i++) e[i] = R[i] * D[0] + R[3 + i] * D[1] + R[6 + i] * D[2];
+}
+
+/* unit a, and f, g = a x f completing a right-handed frame */
+static void frame_from_axis(const double axis[3], double a[3], double f[3], double g[3]) {
+  double n = cf_mbs_norm3(axis);
+  for (int i = 0; i < 3; i++) a[i] = axis[i] / n;
+  int k = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(a[i]) < fabs(a[k])) k = i;
+  double e[3] = {0, 0, 0};
+  e[k] = 1;
+  double ae = cf_mbs_dot3(a, e);
+  for (int i = 0; i < 3; i++) f[i] = e[i] - ae * a[i];
+  double nf = cf_mbs_norm3(f);
+  for (int i = 0; i < 3; i++) f[i] /= nf;
+  cf_mbs_cross3(a, f, g);
+}
+
+/* ---- equation builder -------------------------------------------------------------------------------- */
+static cfMbsCon* new_con(cfMbsModel* m, int kind, int owner, int eq) {
+  cfMbsCon* c = &m->con[m->ncon++];
+  memset(c, 0, sizeof *c);
+  c->kind = kind, c->owner = owner, c->eq = eq;
+  c->driver = -1;
+  return c;
+}
+
+static void add_term(cfMbsCon* c, double s, int coef, cfMbsVec a, cfMbsVec b) {
+  int k = c->nterm++;
+  c->s[k] = s;
+  c->coef[k] = coef;
+  c->a[k] = a;
+  c->b[k] = b;
+}
+
+/* the bodies the equation involves become its gradient slots */
+static void finish_con(cfMbsCon* c) {
+  c->nb = 0;
+  for (int k = 0; k < c->nterm; k++) {
+    const cfMbsVec* vs[2] = {&c->a[k], &c->b[k]};
+    for (int v = 0; v < 2; v++)
+      for (int t = 0; t < vs[v]->nb; t++) {
+        int b = vs[v]->body[t], found = 0;
+        for (int s = 0; s < c->nb; s++) found |= c->body[s] == b;
+        if (!found && c->nb < CF_MBS_CON_MAXB) c->body[c->nb++] = b;
+      }
+  }
+}
+
+/* the amplitude blocks of the equation's modal point terms become slots too (after finish_con);
+ * nb = -1 when they do not fit */
+static void finish_modal_slots(const cfMbsModel* m, cfMbsCon* c) {
+  for (int k = 0; k < c->nmt; k++) {
+    int nm, blk0, nblk;
+    cf_mbs__modal_point(m, c->mt_body[k], c->mt_point[k], NULL, NULL, &nm, &blk0, &nblk);
+    for (int l = 0; l < nblk; l++) {
+      int found = 0;
+      for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
+      if (found) continue;
+      if (c->nb >= CF_MBS_CON_MAXB) {
+        c->nb = -1;
+        return;
+      }
+      c->body[c->nb++] = blk0 + l;
+    }
+  }
+}
+
+static int slot_of(const cfMbsCon* c, int b) {
+  for (int s = 0; s < c->nb; s++)
+    if (c->body[s] == b) return s;
+  return 0;
+}
+
+/* ---- compile ----------------------------------------------------------------------------------------- */
+static int joint_eq_count(int type) {
+  static const int n[] = {3, 5, 5, 4, 4, 6, 1};
+  return n[type];
+}
+
+int cf_mbs__check_func(const cfMbsFunc* f, const char* who) {
+  if (f->type < CF_MBS_FUNC_CONST || f->type > CF_MBS_FUNC_STEP)
+    return cf_error(CF_ERR_SCENE, "%s: unknown function type %d", who, f->type);
+  if (f->type == CF_MBS_FUNC_POLY && (f->n < 1 || f->n > 7))
+    return cf_error(CF_ERR_SCENE, "%s: a polynomial takes 1 to 7 coefficients", who);
+  for (int i = 0; i < 8; i++)
+    if (!isfinite(f->c[i])) return cf_error(CF_ERR_SCENE, "%s: non-finite function parameter", who);
+  if (f->type == CF_MBS_FUNC_STEP && !(f->c[3] > f->c[2]))
+    return cf_error(CF_ERR_SCENE, "%s: a step needs t1 > t0", who);
+  return CF_OK;
+}
+
+static int check_body_id(const cfMbsDef* def, int b, const char* who, const char* key) {
+  if (b < CF_MBS_GROUND || b >= def->nbody) return cf_error(CF_ERR_SCENE, "%s: %s id %d is not a body", who, key, b);
+  return CF_OK;
+}
+
+static int finite3(const double* v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
+
+int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
+  int nj = def->njoint, nd = def->ndriver, ok;
+  /* checks, and the number of equations */
+  int ncon = 6 * def->nbody;
+  for (int j = 0; j < nj; j++) {
+    const cfMbsJointDef* J = &def->joint[j];
+    char who[CF_MBS_NAME_MAX + 16];
+    snprintf(who, sizeof who, "joint '%s'", J->name);
+    if (!J->name[0]) return cf_error(CF_ERR_SCENE, "joint %d has no name", j);
+    for (int k = 0; k < j; k++)
+      if (!strcmp(def->joint[k].name, J->name)) return cf_error(CF_ERR_SCENE, "joint '%s' is defined twice", J->name);
+    if (J->type < 0 || J->type >= CF_MBS_JOINT_TYPES) return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, J->type);
+    int st = check_body_id(def, J->body1, who, "body1");
+    if (st >= 0) st = check_body_id(def, J->body2, who, "body2");
+    if (st < 0) return st;
+    if (J->body1 == J->body2)
+      return cf_error(CF_ERR_SCENE, "%s connects body '%s' to itself", who,
+                      J->body1 < 0 ? "ground" : def->body[J->body1].name);
+    if (!finite3(J->point) || !finite3(J->axis) || !finite3(J->axis2) || !finite3(J->point2) || !isfinite(J->distance))
+      return cf_error(CF_ERR_SCENE, "%s: non-finite number in its definition", who);
+    if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE && cf_mbs_norm3(J->axis) < 1e-12)
+      return cf_error(CF_ERR_SCENE, "%s: axis has zero length", who);
+    if (J->type == CF_MBS_UNIVERSAL) {
+      if (cf_mbs_norm3(J->axis2) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: axis2 has zero length", who);
+      double c = cf_mbs_dot3(J->axis, J->axis2) / (cf_mbs_norm3(J->axis) * cf_mbs_norm3(J->axis2));
+      if (fabs(c) > 1e-9)
+        return cf_error(CF_ERR_SCENE, "%s: axis and axis2 must be perpendicular (they are %.6g degrees apart)", who,
+                        acos(fmax(-1, fmin(1, c))) * 180 / M_PI);
+    }
+    if (J->type == CF_MBS_DISTANCE) {
+      double D[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
+      if (J->distance == 0 || (J->distance < 0 && cf_mbs_norm3(D) < 1e-12))
+        return cf_error(CF_ERR_SCENE, "%s: zero distance (use a spherical joint)", who);
+    }
+    for (int sl = 0; sl < 2; sl++) {
+      int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
+      if (k == -1) continue;
+      int ib = cf_mbs_modal_index(m, b);
+      if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
+                                  sl + 1, b < 0 ? "ground" : def->body[b].name);
+      if (k < 0 || k >= def->modal[ib].npoint)
+        return cf_error(CF_ERR_SCENE, "%s: modal point %d of body '%s' does not exist", who, k, def->body[b].name);
+      if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_UNIVERSAL &&
+          J->type != CF_MBS_FIXED)
+        return cf_error(CF_ERR_SCENE, "%s: a joint at a modal point must be spherical, revolute, universal or fixed", who);
+    }
+    ncon += joint_eq_count(J->type);
+  }
+  for (int k = 0; k < nd; k++) {
+    const cfMbsDriverDef* D = &def->driver[k];
+    char who[CF_MBS_NAME_MAX + 16];
+    snprintf(who, sizeof who, "driver '%s'", D->name);
+    if (!D->name[0]) return cf_error(CF_ERR_SCENE, "driver %d has no name", k);
+    for (int i = 0; i < k; i++)
+      if (!strcmp(def->driver[i].name, D->name)) return cf_error(CF_ERR_SCENE, "driver '%s' is defined twice", D->name);
+    int st = cf_mbs__check_func(&D->f, who);
+    if (st < 0) return st;
+    if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
+      if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
+      int t = def->joint[D->joint].type;
+      if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
+        return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
+                        def->joint[D->joint].name);
+      if (D->type == CF_MBS_DRIVE_TRANSLATION && t != CF_MBS_PRISMATIC && t != CF_MBS_CYLINDRICAL)
+        return cf_error(CF_ERR_SCENE, "%s: a translation driver needs a prismatic or cylindrical joint; '%s' is not one",
+                        who, def->joint[D->joint].name);
+    } else if (D->type == CF_MBS_DRIVE_DISTANCE) {
+      st = check_body_id(def, D->body1, who, "body1");
+      if (st >= 0) st = check_body_id(def, D->body2, who, "body2");
+      if (st < 0) return st;
+      if (D->body1 == D->body2) return cf_error(CF_ERR_SCENE, "%s: both points are on the same body", who);
+      if (!finite3(D->point1) || !finite3(D->point2)) return cf_error(CF_ERR_SCENE, "%s: non-finite point", who);
+      double P[3] = {D->point2[0] - D->point1[0], D->point2[1] - D->point1[1], D->point2[2] - D->point1[2]};
+      if (cf_mbs_norm3(P) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: the two points coincide at t = 0", who);
+      double y[3];
+      cf_mbs_func_eval(&D->f, 0, y);
+      if (!D->f.rate && !(y[0] > 0))
+        return cf_error(CF_ERR_SCENE, "%s: the prescribed distance at t = 0 is %g; it must be positive", who, y[0]);
+    } else
+      return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, D->type);
+    ncon++;
+  }
+
+  m->njoint = nj;
+  m->ndriver = nd;
+  m->joint_name = calloc((size_t)(nj ? nj : 1), sizeof *m->joint_name);
+  m->joint_type = calloc((size_t)(nj ? nj : 1), sizeof(int));
+  m->joint_body = calloc((size_t)(2 * nj + 1), sizeof(int));
+  m->joint_frame = calloc((size_t)(24 * nj + 1), sizeof(double));
+  m->joint_con0 = calloc((size_t)(nj ? nj : 1), sizeof(int));
+  m->joint_mpoint = calloc((size_t)(2 * nj + 1), sizeof(int));
+  m->joint_ncon = calloc((size_t)(nj ? nj : 1), sizeof(int));
+  m->driver_name = calloc((size_t)(nd ? nd : 1), sizeof *m->driver_name);
+  m->driver_type = calloc((size_t)(nd ? nd : 1), sizeof(int));
+  m->driver_joint = calloc((size_t)(nd ? nd : 1), sizeof(int));
+  m->driver_f = calloc((size_t)(nd ? nd : 1), sizeof(cfMbsFunc));
+  m->driver_offset = calloc((size_t)(nd ? nd : 1), sizeof(double));
+  m->driver_con = calloc((size_t)(nd ? nd : 1), sizeof(int));
+  m->con = calloc((size_t)ncon, sizeof(cfMbsCon));
+  ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint && m->joint_ncon &&
+       m->driver_name && m->driver_type && m->driver_joint && m->driver_f && m->driver_offset && m->driver_con && m->con;
+  if (!ok) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  m->ncon = 0;
+
+  /* rigidity: (u, v, w) orthonormal */
+  for (int b = 0; b < def->nbody; b++) {
+    static const int pairs[6][2] = {{1, 1}, {2, 2}, {3, 3}, {1, 2}, {1, 3}, {2, 3}};
+    for (int e = 0; e < 6; e++) {
+      cfMbsCon* c = new_con(m, CF_MBS_CON_RIGID, b, e);
+      cfMbsVec A, B;
+      memset(&A, 0, sizeof A);
+      A.nb = 1, A.body[0] = b, A.w[0][pairs[e][0]] = 1;
+      B = A;
+      memset(B.w, 0, sizeof B.w);
+      B.w[0][pairs[e][1]] = 1;
+      add_term(c, 1, CF_MBS_COEF_ONE, A, B);
+      c->c0 = e < 3 ? -1 : 0;
+      finish_con(c);
+    }
+  }
+
+  /* joints */
+  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  for (int j = 0; j < nj; j++) {
+    const cfMbsJointDef* J = &def->joint[j];
+    int b1 = J->body1, b2 = J->body2;
+    snprintf(m->joint_name[j], CF_MBS_NAME_MAX, "%s", J->name);
+    m->joint_type[j] = J->type;
+    m->joint_body[2 * j] = b1, m->joint_body[2 * j + 1] = b2;
+    m->joint_con0[j] = m->ncon;
+    m->joint_ncon[j] = joint_eq_count(J->type);
+    /* global frame at t = 0, then per body */
+    double a[3] = {0, 0, 1}, f[3], g[3];
+    if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE) memcpy(a, J->axis, sizeof a);
+    frame_from_axis(a, a, f, g);
+    double P1g[3], P2g[3];
+    memcpy(P1g, J->point, sizeof P1g);
+    memcpy(P2g, J->type == CF_MBS_DISTANCE ? J->point2 : J->point, sizeof P2g);
+    /* a modal point fixes the joint's point: where the point is at t = 0 (amplitudes left out) */
+    int mp[2] = {J->modal_point1, J->modal_point2}, mib[2] = {-1, -1};
+    for (int s = 1; s >= 0; s--) {
+      m->joint_mpoint[2 * j + s] = mp[s];
+      if (mp[s] < 0) continue;
+      int b = s ? b2 : b1, nm, blk0, nblk;
+      double sbar[3], pos[3], R[9];
+      mib[s] = cf_mbs_modal_index(m, b);
+      cf_mbs__modal_point(m, mib[s], mp[s], sbar, NULL, &nm, &blk0, &nblk);
+      cf_mbs__body_pose(def, b, pos, R);
+      for (int i = 0; i < 3; i++) P1g[i] = pos[i] + R[3 * i] * sbar[0] + R[3 * i + 1] * sbar[1] + R[3 * i + 2] * sbar[2];
+      if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
+    }
+    double* fr = m->joint_frame + 24 * j;
+    for (int s = 0; s < 2; s++) {
+      int b = s ? b2 : b1;
+      cf_mbs__local_point(def, b, s ? P2g : P1g, fr + 12 * s);
+      to_local_dir(def, b, a, fr + 12 * s + 3);
+      to_local_dir(def, b, f, fr + 12 * s + 6);
+      to_local_dir(def, b, g, fr + 12 * s + 9);
+    }
+    if (J->type == CF_MBS_UNIVERSAL) {
+      double a2[3], n2 = cf_mbs_norm3(J->axis2);
+      for (int i = 0; i < 3; i++) a2[i] = J->axis2[i] / n2;
+      to_local_dir(def, b2, a2, fr + 12 + 3);
+    }
+    const double *p1 = fr, *a1 = fr + 3, *f1 = fr + 6, *g1 = fr + 9;
+    const double *p2 = fr + 12, *a2 = fr + 15, *f2 = fr + 18;
+    cfMbsVec P1 = vec_point(b1, p1), P2 = vec_point(b2, p2);
+    cfMbsVec D = vec_sub(P2, &P1);
+    int eq = 0;
+    int t = J->type;
+    /* common point */
+    if (t == CF_MBS_SPHERICAL || t == CF_MBS_REVOLUTE || t == CF_MBS_UNIVERSAL || t == CF_MBS_FIXED)
+      for (int k = 0; k < 3; k++) {
+        cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+        add_term(c, 1, CF_MBS_COEF_ONE, D, vec_const(ex[k]));
+        for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + A2 Phibar2 y2 - A1 Phibar1 y1 */
+          if (mp[sl] >= 0) {
+            int n = c->nmt++;
+            c->mt_body[n] = mib[sl], c->mt_point[n] = mp[sl], c->mt_comp[n] = k, c->mt_sign[n] = sl ? 1 : -1;
+          }
+        finish_con(c);
+        finish_modal_slots(m, c);
+        if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
+                                       "(fewer modes, or one modal point per joint)", J->name, CF_MBS_CON_MAXB);
+      }
+    /* common axis direction: a2 perpendicular to f1 and g1 */
+    if (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
+      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, a2), vec_dir(b1, f1));
+      finish_con(c);
+      c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, a2), vec_dir(b1, g1));
+      finish_con(c);
+    }
+    /* common line: the offset perpendicular to the axis vanishes */
+    if (t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC) {
+      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, D, vec_dir(b1, f1));
+      finish_con(c);
+      c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, D, vec_dir(b1, g1));
+      finish_con(c);
+    }
+    /* no rotation about the axis */
+    if (t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
+      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, f2), vec_dir(b1, g1));
+      finish_con(c);
+    }
+    if (t == CF_MBS_UNIVERSAL) {
+      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b1, a1), vec_dir(b2, a2));
+      finish_con(c);
+    }
+    if (t == CF_MBS_DISTANCE) {
+      double L = J->distance;
+      if (L < 0) {
+        double d0[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
+        L = cf_mbs_norm3(d0);
+      }
+      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+      add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);
+      c->c0 = -0.5 * L * L;
+      finish_con(c);
+    }
+  }
+
+  /* drivers */
+  for (int k = 0; k < nd; k++) {
+    const cfMbsDriverDef* Dd = &def->driver[k];
+    snprintf(m->driver_name[k], CF_MBS_NAME_MAX, "%s", Dd->name);
+    m->driver_type[k] = Dd->type;
+    m->driver_joint[k] = Dd->joint;
+    m->driver_f[k] = Dd->f;
+    m->driver_offset[k] = 0;
+    m->driver_con[k] = m->ncon;
+    cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
+    c->driver = k;
+    if (Dd->type == CF_MBS_DRIVE_ANGLE) {
+      /* sin(f) (f1.f2) - cos(f) (g1.f2) = sin(f - angle) */
+      int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+      const double* fr = m->joint_frame + 24 * j;
+      add_term(c, 1, CF_MBS_COEF_SIN, vec_dir(b2, fr + 18), vec_dir(b1, fr + 6));
+      add_term(c, 1, CF_MBS_COEF_NEGCOS, vec_dir(b2, fr + 18), vec_dir(b1, fr + 9));
+    } else if (Dd->type == CF_MBS_DRIVE_TRANSLATION) {
+      /* (P2 - P1) . a1 - f */
+      int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+      const double* fr = m->joint_frame + 24 * j;
+      cfMbsVec P1 = vec_point(b1, fr), P2 = vec_point(b2, fr + 12);
+      add_term(c, 1, CF_MBS_COEF_ONE, vec_sub(P2, &P1), vec_dir(b1, fr + 3));
+      c->cst = CF_MBS_CST_NEG_F;
+    } else {
+      /* (|P2 - P1|^2 - f^2) / 2 */
+      double p1[3], p2[3];
+      cf_mbs__local_point(def, Dd->body1, Dd->point1, p1);
+      cf_mbs__local_point(def, Dd->body2, Dd->point2, p2);
+      cfMbsVec P1 = vec_point(Dd->body1, p1), P2 = vec_point(Dd->body2, p2);
+      cfMbsVec D = vec_sub(P2, &P1);
+      add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);
+      c->cst = CF_MBS_CST_NEG_HALF_F2;
+      if (Dd->f.rate) {
+        double d0[3] = {Dd->point2[0] - Dd->point1[0], Dd->point2[1] - Dd->point1[1], Dd->point2[2] - Dd->point1[2]};
+        m->driver_offset[k] = cf_mbs_norm3(d0);
+      }
+    }
+    finish_con(c);
+  }
+  return CF_OK;
+}
+
+/* ---- evaluation -------------------------------------------------------------------------------------- */
+static void update_drivers(const cfMbsModel* m, cfMbsData* d, double t) {
+  for (int k = 0; k < m->ndriver; k++) {
+    double* y = d->drv + 3 * k;
+    cf_mbs_func_eval(&m->driver_f[k], t, y);
+    y[0] += m->driver_offset[k];
+  }
+}
+
+/* coefficient and its two time derivatives */
+static void coef_eval(int kind, const double* F, double c[3]) {
+  if (kind == CF_MBS_COEF_ONE) {
+    c[0] = 1, c[1] = 0, c[2] = 0;
+    return;
+  }
+  double s = sin(F[0]), co = cos(F[0]);
+  if (kind == CF_MBS_COEF_SIN) c[0] = s, c[1] = co * F[1], c[2] = -s * F[1] * F[1] + co * F[2];
+  else c[0] = -co, c[1] = s * F[1], c[2] = co * F[1] * F[1] + s * F[2];
+}
+
+static void cst_eval(int kind, const double* F, double c[3]) {
+  if (kind == CF_MBS_CST_NEG_F) c[0] = -F[0], c[1] = -F[1], c[2] = -F[2];
+  else if (kind == CF_MBS_CST_NEG_HALF_F2) c[0] = -0.5 * F[0] * F[0], c[1] = -F[0] * F[1], c[2] = -(F[1] * F[1] + F[0] * F[2]);
+  else c[0] = c[1] = c[2] = 0;
+}
+
+static const double kZero3[3] = {0, 0, 0};
+
+static void add_grad(const cfMbsModel* m, const cfMbsCon* c, double* row, const cfMbsVec* v, const double g[3]) {
+  (void)m;
+  for (int t = 0; t < v->nb; t++) {
+    double* r = row + 12 * slot_of(c, v->body[t]);
+    for (int k = 0; k < 4; k++) {
+      double w = v->w[t][k];
+      if (w != 0) r[3 * k] += w * g[0], r[3 * k + 1] += w * g[1], r[3 * k + 2] += w * g[2];
+    }
+  }
+}
+
+/* Modal point term k of equation c: value s e_i . A Phibar y (A = [u v w] of the frame), its
+ * gradient (d/du_a[i] = s Phibar_a . y; d/dy_j = s sum_a A[i][a] Phibar_a,j) added to row, or its
+ * acceleration bias 2 s e_i . Adot Phibar ydot when qd is given (q is then not used). */
+static double modal_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd,
+                         double* row) {
+  int fb, nm, blk0, nblk, i = c->mt_comp[k];
+  const double* Phi = cf_mbs__modal_point(m, c->mt_body[k], c->mt_point[k], NULL, &fb, &nm, &blk0, &nblk);
+  double s = c->mt_sign[k];
+  const double* ya = (qd ? qd : q) + m->body_qadr[blk0]; /* amplitude blocks are consecutive */
+  const double* qf = (qd ? qd : q) + m->body_qadr[fb];
+  double v = 0, py[3];
+  for (int a = 0; a < 3; a++) {
+    py[a] = 0;
+    for (int j = 0; j < nm; j++) py[a] += Phi[a * nm + j] * ya[j];
+    v += qf[3 + 3 * a + i] * py[a]; /* A[i][a] = (axis a)_i */
+  }
+  if (qd) return 2 * s * v;
+  if (row) {
+    double* rf = row + 12 * slot_of(c, fb);
+    for (int a = 0; a < 3; a++) rf[3 + 3 * a + i] += s * py[a];
+    for (int j = 0; j < nm; j++) {
+      double g = 0;
+      for (int a = 0; a < 3; a++) g += qf[3 + 3 * a + i] * Phi[a * nm + j];
+      row[12 * slot_of(c, blk0 + j / 12) + j % 12] += s * g;
+    }
+  }
+  return s * v;
+}
+
+void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac) {
+  update_drivers(m, d, t);
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    const double* F = c->driver >= 0 ? d->drv + 3 * c->driver : kZero3;
+    double cs[3];
+    cst_eval(c->cst, F, cs);
+    double phi = c->c0 + cs[0];
+    double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    if (want_jac) memset(row, 0, sizeof(double) * 12 * (size_t)c->nb);
+    for (int k = 0; k < c->nterm; k++) {
+      double A[3], B[3], co[3];
+      cf_mbs_vec_val(m, &c->a[k], q, A);
+      cf_mbs_vec_val(m, &c->b[k], q, B);
+      coef_eval(c->coef[k], F, co);
+      double s = c->s[k] * co[0];
+      phi += s * cf_mbs_dot3(A, B);
+      if (want_jac) {
+        double gA[3] = {s * B[0], s * B[1], s * B[2]}, gB[3] = {s * A[0], s * A[1], s * A[2]};
+        add_grad(m, c, row, &c->a[k], gA);
+        add_grad(m, c, row, &c->b[k], gB);
+      }
+    }
+    for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
+    d->phi[i] = phi;
+  }
+}
+
+void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, double t, double* out) {
+  update_drivers(m, d, t);
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    if (c->driver < 0) {
+      out[i] = 0;
+      continue;
+    }
+    const double* F = d->drv + 3 * c->driver;
+    double cs[3];
+    cst_eval(c->cst, F, cs);
+    double v = cs[1];
+    for (int k = 0; k < c->nterm; k++) {
+      double A[3], B[3], co[3];
+      coef_eval(c->coef[k], F, co);
+      if (co[1] == 0) continue;
+      cf_mbs_vec_val(m, &c->a[k], q, A);
+      cf_mbs_vec_val(m, &c->b[k], q, B);
+      v += c->s[k] * co[1] * cf_mbs_dot3(A, B);
+    }
+    out[i] = v;
+  }
+}
+
+void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                       double* out) {
+  update_drivers(m, d, t);
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    const double* F = c->driver >= 0 ? d->drv + 3 * c->driver : kZero3;
+    double cs[3];
+    cst_eval(c->cst, F, cs);
+    double v = cs[2];
+    for (int k = 0; k < c->nterm; k++) {
+      double A[3], B[3], Ad[3], Bd[3], co[3];
+      coef_eval(c->coef[k], F, co);
+      cf_mbs_vec_lin(m, &c->a[k], qd, Ad);
+      cf_mbs_vec_lin(m, &c->b[k], qd, Bd);
+      double s = c->s[k];
+      v += s * 2 * co[0] * cf_mbs_dot3(Ad, Bd);
+      if (co[1] != 0 || co[2] != 0) {
+        cf_mbs_vec_val(m, &c->a[k], q, A);
+        cf_mbs_vec_val(m, &c->b[k], q, B);
+        v += s * (co[2] * cf_mbs_dot3(A, B) + 2 * co[1] * (cf_mbs_dot3(Ad, B) + cf_mbs_dot3(A, Bd)));
+      }
+    }
+    for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
+    out[i] = v;
+  }
+}
+
+void cf_mbs__jac_mult(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    double s = 0;
+    for (int sl = 0; sl < c->nb; sl++) {
+      const double* xb = x + m->body_qadr[c->body[sl]];
+      for (int k = 0; k < 12; k++) s += row[12 * sl + k] * xb[k];
+    }
+    y[i] = s;
+  }
+}
+
+void cf_mbs__jacT_mult_add(const cfMbsModel* m, const cfMbsData* d, const double* z, double* y) {
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    double zi = z[i];
+    if (zi == 0) continue;
+    for (int sl = 0; sl < c->nb; sl++) {
+      double* yb = y + m->body_qadr[c->body[sl]];
+      for (int k = 0; k < 12; k++) yb[k] += row[12 * sl + k] * zi;
+    }
+  }
+}
+
+/* Modified Gram-Schmidt over the normalised gradient rows in equation order (rigidity, joints,
+ * drivers), twice per row: a row left with less than 1e-8 of its length is redundant. */
+int cf_mbs__rank(const cfMbsModel* m, const cfMbsData* d, int* redundant, int cap, int* nred) {
+  int n = m->nq;
+  double* basis = malloc(sizeof(double) * (size_t)n * (size_t)n);
+  double* v = malloc(sizeof(double) * (size_t)n);
+  if (!basis || !v) {
+    free(basis);
+    free(v);
+    return -1;
+  }
+  int rank = 0;
+  *nred = 0;
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    memset(v, 0, sizeof(double) * (size_t)n);
+    for (int sl = 0; sl < c->nb; sl++)
+      for (int k = 0; k < 12; k++) v[m->body_qadr[c->body[sl]] + k] += row[12 * sl + k];
+    double nrm = 0;
+    for (int k = 0; k < n; k++) nrm += v[k] * v[k];
+    nrm = sqrt(nrm);
+    int indep = 0;
+    if (nrm > 0 && rank < n) {
+      for (int k = 0; k < n; k++) v[k] /= nrm;
+      for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < rank; b++) {
+          const double* e = basis + (size_t)b * n;
+          double s = 0;
+          for (int k = 0; k < n; k++) s += e[k] * v[k];
+          for (int k = 0; k < n; k++) v[k] -= s * e[k];
+        }
+      double r = 0;
+      for (int k = 0; k < n; k++) r += v[k] * v[k];
+      r = sqrt(r);
+      if (r > 1e-8) {
+        double* e = basis + (size_t)rank * n;
+        for (int k = 0; k < n; k++) e[k] = v[k] / r;
+        rank++;
+        indep = 1;
+      }
+    }
+    if (!indep) {
+      if (*nred < cap) redundant[*nred] = i;
+      (*nred)++;
+    }
+  }
+  free(basis);
+  free(v);
+  return rank;
+}
+
+/* ---- joint frames on the current state ---------------------------------------------------------------- */
+void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, int which, double o[3]) {
+  int b = m->joint_body[2 * j + slot];
+  const double* l = m->joint_frame + 24 * j + 12 * slot + 3 * which;
+  if (b < 0) {
+    memcpy(o, l, 3 * sizeof(double));
+    return;
+  }
+  const double* qb = q + m->body_qadr[b];
+  for (int i = 0; i < 3; i++) o[i] = (which == 0 ? qb[i] : 0) + l[0] * qb[3 + i] + l[1] * qb[6 + i] + l[2] * qb[9 + i];
+  int mp = m->joint_mpoint[2 * j + slot];
+  if (which == 0 && mp >= 0) { /* the point moves with the modes */
+    double u[3];
+    cf_mbs__modal_point_disp(m, cf_mbs_modal_index(m, b), mp, q, u);
+    for (int i = 0; i < 3; i++) o[i] += u[i];
+  }
+}
+
+double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j) {
+  double f1[3], g1[3], f2[3];
+  cf_mbs__joint_vec(m, q, j, 0, 2, f1);
+  cf_mbs__joint_vec(m, q, j, 0, 3, g1);
+  cf_mbs__joint_vec(m, q, j, 1, 2, f2);
+  return atan2(cf_mbs_dot3(g1, f2), cf_mbs_dot3(f1, f2));
+}
+
+double cf_mbs__unwrap(double raw, double ref) { return raw + 2 * M_PI * nearbyint((ref - raw) / (2 * M_PI)); }

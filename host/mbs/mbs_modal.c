@@ -1,0 +1,636 @@
+/* Modal (flexible) bodies in the multibody core (issue 9): cofem/mbs_modal.h, docs/mbs.md
+ * "Modal bodies". Natural-coordinate floating frame z = (r, e1, e2, e3) plus modal amplitudes y;
+ * a node is at x_p = r + sum_a rho_pa e_a, rho_p = s_p + Phi_p y (local, deformed). With
+ * L_p = [I, rho_p1 I, rho_p2 I, rho_p3 I, A Phi_p] (xdot_p = L_p zdot) the mass matrix is
+ * M = sum_pq M_pq L_p^T L_q (paper 000 eq. 14), from the invariants (cofem/reduce.h):
+ *   frame-frame   Mbar(y) (x) I3, Mbar = [m, c(y)^T; c(y), J(y)], c(y)_a = c_a + P_a.y,
+ *                 J(y)_ab = J_ab + (T_ab + T_ba).y + y^T S_ab y
+ *   r-y           A P                    (column k: sum_b e_b P_bk)
+ *   e_a-y         sum_b e_b H_ab(y)^T,   H_ab,k = T_ab,k + sum_j y_j S_ab,jk
+ *   y-y           sum_a S_aa (= I for an orthonormalised reduction; A^T A = I used)
+ * Quadratic velocity forces (eq. 15), -sum_pq M_pq L_p^T (Ldot_q zdot), Ldot_q zdot = 2 Adot Phi_q ydot:
+ *   Q_r   = -2 sum_b edot_b (P_b . ydot)
+ *   Q_ea  = -2 sum_b edot_b (H_ab . ydot)
+ *   Q_yj  = -2 sum_cb (e_c . edot_b) sum_k S_cb,jk ydot_k
+ * The rigid code carries the frame with the constant Mbar(0) and the amplitude blocks with I; the
+ * functions here add the rest (Delta M), the modal stiffness and damping, and the forces. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/mbs_modal.h"
+#include "cofem/output.h"
+#include "mbs/mbs_internal.h"
+
+#define CF_MBS_MODAL_MAXM 240 /* modes per modal body (stack scratch of 12 x this) */
+
+struct cfMbsModalBody {
+  int body, blk0, nblk, nm, nnode;
+  double mass, c[3], J[9];
+  double *P, *T, *S, *Myy, *w2, *zeta; /* [3 nm], [9 nm], [9 nm nm], [nm nm], [nm], [nm] */
+  double *X, *Phi;                     /* [3 nnode], [3 nnode * nm] row 3p+a */
+  int nload;
+  cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
+  int npoint;                          /* modal points (joint attachments) */
+  double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
+};
+
+cfMbsModalDef cf_mbs_default_modal_def(void) {
+  cfMbsModalDef d;
+  memset(&d, 0, sizeof d);
+  d.body = -1;
+  d.first_mode = -1;
+  d.nmodes = -1;
+  d.damping = -1;
+  return d;
+}
+
+static int mode_range(const cfReduction* r, const cfMbsModalDef* md, int* f0, int* nm) {
+  *f0 = md->first_mode < 0 ? r->nrigid : md->first_mode;
+  *nm = md->nmodes < 0 ? r->n - *f0 : md->nmodes;
+  if (*f0 < 0 || *nm < 0 || *f0 + *nm > r->n)
+    return cf_error(CF_ERR_SCENE, "modal body: modes %d..%d outside the reduction's %d", *f0, *f0 + *nm - 1, r->n);
+  if (*nm > CF_MBS_MODAL_MAXM)
+    return cf_error(CF_ERR_SCENE, "modal body: %d modes (at most %d)", *nm, CF_MBS_MODAL_MAXM);
+  return CF_OK;
+}
+
+int cf_mbs_add_modal_body(cfMbsDef* def, const cfMbsBodyDef* frame, const cfMbsModalDef* md) {
+  const cfReduction* r = md->red;
+  if (!r || !r->orthonormal || !r->basis || !r->P || !r->T || !r->S)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': needs an orthonormalised reduction", frame->name);
+  if (!md->X) return cf_error(CF_ERR_SCENE, "modal body '%s': needs the mesh's rest positions X", frame->name);
+  int f0, nm, st = mode_range(r, md, &f0, &nm);
+  if (st < 0) return st;
+  if (!(r->mass > 0)) return cf_error(CF_ERR_SCENE, "modal body '%s': reduction has no mass", frame->name);
+  cfMbsBodyDef b = *frame;
+  b.is_virtual = 0;
+  b.mass = r->mass;
+  double Jc[9];
+  for (int i = 0; i < 3; i++) b.com[i] = r->c[i] / r->mass;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Jc[3 * i + j] = r->J[3 * i + j] - r->mass * b.com[i] * b.com[j];
+  double tr = Jc[0] + Jc[4] + Jc[8];
+  b.inertia[0] = tr - Jc[0], b.inertia[1] = tr - Jc[4], b.inertia[2] = tr - Jc[8];
+  b.inertia[3] = -Jc[1], b.inertia[4] = -Jc[2], b.inertia[5] = -Jc[5];
+  if (def->nmodal >= def->cap_modal) {
+    int cap = def->cap_modal ? 2 * def->cap_modal : 4;
+    void* p = realloc(def->modal, sizeof(cfMbsModalDef) * (size_t)cap);
+    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    def->modal = p, def->cap_modal = cap;
+  }
+  int id = cf_mbs_add_body(def, &b);
+  if (id < 0) return id;
+  cfMbsModalDef* e = &def->modal[def->nmodal++];
+  *e = *md;
+  e->body = id;
+  e->npoint = 0; /* points are owned by the definition: cf_mbs_add_modal_point */
+  return id;
+}
+
+static cfMbsModalDef* modal_def_of(cfMbsDef* def, int body) {
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == body) return &def->modal[i];
+  return NULL;
+}
+
+int cf_mbs_add_modal_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
+  cfMbsModalDef* e = modal_def_of(def, body);
+  if (!e) return cf_error(CF_ERR_SCENE, "modal point '%s': body %d is not a modal body", name, body);
+  const char* bname = def->body[body].name;
+  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "modal body '%s': a modal point needs a name", bname);
+  if (cf_mbs_find_modal_point(def, body, name) >= 0)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' is defined twice", bname, name);
+  if (e->npoint >= CF_MBS_MODAL_MAX_POINTS)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': more than %d modal points", bname, CF_MBS_MODAL_MAX_POINTS);
+  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' has no nodes", bname, name);
+  for (int k = 0; k < nnode; k++)
+    if (nodes[k] < 0 || nodes[k] >= e->red->nnode)
+      return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s': node %d does not exist (the mesh has %d)",
+                      bname, name, nodes[k], e->red->nnode);
+  cfMbsModalPoint* pt = &e->point[e->npoint];
+  pt->nodes = malloc(sizeof(int) * (size_t)nnode);
+  if (!pt->nodes) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  memcpy(pt->nodes, nodes, sizeof(int) * (size_t)nnode);
+  pt->nnode = nnode;
+  snprintf(pt->name, sizeof pt->name, "%s", name);
+  return e->npoint++;
+}
+
+int cf_mbs_find_modal_point(const cfMbsDef* def, int body, const char* name) {
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == body)
+      for (int k = 0; k < def->modal[i].npoint; k++)
+        if (!strcmp(def->modal[i].point[k].name, name)) return k;
+  return -1;
+}
+
+void cf_mbs__modal_def_free(cfMbsDef* def) {
+  for (int i = 0; i < def->nmodal; i++)
+    for (int k = 0; k < def->modal[i].npoint; k++) free(def->modal[i].point[k].nodes);
+  free(def->modal);
+}
+
+int cf_mbs_add_modal_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == body) {
+      cfMbsModalDef* e = &def->modal[i];
+      if (e->nload >= CF_MBS_MODAL_MAX_LOADS)
+        return cf_error(CF_ERR_SCENE, "modal body: more than %d loads", CF_MBS_MODAL_MAX_LOADS);
+      if (!load->at_point && (load->node < 0 || load->node >= e->red->nnode))
+        return cf_error(CF_ERR_SCENE, "modal body: load node %d does not exist", load->node);
+      e->load[e->nload] = *load;
+      return e->nload++;
+    }
+  return cf_error(CF_ERR_SCENE, "body %d is not a modal body", body);
+}
+
+/* ---- model hooks ---- */
+int cf_mbs__modal_nblock(const cfMbsDef* def) {
+  int n = 0;
+  for (int i = 0; i < def->nmodal; i++) {
+    int f0, nm;
+    if (mode_range(def->modal[i].red, &def->modal[i], &f0, &nm) < 0) continue;
+    n += (nm + 11) / 12;
+  }
+  return n;
+}
+
+void cf_mbs__modal_free(cfMbsModel* m) {
+  for (int i = 0; i < m->nmodal && m->modal; i++) {
+    struct cfMbsModalBody* mb = &m->modal[i];
+    free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
+    free(mb->pt_s), free(mb->pt_Phi);
+  }
+  free(m->modal);
+  m->modal = NULL;
+  m->nmodal = 0;
+}
+
+int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
+  if (def->nmodal == 0) return CF_OK;
+  m->modal = calloc((size_t)def->nmodal, sizeof *m->modal);
+  if (!m->modal) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  m->nmodal = def->nmodal;
+  int nextb = def->nbody;
+  for (int i = 0; i < def->nmodal; i++) {
+    const cfMbsModalDef* md = &def->modal[i];
+    const cfReduction* r = md->red;
+    struct cfMbsModalBody* mb = &m->modal[i];
+    int f0, nm, st = mode_range(r, md, &f0, &nm);
+    if (st < 0) return st;
+    if (md->body < 0 || md->body >= def->nbody) return cf_error(CF_ERR_SCENE, "modal body %d: no frame body", i);
+    int n = r->n, nn = r->nnode;
+    mb->body = md->body, mb->nm = nm, mb->nnode = nn, mb->blk0 = nextb, mb->nblk = (nm + 11) / 12;
+    mb->mass = r->mass;
+    memcpy(mb->c, r->c, sizeof mb->c), memcpy(mb->J, r->J, sizeof mb->J);
+    int k1 = nm ? nm : 1;
+    mb->P = malloc(sizeof(double) * 3 * k1), mb->T = malloc(sizeof(double) * 9 * k1);
+    mb->S = malloc(sizeof(double) * 9 * (size_t)k1 * k1), mb->Myy = malloc(sizeof(double) * (size_t)k1 * k1);
+    mb->w2 = malloc(sizeof(double) * k1), mb->zeta = malloc(sizeof(double) * k1);
+    mb->X = malloc(sizeof(double) * 3 * (size_t)nn), mb->Phi = malloc(sizeof(double) * 3 * (size_t)nn * k1);
+    if (!mb->P || !mb->T || !mb->S || !mb->Myy || !mb->w2 || !mb->zeta || !mb->X || !mb->Phi)
+      return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    for (int k = 0; k < nm; k++) {
+      for (int a = 0; a < 3; a++) mb->P[a * nm + k] = r->P[a * n + f0 + k];
+      for (int ab = 0; ab < 9; ab++) mb->T[ab * nm + k] = r->T[ab * n + f0 + k];
+      mb->w2[k] = r->omega2[f0 + k];
+      mb->zeta[k] = md->damping >= 0 ? md->damping : r->zeta[f0 + k];
+    }
+    for (int ab = 0; ab < 9; ab++)
+      for (int j = 0; j < nm; j++)
+        for (int k = 0; k < nm; k++)
+          mb->S[((size_t)ab * nm + j) * nm + k] = r->S[((size_t)ab * n + f0 + j) * n + f0 + k];
+    for (int j = 0; j < nm; j++)
+      for (int k = 0; k < nm; k++) {
+        double s = 0;
+        for (int a = 0; a < 3; a++) s += mb->S[((size_t)(4 * a) * nm + j) * nm + k];
+        mb->Myy[(size_t)j * nm + k] = s;
+      }
+    for (int p = 0; p < 3 * nn; p++)
+      for (int k = 0; k < nm; k++) mb->Phi[(size_t)p * nm + k] = r->basis[(size_t)(f0 + k) * r->ndof + p];
+    memcpy(mb->X, md->X, sizeof(double) * 3 * (size_t)nn); /* rest positions s_p */
+    /* modal points: means of their nodes' rest positions and mode rows */
+    mb->npoint = md->npoint;
+    mb->pt_s = calloc((size_t)(3 * md->npoint + 1), sizeof(double));
+    mb->pt_Phi = calloc((size_t)(3 * k1 * md->npoint + 1), sizeof(double));
+    if (!mb->pt_s || !mb->pt_Phi) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    for (int k = 0; k < md->npoint; k++) {
+      const cfMbsModalPoint* pt = &md->point[k];
+      double wgt = 1.0 / pt->nnode;
+      for (int l = 0; l < pt->nnode; l++) {
+        int p = pt->nodes[l];
+        for (int a = 0; a < 3; a++) {
+          mb->pt_s[3 * k + a] += wgt * mb->X[3 * p + a];
+          for (int j = 0; j < nm; j++)
+            mb->pt_Phi[((size_t)k * 3 + a) * nm + j] += wgt * mb->Phi[(size_t)(3 * p + a) * nm + j];
+        }
+      }
+    }
+    for (int l = 0; l < md->nload; l++)
+      if (md->load[l].at_point && (md->load[l].point < 0 || md->load[l].point >= md->npoint))
+        return cf_error(CF_ERR_SCENE, "modal body '%s': load %d: modal point %d does not exist",
+                        def->body[md->body].name, l, md->load[l].point);
+    mb->nload = md->nload;
+    memcpy(mb->load, md->load, sizeof mb->load);
+    /* the frame: exact Mbar(0) */
+    m->body_modal[mb->body] = 1;
+    double* Mb = m->body_Mbar + 16 * mb->body;
+    Mb[0] = mb->mass;
+    for (int a = 0; a < 3; a++) Mb[1 + a] = Mb[4 * (1 + a)] = mb->c[a];
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) Mb[4 * (1 + a) + 1 + b] = mb->J[3 * a + b];
+    for (int k = 0; k < 4; k++) m->mref = fmax(m->mref, Mb[5 * k]);
+    /* amplitude blocks: unit mass on every coordinate */
+    for (int k = 0; k < mb->nblk; k++) {
+      int b = nextb++;
+      snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%.40s.modes%d", def->body[mb->body].name, k);
+      m->body_qadr[b] = m->nq;
+      m->body_nq[b] = CF_MBS_BODY_NQ;
+      m->nq += CF_MBS_BODY_NQ;
+      m->body_modal[b] = 2;
+      double* Mk = m->body_Mbar + 16 * b;
+      for (int l = 0; l < 4; l++) Mk[5 * l] = 1;
+    }
+  }
+  return CF_OK;
+}
+
+const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
+                                  int* blk0, int* nblk) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  if (sbar) memcpy(sbar, mb->pt_s + 3 * k, 3 * sizeof(double));
+  if (frame) *frame = mb->body;
+  *nm = mb->nm, *blk0 = mb->blk0, *nblk = mb->nblk;
+  return mb->pt_Phi + (size_t)k * 3 * mb->nm;
+}
+
+void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* Phi = mb->pt_Phi + (size_t)k * 3 * mb->nm;
+  const double *qf = q + m->body_qadr[mb->body], *y = q + m->body_qadr[mb->blk0];
+  o[0] = o[1] = o[2] = 0;
+  for (int a = 0; a < 3; a++) {
+    double ya = 0;
+    for (int j = 0; j < mb->nm; j++) ya += Phi[a * mb->nm + j] * y[j];
+    for (int i = 0; i < 3; i++) o[i] += qf[3 + 3 * a + i] * ya;
+  }
+}
+
+void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    const cfMbsModalDef* md = &def->modal[i];
+    int a = m->body_qadr[mb->blk0];
+    for (int k = 0; k < mb->nm; k++) {
+      q[a + k] = md->y0 ? md->y0[k] : 0;
+      qd[a + k] = md->yd0 ? md->yd0[k] : 0;
+    }
+  }
+}
+
+void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    for (int k = 0; k < mb->nblk; k++) {
+      pair(mb->body, mb->blk0 + k, ctx);
+      for (int l = k; l < mb->nblk; l++) pair(mb->blk0 + k, mb->blk0 + l, ctx);
+    }
+  }
+}
+
+/* ---- the configuration-dependent mass terms ---- */
+/* H_ab . x (x [nm]) with H_ab,k = T_ab,k + sum_j y_j S_ab,jk; ab = 3a + b; a = -1: P_b . x */
+static double Hdot(const struct cfMbsModalBody* mb, int a, int b, const double* y, const double* x) {
+  int nm = mb->nm;
+  if (a < 0) {
+    double s = 0;
+    for (int k = 0; k < nm; k++) s += mb->P[b * nm + k] * x[k];
+    return s;
+  }
+  int ab = 3 * a + b;
+  double s = 0;
+  for (int k = 0; k < nm; k++) s += mb->T[ab * nm + k] * x[k];
+  const double* S = mb->S + (size_t)ab * nm * nm;
+  for (int j = 0; j < nm; j++) {
+    if (y[j] == 0) continue;
+    double t = 0;
+    for (int k = 0; k < nm; k++) t += S[(size_t)j * nm + k] * x[k];
+    s += y[j] * t;
+  }
+  return s;
+}
+
+/* Delta Mbar(y) (4x4) */
+static void dmbar(const struct cfMbsModalBody* mb, const double* y, double D[16]) {
+  int nm = mb->nm;
+  memset(D, 0, 16 * sizeof(double));
+  for (int a = 0; a < 3; a++) {
+    double s = 0;
+    for (int k = 0; k < nm; k++) s += mb->P[a * nm + k] * y[k];
+    D[1 + a] = D[4 * (1 + a)] = s;
+  }
+  for (int a = 0; a < 3; a++)
+    for (int b = a; b < 3; b++) {
+      double s = Hdot(mb, a, b, y, y); /* T_ab.y + y^T S_ab y */
+      for (int k = 0; k < nm; k++) s += mb->T[(3 * b + a) * nm + k] * y[k];
+      D[4 * (1 + a) + 1 + b] = D[4 * (1 + b) + 1 + a] = s;
+    }
+}
+
+/* coupling C [12 x nm]: C[(3 alpha + d) nm + k] = sum_b e_b[d] H_(alpha-1) b,k (alpha 0: P) */
+static void coupling(const struct cfMbsModalBody* mb, const double* qf, const double* y, double* C) {
+  int nm = mb->nm;
+  double e[CF_MBS_MODAL_MAXM];
+  for (int al = 0; al < 4; al++)
+    for (int b = 0; b < 3; b++) {
+      /* row vector H_(al-1) b,: */
+      for (int k = 0; k < nm; k++) {
+        if (al == 0) e[k] = mb->P[b * nm + k];
+        else {
+          int ab = 3 * (al - 1) + b;
+          double s = mb->T[ab * nm + k];
+          const double* S = mb->S + (size_t)ab * nm * nm;
+          for (int j = 0; j < nm; j++) s += y[j] * S[(size_t)j * nm + k];
+          e[k] = s;
+        }
+      }
+      const double* eb = qf + 3 + 3 * b;
+      for (int d = 0; d < 3; d++) {
+        double* row = C + (size_t)(3 * al + d) * nm;
+        if (b == 0) memset(row, 0, sizeof(double) * nm);
+        for (int k = 0; k < nm; k++) row[k] += eb[d] * e[k];
+      }
+    }
+}
+
+void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    int nm = mb->nm;
+    const double* qf = d->q + m->body_qadr[mb->body];
+    const double* y = d->q + m->body_qadr[mb->blk0];
+    double D[16], C[12 * CF_MBS_MODAL_MAXM], B[144];
+    if (cM != 0) {
+      dmbar(mb, y, D);
+      for (int r = 0; r < 12; r++)
+        for (int c = 0; c < 12; c++) B[12 * r + c] = r % 3 == c % 3 ? cM * D[4 * (r / 3) + c / 3] : 0;
+      cf_mbs__add_blk(m, d->Ax, mb->body, mb->body, B, 12, 1.0);
+      coupling(mb, qf, y, C);
+      for (int k = 0; k < mb->nblk; k++) {
+        for (int r = 0; r < 12; r++)
+          for (int c = 0; c < 12; c++) {
+            int j = 12 * k + c;
+            B[12 * r + c] = j < nm ? cM * C[(size_t)r * nm + j] : 0;
+          }
+        cf_mbs__add_blk(m, d->Ax, mb->body, mb->blk0 + k, B, 12, 1.0);
+      }
+    }
+    for (int k = 0; k < mb->nblk; k++)
+      for (int l = k; l < mb->nblk; l++) {
+        for (int r = 0; r < 12; r++)
+          for (int c = 0; c < 12; c++) {
+            int j = 12 * k + r, jj = 12 * l + c;
+            double v = 0;
+            if (j < nm && jj < nm) {
+              v = cM * (mb->Myy[(size_t)j * nm + jj] - (j == jj));
+              if (j == jj) v += cK * mb->w2[j] + cC * 2 * mb->zeta[j] * sqrt(fmax(mb->w2[j], 0));
+            }
+            B[12 * r + c] = v;
+          }
+        cf_mbs__add_blk(m, d->Ax, mb->blk0 + k, mb->blk0 + l, B, 12, 1.0);
+      }
+  }
+}
+
+void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
+                         const double* x, double* yo) {
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    int nm = mb->nm;
+    const double* qf = d->q + m->body_qadr[mb->body];
+    const double* y = d->q + m->body_qadr[mb->blk0];
+    const double* xf = x + m->body_qadr[mb->body];
+    const double* xy = x + m->body_qadr[mb->blk0];
+    double* of = yo + m->body_qadr[mb->body];
+    double* oy = yo + m->body_qadr[mb->blk0];
+    if (cM != 0) {
+      double D[16], C[12 * CF_MBS_MODAL_MAXM];
+      dmbar(mb, y, D);
+      coupling(mb, qf, y, C);
+      for (int k = 0; k < 4; k++)
+        for (int dd = 0; dd < 3; dd++) {
+          double s = 0;
+          for (int l = 0; l < 4; l++) s += D[4 * k + l] * xf[3 * l + dd];
+          const double* row = C + (size_t)(3 * k + dd) * nm;
+          for (int j = 0; j < nm; j++) s += row[j] * xy[j];
+          of[3 * k + dd] += cM * s;
+        }
+      for (int j = 0; j < nm; j++) {
+        double s = 0;
+        for (int r = 0; r < 12; r++) s += C[(size_t)r * nm + j] * xf[r];
+        for (int k = 0; k < nm; k++) s += (mb->Myy[(size_t)j * nm + k] - (j == k)) * xy[k];
+        oy[j] += cM * s;
+      }
+    }
+    for (int j = 0; j < nm; j++)
+      oy[j] += (cK * mb->w2[j] + cC * 2 * mb->zeta[j] * sqrt(fmax(mb->w2[j], 0))) * xy[j];
+  }
+}
+
+static double scale_of(const cfMbsModalLoad* L, double t) {
+  if (!L->has_scale) return 1;
+  double v[3];
+  cf_mbs_func_eval(&L->scale, t, v);
+  return v[0];
+}
+
+void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
+  const double* g = m->opt.gravity;
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    int nm = mb->nm;
+    const double* qf = q + m->body_qadr[mb->body];
+    const double* vf = qd + m->body_qadr[mb->body];
+    const double* y = q + m->body_qadr[mb->blk0];
+    const double* yd = qd + m->body_qadr[mb->blk0];
+    double* Qf = d->Q + m->body_qadr[mb->body];
+    double* Qy = d->Q + m->body_qadr[mb->blk0];
+    /* gravity: Q_ea += (P_a.y) g, Q_yj += sum_a P_aj (e_a.g) */
+    for (int a = 0; a < 3; a++) {
+      double py = 0, eg = cf_mbs_dot3(qf + 3 + 3 * a, g);
+      for (int k = 0; k < nm; k++) py += mb->P[a * nm + k] * y[k], Qy[k] += mb->P[a * nm + k] * eg;
+      for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += py * g[dd];
+    }
+    /* elastic and damping */
+    for (int k = 0; k < nm; k++)
+      Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k] * sqrt(fmax(mb->w2[k], 0)) * yd[k];
+    /* quadratic velocity forces */
+    for (int al = 0; al < 4; al++)
+      for (int b = 0; b < 3; b++) {
+        double h = Hdot(mb, al - 1, b, y, yd);
+        for (int dd = 0; dd < 3; dd++) Qf[3 * al + dd] -= 2 * vf[3 + 3 * b + dd] * h;
+      }
+    for (int c = 0; c < 3; c++)
+      for (int b = 0; b < 3; b++) {
+        double w = cf_mbs_dot3(qf + 3 + 3 * c, vf + 3 + 3 * b);
+        if (w == 0) continue;
+        const double* S = mb->S + (size_t)(3 * c + b) * nm * nm;
+        for (int j = 0; j < nm; j++) {
+          double s = 0;
+          for (int k = 0; k < nm; k++) s += S[(size_t)j * nm + k] * yd[k];
+          Qy[j] -= 2 * w * s;
+        }
+      }
+    /* node loads */
+    for (int l = 0; l < mb->nload; l++) {
+      const cfMbsModalLoad* L = &mb->load[l];
+      double sc = scale_of(L, t), F[3];
+      for (int dd = 0; dd < 3; dd++)
+        F[dd] = L->body_frame ? sc * (L->force[0] * qf[3 + dd] + L->force[1] * qf[6 + dd] + L->force[2] * qf[9 + dd])
+                              : sc * L->force[dd];
+      int p = L->node;
+      for (int dd = 0; dd < 3; dd++) Qf[dd] += F[dd];
+      for (int a = 0; a < 3; a++) {
+        const double* ph = L->at_point ? mb->pt_Phi + (size_t)(3 * L->point + a) * nm : mb->Phi + (size_t)(3 * p + a) * nm;
+        double rho = L->at_point ? mb->pt_s[3 * L->point + a] : mb->X[3 * p + a], eF = cf_mbs_dot3(qf + 3 + 3 * a, F);
+        for (int k = 0; k < nm; k++) rho += ph[k] * y[k], Qy[k] += ph[k] * eF;
+        for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * F[dd];
+      }
+    }
+  }
+}
+
+double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d) {
+  double T = 0;
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    int nm = mb->nm;
+    const double* qf = d->q + m->body_qadr[mb->body];
+    const double* y = d->q + m->body_qadr[mb->blk0];
+    const double* vf = d->qd + m->body_qadr[mb->body];
+    const double* yd = d->qd + m->body_qadr[mb->blk0];
+    double D[16];
+    dmbar(mb, y, D);
+    for (int k = 0; k < 4; k++)
+      for (int l = 0; l < 4; l++) T += 0.5 * D[4 * k + l] * cf_mbs_dot3(vf + 3 * k, vf + 3 * l);
+    for (int al = 0; al < 4; al++)
+      for (int b = 0; b < 3; b++) T += Hdot(mb, al - 1, b, y, yd) * cf_mbs_dot3(qf + 3 + 3 * b, vf + 3 * al);
+    for (int j = 0; j < nm; j++)
+      for (int k = 0; k < nm; k++) T += 0.5 * (mb->Myy[(size_t)j * nm + k] - (j == k)) * yd[j] * yd[k];
+  }
+  return T;
+}
+
+double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d) {
+  double V = 0;
+  const double* g = m->opt.gravity;
+  for (int i = 0; i < m->nmodal; i++) {
+    const struct cfMbsModalBody* mb = &m->modal[i];
+    const double* qf = d->q + m->body_qadr[mb->body];
+    const double* y = d->q + m->body_qadr[mb->blk0];
+    for (int a = 0; a < 3; a++) {
+      double py = 0;
+      for (int k = 0; k < mb->nm; k++) py += mb->P[a * mb->nm + k] * y[k];
+      V -= py * cf_mbs_dot3(g, qf + 3 + 3 * a);
+    }
+    V += cf_mbs_modal_elastic_energy(m, d, i);
+  }
+  return V;
+}
+
+/* ---- queries ---- */
+int cf_mbs_modal_index(const cfMbsModel* m, int body) {
+  for (int i = 0; i < m->nmodal; i++)
+    if (m->modal[i].body == body) return i;
+  return -1;
+}
+int cf_mbs_modal_nmodes(const cfMbsModel* m, int ib) { return m->modal[ib].nm; }
+int cf_mbs_modal_frame(const cfMbsModel* m, int ib) { return m->modal[ib].body; }
+const double* cf_mbs_modal_y(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  return d->q + m->body_qadr[m->modal[ib].blk0];
+}
+const double* cf_mbs_modal_yd(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  return d->qd + m->body_qadr[m->modal[ib].blk0];
+}
+
+double cf_mbs_modal_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* y = d->q + m->body_qadr[mb->blk0];
+  double U = 0;
+  for (int k = 0; k < mb->nm; k++) U += 0.5 * mb->w2[k] * y[k] * y[k];
+  return U;
+}
+
+void cf_mbs_modal_node_disp(const cfMbsModel* m, const cfMbsData* d, int ib, int node, double u[3]) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* y = d->q + m->body_qadr[mb->blk0];
+  for (int a = 0; a < 3; a++) {
+    const double* ph = mb->Phi + (size_t)(3 * node + a) * mb->nm;
+    double s = 0;
+    for (int k = 0; k < mb->nm; k++) s += ph[k] * y[k];
+    u[a] = s;
+  }
+}
+
+void cf_mbs_modal_node(const cfMbsModel* m, const cfMbsData* d, int ib, int node, double x[3], double v[3]) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* qf = d->q + m->body_qadr[mb->body];
+  const double* vf = d->qd + m->body_qadr[mb->body];
+  const double* y = d->q + m->body_qadr[mb->blk0];
+  const double* yd = d->qd + m->body_qadr[mb->blk0];
+  double rho[3], rd[3];
+  for (int a = 0; a < 3; a++) {
+    const double* ph = mb->Phi + (size_t)(3 * node + a) * mb->nm;
+    double s = mb->X[3 * node + a], sd = 0;
+    for (int k = 0; k < mb->nm; k++) s += ph[k] * y[k], sd += ph[k] * yd[k];
+    rho[a] = s, rd[a] = sd;
+  }
+  for (int dd = 0; dd < 3; dd++) {
+    if (x) x[dd] = qf[dd] + rho[0] * qf[3 + dd] + rho[1] * qf[6 + dd] + rho[2] * qf[9 + dd];
+    if (v)
+      v[dd] = vf[dd] + rho[0] * vf[3 + dd] + rho[1] * vf[6 + dd] + rho[2] * vf[9 + dd] + rd[0] * qf[3 + dd] +
+              rd[1] * qf[6 + dd] + rd[2] * qf[9 + dd];
+  }
+}
+
+void cf_mbs_modal_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v) {
+  for (int p = 0; p < m->modal[ib].nnode; p++) cf_mbs_modal_node(m, d, ib, p, x + 3 * p, v ? v + 3 * p : NULL);
+}
+
+void cf_mbs_modal_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double p[3], double L[3]) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  const double* qf = d->q + m->body_qadr[mb->body];
+  const double* vf = d->qd + m->body_qadr[mb->body];
+  const double* y = d->q + m->body_qadr[mb->blk0];
+  const double* yd = d->qd + m->body_qadr[mb->blk0];
+  double Mb[16], D[16];
+  memcpy(Mb, m->body_Mbar + 16 * mb->body, sizeof Mb);
+  dmbar(mb, y, D);
+  for (int k = 0; k < 16; k++) Mb[k] += D[k];
+  for (int i = 0; i < 3; i++) p[i] = L[i] = 0;
+  for (int al = 0; al < 4; al++) {
+    double w[3] = {0, 0, 0}; /* sum_beta Mbar_al,beta zdot_beta + sum_b (H_al b . yd) e_b */
+    for (int be = 0; be < 4; be++)
+      for (int i = 0; i < 3; i++) w[i] += Mb[4 * al + be] * vf[3 * be + i];
+    for (int b = 0; b < 3; b++) {
+      double h = Hdot(mb, al - 1, b, y, yd);
+      for (int i = 0; i < 3; i++) w[i] += h * qf[3 + 3 * b + i];
+    }
+    if (al == 0)
+      for (int i = 0; i < 3; i++) p[i] = w[i];
+    double c[3];
+    cf_mbs_cross3(qf + 3 * al, w, c);
+    for (int i = 0; i < 3; i++) L[i] += c[i];
+  }
+}
+
+int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path) {
+  if (mesh->nnode != m->modal[ib].nnode)
+    return cf_error(CF_ERR_SCENE, "modal body: mesh has %d nodes, the reduction %d", mesh->nnode, m->modal[ib].nnode);
+  double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
+  if (!x) return cf_error(CF_ERR_NOMEM, "modal body: out of memory");
+  cf_mbs_modal_nodes(m, d, ib, x, x + 3 * mesh->nnode);
+  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  free(x);
+  return st;
+}

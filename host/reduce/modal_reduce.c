@@ -1,0 +1,472 @@
+/* Craig-Bampton reduction (see cofem/reduce.h and docs/craig-bampton.md). */
+#include <cblas.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cofem/reduce.h"
+#include "fem/fem_element.h"
+#include "fem/fem_sparse.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+cfReduceOptions cf_default_reduce_options(void) {
+  cfReduceOptions o;
+  o.nmodes = 12;
+  o.orthonormalise = 1;
+  o.damping = 0.01;
+  o.rigid_tol = 1e-10;
+  o.modal = cf_default_modal_options();
+  return o;
+}
+
+void cf_reduction_free(cfReduction* r) {
+  if (!r) return;
+  free(r->bnodes); free(r->bdof); free(r->fixed_omega2); free(r->basis); free(r->Kr); free(r->Mr);
+  free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S);
+  memset(r, 0, sizeof *r);
+}
+
+double cf_reduction_freq_hz(const cfReduction* r, int i) {
+  double w2 = r->omega2[i];
+  return (w2 < 0 ? -1.0 : 1.0) * sqrt(fabs(w2)) / (2 * M_PI);
+}
+
+void cf_reduction_displacement(const cfReduction* r, const double* q, double* u) {
+  memset(u, 0, sizeof(double) * r->ndof);
+  for (int j = 0; j < r->n; j++) {
+    const double* b = r->basis + (size_t)j * r->ndof;
+    double qj = q[j];
+    if (qj == 0.0) continue;
+    for (int i = 0; i < r->ndof; i++) u[i] += qj * b[i];
+  }
+}
+
+double cf_reduction_fingerprint(const cfModel* m) {
+  double s = 0;
+  for (int i = 0; i < m->ndof; i++) s += m->X[i] * (1 + i % 7);
+  return s;
+}
+
+/* y = A x with 3x3 blocks A (or scalar blocks times I when scalar) */
+static void block_mv(const cfModel* m, const double* A, int scalar, const double* x, double* y) {
+  for (int i = 0; i < m->nnode; i++) {
+    double s[3] = {0, 0, 0};
+    for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
+      const double* xj = x + 3 * m->col[k];
+      if (scalar) {
+        s[0] += A[k] * xj[0]; s[1] += A[k] * xj[1]; s[2] += A[k] * xj[2];
+      } else {
+        const double* B = A + 9 * (size_t)k;
+        for (int r = 0; r < 3; r++) s[r] += B[3 * r] * xj[0] + B[3 * r + 1] * xj[1] + B[3 * r + 2] * xj[2];
+      }
+    }
+    y[3 * i] = s[0]; y[3 * i + 1] = s[1]; y[3 * i + 2] = s[2];
+  }
+}
+
+static int cmp_int(const void* a, const void* b) {
+  int x = *(const int*)a, y = *(const int*)b;
+  return (x > y) - (x < y);
+}
+
+static double adams_damping(double hz) { return hz < 100 ? 0.01 : hz < 1000 ? 0.1 : 1.0; }
+
+void cf_reduction_set_damping(cfReduction* r, double damping) {
+  for (int i = 0; i < r->n; i++)
+    r->zeta[i] = i < r->nrigid ? 0.0 : damping >= 0 ? damping : adams_damping(cf_reduction_freq_hz(r, i));
+}
+
+int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfReduceOptions* opt_in,
+              cfReduction* out) {
+  cfReduceOptions opt = opt_in ? *opt_in : cf_default_reduce_options();
+  memset(out, 0, sizeof *out);
+  double t0 = cf_wall_time();
+  const int ndof = m->ndof, nnode = m->nnode;
+  int st = CF_OK;
+  if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
+  if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
+  for (int i = 0; i < nbnode_in; i++)
+    if (bnodes_in[i] < 0 || bnodes_in[i] >= nnode)
+      return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);
+
+  cfReduction* r = out;
+  r->version = CF_REDUCTION_VERSION;
+  r->nnode = nnode; r->ntet = m->ntet; r->ndof = ndof;
+  r->consistent_mass = m->def.consistent_mass;
+  r->E = m->def.E; r->nu = m->def.nu; r->rho = m->def.rho;
+  r->fingerprint = cf_reduction_fingerprint(m);
+
+  unsigned char* fixed_i = calloc(ndof, 1);
+  double* Kb = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
+  double *rhs = malloc(sizeof(double) * ndof), *x = malloc(sizeof(double) * ndof);
+  double *KB = NULL, *MB = NULL, *Q = NULL, *Bn = NULL, *Mtmp = NULL, *Phi = NULL, *Wt = NULL;
+  /* the mass the options name (as cf_modal_solve takes it for the normal modes): the model's
+   * blocks or the one-point rule, for the projection and the invariants alike */
+  double* Mone = opt.modal.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * (size_t)m->nnzb) : NULL;
+  const double* Mb = Mone ? Mone : m->Mblk;
+  cfSparseSolver sp;
+  int sp_init = 0;
+  r->bnodes = malloc(sizeof(int) * (nbnode_in > 0 ? nbnode_in : 1));
+  if (!fixed_i || !Kb || !rhs || !x || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+
+  if (Mone) cf_mass_one_point(m, Mone);
+
+  /* interface nodes (sorted, unique) and DOFs */
+  if (nbnode_in > 0) memcpy(r->bnodes, bnodes_in, sizeof(int) * nbnode_in); /* NULL when none */
+  qsort(r->bnodes, nbnode_in, sizeof(int), cmp_int);
+  for (int i = 0; i < nbnode_in; i++)
+    if (r->nbnode == 0 || r->bnodes[r->nbnode - 1] != r->bnodes[i]) r->bnodes[r->nbnode++] = r->bnodes[i];
+  r->bdof = malloc(sizeof(int) * (3 * r->nbnode + 1));
+  if (!r->bdof) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  for (int i = 0; i < r->nbnode; i++)
+    for (int a = 0; a < 3; a++) {
+      int d = 3 * r->bnodes[i] + a;
+      if (!m->fixed[d]) r->bdof[r->nb++] = d;
+    }
+  int nfixed_i = 0;
+  for (int d = 0; d < ndof; d++) fixed_i[d] = m->fixed[d];
+  for (int i = 0; i < r->nb; i++) fixed_i[r->bdof[i]] = 1;
+  for (int d = 0; d < ndof; d++) nfixed_i += fixed_i[d];
+  int ninterior = ndof - nfixed_i;
+  r->nk = opt.nmodes < ninterior ? opt.nmodes : ninterior;
+  r->n = r->nb + r->nk;
+  const int n = r->n;
+  if (n == 0) { st = cf_error(CF_ERR_ARG, "reduce: empty basis (no interface DOFs and no normal modes)"); goto done; }
+  r->basis = calloc((size_t)n * ndof, sizeof(double));
+  r->fixed_omega2 = malloc(sizeof(double) * (r->nk + 1));
+  r->Kr = malloc(sizeof(double) * (size_t)n * n);
+  r->Mr = malloc(sizeof(double) * (size_t)n * n);
+  r->omega2 = malloc(sizeof(double) * n);
+  r->zeta = malloc(sizeof(double) * n);
+  r->P = malloc(sizeof(double) * 3 * (size_t)n);
+  r->T = malloc(sizeof(double) * 9 * (size_t)n);
+  r->S = malloc(sizeof(double) * 9 * (size_t)n * n);
+  KB = malloc(sizeof(double) * (size_t)n * ndof);
+  MB = malloc(sizeof(double) * (size_t)n * ndof);
+  if (!r->basis || !r->fixed_omega2 || !r->Kr || !r->Mr || !r->omega2 || !r->zeta || !r->P || !r->T ||
+      !r->S || !KB || !MB) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof); goto done; }
+  /* K blocks from the element K_e (rest state), as the modal solve and the preconditioner gather them */
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
+
+  /* 1. constraint modes: u_b = e_j, K_ii u_i = -K_ib e_j (one CHOLMOD factor, nb solves) */
+  double t1 = cf_wall_time();
+  if (r->nb > 0) {
+    st = cf_sparse_init(m, 1, &sp);
+    sp_init = 1;
+    if (st < 0) goto done;
+    st = cf_sparse_factor(&sp, Kb, fixed_i);
+    /* CHOLMOD may well factor a singular K_ii in floating point: look at the pivots */
+    double rc = st < 0 ? 0.0 : cholmod_rcond(sp.L, &sp.cc);
+    if (st < 0 || !(rc > 1e-13)) {
+      st = cf_error(CF_ERR_SOLVER, "reduce: K_ii is singular (rcond %.1e): the interface (%d nodes) and the supports "
+                    "do not hold the part against rigid-body motion", rc, r->nbnode);
+      goto done;
+    }
+    for (int j = 0; j < r->nb; j++) {
+      int dj = r->bdof[j], nj = dj / 3, cj = dj % 3;
+      memset(rhs, 0, sizeof(double) * ndof);
+      /* column dj of K: K(3i+r, dj) = block (nj, i) entry (cj, r), found in row nj */
+      for (int q = m->row_ptr[nj]; q < m->row_ptr[nj + 1]; q++) {
+        int i = m->col[q];
+        for (int rr = 0; rr < 3; rr++)
+          if (!fixed_i[3 * i + rr]) rhs[3 * i + rr] = -Kb[9 * (size_t)q + 3 * cj + rr];
+      }
+      st = cf_sparse_solve(&sp, rhs, x);
+      if (st < 0) goto done;
+      double* col = r->basis + (size_t)j * ndof;
+      for (int d = 0; d < ndof; d++) col[d] = fixed_i[d] ? 0.0 : x[d];
+      col[dj] = 1.0;
+      for (int d = 0; d < ndof; d++)
+        if (!isfinite(col[d])) { st = cf_error(CF_ERR_SOLVER, "reduce: constraint mode %d is not finite (K_ii singular?)", j); goto done; }
+    }
+    cf_sparse_free(&sp);
+    sp_init = 0;
+  }
+  double t2 = cf_wall_time();
+  r->t_constraint = t2 - t1;
+
+  /* 2. fixed-interface normal modes: the model with its interface DOFs fixed */
+  if (r->nk > 0) {
+    cfModel mi = *m;
+    mi.fixed = fixed_i;
+    mi.nfixed = nfixed_i;
+    st = cf_modal_solve(&mi, r->nk, &opt.modal, r->fixed_omega2, r->basis + (size_t)r->nb * ndof, NULL);
+    if (st < 0) goto done;
+  }
+  double t3 = cf_wall_time();
+  r->t_normal = t3 - t2;
+
+  /* 3. K_r = B^T K B, M_r = B^T M B (B stored transposed: n x ndof, row-major) */
+  for (int j = 0; j < n; j++) {
+    block_mv(m, Kb, 0, r->basis + (size_t)j * ndof, KB + (size_t)j * ndof);
+    block_mv(m, Mb, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
+  }
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, KB, ndof, 0.0, r->Kr, n);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, MB, ndof, 0.0, r->Mr, n);
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) {
+      double k = 0.5 * (r->Kr[i * n + j] + r->Kr[j * n + i]), mm = 0.5 * (r->Mr[i * n + j] + r->Mr[j * n + i]);
+      r->Kr[i * n + j] = r->Kr[j * n + i] = k;
+      r->Mr[i * n + j] = r->Mr[j * n + i] = mm;
+    }
+  free(KB); KB = NULL;
+  free(MB); MB = NULL;
+  double t4 = cf_wall_time();
+  r->t_project = t4 - t3;
+
+  /* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q */
+  Q = malloc(sizeof(double) * (size_t)n * n);
+  Mtmp = malloc(sizeof(double) * (size_t)n * n);
+  if (!Q || !Mtmp) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  memcpy(Q, r->Kr, sizeof(double) * (size_t)n * n);
+  memcpy(Mtmp, r->Mr, sizeof(double) * (size_t)n * n);
+  int info = LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', n, Q, n, Mtmp, n, r->omega2);
+  if (info != 0) {
+    st = cf_error(CF_ERR_SOLVER, "reduce: reduced eigenproblem failed (dsygvd info %d%s)", info,
+                  info > n ? ": reduced mass not positive definite, the basis is dependent" : "");
+    goto done;
+  }
+  double wmax = 0;
+  for (int i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
+  if (m->nfixed == 0)
+    for (int i = 0; i < n && fabs(r->omega2[i]) <= opt.rigid_tol * wmax; i++) r->nrigid++;
+  cf_reduction_set_damping(r, opt.damping);
+  if (opt.orthonormalise) {
+    /* deterministic signs: the largest |component| of each B q_j positive */
+    Bn = malloc(sizeof(double) * (size_t)n * ndof);
+    if (!Bn) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, ndof, n, 1.0, Q, n, r->basis, ndof, 0.0, Bn, ndof);
+    for (int j = 0; j < n; j++) {
+      double* b = Bn + (size_t)j * ndof;
+      int imax = 0;
+      for (int d = 1; d < ndof; d++)
+        if (fabs(b[d]) > fabs(b[imax]) * (1 + 1e-12)) imax = d;
+      if (b[imax] < 0)
+        for (int d = 0; d < ndof; d++) b[d] = -b[d];
+    }
+    free(r->basis);
+    r->basis = Bn;
+    Bn = NULL;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++) {
+        r->Kr[i * n + j] = i == j ? r->omega2[i] : 0.0;
+        r->Mr[i * n + j] = i == j ? 1.0 : 0.0;
+      }
+    r->orthonormal = 1;
+  }
+  double t5 = cf_wall_time();
+  r->t_ortho = t5 - t4;
+
+  /* 5. inertia invariants with the scalar mass coefficients M_pq */
+  {
+    const double* X = m->X;
+    double y[3];
+    r->mass = 0;
+    memset(r->c, 0, sizeof r->c);
+    memset(r->J, 0, sizeof r->J);
+    double* rowsum = calloc(nnode, sizeof(double));
+    double* MX = calloc(3 * (size_t)nnode, sizeof(double)); /* sum_p M_qp X_p */
+    Phi = malloc(sizeof(double) * 3 * (size_t)n * nnode);    /* Phi_a: [a][j][p] */
+    Wt = malloc(sizeof(double) * 3 * (size_t)n * nnode);     /* sum_p M_qp Phi_pj,b: [b][j][q] */
+    if (!rowsum || !MX || !Phi || !Wt) {
+      free(rowsum); free(MX);
+      st = cf_error(CF_ERR_NOMEM, "reduce: out of memory for the invariants");
+      goto done;
+    }
+    for (int q = 0; q < nnode; q++) {
+      y[0] = y[1] = y[2] = 0;
+      for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) {
+        int p = m->col[k];
+        rowsum[q] += Mb[k];
+        for (int a = 0; a < 3; a++) y[a] += Mb[k] * X[3 * p + a];
+      }
+      for (int a = 0; a < 3; a++) MX[3 * q + a] = y[a];
+      r->mass += rowsum[q];
+      for (int a = 0; a < 3; a++) {
+        r->c[a] += rowsum[q] * X[3 * q + a];
+        for (int b = 0; b < 3; b++) r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];
+      }
+    }
+    for (int a = 0; a < 3; a++)
+      for (int b = a + 1; b < 3; b++) r->J[3 * a + b] = r->J[3 * b + a] = 0.5 * (r->J[3 * a + b] + r->J[3 * b + a]);
+    for (int j = 0; j < n; j++) {
+      const double* b = r->basis + (size_t)j * ndof;
+      for (int a = 0; a < 3; a++) {
+        double* ph = Phi + ((size_t)a * n + j) * nnode;
+        for (int p = 0; p < nnode; p++) ph[p] = b[3 * p + a];
+      }
+      for (int a = 0; a < 3; a++) {
+        double s = 0;
+        for (int q = 0; q < nnode; q++) s += rowsum[q] * b[3 * q + a];
+        r->P[a * n + j] = s;
+        for (int bb = 0; bb < 3; bb++) {
+          double t = 0;
+          for (int q = 0; q < nnode; q++) t += MX[3 * q + a] * b[3 * q + bb];
+          r->T[(a * 3 + bb) * n + j] = t;
+        }
+      }
+      for (int bb = 0; bb < 3; bb++) {
+        const double* ph = Phi + ((size_t)bb * n + j) * nnode;
+        double* w = Wt + ((size_t)bb * n + j) * nnode;
+        for (int q = 0; q < nnode; q++) {
+          double s = 0;
+          for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) s += Mb[k] * ph[m->col[k]];
+          w[q] = s;
+        }
+      }
+    }
+    for (int a = 0; a < 3; a++)
+      for (int bb = 0; bb < 3; bb++)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, nnode, 1.0, Phi + (size_t)a * n * nnode, nnode,
+                    Wt + (size_t)bb * n * nnode, nnode, 0.0, r->S + (size_t)(a * 3 + bb) * n * n, n);
+    free(rowsum);
+    free(MX);
+  }
+  double t6 = cf_wall_time();
+  r->t_invariants = t6 - t5;
+  r->t_total = t6 - t0;
+
+done:
+  if (sp_init) cf_sparse_free(&sp);
+  free(fixed_i); free(Kb); free(rhs); free(x); free(KB); free(MB); free(Q); free(Bn); free(Mtmp);
+  free(Phi); free(Wt); free(Mone);
+  if (st < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    cf_reduction_free(out);
+    return cf_error(st, "%s", msg);
+  }
+  return CF_OK;
+}
+
+/* ---- file format (docs/reduction-format.md) ------------------------------------------------- */
+static const char MAGIC[8] = {'C', 'F', 'R', 'E', 'D', 'U', 'C', 'E'};
+enum { BOM = 0x01020304, HEADER_INTS = 12, SOURCE_LEN = 512 };
+
+/* Written to PATH.tmp.PID and renamed: a reader (another process reusing the cache) never sees
+ * a half-written file, and a failed write leaves the old file as it was. */
+int cf_reduction_write(const cfReduction* r, const char* path) {
+  char tmpname[4200];
+  snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
+  FILE* f = fopen(tmpname, "wb");
+  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
+  int32_t ver = CF_REDUCTION_VERSION, bom = BOM;
+  int32_t h[HEADER_INTS] = {r->nnode, r->ntet, r->ndof, r->consistent_mass, r->nbnode, r->nb,
+                            r->nk, r->n, r->orthonormal, r->nrigid, 0, 0};
+  double hd[17] = {r->E, r->nu, r->rho, r->fingerprint, r->mass, r->c[0], r->c[1], r->c[2]};
+  memcpy(hd + 8, r->J, sizeof r->J);
+  char src[SOURCE_LEN] = {0};
+  snprintf(src, sizeof src, "%s", r->source);
+  size_t n = r->n;
+  int ok = fwrite(MAGIC, 1, 8, f) == 8 && fwrite(&ver, 4, 1, f) == 1 && fwrite(&bom, 4, 1, f) == 1 &&
+           fwrite(h, 4, HEADER_INTS, f) == HEADER_INTS && fwrite(hd, 8, 17, f) == 17 &&
+           fwrite(src, 1, SOURCE_LEN, f) == SOURCE_LEN;
+  int32_t* tmp = malloc(sizeof(int32_t) * (r->nbnode + r->nb + 1));
+  if (!tmp) ok = 0;
+  if (ok) {
+    for (int i = 0; i < r->nbnode; i++) tmp[i] = r->bnodes[i];
+    for (int i = 0; i < r->nb; i++) tmp[r->nbnode + i] = r->bdof[i];
+    ok = fwrite(tmp, 4, r->nbnode + r->nb, f) == (size_t)(r->nbnode + r->nb);
+  }
+  free(tmp);
+  ok = ok && fwrite(r->fixed_omega2, 8, r->nk, f) == (size_t)r->nk && fwrite(r->omega2, 8, n, f) == n &&
+       fwrite(r->zeta, 8, n, f) == n && fwrite(r->Kr, 8, n * n, f) == n * n && fwrite(r->Mr, 8, n * n, f) == n * n &&
+       fwrite(r->P, 8, 3 * n, f) == 3 * n && fwrite(r->T, 8, 9 * n, f) == 9 * n &&
+       fwrite(r->S, 8, 9 * n * n, f) == 9 * n * n &&
+       fwrite(r->basis, 8, n * r->ndof, f) == n * r->ndof;
+  if (fclose(f) != 0) ok = 0;
+  if (ok && rename(tmpname, path) != 0) ok = 0;
+  if (!ok) {
+    remove(tmpname);
+    return cf_error(CF_ERR_IO, "%s: write failed", path);
+  }
+  return CF_OK;
+}
+
+int cf_reduction_read(const char* path, cfReduction* r) {
+  memset(r, 0, sizeof *r);
+  FILE* f = fopen(path, "rb");
+  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open", path);
+  char magic[8];
+  int32_t ver, bom, h[HEADER_INTS];
+  double hd[17];
+  int st = CF_OK;
+  if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) { st = cf_error(CF_ERR_PARSE, "%s: not a cofem reduction file (magic)", path); goto done; }
+  if (fread(&ver, 4, 1, f) != 1 || fread(&bom, 4, 1, f) != 1) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
+  if (bom != BOM) { st = cf_error(CF_ERR_PARSE, "%s: written on a machine of the other byte order", path); goto done; }
+  if (ver != CF_REDUCTION_VERSION) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads version %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
+  if (fread(h, 4, HEADER_INTS, f) != HEADER_INTS || fread(hd, 8, 17, f) != 17 ||
+      fread(r->source, 1, SOURCE_LEN, f) != SOURCE_LEN) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
+  r->source[SOURCE_LEN - 1] = 0;
+  r->version = ver;
+  r->nnode = h[0]; r->ntet = h[1]; r->ndof = h[2]; r->consistent_mass = h[3]; r->nbnode = h[4]; r->nb = h[5];
+  r->nk = h[6]; r->n = h[7]; r->orthonormal = h[8]; r->nrigid = h[9];
+  if (r->nnode <= 0 || r->ndof != 3 * r->nnode || r->ntet <= 0 || r->nbnode < 0 || r->nbnode > r->nnode ||
+      r->nb < 0 || r->nb > 3 * r->nbnode || r->nk < 0 || r->n != r->nb + r->nk || r->n <= 0 || r->n > r->ndof ||
+      r->nrigid < 0 || r->nrigid > r->n) { st = cf_error(CF_ERR_PARSE, "%s: inconsistent sizes in the header", path); goto done; }
+  r->E = hd[0]; r->nu = hd[1]; r->rho = hd[2]; r->fingerprint = hd[3]; r->mass = hd[4];
+  memcpy(r->c, hd + 5, sizeof r->c);
+  memcpy(r->J, hd + 8, sizeof r->J);
+  size_t n = r->n;
+  r->bnodes = malloc(sizeof(int) * (r->nbnode + 1));
+  r->bdof = malloc(sizeof(int) * (r->nb + 1));
+  r->fixed_omega2 = malloc(sizeof(double) * (r->nk + 1));
+  r->omega2 = malloc(sizeof(double) * n);
+  r->zeta = malloc(sizeof(double) * n);
+  r->Kr = malloc(sizeof(double) * n * n);
+  r->Mr = malloc(sizeof(double) * n * n);
+  r->P = malloc(sizeof(double) * 3 * n);
+  r->T = malloc(sizeof(double) * 9 * n);
+  r->S = malloc(sizeof(double) * 9 * n * n);
+  r->basis = malloc(sizeof(double) * n * r->ndof);
+  int32_t* tmp = malloc(sizeof(int32_t) * (r->nbnode + r->nb + 1));
+  if (!r->bnodes || !r->bdof || !r->fixed_omega2 || !r->omega2 || !r->zeta || !r->Kr || !r->Mr || !r->P ||
+      !r->T || !r->S || !r->basis || !tmp) { free(tmp); st = cf_error(CF_ERR_NOMEM, "%s: out of memory", path); goto done; }
+  int ok = fread(tmp, 4, r->nbnode + r->nb, f) == (size_t)(r->nbnode + r->nb);
+  for (int i = 0; ok && i < r->nbnode; i++) {
+    r->bnodes[i] = tmp[i];
+    if (tmp[i] < 0 || tmp[i] >= r->nnode) ok = 0;
+  }
+  for (int i = 0; ok && i < r->nb; i++) {
+    r->bdof[i] = tmp[r->nbnode + i];
+    if (r->bdof[i] < 0 || r->bdof[i] >= r->ndof) ok = 0;
+  }
+  free(tmp);
+  if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: bad interface node/DOF list", path); goto done; }
+  ok = fread(r->fixed_omega2, 8, r->nk, f) == (size_t)r->nk && fread(r->omega2, 8, n, f) == n &&
+       fread(r->zeta, 8, n, f) == n && fread(r->Kr, 8, n * n, f) == n * n && fread(r->Mr, 8, n * n, f) == n * n &&
+       fread(r->P, 8, 3 * n, f) == 3 * n && fread(r->T, 8, 9 * n, f) == 9 * n &&
+       fread(r->S, 8, 9 * n * n, f) == 9 * n * n && fread(r->basis, 8, n * r->ndof, f) == n * r->ndof;
+  if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
+  if (fgetc(f) != EOF) { st = cf_error(CF_ERR_PARSE, "%s: trailing bytes after the data", path); goto done; }
+done:
+  fclose(f);
+  if (st < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    cf_reduction_free(r);
+    return cf_error(st, "%s", msg);
+  }
+  return CF_OK;
+}
+
+int cf_reduction_check(const cfReduction* r, const cfModel* m) {
+  if (r->nnode != m->nnode || r->ntet != m->ntet)
+    return cf_error(CF_ERR_ARG, "reduction of a mesh with %d nodes / %d elements, the model has %d / %d",
+                    r->nnode, r->ntet, m->nnode, m->ntet);
+  double fp = cf_reduction_fingerprint(m);
+  if (fabs(fp - r->fingerprint) > 1e-9 * (fabs(fp) + 1e-30) + 1e-300)
+    return cf_error(CF_ERR_ARG, "reduction of another mesh (node positions differ)");
+  if (r->E != m->def.E || r->nu != m->def.nu || r->rho != m->def.rho || r->consistent_mass != m->def.consistent_mass)
+    return cf_error(CF_ERR_ARG, "reduction made with another material or mass (E %g nu %g rho %g %s)", r->E, r->nu,
+                    r->rho, r->consistent_mass ? "consistent" : "lumped");
+  return CF_OK;
+}

@@ -1,0 +1,41 @@
+/* cofem reduce (host/cli/cmd_reduce.c, linked from cofem_commands): the lug scene reduced with its
+ * supports as interface writes a file that reads back with six rigid-body modes and the printed
+ * counts; bad arguments and unknown sets are refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cofem/cofem.h"
+#include "cofem/modal_part.h"
+#include "cf_test.h"
+
+int main(void) {
+  char out[128], scene[600];
+  snprintf(out, sizeof out, "/tmp/cofem_test_cb_cli_%d.cfred", (int)getpid());
+  snprintf(scene, sizeof scene, "%s/scenes/lug_pull.json", COFEM_SOURCE_DIR);
+  char* a1[] = {"cofem", "reduce", scene, "--modes", "8", "--out", out, "--quiet", NULL};
+  CHECK(cf_cmd_reduce(8, a1) == 0);
+  cfReduction r;
+  CHECK_OK(cf_reduction_read(out, &r));
+  CHECK(r.nb == 171 && r.nk == 8 && r.n == 179 && r.nrigid == 6 && r.orthonormal == 1);
+  CHECK_CLOSE(r.mass, 1.316, 0, 2e-3);
+  cf_reduction_free(&r);
+  /* the file as a cache (cf_modal_part_load): reused with another damping ratio, which is not
+   * part of the match, the damping asked for now is the one the part gets */
+  cfReduceOptions ro = cf_default_reduce_options();
+  ro.nmodes = 8;
+  ro.damping = 0.05;
+  cfModalPart p;
+  CHECK_OK(cf_modal_part_load(scene, NULL, 0, CF_PART_SUPPORTS_INTERFACE, &ro, out, &p));
+  CHECK(p.from_cache == 1);
+  CHECK(p.red.n == 179 && p.red.nrigid == 6 && p.red.zeta[0] == 0.0 && p.red.zeta[6] == 0.05 && p.red.zeta[178] == 0.05);
+  cf_modal_part_free(&p);
+  remove(out);
+  char* a2[] = {"cofem", "reduce", scene, "--interface", "nope", NULL};
+  CHECK(cf_cmd_reduce(5, a2) == 1);
+  char* a3[] = {"cofem", "reduce", scene, "--modes", "x", NULL};
+  CHECK(cf_cmd_reduce(5, a3) == 2);
+  char* a4[] = {"cofem", "reduce", scene, "--clamp", "--interface", "probe,load", "--modes", "4", "--damping", "adams", NULL};
+  CHECK(cf_cmd_reduce(10, a4) == 0);
+  TEST_END();
+}
