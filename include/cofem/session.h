@@ -1,0 +1,76 @@
+/* A running FE scene behind one opaque handle: the scene, its model and data and a simulation on
+ * the scene's backend, with flat calls for bindings (the Python module) and small programs. The
+ * full API stays reachable through cf_session_scene/_model/_data.
+ *
+ * Every step applies the scene's loads at the step's end time plus the session's extra nodal
+ * forces (cf_session_forces), as `cofem run` does. Arrays returned here are owned by the
+ * session and stay at the same address until cf_session_free. */
+#ifndef COFEM_SESSION_H
+#define COFEM_SESSION_H
+#include <stddef.h>
+#include "cofem/scene.h"
+#include "cofem/reduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cfSession cfSession;
+
+/* Load the scene (and its mesh), build the model with the supports fixed, start the simulation on
+ * the scene's backend ("auto" falls back to the CPU). Errors name the scene; *out is NULL then. */
+int cf_session_open(const char* scene_path, cfSession** out);
+void cf_session_free(cfSession* s);
+
+const cfScene* cf_session_scene(const cfSession* s);
+const cfModel* cf_session_model(const cfSession* s);
+cfData* cf_session_data(cfSession* s);
+int cf_session_nnode(const cfSession* s);
+int cf_session_ntet(const cfSession* s);
+double cf_session_time(const cfSession* s);
+double cf_session_dt(const cfSession* s);
+
+/* [3*nnode] current positions and velocities (current after every step), rest positions. */
+double* cf_session_x(cfSession* s);
+double* cf_session_v(cfSession* s);
+const double* cf_session_rest(const cfSession* s);
+/* [3*nnode] extra nodal forces [N] added to the scene's loads in every step; zero at open.
+ * Write into it, then step. */
+double* cf_session_forces(cfSession* s);
+
+/* n steps (each: forces, step, state fetched). Returns the worst status: CF_OK, a positive
+ * warning (counted in cf_session_data()->warning) or the first error. */
+int cf_session_step(cfSession* s, int n);
+/* Supports on (1) or released (0). */
+int cf_session_set_supports(cfSession* s, int active);
+/* Back to rest (t = 0, supports on); the extra forces are kept. */
+int cf_session_reset(cfSession* s);
+
+/* A node set of the mesh: its size, and its node indices in *nodes (may be NULL); -1 and an
+ * error naming the set if there is none. */
+int cf_session_node_set(const cfSession* s, const char* name, const int** nodes);
+/* Mean displacement of a node set (the scene's probes are node sets). */
+int cf_session_probe(const cfSession* s, const char* set, double u[3]);
+/* Per-element von Mises stress [Pa] of the current state, out [ntet]. */
+void cf_session_von_mises(const cfSession* s, double* out);
+
+/* Statics from rest under scale * (every scene load in full, whatever its time profile, plus
+ * gravity) plus the extra forces, as `cofem static` does: the co-rotational solution by load
+ * increments with the scene's static options (linear = 0), or linear FEM (linear = 1). The
+ * positions are left at the solution, the velocities zero, t = 0. */
+int cf_session_static(cfSession* s, double scale, int linear);
+
+/* Craig-Bampton reduction of the session's model (its supports stay fixed) with the nodes of the
+ * named sets as interface; nmodes fixed-interface normal modes (< 0: the default). out is
+ * filled; free it with cf_reduction_free. */
+int cf_session_reduce(const cfSession* s, const char* const* sets, int nsets, int nmodes,
+                      cfReduction* out);
+
+/* sizeof of a public struct by name ("cfReduction", "cfReduceOptions", "cfModalOptions",
+ * "cfStaticOptions", "cfModelDef"), 0 for another name: lets bindings check their mirrors. */
+size_t cf_struct_size(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
