@@ -1,0 +1,208 @@
+"""cofem from Python: FE scenes of the co-rotational engine through libcofem.so (ctypes).
+
+    import cofem
+    with cofem.Scene("scenes/lug_pull.json") as s:
+        s.forces[node] = (0, 1e5, 0)     # extra nodal force [N], added to the scene's loads
+        s.step(50)
+        print(s.probe("probe"), s.positions[node])
+        s.static(scale=0.5)              # co-rotational statics (linear=True: linear FEM)
+        red = s.reduce(["load"], nmodes=6)
+
+positions, velocities, rest and forces are numpy views of the library's own arrays (no copy; they
+follow every step). They stay valid while the Scene is open: after close() they must not be used.
+Errors raise cofem.Error carrying the library's message (cf_last_error()).
+"""
+import ctypes
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _lib
+
+_L = _lib.load()
+
+__all__ = ["Error", "Scene", "Reduction", "version", "data_dir", "library_path"]
+
+
+class Error(RuntimeError):
+    """A cofem call failed: status (a negative cfStatus), name (e.g. CF_ERR_PARSE) and the message."""
+
+    def __init__(self, status, message):
+        self.status = status
+        self.name = _L.cf_status_name(status).decode()
+        self.message = message
+        super().__init__(f"{message} [{self.name}]")
+
+
+class Warning(UserWarning):  # noqa: A001 (cofem.Warning, as numpy's)
+    """A step or a static solve ended with a positive cfStatus (e.g. PCG not converged)."""
+
+
+def _check(status):
+    if status < 0:
+        raise Error(status, _L.cf_last_error().decode(errors="replace"))
+    if status > 0:
+        msg = _L.cf_last_error().decode(errors="replace")
+        warnings.warn(_L.cf_status_name(status).decode() + (f": {msg}" if msg else ""), Warning, stacklevel=3)
+    return status
+
+
+def version():
+    """The library's version, e.g. '0.1.0'."""
+    return _L.cf_version().decode()
+
+
+def data_dir():
+    """Folder of the installed demo scenes and meshes ($COFEM_DATA overrides)."""
+    return _L.cf_data_dir().decode()
+
+
+def library_path():
+    """The libcofem.so that was loaded."""
+    return _L._cofem_path
+
+
+@dataclass
+class Reduction:
+    """A Craig-Bampton reduction (include/cofem/reduce.h), copied into numpy arrays."""
+    nb: int                 # constraint modes (interface DOFs)
+    nk: int                 # fixed-interface normal modes
+    nrigid: int             # rigid-body modes among the first
+    orthonormal: bool
+    omega2: np.ndarray      # [n] eigenvalues of (K_r, M_r) [rad^2/s^2]
+    freq_hz: np.ndarray     # [n] sign(w^2) sqrt|w^2| / 2 pi
+    zeta: np.ndarray        # [n] modal damping ratios
+    basis: np.ndarray       # [n, ndof] the modes (rows), zero on fixed DOFs
+    Kr: np.ndarray          # [n, n] reduced stiffness
+    Mr: np.ndarray          # [n, n] reduced mass
+    interface_dofs: np.ndarray  # [nb]
+    mass: float
+    center: np.ndarray      # [3] centre of mass (rest)
+
+    def displacement(self, q):
+        """Nodal displacements [nnode, 3] of the modal coordinates q [n]."""
+        return (np.asarray(q, dtype=float) @ self.basis).reshape(-1, 3)
+
+
+def _copy(ptr, shape):
+    n = int(np.prod(shape))
+    return np.ctypeslib.as_array(ptr, shape=(n,)).copy().reshape(shape) if n else np.zeros(shape)
+
+
+class Scene:
+    """An FE scene (JSON, docs/scene-format.md) loaded and ready to step on its backend."""
+
+    def __init__(self, path):
+        h = ctypes.c_void_p()
+        _check(_L.cf_session_open(str(path).encode(), ctypes.byref(h)))
+        self._h = h
+        self.path = str(path)
+        self.nnode = _L.cf_session_nnode(h)
+        self.ntet = _L.cf_session_ntet(h)
+        self.dt = _L.cf_session_dt(h)
+        # views of the library's arrays: same addresses for the session's life
+        self.positions = self._view(_L.cf_session_x)
+        self.velocities = self._view(_L.cf_session_v)
+        self.rest = self._view(_L.cf_session_rest)
+        self.rest.flags.writeable = False
+        self.forces = self._view(_L.cf_session_forces)
+
+    def _view(self, getter):
+        addr = ctypes.cast(getter(self._h), ctypes.c_void_p).value
+        buf = (ctypes.c_double * (3 * self.nnode)).from_address(addr)
+        buf._scene = self  # the view keeps the Scene (so the C memory) alive
+        return np.frombuffer(buf, dtype=np.float64).reshape(self.nnode, 3)
+
+    def _live(self):
+        if self._h is None:
+            raise Error(-5, f"{self.path}: the scene is closed")
+        return self._h
+
+    # ---- state -------------------------------------------------------------------------------------
+    @property
+    def time(self):
+        return _L.cf_session_time(self._live())
+
+    @property
+    def displacements(self):
+        """positions - rest (a new array)."""
+        return self.positions - self.rest
+
+    def step(self, n=1):
+        """n time steps with the scene's loads plus self.forces. Returns the worst status (0, or a
+        positive warning, also issued as cofem.Warning); an error raises cofem.Error."""
+        return _check(_L.cf_session_step(self._live(), int(n)))
+
+    def set_supports(self, active=True):
+        _check(_L.cf_session_set_supports(self._live(), 1 if active else 0))
+
+    def reset(self):
+        """Back to rest (t = 0, supports on); self.forces is kept."""
+        _check(_L.cf_session_reset(self._live()))
+
+    def node_set(self, name):
+        """Node indices of a node set of the mesh (a copy)."""
+        p = _lib.P_int()
+        n = _L.cf_session_node_set(self._live(), name.encode(), ctypes.byref(p))
+        _check(min(n, 0))
+        return _copy(p, (n,)).astype(np.int64)
+
+    def probe(self, name):
+        """Mean displacement [3] of a node set (the scene's probes are node sets)."""
+        u = (ctypes.c_double * 3)()
+        _check(_L.cf_session_probe(self._live(), name.encode(), u))
+        return np.array(u[:])
+
+    def von_mises(self):
+        """Per-element von Mises stress [ntet] of the current state [Pa]."""
+        out = np.empty(self.ntet)
+        _L.cf_session_von_mises(self._live(), out.ctypes.data_as(_lib.P_double))
+        return out
+
+    # ---- analyses ----------------------------------------------------------------------------------
+    def static(self, scale=1.0, linear=False):
+        """Statics from rest under scale * (every scene load in full + gravity) + self.forces, as
+        `cofem static`: co-rotational by load increments, or linear FEM. positions is left at the
+        solution. Returns the status (positive: not converged, a cofem.Warning)."""
+        return _check(_L.cf_session_static(self._live(), float(scale), 1 if linear else 0))
+
+    def reduce(self, interface=(), nmodes=-1):
+        """Craig-Bampton reduction with the named node sets as interface (the scene's supports stay
+        fixed) and nmodes fixed-interface normal modes (-1: the library's default)."""
+        if isinstance(interface, str):
+            interface = [interface]
+        names = (ctypes.c_char_p * max(1, len(interface)))(*[s.encode() for s in interface])
+        r = _lib.Reduction_c()
+        st = _L.cf_session_reduce(self._live(), names, len(interface), int(nmodes), ctypes.byref(r))
+        try:
+            _check(st)
+            n, ndof = r.n, r.ndof
+            omega2 = _copy(r.omega2, (n,))
+            return Reduction(
+                nb=r.nb, nk=r.nk, nrigid=r.nrigid, orthonormal=bool(r.orthonormal), omega2=omega2,
+                freq_hz=np.sign(omega2) * np.sqrt(np.abs(omega2)) / (2 * np.pi), zeta=_copy(r.zeta, (n,)),
+                basis=_copy(r.basis, (n, ndof)), Kr=_copy(r.Kr, (n, n)), Mr=_copy(r.Mr, (n, n)),
+                interface_dofs=_copy(r.bdof, (r.nb,)).astype(np.int64), mass=r.mass,
+                center=np.array(r.c[:]) / r.mass)
+        finally:
+            _L.cf_reduction_free(ctypes.byref(r))
+
+    # ---- lifetime ----------------------------------------------------------------------------------
+    def close(self):
+        """Free the C session. The array views must not be used afterwards."""
+        if getattr(self, "_h", None) is not None:
+            _L.cf_session_free(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        return f"cofem.Scene({self.path!r}: {self.nnode} nodes, {self.ntet} tetrahedra)"

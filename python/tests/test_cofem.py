@@ -1,0 +1,166 @@
+"""pytest for python/cofem: the numbers are checked against the cofem program (probes.csv,
+static.csv), against the integrator's own relations, and against the linear static solution."""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cofem
+
+SRC = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LUG = os.path.join(SRC, "scenes", "lug_pull.json")
+COFEM_BIN = os.environ.get("COFEM_BIN") or os.path.join(os.environ.get("COFEM_BUILD", os.path.join(SRC, "build")), "cofem")
+
+
+def last_row(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return rows[-1]
+
+
+def run_cli(*args):
+    if not os.access(COFEM_BIN, os.X_OK):
+        pytest.skip(f"{COFEM_BIN} not built")
+    subprocess.run([COFEM_BIN, *args], check=True, stdout=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def lug():
+    with cofem.Scene(LUG) as s:
+        yield s
+
+
+def test_version_and_library():
+    assert cofem.version().count(".") == 2
+    assert os.path.exists(cofem.library_path()) or cofem.library_path().startswith("libcofem")
+
+
+def test_positions_equal_cli_probes(lug, tmp_path):
+    """20 steps here and `cofem run --steps 20`: the probe (mean displacement of the node set
+    'probe', computed here from the positions array) equals probes.csv's last row."""
+    run_cli("run", LUG, "--steps", "20", "--out", str(tmp_path), "--quiet")
+    row = last_row(tmp_path / "probes.csv")
+    lug.step(20)
+    assert lug.time == pytest.approx(20 * lug.dt)
+    nodes = lug.node_set("probe")
+    u = (lug.positions[nodes] - lug.rest[nodes]).mean(axis=0)
+    ref = np.array([float(row[f"probe_u{k}"]) for k in "xyz"])
+    assert abs(ref[0]) > 1e-4  # the lug is being pulled in +x
+    np.testing.assert_allclose(u, ref, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(lug.probe("probe"), u, rtol=1e-12, atol=1e-15)
+
+
+def test_views_follow_the_library_without_copies(lug):
+    addr = lug.positions.ctypes.data
+    x0 = lug.positions.copy()
+    lug.step(1)
+    assert lug.positions.ctypes.data == addr            # the same memory, updated in place
+    assert not np.array_equal(lug.positions, x0)
+    # backward Euler: x1 = x0 + h v1, so the two views must agree
+    np.testing.assert_allclose((lug.positions - x0) / lug.dt, lug.velocities, rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError):
+        lug.rest[0, 0] = 1.0
+
+
+def test_forces_pull_the_node(lug):
+    """An extra force written into the forces view moves the node along it, by the amount that
+    linear statics gives for the same force (small force: linear is accurate)."""
+    node = lug.node_set("load")[0]
+    lug.forces[node] = (0.0, 1e5, 0.0)
+    lug.static(scale=0.0, linear=True)
+    u_lin = lug.positions[node] - lug.rest[node]
+    lug.static(scale=0.0)
+    u_cr = lug.positions[node] - lug.rest[node]
+    assert u_lin[1] > 1e-4
+    assert u_cr[1] == pytest.approx(u_lin[1], rel=0.02)
+    lug.forces[:] = 0
+    lug.static(scale=0.0, linear=True)
+    np.testing.assert_allclose(lug.positions, lug.rest, atol=1e-15)
+
+
+def test_static_equals_cli(lug, tmp_path):
+    """Full scene load: co-rotational and linear probes equal `cofem static`'s static.csv."""
+    run_cli("static", LUG, "--out", str(tmp_path))
+    row = last_row(tmp_path / "static.csv")
+    assert float(row["load_factor"]) == pytest.approx(1.0)
+    lug.static(linear=True)
+    u_lin = lug.probe("probe")
+    lug.static()
+    u_cr = lug.probe("probe")
+    np.testing.assert_allclose(u_lin, [float(row[f"probe_u{k}_linear"]) for k in "xyz"], rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(u_cr, [float(row[f"probe_u{k}"]) for k in "xyz"], rtol=1e-6, atol=1e-10)
+    assert np.all(lug.velocities == 0) and lug.time == 0
+
+
+def test_reduction_reproduces_linear_statics(lug):
+    """Constraint modes are exact for forces on the interface: B K_r^-1 B^T f = K^-1 f there."""
+    red = lug.reduce(["load"], nmodes=6)
+    load = lug.node_set("load")
+    assert red.nb == 3 * len(load) and red.nk == 6 and red.nrigid == 0 and red.orthonormal
+    assert np.all(np.diff(red.omega2) >= 0) and red.freq_hz[0] > 0
+    np.testing.assert_allclose(red.Mr, np.eye(red.nb + red.nk), atol=1e-8)
+    f = np.zeros((lug.nnode, 3))
+    f[load, 2] = -2e5 / len(load)
+    u_red = red.displacement((red.basis @ f.ravel()) / red.omega2)
+    lug.forces[:] = f
+    lug.static(scale=0.0, linear=True)
+    u = lug.displacements
+    assert np.abs(u[load]).max() > 1e-5
+    np.testing.assert_allclose(u_red[load], u[load], rtol=0, atol=1e-8 * np.abs(u[load]).max())
+    assert red.mass > 0 and red.center.shape == (3,)
+
+
+def test_supports_released_the_part_falls(tmp_path):
+    """The lug without its loads and supports falls freely: every node at v_z = -g t."""
+    with open(LUG) as f:
+        scene = json.load(f)
+    del scene["loads"]
+    scene["mesh"] = os.path.join(SRC, "meshes", "lug.msh")
+    path = tmp_path / "free.json"
+    path.write_text(json.dumps(scene))
+    with cofem.Scene(path) as s:
+        s.set_supports(False)
+        n = 10
+        s.step(n)
+        np.testing.assert_allclose(s.velocities[:, 2], -9.81 * n * s.dt, rtol=1e-6)
+        np.testing.assert_allclose(s.velocities[:, :2], 0, atol=1e-6)
+        s.reset()
+        assert s.time == 0 and np.array_equal(s.positions, s.rest)
+        s.step(n)
+        assert np.abs(s.velocities).max() < 1e-2  # supports back on after reset
+
+
+def test_errors_carry_the_library_message(lug, tmp_path):
+    with pytest.raises(cofem.Error) as e:
+        cofem.Scene(tmp_path / "missing.json")
+    assert "missing.json" in str(e.value) and e.value.status < 0
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mesh": "%s", "material": {"E": -1, "nu": 0.3, "rho": 7850}}'
+                   % os.path.join(SRC, "meshes", "lug.msh"))
+    with pytest.raises(cofem.Error) as e:
+        cofem.Scene(bad)
+    assert "bad.json" in e.value.message
+    with pytest.raises(cofem.Error, match="nope"):
+        lug.probe("nope")
+    with pytest.raises(cofem.Error, match="nope"):
+        lug.reduce(["nope"])
+    lug.close()
+    with pytest.raises(cofem.Error, match="closed"):
+        lug.step()
+
+
+def test_load_sweep_example(tmp_path):
+    """python/examples/load_sweep.py runs and writes its plot; the curve starts at 0 and the
+    co-rotational part stiffens relative to linear FEM (the lug's known behaviour)."""
+    pytest.importorskip("matplotlib")
+    script = os.path.join(SRC, "python", "examples", "load_sweep.py")
+    subprocess.run([sys.executable, script, LUG, "--points", "2", "--max", "1", "--out", str(tmp_path)],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert (tmp_path / "load_sweep.png").stat().st_size > 10000
+    data = np.loadtxt(tmp_path / "load_sweep.csv", delimiter=",", skiprows=1)
+    assert data.shape == (3, 4) and data[0, 2] == 0 and data[0, 3] == 0
+    assert 0 < data[2, 2] < data[2, 3]
