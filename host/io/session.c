@@ -119,6 +119,9 @@ int cf_session_static(cfSession* s, double scale, int linear) {
     for (int k = 0; k < 3; k++) f[3 * n + k] += scale * s->m->node_mass[n] * s->scene.def.gravity[k] + s->f_user[3 * n + k];
   int st = cf_session_reset(s);
   if (st < 0) return st;
+  double fmax_abs = 0;
+  for (int i = 0; i < s->m->ndof; i++) fmax_abs = fmax(fmax_abs, fabs(f[i]));
+  if (fmax_abs == 0) return CF_OK; /* no load: the rest state (the solver's relative tolerance has no scale) */
   st = linear ? cf_linear_static(s->m, s->d, f) : cf_static_solve(s->m, s->d, f, &s->scene.stat, NULL, NULL);
   memset(s->d->v, 0, sizeof(double) * s->m->ndof);
   s->d->t = 0;

@@ -79,6 +79,8 @@ int main(void) {
   CHECK_OK(cf_session_probe(s, "probe", unl));
   CHECK(unl[0] > 0.5 * ulin[0] && unl[0] < ulin[0]);
   CHECK(cf_session_step(s, 2) >= 0);       /* steps on from the static solution */
+  CHECK_OK(cf_session_static(s, 0.0, 0));  /* no load at all: the rest state, no warning */
+  CHECK(cf_session_x(s)[3 * node] == cf_session_rest(s)[3 * node]);
   CHECK_OK(cf_session_reset(s));
   CHECK(cf_session_x(s)[0] == cf_session_rest(s)[0] && cf_session_time(s) == 0);
 
