@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cofem/fem.h"
 #include "cofem/output.h"
+#include "cofem/mbs_fe.h"
 #include "cofem/mbs_modal.h"
 #include "cofem/modal_part.h"
 #include "cofem/output.h"
@@ -50,7 +51,9 @@ static int write_frames(const cfMbsModel* m, const cfMbsData* d, const cfMbsScen
     char name[CF_MBS_NAME_MAX + 16], path[CF_MBS_PATH_MAX + CF_MBS_NAME_MAX + 20];
     snprintf(name, sizeof name, "%s_%04d.vtu", m->body_name[s->flex_body[k]], *nframe);
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    int st = cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), &s->flex[k]->scene.mesh, path);
+    int fe = cf_mbs_fe_index(m, s->flex_body[k]);
+    int st = fe >= 0 ? cf_mbs_fe_write_vtu(m, d, fe, &s->flex[k]->scene.mesh, path)
+                     : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), &s->flex[k]->scene.mesh, path);
     if (st < 0) return st;
     files[(size_t)k * cap + *nframe] = strdup(name);
   }
@@ -156,20 +159,29 @@ int cf_cmd_run_mbs(int argc, char** argv) {
 
   int nvirt = 0, nblk = 0;
   for (int b = 0; b < m->nbody; b++) nvirt += m->body_virtual[b], nblk += m->body_modal[b] == 2;
+  for (int i = 0; i < m->nfe; i++) nblk += (cf_mbs_fe_model(m, i)->nnode + 3) / 4 - 1; /* an FE body's node blocks */
   printf("cofem run %s (mechanism)\n", scene_path);
   printf("  %d bodies (%d virtual, %d flexible), %d joints, %d drivers, %d forces; %d coordinates, %d equations "
          "(rank %d, %d redundant), %d degree%s of freedom\n",
-         m->nbody - nblk, nvirt, m->nmodal, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
+         m->nbody - nblk, nvirt, m->nmodal + m->nfe, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
          m->ndof == 1 ? "" : "s");
   if (s.kinematic)
     printf("  kinematic analysis: dt %g s, %ld steps; position by Newton, velocity and acceleration by projection\n", h, steps);
   else
-    printf("  dynamics: index-3 augmented Lagrangian, trapezoidal rule, projections; dt %g s, %ld steps; penalty %.3g; "
-           "Newton tol |dq| %.1e, |Phi| %.1e; CHOLMOD (%d nonzeros)\n",
-           h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi, m->nnz);
+    printf("  dynamics: index-3 augmented Lagrangian, %s, projections; dt %g s, %ld steps; penalty %.3g; "
+           "Newton tol |dq| %.1e, |Phi| %.1e; CHOLMOD %s (%d nonzeros)\n",
+           m->opt.rho_inf < 1 ? "generalized-alpha" : "trapezoidal rule", h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi,
+           m->nfe ? "supernodal" : "simplicial", m->nnz);
+  if (m->opt.rho_inf < 1) printf("  generalized-alpha: rho_inf %g\n", m->opt.rho_inf);
   if (m->assembly_shift > 1e-9) printf("  initial assembly moved the given poses by up to %.3g (coordinates)\n", m->assembly_shift);
   for (int k = 0; k < s.nflex; k++) {
     const cfModalPart* p = s.flex[k];
+    if (cf_mbs_fe_index(m, s.flex_body[k]) >= 0) {
+      printf("  flexible body '%s': %s, %d nodes, %d tets; lumped formulation: a point mass at every node, "
+             "co-rotational internal forces (mass %.6g kg)\n", m->body_name[s.flex_body[k]], p->scene.mesh_path,
+             p->model->nnode, p->model->ntet, cf_mbs_fe_total_mass(m, cf_mbs_fe_index(m, s.flex_body[k])));
+      continue;
+    }
     int ib = cf_mbs_modal_index(m, s.flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;
     printf("  flexible body '%s': %s, %d nodes, %d tets; %d modes (%d constraint + %d normal, %d rigid left to the frame), "
            "%.1f .. %.1f Hz; reduction %s %.3f s\n",
@@ -246,8 +258,13 @@ int cf_cmd_run_mbs(int argc, char** argv) {
     printf("  Newton iterations per step: mean %.2f, max %d\n", (double)d->iters_total / (double)(done ? done : 1),
            d->iters_max);
     int conservative = m->ndriver == 0;
-    for (int k = 0; k < s.nflex; k++) /* loads at nodes of flexible bodies */
-      if (s.def.modal[cf_mbs_modal_index(m, s.flex_body[k])].nload > 0) conservative = 0;
+    for (int k = 0; k < s.nflex; k++) { /* loads at nodes of flexible bodies, Rayleigh damping of FE bodies */
+      int ib = cf_mbs_modal_index(m, s.flex_body[k]), fe = cf_mbs_fe_index(m, s.flex_body[k]);
+      if (ib >= 0 && s.def.modal[ib].nload > 0) conservative = 0;
+      if (fe >= 0 && (s.def.fe[cf_mbs_def_fe_index(&s.def, s.flex_body[k])].nload > 0 ||
+                      cf_mbs_fe_model(m, fe)->def.rayleigh_alpha > 0 || cf_mbs_fe_model(m, fe)->def.rayleigh_beta > 0))
+        conservative = 0;
+    }
     for (int e = 0; e < m->nforce; e++) {
       const cfMbsForce* f = &m->force[e];
       if (f->type == CF_MBS_POINT_FORCE || f->type == CF_MBS_TORQUE || f->c > 0 || f->has_actuator) conservative = 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/mbs_fe.h"
 #include "cofem/mbs_modal.h"
 #include "cofem/modal_part.h"
 #include "io/json_fields.h"
@@ -204,8 +205,29 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
  * "free" | "interface" | "clamp" (what the FE scene's fixed sets become; default free),
  * "damping": zeta | "adams", "reduction": cache file} (docs/mbs.md, "Flexible bodies"): the
  * scene's part reduced by Craig-Bampton (cofem/modal_part.h) and added as a modal body. */
+/* "formulation": "lumped": every node of the scene's mesh a point mass of the mechanism, the
+ * co-rotational internal forces as forces (cofem/mbs_fe.h); the scene's supports are left out */
+static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* w) {
+  static const char* modal_only[] = {"interface", "modes", "damping", "reduction", "supports"};
+  for (int k = 0; k < 5; k++)
+    if (cJSON_GetObjectItemCaseSensitive(fx, modal_only[k]))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" goes with \"formulation\": \"modal\" (a lumped FE body is free: "
+                      "joints at its node sets hold it; its damping is the FE scene's Rayleigh damping)",
+                      c->path, w, modal_only[k]);
+  cfModalPart* part = calloc(1, sizeof *part); /* the scene and its model; no reduction */
+  if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
+  c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
+  c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
+  int st = cf_scene_load(scene, &part->scene);
+  if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
+  if (st < 0) return rethrow_at(c, st, w);
+  st = cf_mbs_add_fe_body(&c->s->def, b, part->model);
+  return st < 0 ? rethrow_at(c, st, w) : CF_OK;
+}
+
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
-  static const char* known[] = {"scene", "interface", "modes", "supports", "damping", "reduction", "description", NULL};
+  static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
+                                "description", NULL};
   char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
   snprintf(w, sizeof w, "%s \"flexible\"", where);
   if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);
@@ -215,6 +237,16 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
     return cf_error(CF_ERR_SCENE, "%s: %s: more than %d flexible bodies", c->path, w, CF_MBS_MAX_FLEX);
   if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
   cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
+  char form[32] = "modal";
+  if ((st = get_str(c, fx, "formulation", form, sizeof form, 0, w)) < 0) return st;
+  if (!strcmp(form, "lumped")) return parse_fe_body(c, fx, b, scene, w);
+  if (!strcmp(form, "corotational"))
+    return cf_error(CF_ERR_UNSUPPORTED, "%s: %s: \"formulation\" = \"corotational\" (the condensed FE body) is not "
+                    "implemented yet: use \"lumped\" (the same co-rotational forces, every node a point mass of the "
+                    "mechanism) or \"modal\"", c->path, w);
+  if (strcmp(form, "modal"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"formulation\" = \"%s\": use \"modal\" (Craig-Bampton) or \"lumped\"",
+                    c->path, w, form);
   rel[0] = '\0';
   if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
   if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);
@@ -281,6 +313,11 @@ static int modal_point_ref(const Ctx* c, const cJSON* o, const char* key, int bo
   if (!ns)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\": no node set '%s' in the mesh %s of body '%s'", c->path, where, key, set,
                     part->scene.mesh_path, c->s->def.body[body].name);
+  if (cf_mbs_def_fe_index(&c->s->def, body) >= 0) { /* lumped FE body */
+    *point = cf_mbs_find_fe_point(&c->s->def, body, set);
+    if (*point < 0) *point = cf_mbs_add_fe_point(&c->s->def, body, set, ns->nodes, ns->count);
+    return *point < 0 ? *point : CF_OK;
+  }
   *point = cf_mbs_find_modal_point(&c->s->def, body, set);
   if (*point < 0) *point = cf_mbs_add_modal_point(&c->s->def, body, set, ns->nodes, ns->count);
   return *point < 0 ? *point : CF_OK;
@@ -500,7 +537,9 @@ static int parse_force(const Ctx* c, const cJSON* o, int i) {
       if ((st = modal_point_ref(c, o, "node", f.body1, &ml.point, where)) < 0) return st;
       memcpy(ml.force, f.vec, sizeof ml.force);
       ml.body_frame = f.body_frame, ml.has_scale = f.has_scale, ml.scale = f.scale;
-      if ((st = cf_mbs_add_modal_load(&c->s->def, f.body1, &ml)) < 0) return rethrow_at(c, st, where);
+      st = cf_mbs_def_fe_index(&c->s->def, f.body1) >= 0 ? cf_mbs_add_fe_load(&c->s->def, f.body1, &ml)
+                                                         : cf_mbs_add_modal_load(&c->s->def, f.body1, &ml);
+      if (st < 0) return rethrow_at(c, st, where);
       return CF_OK;
     }
   } else if (!strcmp(type, "spring")) {
@@ -569,6 +608,19 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
     if (ch->what == CF_MBS_OUT_TRANSLATION) ok = ok && (t == CF_MBS_PRISMATIC || t == CF_MBS_CYLINDRICAL);
   }
   if (ch->kind == 3) ok = ok && ch->what == CF_MBS_OUT_LAMBDA;
+  /* an FE body has no frame: its centre of mass (position, velocity); no angles at its joints */
+  if (ch->kind == 1 && cf_mbs_def_fe_index(def, ch->id) >= 0 && ch->what > CF_MBS_OUT_VELOCITY)
+    return cf_error(CF_ERR_SCENE, "%s: %s: FE body '%s' has no frame: its channels are the centre of mass's position and "
+                    "velocity", c->path, where, name);
+  if (ch->kind == 0 && cf_mbs_def_fe_index(def, def->marker[ch->id].body) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: marker '%s' is on an FE body, which has no frame", c->path, where, name);
+  if (ch->kind == 2 && ch->what == CF_MBS_OUT_ANGLE)
+    for (int s = 0; s < 2; s++) {
+      int b = s ? def->joint[ch->id].body2 : def->joint[ch->id].body1;
+      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
+        return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is on FE body '%s', which has no frame to measure an angle from",
+                        c->path, where, name, def->body[b].name);
+    }
   if (!ok)
     return cf_error(CF_ERR_SCENE,
                     "%s: %s: \"what\" = \"%s\" does not apply to %s '%s' (markers: position, velocity, acceleration; "
@@ -635,11 +687,15 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (solver) {
-    static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", NULL};
+    static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", "rho_inf", NULL};
     char analysis[16] = "dynamic";
     TRY(check_keys(&c, solver, sk, "\"solver\""));
     TRY(get_num(&c, solver, "penalty", &s->def.opt.penalty, 0, "\"solver\""));
     TRY(get_num(&c, solver, "tol_dq", &s->def.opt.tol_dq, 0, "\"solver\""));
+    TRY(get_num(&c, solver, "rho_inf", &s->def.opt.rho_inf, 0, "\"solver\""));
+    if (!(s->def.opt.rho_inf >= 0.5 && s->def.opt.rho_inf <= 1))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.rho_inf\" = %g must be in [0.5, 1] (1: the trapezoidal rule)", path,
+                   s->def.opt.rho_inf));
     TRY(get_num(&c, solver, "tol_phi", &s->def.opt.tol_phi, 0, "\"solver\""));
     TRY(get_int(&c, solver, "max_iter", &s->def.opt.max_iter, "\"solver\""));
     TRY(get_int(&c, solver, "proj_iter", &s->def.opt.proj_iter, "\"solver\""));
@@ -655,6 +711,9 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   }
   TRY(parse_array(&c, root, "bodies", 1, parse_body));
   if (s->def.nbody == 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"bodies\" is empty", path));
+  /* lumped FE bodies: generalized-alpha by default, the trapezoidal rule is unstable with their
+   * unresolved stiff modes at the rigid motion's step (docs/mbs.md, "FE bodies") */
+  if (s->def.nfe > 0 && !(solver && cJSON_GetObjectItemCaseSensitive(solver, "rho_inf"))) s->def.opt.rho_inf = 0.9;
   TRY(parse_array(&c, root, "markers", 0, parse_marker));
   TRY(parse_array(&c, root, "joints", 0, parse_joint));
   TRY(parse_array(&c, root, "drivers", 0, parse_driver));
@@ -728,6 +787,12 @@ void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsCha
   static const double zero[3] = {0, 0, 0};
   int body = c->kind == 0 ? m->marker_body[c->id] : c->id;
   const double* p = c->kind == 0 ? m->marker_pos + 3 * c->id : zero;
+  int fe = c->kind == 1 ? cf_mbs_fe_index(m, body) : -1;
+  if (fe >= 0 && (c->what == CF_MBS_OUT_POSITION || c->what == CF_MBS_OUT_VELOCITY)) {
+    /* an FE body's "origin" is its centre of mass */
+    cf_mbs_fe_centre(m, d, fe, c->what == CF_MBS_OUT_POSITION ? v : NULL, c->what == CF_MBS_OUT_VELOCITY ? v : NULL);
+    return;
+  }
   switch (c->what) {
     case CF_MBS_OUT_POSITION: cf_mbs_point(m, d, body, p, v); break;
     case CF_MBS_OUT_VELOCITY: cf_mbs_point_vel(m, d, body, p, v); break;

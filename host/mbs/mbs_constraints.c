@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cofem/mbs_modal.h"
+#include "cofem/mbs_fe.h"
 #include "mbs/mbs_internal.h"
 
 /* ---- affine vectors ---------------------------------------------------------------------------- */
@@ -166,7 +167,7 @@ static int finite3(const double* v) { return isfinite(v[0]) && isfinite(v[1]) &&
 int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   int nj = def->njoint, nd = def->ndriver, ok;
   /* checks, and the number of equations */
-  int ncon = 6 * def->nbody;
+  int ncon = 6 * (def->nbody - def->nfe); /* FE bodies have no rigidity equations */
   for (int j = 0; j < nj; j++) {
     const cfMbsJointDef* J = &def->joint[j];
     char who[CF_MBS_NAME_MAX + 16];
@@ -199,6 +200,21 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     }
     for (int sl = 0; sl < 2; sl++) {
       int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
+      int fe = b >= 0 ? cf_mbs_def_fe_index(def, b) : -1;
+      if (fe >= 0) { /* FE body: at one of its points, spherical or revolute */
+        if (k < 0)
+          return cf_error(CF_ERR_SCENE, "%s: body%d '%s' is an FE body: the joint must sit at one of its node sets "
+                          "(\"node%d\")", who, sl + 1, def->body[b].name, sl + 1);
+        if (k >= def->fe[fe].npoint)
+          return cf_error(CF_ERR_SCENE, "%s: point %d of FE body '%s' does not exist", who, k, def->body[b].name);
+        if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE)
+          return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical or revolute "
+                          "(attach a virtual body to the set with a revolute or spherical joint... or use a modal body)", who);
+        if (sl == 1 && J->body1 >= 0 && cf_mbs_def_fe_index(def, J->body1) >= 0 && J->type == CF_MBS_REVOLUTE)
+          return cf_error(CF_ERR_SCENE, "%s: a revolute joint between two FE bodies is not supported (put a virtual "
+                          "body between them)", who);
+        continue;
+      }
       if (k == -1) continue;
       int ib = cf_mbs_modal_index(m, b);
       if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
@@ -223,6 +239,12 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
       if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
       int t = def->joint[D->joint].type;
+      for (int sl = 0; sl < 2; sl++) {
+        int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
+        if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
+          return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s', which has no frame to drive it from", who,
+                          def->joint[D->joint].name, def->body[b].name);
+      }
       if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
         return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
                         def->joint[D->joint].name);
@@ -267,8 +289,9 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   if (!ok) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->ncon = 0;
 
-  /* rigidity: (u, v, w) orthonormal */
+  /* rigidity: (u, v, w) orthonormal (not for FE bodies: their blocks are node positions) */
   for (int b = 0; b < def->nbody; b++) {
+    if (cf_mbs_def_fe_index(def, b) >= 0) continue;
     static const int pairs[6][2] = {{1, 1}, {2, 2}, {3, 3}, {1, 2}, {1, 3}, {2, 3}};
     for (int e = 0; e < 6; e++) {
       cfMbsCon* c = new_con(m, CF_MBS_CON_RIGID, b, e);
@@ -302,10 +325,16 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     memcpy(P1g, J->point, sizeof P1g);
     memcpy(P2g, J->type == CF_MBS_DISTANCE ? J->point2 : J->point, sizeof P2g);
     /* a modal point fixes the joint's point: where the point is at t = 0 (amplitudes left out) */
-    int mp[2] = {J->modal_point1, J->modal_point2}, mib[2] = {-1, -1};
+    int mp[2] = {J->modal_point1, J->modal_point2}, mib[2] = {-1, -1}, fe[2] = {-1, -1}, fev[2] = {-1, -1};
     for (int s = 1; s >= 0; s--) {
       m->joint_mpoint[2 * j + s] = mp[s];
       if (mp[s] < 0) continue;
+      int bs = s ? b2 : b1;
+      if ((fe[s] = cf_mbs_fe_index(m, bs)) >= 0) { /* FE point: where its nodes' mean is at t = 0 */
+        fev[s] = cf_mbs__fe_point(m, fe[s], mp[s], P1g);
+        if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
+        continue;
+      }
       int b = s ? b2 : b1, nm, blk0, nblk;
       double sbar[3], pos[3], R[9];
       mib[s] = cf_mbs_modal_index(m, b);
@@ -330,6 +359,10 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
     const double *p1 = fr, *a1 = fr + 3, *f1 = fr + 6, *g1 = fr + 9;
     const double *p2 = fr + 12, *a2 = fr + 15, *f2 = fr + 18;
     cfMbsVec P1 = vec_point(b1, p1), P2 = vec_point(b2, p2);
+    /* at an FE point, the point is the FE term S = mean of the nodes, added to the equations below */
+    static const double origin[3] = {0, 0, 0};
+    if (fe[0] >= 0) P1 = vec_const(origin);
+    if (fe[1] >= 0) P2 = vec_const(origin);
     cfMbsVec D = vec_sub(P2, &P1);
     int eq = 0;
     int t = J->type;
@@ -338,18 +371,43 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       for (int k = 0; k < 3; k++) {
         cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
         add_term(c, 1, CF_MBS_COEF_ONE, D, vec_const(ex[k]));
+        for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + S2 - S1 of FE points */
+          if (fe[sl] >= 0) {
+            int n = c->nft++;
+            c->ft_fe[n] = fe[sl], c->ft_vec[n] = fev[sl], c->ft_comp[n] = k, c->ft_s[n] = sl ? 1 : -1;
+          }
         for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + A2 Phibar2 y2 - A1 Phibar1 y1 */
-          if (mp[sl] >= 0) {
+          if (mp[sl] >= 0 && fe[sl] < 0) {
             int n = c->nmt++;
             c->mt_body[n] = mib[sl], c->mt_point[n] = mp[sl], c->mt_comp[n] = k, c->mt_sign[n] = sl ? 1 : -1;
           }
         finish_con(c);
         finish_modal_slots(m, c);
+        cf_mbs__fe_slots(m, c);
         if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
                                        "(fewer modes, or one modal point per joint)", J->name, CF_MBS_CON_MAXB);
       }
-    /* common axis direction: a2 perpendicular to f1 and g1 */
-    if (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
+    /* FE point of a revolute joint: the set's axis (through the means of its halves) perpendicular
+     * to the other body's f and g */
+    if (t == CF_MBS_REVOLUTE && (fe[0] >= 0 || fe[1] >= 0)) {
+      int s = fe[1] >= 0, ob = s ? b1 : b2;
+      double L;
+      char who[CF_MBS_NAME_MAX + 16];
+      snprintf(who, sizeof who, "joint '%s'", J->name);
+      int v = cf_mbs__fe_axis(m, fe[s], mp[s], a, who, def->fe[cf_mbs_def_fe_index(def, s ? b2 : b1)].point[mp[s]].name, &L);
+      if (v < 0) return v;
+      const double* fo = fr + 12 * (1 - s) + 6; /* f, g of the other body */
+      for (int k = 0; k < 2; k++) {
+        cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
+        c->nft = 1;
+        c->ft_fe[0] = fe[s], c->ft_vec[0] = v, c->ft_comp[0] = -1, c->ft_s[0] = 1 / L;
+        c->ft_b[0] = vec_dir(ob, fo + 3 * k);
+        finish_con(c);
+        cf_mbs__fe_slots(m, c);
+        if (c->nb < 0)
+          return cf_error(CF_ERR_SCENE, "joint '%s': its node set spans more than %d node blocks", J->name, CF_MBS_CON_MAXB);
+      }
+    } else if (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
       cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
       add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, a2), vec_dir(b1, f1));
       finish_con(c);
@@ -525,6 +583,7 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
       }
     }
     for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
+    for (int k = 0; k < c->nft; k++) phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL);
     d->phi[i] = phi;
   }
 }
@@ -576,6 +635,7 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
       }
     }
     for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
+    for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
     out[i] = v;
   }
 }
@@ -610,7 +670,8 @@ void cf_mbs__jacT_mult_add(const cfMbsModel* m, const cfMbsData* d, const double
  * drivers), twice per row: a row left with less than 1e-8 of its length is redundant. */
 int cf_mbs__rank(const cfMbsModel* m, const cfMbsData* d, int* redundant, int cap, int* nred) {
   int n = m->nq;
-  double* basis = malloc(sizeof(double) * (size_t)n * (size_t)n);
+  int nbasis = m->ncon < n ? m->ncon : n; /* the rank is at most min(ncon, nq): FE bodies have thousands of coordinates */
+  double* basis = malloc(sizeof(double) * (size_t)n * (size_t)(nbasis > 0 ? nbasis : 1));
   double* v = malloc(sizeof(double) * (size_t)n);
   if (!basis || !v) {
     free(basis);
@@ -629,7 +690,7 @@ int cf_mbs__rank(const cfMbsModel* m, const cfMbsData* d, int* redundant, int ca
     for (int k = 0; k < n; k++) nrm += v[k] * v[k];
     nrm = sqrt(nrm);
     int indep = 0;
-    if (nrm > 0 && rank < n) {
+    if (nrm > 0 && rank < nbasis) {
       for (int k = 0; k < n; k++) v[k] /= nrm;
       for (int pass = 0; pass < 2; pass++)
         for (int b = 0; b < rank; b++) {
@@ -677,6 +738,8 @@ void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, in
 }
 
 double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j) {
+  for (int s = 0; s < 2; s++) /* an FE body has no frame to measure the angle with */
+    if (m->joint_body[2 * j + s] >= 0 && m->body_modal[m->joint_body[2 * j + s]] == 3) return NAN;
   double f1[3], g1[3], f2[3];
   cf_mbs__joint_vec(m, q, j, 0, 2, f1);
   cf_mbs__joint_vec(m, q, j, 0, 3, g1);

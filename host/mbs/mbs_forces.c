@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/mbs_fe.h"
 #include "mbs/mbs_internal.h"
 
 int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
@@ -31,6 +32,18 @@ int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
       if (!isfinite(nums[i])) return cf_error(CF_ERR_SCENE, "%s: non-finite number in its definition", who);
     if (isinf(F->rest)) return cf_error(CF_ERR_SCENE, "%s: non-finite rest value", who);
+    /* an FE body has no body frame: forces act at its node sets (cf_mbs_add_fe_load) */
+    int fe_body = -1;
+    if (F->type == CF_MBS_ROT_SPRING && F->joint >= 0 && F->joint < def->njoint)
+      fe_body = cf_mbs_def_fe_index(def, def->joint[F->joint].body1) >= 0 ? def->joint[F->joint].body1
+                : cf_mbs_def_fe_index(def, def->joint[F->joint].body2) >= 0 ? def->joint[F->joint].body2 : -1;
+    else if (F->type != CF_MBS_ROT_SPRING)
+      fe_body = F->body1 >= 0 && cf_mbs_def_fe_index(def, F->body1) >= 0 ? F->body1
+                : F->type == CF_MBS_SPRING && F->body2 >= 0 && cf_mbs_def_fe_index(def, F->body2) >= 0 ? F->body2 : -1;
+    if (fe_body >= 0)
+      return cf_error(CF_ERR_SCENE, "%s: body '%s' is an FE body, which has no body frame: apply forces at its node "
+                      "sets (\"node\")%s", who, def->body[fe_body].name,
+                      F->type == CF_MBS_POINT_FORCE ? "" : ", or attach the element to a virtual body jointed to a node set");
     memset(f, 0, sizeof *f);
     f->type = F->type;
     f->body[0] = f->body[1] = CF_MBS_GROUND;
@@ -137,7 +150,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
   memset(d->Q, 0, sizeof(double) * (size_t)m->nq);
   const double* g = m->opt.gravity;
   for (int b = 0; b < m->nbody; b++) {
-    if (m->body_modal[b] == 2) continue; /* issue 9 hook: amplitude block */
+    if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks: cf_mbs__fe_forces */
     const double* Mb = m->body_Mbar + 16 * b;
     double* Qb = d->Q + m->body_qadr[b];
     for (int k = 0; k < 4; k++)
@@ -271,6 +284,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
     }
   }
   cf_mbs__modal_forces(m, d, q, qd, t); /* issue 9 hook */
+  cf_mbs__fe_forces(m, d, q, qd, t);
 }
 
 void cf_mbs__accept_angles(const cfMbsModel* m, cfMbsData* d) {
@@ -286,12 +300,13 @@ double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   const double* g = m->opt.gravity;
   for (int b = 0; b < m->nbody; b++) {
-    if (m->body_modal[b] == 2) continue; /* issue 9 hook: amplitude block */
+    if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks below */
     const double* Mb = m->body_Mbar + 16 * b;
     const double* qb = d->q + m->body_qadr[b];
     for (int k = 0; k < 4; k++) V -= Mb[k] * cf_mbs_dot3(g, qb + 3 * k);
   }
   V += cf_mbs__modal_potential(m, d); /* issue 9 hook */
+  V += cf_mbs__fe_potential(m, d);
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
     if (f->type == CF_MBS_SPRING) {

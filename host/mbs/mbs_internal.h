@@ -26,6 +26,12 @@ struct cfMbsSolver {
   int* map;                  /* [nnz] model entry -> permuted entry */
   double* y;                 /* [nq] solve scratch */
   int started;
+  /* mechanisms with FE bodies (thousands of coordinates): supernodal LL^T of the permuted lower
+   * triangle (stype -1, which CHOLMOD factors in place too), solved by cholmod_solve2 with
+   * workspaces it allocates on the first solve and reuses after */
+  int super;
+  cholmod_dense Bd;          /* header over y */
+  cholmod_dense *X, *Yw, *Ew;
 };
 
 /* ---- small vector helpers ---- */
@@ -172,6 +178,29 @@ void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* 
 void cf_mbs__modal_def_free(cfMbsDef* def);
 /* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
 void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
+/* Ax += s B for the 3x3 block of coordinates ra.. (of body ba) x ca.. (of body bb), upper triangle
+ * only (for symmetric matrices added block by block: the entries below come as their transposes) */
+void cf_mbs__add_3x3(const cfMbsModel* m, double* Ax, int ra, int ba, int ca, int bb, const double* B, double s);
+
+/* ---- mbs_fe.c (FE bodies, lumped formulation; all no-ops without them) ---- */
+int cf_mbs__fe_nblock(const cfMbsDef* def);           /* node blocks to append */
+int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m); /* after the modal compile */
+void cf_mbs__fe_free(cfMbsModel* m);
+void cf_mbs__fe_def_free(cfMbsDef* def);
+void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
+void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
+int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d);
+/* d->Q += -f_el + m g + loads - C v of the FE nodes (runs the co-rotational stages at q) */
+void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
+/* Ax += (cK + beta cC) K_R + alpha cC M at the state of the last cf_mbs__fe_forces */
+void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK);
+double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity + strain energy */
+double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row);
+void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c);
+/* point k of FE body ib: global position at t = 0; returns its mean vector */
+int cf_mbs__fe_point(const cfMbsModel* m, int ib, int k, double P[3]);
+/* the axis vector of point k along the unit global `axis` (the set named `set`), its rest length */
+int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len);
 
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/fem.h"
 #include "mbs/mbs_internal.h"
 
 /* ---- time functions ------------------------------------------------------------------------- */
@@ -80,6 +81,7 @@ cfMbsOptions cf_mbs_default_options(void) {
   o.tol_phi = 1e-9;
   o.max_iter = 50;
   o.proj_iter = 20;
+  o.rho_inf = 1;
   o.redundant = 0;
   return o;
 }
@@ -143,6 +145,7 @@ void cf_mbs_def_free(cfMbsDef* def) {
   free(def->driver);
   free(def->force);
   cf_mbs__modal_def_free(def); /* issue 9 hook */
+  cf_mbs__fe_def_free(def);
   cfMbsOptions o = def->opt;
   memset(def, 0, sizeof *def);
   def->opt = o;
@@ -330,7 +333,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   if (!m) return;
   free(m->body_name); free(m->body_qadr); free(m->body_nq); free(m->body_virtual); free(m->body_mass);
   free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
-  cf_mbs__modal_free(m); free(m->body_modal); /* issue 9 hook */
+  cf_mbs__modal_free(m); cf_mbs__fe_free(m); free(m->body_modal); /* issue 9 hook */
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
   free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint);
   free(m->joint_ncon);
@@ -350,7 +353,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   } while (0)
 
 static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
-  int ok = 1, nb = def->nbody + cf_mbs__modal_nblock(def); /* issue 9 hook: + amplitude blocks */
+  int ok = 1, nb = def->nbody + cf_mbs__modal_nblock(def) + cf_mbs__fe_nblock(def); /* + amplitude and node blocks */
   CF_MBS_ALLOC(m->body_modal, nb);
   CF_MBS_ALLOC(m->body_name, nb);
   CF_MBS_ALLOC(m->body_qadr, nb);
@@ -426,6 +429,7 @@ static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double
     }
   }
   cf_mbs__modal_initial(def, m, q, qd); /* issue 9 hook */
+  cf_mbs__fe_initial(def, m, q, qd);
 }
 
 static int check_options(const cfMbsOptions* o) {
@@ -437,6 +441,8 @@ static int check_options(const cfMbsOptions* o) {
   if (o->max_iter < 1 || o->proj_iter < 1)
     return cf_error(CF_ERR_SCENE, "mechanism: max_iter and proj_iter must be >= 1");
   if (o->redundant < 0) return cf_error(CF_ERR_SCENE, "mechanism: redundant_constraints must be >= 0");
+  if (!(o->rho_inf >= 0.5 && o->rho_inf <= 1))
+    return cf_error(CF_ERR_SCENE, "mechanism: rho_inf = %g must be in [0.5, 1] (1: trapezoidal rule)", o->rho_inf);
   for (int i = 0; i < 3; i++)
     if (!isfinite(o->gravity[i])) return cf_error(CF_ERR_SCENE, "mechanism: gravity must be finite");
   return CF_OK;
@@ -545,6 +551,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   m->opt = def->opt;
   st = build_bodies_markers(def, m);
   if (st >= 0) st = cf_mbs__modal_compile(def, m); /* issue 9 hook */
+  if (st >= 0) st = cf_mbs__fe_compile(def, m);
   if (st >= 0) st = cf_mbs__compile_constraints(def, m);
   if (st >= 0) st = cf_mbs__compile_forces(def, m);
   if (st >= 0) st = cf_mbs__build_pattern(m);
@@ -616,13 +623,15 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
 /* ---- data --------------------------------------------------------------------------------------- */
 void cf_mbs_data_free(cfMbsData* d) {
   if (!d) return;
+  for (int i = 0; d->fe_data && i < d->nfe_data; i++) cf_data_free(d->fe_data[i]);
+  free(d->fe_data);
   cf_mbs__solver_free(d);
   free(d->q); free(d->qd); free(d->qdd); free(d->lambda); free(d->reaction); free(d->phi); free(d->jac); free(d->rhs_c);
   free(d->drv); free(d->Q); free(d->fK); free(d->fC); free(d->rot_angle); free(d->rot_angle_prev);
   free(d->joint_angle); free(d->Ax);
   free(d->r); free(d->x); free(d->dq); free(d->w); free(d->qd_hat); free(d->qdd_hat); free(d->sigma);
   free(d->econ);
-  free(d->save);
+  free(d->save); free(d->acc);
   free(d);
 }
 
@@ -655,12 +664,14 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   CF_MBS_ALLOC(d->qdd_hat, n);
   CF_MBS_ALLOC(d->sigma, nc);
   CF_MBS_ALLOC(d->econ, nc);
-  CF_MBS_ALLOC(d->save, 3 * n + nc);
+  CF_MBS_ALLOC(d->acc, n);
+  CF_MBS_ALLOC(d->save, 4 * n + nc);
   if (!ok) {
     cf_mbs_data_free(d);
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   }
   int st = cf_mbs__solver_create(m, d);
+  if (st >= 0) st = cf_mbs__fe_data_create(m, d);
   if (st < 0) {
     cf_mbs_data_free(d);
     return st;
@@ -698,6 +709,7 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   int st = cf_mbs__initial_accelerations(m, d);
   if (st < 0) return cf_mbs__rethrow(st, "initial accelerations: ");
   memcpy(d->reaction, d->lambda, sizeof(double) * (size_t)m->ncon);
+  memcpy(d->acc, d->qdd, sizeof(double) * (size_t)m->nq);
   double v[3];
   cf_mbs_violation(m, d, v);
   return CF_OK;

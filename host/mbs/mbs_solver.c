@@ -38,8 +38,9 @@ static void count_pair(int x, int y, void* ctx) {
 int cf_mbs__build_pattern(cfMbsModel* m) {
   int nb = m->nbody;
   size_t cap = (size_t)nb + (size_t)m->nforce;
-  size_t nmp = 0; /* issue 9 hook: room for the modal pairs */
+  size_t nmp = 0; /* room for the modal bodies' and FE bodies' pairs */
   cf_mbs__modal_pairs(m, count_pair, &nmp);
+  cf_mbs__fe_pairs(m, count_pair, &nmp);
   cap += nmp;
   for (int i = 0; i < m->ncon; i++) cap += (size_t)m->con[i].nb * (size_t)m->con[i].nb;
   long* key = malloc(sizeof(long) * cap);
@@ -61,6 +62,7 @@ int cf_mbs__build_pattern(cfMbsModel* m) {
   /* issue 9 hook: the modal bodies' mass couples their frame and amplitude blocks */
   struct pair_ctx pc = {key, &n, cap, nb};
   cf_mbs__modal_pairs(m, add_pair, &pc);
+  cf_mbs__fe_pairs(m, add_pair, &pc); /* the FE bodies' elements couple their node blocks */
   if (n > cap) {
     free(key);
     return cf_error(CF_ERR_NOMEM, "mechanism: pair list overflow");
@@ -138,6 +140,16 @@ void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const doub
   }
 }
 
+void cf_mbs__add_3x3(const cfMbsModel* m, double* Ax, int ra, int ba, int ca, int bb, const double* B, double s) {
+  if (ba > bb) return; /* below the diagonal blocks (coordinates are numbered in body order) */
+  int p = find_pair(m, ba, bb), r0 = ra - m->body_qadr[ba], c0 = ca - m->body_qadr[bb];
+  for (int j = 0; j < 3; j++) {
+    double* col = Ax + m->pair_colstart[12 * p + c0 + j];
+    for (int i = 0; i < 3; i++)
+      if (ba < bb || r0 + i <= c0 + j) col[r0 + i] += s * B[3 * i + j];
+  }
+}
+
 /* Ax += s * ga gb^T for body ba (rows) and bb (columns) */
 static void add_outer(const cfMbsModel* m, double* Ax, int ba, const double* ga, int bb, const double* gb, double s) {
   if (ba > bb) {
@@ -194,6 +206,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
         }
     }
   cf_mbs__modal_assemble(m, d, cM, cC, cK); /* issue 9 hook */
+  cf_mbs__fe_assemble(m, d, cC, cK);
 }
 
 void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
@@ -247,11 +260,12 @@ int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
   for (int k = 0; k < n; k++) s->perm[k] = L0->Perm ? ((const int*)L0->Perm)[k] : k;
   cholmod_free_factor(&L0, &s->cc);
   for (int k = 0; k < n; k++) inv[s->perm[k]] = k;
-  /* 2. the permuted upper pattern (count, place, sort the rows of each column) */
+  s->super = m->nfe > 0;
+  /* 2. the permuted upper pattern (lower when supernodal; count, place, sort the rows of each column) */
   for (int j = 0; j < n; j++)
     for (int k = m->Ap[j]; k < m->Ap[j + 1]; k++) {
       int a = inv[m->Ai[k]], b = inv[j];
-      s->Ap[(a > b ? a : b) + 1]++;
+      s->Ap[((a > b) != s->super ? a : b) + 1]++;
     }
   for (int j = 0; j < n; j++) s->Ap[j + 1] += s->Ap[j];
   memcpy(fill, s->Ap, sizeof(int) * ((size_t)n + 1));
@@ -259,7 +273,7 @@ int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
   for (int j = 0; j < n; j++)
     for (int k = m->Ap[j]; k < m->Ap[j + 1]; k++) {
       int a = inv[m->Ai[k]], b = inv[j];
-      int col = a > b ? a : b, row = a > b ? b : a, pos = fill[col]++;
+      int col = (a > b) != s->super ? a : b, row = col == a ? b : a, pos = fill[col]++;
       s->Ai[pos] = row;
       s->map[pos] = k;
     }
@@ -286,12 +300,14 @@ int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
   s->A.nrow = s->A.ncol = (size_t)n;
   s->A.nzmax = (size_t)nnz;
   s->A.p = s->Ap, s->A.i = s->Ai, s->A.x = s->Ax;
-  s->A.stype = 1, s->A.itype = CHOLMOD_INT, s->A.xtype = CHOLMOD_REAL, s->A.dtype = CHOLMOD_DOUBLE;
+  s->A.stype = s->super ? -1 : 1, s->A.itype = CHOLMOD_INT, s->A.xtype = CHOLMOD_REAL, s->A.dtype = CHOLMOD_DOUBLE;
   s->A.sorted = 1, s->A.packed = 1;
   s->cc.nmethods = 1;
   s->cc.method[0].ordering = CHOLMOD_NATURAL;
   s->cc.postorder = 0;
-  s->cc.supernodal = CHOLMOD_SIMPLICIAL;
+  s->cc.supernodal = s->super ? CHOLMOD_SUPERNODAL : CHOLMOD_SIMPLICIAL;
+  s->Bd.nrow = s->Bd.d = s->Bd.nzmax = (size_t)n, s->Bd.ncol = 1;
+  s->Bd.x = s->y, s->Bd.xtype = CHOLMOD_REAL, s->Bd.dtype = CHOLMOD_DOUBLE;
   s->cc.final_ll = 1; /* LL^T: a matrix that is not positive definite is reported as such */
   s->L = cholmod_analyze(&s->A, &s->cc);
   if (!s->L) return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD symbolic analysis failed (status %d)", s->cc.status);
@@ -303,6 +319,9 @@ void cf_mbs__solver_free(cfMbsData* d) {
   if (!s) return;
   if (s->started) {
     if (s->L) cholmod_free_factor(&s->L, &s->cc);
+    if (s->X) cholmod_free_dense(&s->X, &s->cc);
+    if (s->Yw) cholmod_free_dense(&s->Yw, &s->cc);
+    if (s->Ew) cholmod_free_dense(&s->Ew, &s->cc);
     cholmod_finish(&s->cc);
   }
   free(s->perm), free(s->Ap), free(s->Ai), free(s->Ax), free(s->map), free(s->y);
@@ -329,7 +348,7 @@ int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
                     "step is too large for the mechanism (the matrix is then too ill-conditioned to factor)",
                     col, m->body_name[b], part[(local / 3) & 3], "xyz"[local % 3]);
   }
-  if (s->cc.status < 0 || !s->L->is_ll || s->L->is_super)
+  if (s->cc.status < 0 || !s->L->is_ll || s->L->is_super != s->super)
     return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD factorisation failed (status %d)", s->cc.status);
   return CF_OK;
 }
@@ -345,12 +364,18 @@ int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x)
   const double* Lx = s->L->x;
   double* y = s->y;
   for (int k = 0; k < n; k++) y[k] = b[s->perm[k]];
+  if (s->super) {
+    if (!cholmod_solve2(CHOLMOD_A, s->L, &s->Bd, NULL, &s->X, NULL, &s->Yw, &s->Ew, &s->cc))
+      return cf_error(CF_ERR_SOLVER, "mechanism: CHOLMOD solve failed (status %d)", s->cc.status);
+    memcpy(y, s->X->x, sizeof(double) * (size_t)n);
+  } else
   for (int j = 0; j < n; j++) { /* forward: the diagonal is the first entry of each column */
     int p = Lp[j], e = Lp[j] + Lnz[j];
     double v = y[j] / Lx[p];
     y[j] = v;
     for (p++; p < e; p++) y[Li[p]] -= Lx[p] * v;
   }
+  if (!s->super)
   for (int j = n - 1; j >= 0; j--) { /* backward with L^T */
     int p = Lp[j], e = Lp[j] + Lnz[j];
     double v = y[j];

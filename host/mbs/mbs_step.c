@@ -21,6 +21,7 @@ void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d) {
   memcpy(d->save + n, d->qd, sizeof(double) * (size_t)n);
   memcpy(d->save + 2 * n, d->qdd, sizeof(double) * (size_t)n);
   memcpy(d->save + 3 * n, d->lambda, sizeof(double) * (size_t)m->ncon);
+  memcpy(d->save + 3 * n + m->ncon, d->acc, sizeof(double) * (size_t)n);
 }
 
 void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d) {
@@ -29,24 +30,61 @@ void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d) {
   memcpy(d->qd, d->save + n, sizeof(double) * (size_t)n);
   memcpy(d->qdd, d->save + 2 * n, sizeof(double) * (size_t)n);
   memcpy(d->lambda, d->save + 3 * n, sizeof(double) * (size_t)m->ncon);
+  memcpy(d->acc, d->save + 3 * n + m->ncon, sizeof(double) * (size_t)n);
+}
+
+/* Generalized-alpha (Chung-Hulbert parameters from rho_inf; Arnold-Bruls form: the equations of
+ * motion hold at t_n+1, the algorithmic acceleration a carries the Newmark update):
+ *   q1 = q0 + h qd0 + h^2 ((1/2 - beta) a0 + beta a1),  qd1 = qd0 + h ((1 - gamma) a0 + gamma a1)
+ *   (1 - am) a1 = (1 - af) qdd1 + af qdd0 - am a0
+ * so qdd1 = (q1 - q*) / (beta' h^2), qd1 = qd* + gamma' / (beta' h) q1 with beta' = beta (1 - af) /
+ * (1 - am), gamma' = gamma (1 - af) / (1 - am), and the Newton matrix of (37) becomes
+ * M + gamma' h C + beta' h^2 (alpha Phi_q^T Phi_q + K). rho_inf = 1 is the trapezoidal rule
+ * (am = af = 0, beta = 1/4, gamma = 1/2, a = qdd), computed exactly as eq. 35. */
+typedef struct StepCoef {
+  double am, af, gamma, beta;
+  double c_qd, c_qdd, cC, cK; /* qd = c_qd q + qd_hat, qdd = c_qdd q + qdd_hat; matrix coefficients */
+} StepCoef;
+
+static StepCoef step_coef(const cfMbsModel* m) {
+  double h = m->opt.dt, r = m->opt.rho_inf;
+  StepCoef c = {0, 0, 0.5, 0.25, 2 / h, 4 / (h * h), h / 2, h * h / 4};
+  if (r < 1) {
+    c.am = (2 * r - 1) / (r + 1), c.af = r / (r + 1);
+    c.gamma = 0.5 - c.am + c.af, c.beta = 0.25 * (1 - c.am + c.af) * (1 - c.am + c.af);
+    double bp = c.beta * (1 - c.af) / (1 - c.am), gp = c.gamma * (1 - c.af) / (1 - c.am);
+    c.c_qdd = 1 / (bp * h * h), c.c_qd = gp / (bp * h), c.cC = gp * h, c.cK = bp * h * h;
+  }
+  return c;
 }
 
 int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq, nc = m->ncon;
-  double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, a = alpha * h * h / 4, h2 = h * h / 4;
+  StepCoef sc = step_coef(m);
+  double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, h2 = sc.cK;
+  double a = m->opt.rho_inf >= 1 ? alpha * h * h / 4 : alpha * sc.cK;
   cf_mbs__save_state(m, d);
   /* integrator constants and predictor */
-  for (int i = 0; i < n; i++) {
-    d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
-    d->qdd_hat[i] = -(4 / (h * h) * d->q[i] + 4 / h * d->qd[i] + d->qdd[i]);
-    d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
-  }
+  if (m->opt.rho_inf >= 1)
+    for (int i = 0; i < n; i++) {
+      d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
+      d->qdd_hat[i] = -(4 / (h * h) * d->q[i] + 4 / h * d->qd[i] + d->qdd[i]);
+      d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
+    }
+  else
+    for (int i = 0; i < n; i++) {
+      double a0 = d->acc[i], ab = (sc.af * d->qdd[i] - sc.am * a0) / (1 - sc.am); /* a1 = ab + (1-af)/(1-am) qdd1 */
+      double qstar = d->q[i] + h * d->qd[i] + h * h * ((0.5 - sc.beta) * a0 + sc.beta * ab);
+      d->qdd_hat[i] = -sc.c_qdd * qstar;
+      d->qd_hat[i] = d->qd[i] + h * ((1 - sc.gamma) * a0 + sc.gamma * ab) - sc.c_qd * qstar;
+      d->q[i] += h * d->qd[i] + 0.5 * h * h * a0;
+    }
   double dqmax = INFINITY, phimax = 0;
   int it, converged = 0, st = CF_OK;
   for (it = 0;; it++) {
     for (int i = 0; i < n; i++) {
-      d->qd[i] = 2 / h * d->q[i] + d->qd_hat[i];
-      d->qdd[i] = 4 / (h * h) * d->q[i] + d->qdd_hat[i];
+      d->qd[i] = sc.c_qd * d->q[i] + d->qd_hat[i];
+      d->qdd[i] = sc.c_qdd * d->q[i] + d->qdd_hat[i];
     }
     double t0 = cf_wall_time();
     cf_mbs__eval_phi(m, d, d->q, t1, 1);
@@ -70,7 +108,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
     for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
     t0 = cf_wall_time();
-    cf_mbs__assemble(m, d, 1, h / 2, h2, a, 0);
+    cf_mbs__assemble(m, d, 1, sc.cC, h2, a, 0);
     d->timer[CF_MBS_STAGE_ASSEMBLE] += cf_wall_time() - t0;
     st = cf_mbs__factor(m, d);
     if (st >= 0) st = cf_mbs__solve(m, d, d->r, d->dq);
@@ -105,12 +143,12 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   cf_mbs__eval_forces(m, d, d->q, d->qd, t1, 1);
   d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - t0;
   t0 = cf_wall_time();
-  cf_mbs__assemble(m, d, 1, h / 2, h2, a, 0);
+  cf_mbs__assemble(m, d, 1, sc.cC, h2, a, 0);
   d->timer[CF_MBS_STAGE_ASSEMBLE] += cf_wall_time() - t0;
   d->t = t1;
   st = cf_mbs__factor(m, d);
-  if (st >= 0) st = cf_mbs__project(m, d, 0, 1, h / 2, h2, 0);
-  if (st >= 0) st = cf_mbs__project(m, d, 1, 1, h / 2, h2, 0);
+  if (st >= 0) st = cf_mbs__project(m, d, 0, 1, sc.cC, h2, 0);
+  if (st >= 0) st = cf_mbs__project(m, d, 1, 1, sc.cC, h2, 0);
   if (st < 0) {
     d->t = t1 - h;
     cf_mbs__restore_state(m, d);
@@ -119,6 +157,11 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     return cf_mbs__rethrow(st, prefix);
   }
   for (int i = 0; i < nc; i++) d->reaction[i] = d->lambda[i] + d->sigma[i];
+  /* the algorithmic acceleration of the new state (qdd0 is still in d->save) */
+  if (m->opt.rho_inf >= 1) memcpy(d->acc, d->qdd, sizeof(double) * (size_t)n);
+  else
+    for (int i = 0; i < n; i++)
+      d->acc[i] = ((1 - sc.af) * d->qdd[i] + sc.af * d->save[2 * n + i] - sc.am * d->acc[i]) / (1 - sc.am);
   d->steps++;
   d->iters_total += it;
   if (it > d->iters_max) d->iters_max = it;

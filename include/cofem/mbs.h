@@ -150,6 +150,11 @@ typedef struct cfMbsOptions {
   int max_iter;              /* Newton iterations per step */
   int proj_iter;             /* augmented Lagrangian iterations of each projection (eq. 39 is the first) */
   int redundant;             /* redundant constraint equations the mechanism is declared to have */
+  double rho_inf;            /* spectral radius at infinite frequency: 1 (default) the trapezoidal rule
+                                of paper 000; < 1 generalized-alpha (Chung-Hulbert, in the form of
+                                Arnold and Bruls), which damps the unresolved stiff modes of FE bodies
+                                (second order; at the rigid motion's w h ~ 0.1 the damping is ~1e-5
+                                per period); 0.5 .. 1 */
 } cfMbsOptions;
 
 typedef struct cfMbsDef {
@@ -164,6 +169,9 @@ typedef struct cfMbsDef {
   /* issue 9 hook: modal bodies (cofem/mbs_modal.h, cf_mbs_add_modal_body) */
   int nmodal, cap_modal;
   struct cfMbsModalDef* modal;
+  /* FE bodies with a node at every mesh node (cofem/mbs_fe.h, cf_mbs_add_fe_body) */
+  int nfe, cap_fe;
+  struct cfMbsFeDef* fe;
 } cfMbsDef;
 
 cfMbsOptions cf_mbs_default_options(void);
@@ -201,7 +209,8 @@ typedef struct cfMbsVec {
 enum { CF_MBS_COEF_ONE = 0, CF_MBS_COEF_SIN = 1, CF_MBS_COEF_NEGCOS = 2 }; /* of the driver value */
 enum { CF_MBS_CST_NONE = 0, CF_MBS_CST_NEG_F = 1, CF_MBS_CST_NEG_HALF_F2 = 2 };
 enum { CF_MBS_CON_RIGID = 0, CF_MBS_CON_JOINT = 1, CF_MBS_CON_DRIVER = 2 };
-#define CF_MBS_CON_MAXB 10 /* bodies per equation: a modal point brings its amplitude blocks */
+#define CF_MBS_CON_MAXB 32 /* bodies per equation: a modal point brings its amplitude blocks, an FE
+                              node set the node blocks that hold its nodes */
 
 /* One scalar equation Phi = sum_k s_k coef_k(f(t)) (a_k . b_k) + c0 + cst(f(t)) = 0. */
 typedef struct cfMbsCon {
@@ -221,6 +230,14 @@ typedef struct cfMbsCon {
   int nmt;
   int mt_body[2], mt_point[2], mt_comp[2];
   double mt_sign[2];
+  /* FE node-set terms (lumped FE bodies, cofem/mbs_fe.h): Phi += ft_s[k] (sum_i w_i x_i) . B_k,
+   * the weighted node sum ft_vec[k] of FE body ft_fe[k] (a node set's mean, or the difference of
+   * the means of its two halves along a joint axis), B_k = e_(ft_comp[k]) when ft_comp[k] >= 0,
+   * else the affine vector ft_b[k] (host/mbs/mbs_fe.c evaluates them) */
+  int nft;
+  int ft_fe[2], ft_vec[2], ft_comp[2];
+  double ft_s[2];
+  cfMbsVec ft_b[2];
 } cfMbsCon;
 
 /* A force element compiled to body coordinates. */
@@ -299,7 +316,10 @@ typedef struct cfMbsModel {
    * bodies: no rigidity equations, no gravity; the mass terms are added by the modal code) */
   int nmodal;
   struct cfMbsModalBody* modal;
-  unsigned char* body_modal;
+  unsigned char* body_modal; /* ... 3: a node block of an FE body (cofem/mbs_fe.h: four nodes' positions
+                                as the four coordinate triplets, diagonal Mbar of their masses) */
+  int nfe;
+  struct cfMbsFeBody* fe;    /* [nfe] host/mbs/mbs_fe.c */
 } cfMbsModel;
 
 /* Validate and compile the definition, assemble the initial configuration (Phi(q0, 0) = 0,
@@ -352,7 +372,11 @@ typedef struct cfMbsData {
   /* scratch */
   double *r, *x, *dq, *w, *qd_hat, *qdd_hat; /* [nq] */
   double *sigma, *econ;      /* [ncon] */
-  double* save;              /* [3 nq + ncon] state at the start of a step */
+  double* acc;               /* [nq] the generalized-alpha algorithmic acceleration (= qdd with the
+                                trapezoidal rule) */
+  double* save;              /* [4 nq + ncon] state at the start of a step */
+  struct cfData** fe_data;   /* [nfe] FE data of each FE body: the stages' rotations, K_R, forces */
+  int nfe_data;
   /* last step */
   int iters;                 /* Newton iterations */
   int proj_iters[2];         /* projection iterations (velocity, acceleration) */

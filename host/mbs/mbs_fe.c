@@ -1,0 +1,613 @@
+/* FE bodies in the multibody core, "lumped" formulation (cofem/mbs_fe.h; docs/mbs.md, "FE
+ * bodies"; paper 003, section 6: ADAMS with a point mass at every FE node and the co-rotational
+ * internal forces as a user force).
+ *
+ * Coordinates: node n of FE body ib is at q[qadr[n] .. +2]; four nodes per 12-coordinate block
+ * (block 0 is the body id of the definition, the others are appended), Mbar = diag(m_a, m_b, m_c,
+ * m_d) so that Mbar (x) I3 is the lumped mass (padding triplets: unit mass, no force, stay at 0).
+ * Forces on the nodes (into Q, the mechanism's generalized forces):
+ *     Q_n = -f_el,n(x) + m_n g + loads - (alpha M + beta K_R) v            (f_el, K_R: cf_stage_polar,
+ *                                                                           cf_stage_elastic)
+ * and their tangents K = -dQ/dx ~ K_R (the paper's linearisation; the multiplier-free Newton of
+ * the integrator converges on the exact residual), C = -dQ/dv = alpha M + beta K_R.
+ * Joint terms: weighted node sums S = sum_i w_i x_i (a node set's mean, or the difference of the
+ * means of its two halves along a joint axis) dotted with a unit vector or an affine vector of the
+ * other body: Phi += s S . B. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/mbs_fe.h"
+#include "cofem/output.h"
+#include "mbs/mbs_internal.h"
+
+struct cfMbsFeBody {
+  int body;                 /* definition body id = node block 0 */
+  const cfModel* fem;
+  int nnode, nblk;
+  int* blk;                 /* [nblk] body ids of the node blocks */
+  int* qadr;                /* [nnode] coordinate address of node n (mesh order) */
+  int* node_blk;            /* [nnode] body id of the block that holds node n */
+  double pos[3], rot[9];    /* placement at t = 0 */
+  /* weighted node sums: nodes vec_node[vec_ptr[k] .. vec_ptr[k + 1]) with weights vec_w */
+  int nvec, cap_vec, cap_entry;
+  int* vec_ptr;
+  int* vec_node;
+  double* vec_w;
+  int npoint;
+  int pt_vec[CF_MBS_FE_MAX_POINTS];   /* the mean of each point's nodes */
+  double pt_X[3 * CF_MBS_FE_MAX_POINTS]; /* its rest position in the body frame */
+  int nload;
+  cfMbsModalLoad load[CF_MBS_FE_MAX_LOADS];
+};
+
+/* ---- definitions ------------------------------------------------------------------------------- */
+static cfMbsFeDef* fe_def_of(cfMbsDef* def, int body) {
+  for (int i = 0; i < def->nfe; i++)
+    if (def->fe[i].body == body) return &def->fe[i];
+  return NULL;
+}
+
+int cf_mbs_def_fe_index(const cfMbsDef* def, int body) {
+  for (int i = 0; i < def->nfe; i++)
+    if (def->fe[i].body == body) return i;
+  return -1;
+}
+
+int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem) {
+  if (!fem || fem->nnode < 1) return cf_error(CF_ERR_ARG, "FE body '%s': no FE model", b->name);
+  if (def->nfe == def->cap_fe) {
+    int cap = def->cap_fe ? 2 * def->cap_fe : 4;
+    cfMbsFeDef* p = realloc(def->fe, sizeof *p * (size_t)cap);
+    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    def->fe = p, def->cap_fe = cap;
+  }
+  /* the body entry: its mass and inertia only pass the rigid-body checks; the nodes carry the mass */
+  cfMbsBodyDef bb = *b;
+  double mass = 0;
+  for (int n = 0; n < fem->nnode; n++) mass += fem->node_mass[n];
+  bb.mass = mass > 0 ? mass : 1, bb.is_virtual = 0;
+  memset(bb.com, 0, sizeof bb.com);
+  for (int k = 0; k < 3; k++) bb.inertia[k] = bb.mass, bb.inertia[3 + k] = 0;
+  int id = cf_mbs_add_body(def, &bb);
+  if (id < 0) return id;
+  cfMbsFeDef* e = &def->fe[def->nfe++];
+  memset(e, 0, sizeof *e);
+  e->body = id, e->fem = fem;
+  memcpy(e->pos, b->pos, sizeof e->pos), memcpy(e->rot, b->rot, sizeof e->rot);
+  memcpy(e->vel, b->vel, sizeof e->vel), memcpy(e->omega, b->omega, sizeof e->omega);
+  return id;
+}
+
+int cf_mbs_add_fe_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
+  cfMbsFeDef* e = fe_def_of(def, body);
+  if (!e) return cf_error(CF_ERR_SCENE, "FE point '%s': body %d is not an FE body", name, body);
+  const char* bname = def->body[body].name;
+  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "FE body '%s': a point needs a name", bname);
+  if (cf_mbs_find_fe_point(def, body, name) >= 0)
+    return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s' is defined twice", bname, name);
+  if (e->npoint >= CF_MBS_FE_MAX_POINTS)
+    return cf_error(CF_ERR_SCENE, "FE body '%s': more than %d points", bname, CF_MBS_FE_MAX_POINTS);
+  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s' has no nodes", bname, name);
+  for (int k = 0; k < nnode; k++)
+    if (nodes[k] < 0 || nodes[k] >= e->fem->nnode)
+      return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s': node %d does not exist (the mesh has %d)", bname, name,
+                      nodes[k], e->fem->nnode);
+  cfMbsModalPoint* pt = &e->point[e->npoint];
+  pt->nodes = malloc(sizeof(int) * (size_t)nnode);
+  if (!pt->nodes) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  memcpy(pt->nodes, nodes, sizeof(int) * (size_t)nnode);
+  pt->nnode = nnode;
+  snprintf(pt->name, sizeof pt->name, "%s", name);
+  return e->npoint++;
+}
+
+int cf_mbs_find_fe_point(const cfMbsDef* def, int body, const char* name) {
+  for (int i = 0; i < def->nfe; i++)
+    if (def->fe[i].body == body)
+      for (int k = 0; k < def->fe[i].npoint; k++)
+        if (!strcmp(def->fe[i].point[k].name, name)) return k;
+  return -1;
+}
+
+int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
+  cfMbsFeDef* e = fe_def_of(def, body);
+  if (!e) return cf_error(CF_ERR_SCENE, "FE load: body %d is not an FE body", body);
+  const char* bname = def->body[body].name;
+  if (!load->at_point || load->point < 0 || load->point >= e->npoint)
+    return cf_error(CF_ERR_SCENE, "FE body '%s': a load must act at one of its points (node sets)", bname);
+  if (load->body_frame)
+    return cf_error(CF_ERR_SCENE, "FE body '%s': loads are in global directions (an FE body has no body frame)", bname);
+  if (e->nload >= CF_MBS_FE_MAX_LOADS) return cf_error(CF_ERR_SCENE, "FE body '%s': more than %d loads", bname, CF_MBS_FE_MAX_LOADS);
+  if (load->has_scale) {
+    int st = cf_mbs__check_func(&load->scale, bname);
+    if (st < 0) return st;
+  }
+  e->load[e->nload] = *load;
+  return e->nload++;
+}
+
+void cf_mbs__fe_def_free(cfMbsDef* def) {
+  for (int i = 0; i < def->nfe; i++)
+    for (int k = 0; k < def->fe[i].npoint; k++) free(def->fe[i].point[k].nodes);
+  free(def->fe);
+  def->fe = NULL, def->nfe = def->cap_fe = 0;
+}
+
+/* ---- compile ----------------------------------------------------------------------------------- */
+int cf_mbs__fe_nblock(const cfMbsDef* def) {
+  int n = 0;
+  for (int i = 0; i < def->nfe; i++) n += (def->fe[i].fem->nnode + 3) / 4 - 1;
+  return n;
+}
+
+int cf_mbs_fe_index(const cfMbsModel* m, int body) {
+  for (int i = 0; i < m->nfe; i++)
+    if (m->fe[i].body == body) return i;
+  return -1;
+}
+
+const cfModel* cf_mbs_fe_model(const cfMbsModel* m, int ib) { return m->fe[ib].fem; }
+
+/* append a weighted node sum; returns its index */
+static int add_vec(struct cfMbsFeBody* fb, const int* nodes, const double* w, int n) {
+  if (fb->nvec + 1 >= fb->cap_vec) {
+    int cap = fb->cap_vec ? 2 * fb->cap_vec : 16;
+    int* p = realloc(fb->vec_ptr, sizeof(int) * (size_t)(cap + 1));
+    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    fb->vec_ptr = p, fb->cap_vec = cap;
+  }
+  int used = fb->nvec ? fb->vec_ptr[fb->nvec] : 0;
+  if (used + n > fb->cap_entry) {
+    int cap = 2 * (used + n);
+    int* pn = realloc(fb->vec_node, sizeof(int) * (size_t)cap);
+    if (pn) fb->vec_node = pn;
+    double* pw = realloc(fb->vec_w, sizeof(double) * (size_t)cap);
+    if (pw) fb->vec_w = pw;
+    if (!pn || !pw) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    fb->cap_entry = cap;
+  }
+  fb->vec_ptr[fb->nvec] = used;
+  memcpy(fb->vec_node + used, nodes, sizeof(int) * (size_t)n);
+  memcpy(fb->vec_w + used, w, sizeof(double) * (size_t)n);
+  fb->vec_ptr[++fb->nvec] = used + n;
+  return fb->nvec - 1;
+}
+
+/* The node blocks, the node order (the nodes of the points first, point by point, so that a set
+ * spans as few blocks as possible: its equations have one gradient slot per block), the lumped
+ * masses as Mbar, the points' mean vectors. */
+int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
+  m->nfe = def->nfe;
+  if (!def->nfe) return CF_OK;
+  m->fe = calloc((size_t)def->nfe, sizeof *m->fe);
+  if (!m->fe) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  int nextb = def->nbody + cf_mbs__modal_nblock(def);
+  double h = m->opt.dt, kref = 0;
+  for (int i = 0; i < def->nfe; i++) {
+    const cfMbsFeDef* fd = &def->fe[i];
+    struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fd->fem;
+    int nn = fem->nnode;
+    fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4;
+    memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
+    fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
+    fb->qadr = malloc(sizeof(int) * (size_t)nn);
+    fb->node_blk = malloc(sizeof(int) * (size_t)nn);
+    int* order = malloc(sizeof(int) * (size_t)nn);
+    unsigned char* placed = calloc((size_t)nn, 1);
+    if (!fb->blk || !fb->qadr || !fb->node_blk || !order || !placed) {
+      free(order), free(placed);
+      return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    }
+    /* the points' nodes first, then breadth first through the mesh from them (Cuthill-McKee
+     * like): the four nodes of a block are neighbours, so the block graph stays as sparse as
+     * the mesh's and the factor's fill low (mesh order: 3x the flops on the lug) */
+    int ns = 0;
+    for (int k = 0; k < fd->npoint; k++)
+      for (int l = 0; l < fd->point[k].nnode; l++) {
+        int n = fd->point[k].nodes[l];
+        if (!placed[n]) placed[n] = 1, order[ns++] = n;
+      }
+    for (int head = 0, seed = 0; ns < nn;) {
+      if (head == ns) { /* next component (or no points): its first unplaced node */
+        while (placed[seed]) seed++;
+        placed[seed] = 1, order[ns++] = seed;
+      }
+      int n = order[head++];
+      for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++) {
+        int o = fem->col[p];
+        if (!placed[o]) placed[o] = 1, order[ns++] = o;
+      }
+    }
+    free(placed);
+    /* blocks: the definition's body first, then appended ones */
+    for (int k = 0; k < fb->nblk; k++) {
+      int b = k == 0 ? fd->body : nextb++;
+      fb->blk[k] = b;
+      if (k > 0) {
+        snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%.40s.nodes%d", def->body[fd->body].name, k);
+        m->body_qadr[b] = m->nq;
+        m->body_nq[b] = CF_MBS_BODY_NQ;
+        m->nq += CF_MBS_BODY_NQ;
+      }
+      m->body_modal[b] = 3;
+      m->body_virtual[b] = 0;
+      double* Mb = m->body_Mbar + 16 * b;
+      memset(Mb, 0, 16 * sizeof(double));
+      for (int l = 0; l < 4; l++) {
+        int s = 4 * k + l;
+        Mb[5 * l] = s < nn ? fem->node_mass[order[s]] : 1; /* padding: unit mass, no force */
+      }
+      m->body_mass[b] = Mb[0] + Mb[5] + Mb[10] + Mb[15];
+    }
+    for (int s = 0; s < nn; s++) {
+      fb->node_blk[order[s]] = fb->blk[s / 4];
+      fb->qadr[order[s]] = m->body_qadr[fb->blk[s / 4]] + 3 * (s % 4);
+    }
+    free(order);
+    /* points: mean of the nodes, rest position in the body frame */
+    fb->npoint = fd->npoint;
+    for (int k = 0; k < fd->npoint; k++) {
+      const cfMbsModalPoint* pt = &fd->point[k];
+      double* w = malloc(sizeof(double) * (size_t)pt->nnode);
+      if (!w) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+      for (int l = 0; l < pt->nnode; l++) w[l] = 1.0 / pt->nnode;
+      for (int a = 0; a < 3; a++) {
+        fb->pt_X[3 * k + a] = 0;
+        for (int l = 0; l < pt->nnode; l++) fb->pt_X[3 * k + a] += w[l] * fem->X[3 * pt->nodes[l] + a];
+      }
+      fb->pt_vec[k] = add_vec(fb, pt->nodes, w, pt->nnode);
+      free(w);
+      if (fb->pt_vec[k] < 0) return fb->pt_vec[k];
+    }
+    fb->nload = fd->nload;
+    memcpy(fb->load, fd->load, sizeof fb->load);
+    /* stiffness scale: the largest diagonal entry of K_e summed at a node */
+    double* kd = calloc((size_t)nn, sizeof(double));
+    if (!kd) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    for (int e = 0; e < fem->ntet; e++)
+      for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 3; c++) kd[fem->tet[4 * e + a]] += fem->Ke[144 * (size_t)e + (3 * a + c) * 13] / 3;
+    for (int n = 0; n < nn; n++) kref = fmax(kref, kd[n]);
+    free(kd);
+  }
+  /* mref is the scale of the leading matrix (penalty, regularisation, the massless-direction
+   * test): with FE bodies it is the largest of the masses and h^2/4 times the stiffness */
+  m->mref = 0;
+  for (int b = 0; b < m->nbody; b++)
+    for (int k = 0; k < 4; k++) m->mref = fmax(m->mref, m->body_Mbar[16 * b + 5 * k]);
+  m->mref = fmax(m->mref, kref * h * h / 4);
+  if (!(m->mref > 0)) m->mref = 1;
+  return CF_OK;
+}
+
+void cf_mbs__fe_free(cfMbsModel* m) {
+  for (int i = 0; i < m->nfe; i++) {
+    struct cfMbsFeBody* fb = &m->fe[i];
+    free(fb->blk), free(fb->qadr), free(fb->node_blk), free(fb->vec_ptr), free(fb->vec_node), free(fb->vec_w);
+  }
+  free(m->fe);
+  m->fe = NULL, m->nfe = 0;
+}
+
+void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
+  for (int i = 0; i < m->nfe; i++) {
+    const cfMbsFeDef* fd = &def->fe[i];
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    for (int k = 0; k < fb->nblk; k++) { /* padding triplets at 0 */
+      memset(q + m->body_qadr[fb->blk[k]], 0, 12 * sizeof(double));
+      memset(qd + m->body_qadr[fb->blk[k]], 0, 12 * sizeof(double));
+    }
+    for (int n = 0; n < fb->nnode; n++) {
+      const double* X = fb->fem->X + 3 * n;
+      double r[3], w[3];
+      for (int a = 0; a < 3; a++) r[a] = fd->rot[3 * a] * X[0] + fd->rot[3 * a + 1] * X[1] + fd->rot[3 * a + 2] * X[2];
+      cf_mbs_cross3(fd->omega, r, w);
+      for (int a = 0; a < 3; a++) q[fb->qadr[n] + a] = fd->pos[a] + r[a], qd[fb->qadr[n] + a] = fd->vel[a] + w[a];
+    }
+  }
+}
+
+/* the block pairs the elements couple */
+void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fb->fem;
+    for (int e = 0; e < fem->ntet; e++)
+      for (int a = 0; a < 4; a++)
+        for (int b = a; b < 4; b++) {
+          int na = fem->tet[4 * e + a], nb = fem->tet[4 * e + b];
+          pair(fb->node_blk[na], fb->node_blk[nb], ctx);
+        }
+  }
+}
+
+/* ---- data -------------------------------------------------------------------------------------- */
+int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d) {
+  if (!m->nfe) return CF_OK;
+  d->fe_data = calloc((size_t)m->nfe, sizeof *d->fe_data);
+  if (!d->fe_data) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  d->nfe_data = m->nfe;
+  for (int i = 0; i < m->nfe; i++) {
+    int st = cf_data_create(m->fe[i].fem, &d->fe_data[i]);
+    if (st < 0) return st;
+  }
+  return CF_OK;
+}
+
+/* node positions (and velocities) from q into the FE data, mesh order */
+static void gather(const struct cfMbsFeBody* fb, const double* q, double* x) {
+  for (int n = 0; n < fb->nnode; n++)
+    for (int a = 0; a < 3; a++) x[3 * n + a] = q[fb->qadr[n] + a];
+}
+
+/* the co-rotational stages at x = q: element rotations, K_R, element forces, f_el */
+static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q) {
+  gather(fb, q, fd->x);
+  cf_stage_polar(fb->fem, fd);
+  cf_stage_elastic(fb->fem, fd);
+}
+
+/* ---- forces and tangents ------------------------------------------------------------------------ */
+void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
+  const double* g = m->opt.gravity;
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fb->fem;
+    cfData* fd = d->fe_data[i];
+    fe_stages(fb, fd, q);
+    double ra = fem->def.rayleigh_alpha, rb = fem->def.rayleigh_beta;
+    /* f_ext in the FE data: loads, then -beta K_R v (element products) */
+    memset(fd->f_ext, 0, sizeof(double) * 3 * (size_t)fb->nnode);
+    for (int l = 0; l < fb->nload; l++) {
+      const cfMbsModalLoad* L = &fb->load[l];
+      double sc[3] = {1, 0, 0};
+      if (L->has_scale) cf_mbs_func_eval(&L->scale, t, sc);
+      int v = fb->pt_vec[L->point];
+      for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
+        for (int a = 0; a < 3; a++) fd->f_ext[3 * fb->vec_node[k] + a] += sc[0] * fb->vec_w[k] * L->force[a];
+    }
+    if (rb != 0) {
+      gather(fb, qd, fd->v);
+      for (int e = 0; e < fem->ntet; e++) {
+        const double* K = fd->KR + 144 * (size_t)e;
+        const int* tn = fem->tet + 4 * e;
+        for (int r = 0; r < 12; r++) {
+          double s = 0;
+          for (int c = 0; c < 12; c++) s += K[12 * r + c] * fd->v[3 * tn[c / 3] + c % 3];
+          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;
+        }
+      }
+    }
+    for (int n = 0; n < fb->nnode; n++) {
+      double mn = fem->node_mass[n];
+      double* Qn = d->Q + fb->qadr[n];
+      const double* vn = qd + fb->qadr[n];
+      for (int a = 0; a < 3; a++) Qn[a] += fd->f_ext[3 * n + a] - fd->f_el[3 * n + a] + mn * (g[a] - ra * vn[a]);
+    }
+  }
+}
+
+/* Ax += (cK + beta cC) K_R + alpha cC M of the FE bodies (the mass cM M is in Mbar), at the state
+ * of the last cf_mbs__fe_forces */
+void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK) {
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fb->fem;
+    const cfData* fd = d->fe_data[i];
+    double sk = cK + cC * fem->def.rayleigh_beta, sm = cC * fem->def.rayleigh_alpha;
+    if (sk != 0)
+      for (int e = 0; e < fem->ntet; e++) {
+        const double* K = fd->KR + 144 * (size_t)e;
+        const int* tn = fem->tet + 4 * e;
+        for (int a = 0; a < 4; a++)
+          for (int b = 0; b < 4; b++) {
+            double B[9];
+            for (int r = 0; r < 3; r++)
+              for (int c = 0; c < 3; c++) B[3 * r + c] = K[12 * (3 * a + r) + 3 * b + c];
+            cf_mbs__add_3x3(m, d->Ax, fb->qadr[tn[a]], fb->node_blk[tn[a]], fb->qadr[tn[b]], fb->node_blk[tn[b]], B, sk);
+          }
+      }
+    if (sm != 0)
+      for (int n = 0; n < fb->nnode; n++) {
+        double mn = fem->node_mass[n], B[9] = {mn, 0, 0, 0, mn, 0, 0, 0, mn};
+        cf_mbs__add_3x3(m, d->Ax, fb->qadr[n], fb->node_blk[n], fb->qadr[n], fb->node_blk[n], B, sm);
+      }
+  }
+}
+
+/* gravity potential of the nodes and co-rotational strain energy */
+double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
+  double V = 0;
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    for (int n = 0; n < fb->nnode; n++) V -= fb->fem->node_mass[n] * cf_mbs_dot3(m->opt.gravity, d->q + fb->qadr[n]);
+    V += cf_mbs_fe_elastic_energy(m, d, i);
+  }
+  return V;
+}
+
+/* ---- joint terms -------------------------------------------------------------------------------- */
+/* the weighted sum of node positions (or velocities) of vector v */
+static void vec_sum(const struct cfMbsFeBody* fb, int v, const double* q, double S[3]) {
+  S[0] = S[1] = S[2] = 0;
+  for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
+    for (int a = 0; a < 3; a++) S[a] += fb->vec_w[k] * q[fb->qadr[fb->vec_node[k]] + a];
+}
+
+static int slot_of_body(const cfMbsCon* c, int b) {
+  for (int s = 0; s < c->nb; s++)
+    if (c->body[s] == b) return s;
+  return 0;
+}
+
+/* FE term k of equation c: its value at q and gradient (added to row), or its acceleration bias
+ * 2 s Sdot . Bdot when qd is given */
+double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row) {
+  const struct cfMbsFeBody* fb = &m->fe[c->ft_fe[k]];
+  int v = c->ft_vec[k], comp = c->ft_comp[k];
+  double s = c->ft_s[k], S[3], B[3];
+  if (qd) {
+    if (comp >= 0) return 0; /* constant direction: the term is linear in q */
+    vec_sum(fb, v, qd, S);
+    cf_mbs_vec_lin(m, &c->ft_b[k], qd, B);
+    return 2 * s * cf_mbs_dot3(S, B);
+  }
+  vec_sum(fb, v, q, S);
+  if (comp >= 0) B[0] = B[1] = B[2] = 0, B[comp] = 1;
+  else cf_mbs_vec_val(m, &c->ft_b[k], q, B);
+  if (row) {
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
+      int n = fb->vec_node[e];
+      double* r = row + 12 * slot_of_body(c, fb->node_blk[n]) + (fb->qadr[n] - m->body_qadr[fb->node_blk[n]]);
+      for (int a = 0; a < 3; a++) r[a] += s * fb->vec_w[e] * B[a];
+    }
+    if (comp < 0) {
+      const cfMbsVec* bv = &c->ft_b[k];
+      for (int t = 0; t < bv->nb; t++) {
+        double* r = row + 12 * slot_of_body(c, bv->body[t]);
+        for (int l = 0; l < 4; l++)
+          if (bv->w[t][l] != 0)
+            for (int a = 0; a < 3; a++) r[3 * l + a] += s * bv->w[t][l] * S[a];
+      }
+    }
+  }
+  return s * cf_mbs_dot3(S, B);
+}
+
+/* the node blocks of the equation's FE terms (and their vectors' bodies) become slots; nb = -1
+ * when they do not fit */
+void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c) {
+  for (int k = 0; k < c->nft && c->nb >= 0; k++) {
+    const struct cfMbsFeBody* fb = &m->fe[c->ft_fe[k]];
+    int v = c->ft_vec[k];
+    int nadd = c->ft_comp[k] < 0 ? c->ft_b[k].nb : 0;
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1] + nadd; e++) {
+      int b = e < fb->vec_ptr[v + 1] ? fb->node_blk[fb->vec_node[e]] : c->ft_b[k].body[e - fb->vec_ptr[v + 1]];
+      int found = 0;
+      for (int s = 0; s < c->nb; s++) found |= c->body[s] == b;
+      if (found) continue;
+      if (c->nb >= CF_MBS_CON_MAXB) {
+        c->nb = -1;
+        return;
+      }
+      c->body[c->nb++] = b;
+    }
+  }
+}
+
+/* point k of FE body ib: rest position in the global frame at t = 0 and its mean vector */
+int cf_mbs__fe_point(const cfMbsModel* m, int ib, int k, double P[3]) {
+  const struct cfMbsFeBody* fb = &m->fe[ib];
+  const double* X = fb->pt_X + 3 * k;
+  for (int a = 0; a < 3; a++) P[a] = fb->pos[a] + fb->rot[3 * a] * X[0] + fb->rot[3 * a + 1] * X[1] + fb->rot[3 * a + 2] * X[2];
+  return fb->pt_vec[k];
+}
+
+/* The axis of point k along the global direction `axis` (unit, at t = 0): the node sum
+ * d = sum_i w_i x_i with w_i = Y_i^T C^-1 a, Y_i = X_i - mean, C = sum Y_i Y_i^T, a the axis in the
+ * body frame. Then sum w_i = 0 and d = a at rest, and d = Q a for any rigid motion (Q a rotation):
+ * a least-squares measure of where the set's axis points, which does not need a symmetric set.
+ * Returns the vector's index (rest length 1), or a negative status when the set is flat. */
+int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len) {
+  struct cfMbsFeBody* fb = &m->fe[ib];
+  int v = fb->pt_vec[k], n0 = fb->vec_ptr[v], nn = fb->vec_ptr[v + 1] - n0;
+  double al[3]; /* the axis in the body frame: rot^T axis */
+  for (int a = 0; a < 3; a++) al[a] = fb->rot[a] * axis[0] + fb->rot[3 + a] * axis[1] + fb->rot[6 + a] * axis[2];
+  const double* Xm = fb->pt_X + 3 * k;
+  double C[9] = {0}, size = 0;
+  for (int e = 0; e < nn; e++) {
+    const double* X = fb->fem->X + 3 * fb->vec_node[n0 + e];
+    double Y[3] = {X[0] - Xm[0], X[1] - Xm[1], X[2] - Xm[2]};
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) C[3 * a + b] += Y[a] * Y[b];
+    size = fmax(size, cf_mbs_norm3(Y));
+  }
+  /* z = C^-1 al by the adjugate; a flat (or too small) set has det C ~ 0 */
+  double adj[9] = {C[4] * C[8] - C[5] * C[7], C[2] * C[7] - C[1] * C[8], C[1] * C[5] - C[2] * C[4],
+                   C[5] * C[6] - C[3] * C[8], C[0] * C[8] - C[2] * C[6], C[2] * C[3] - C[0] * C[5],
+                   C[3] * C[7] - C[4] * C[6], C[1] * C[6] - C[0] * C[7], C[0] * C[4] - C[1] * C[3]};
+  double det = C[0] * adj[0] + C[1] * adj[3] + C[2] * adj[6], scale = pow(nn * size * size, 3);
+  if (!(nn >= 4 && fabs(det) > 1e-12 * scale))
+    return cf_error(CF_ERR_SCENE,
+                    "%s: the node set '%s' is flat (or has fewer than 4 nodes): its axis cannot be measured (a revolute "
+                    "joint on an FE body needs a set that spans the axis, e.g. a hole's nodes through the thickness; or "
+                    "use a spherical joint)", who, set);
+  double z[3];
+  for (int a = 0; a < 3; a++) z[a] = (adj[3 * a] * al[0] + adj[3 * a + 1] * al[1] + adj[3 * a + 2] * al[2]) / det;
+  int* nodes = malloc(sizeof(int) * (size_t)nn);
+  double* w = malloc(sizeof(double) * (size_t)nn);
+  if (!nodes || !w) {
+    free(nodes), free(w);
+    return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  }
+  for (int e = 0; e < nn; e++) {
+    int n = fb->vec_node[n0 + e];
+    const double* X = fb->fem->X + 3 * n;
+    nodes[e] = n;
+    w[e] = (X[0] - Xm[0]) * z[0] + (X[1] - Xm[1]) * z[1] + (X[2] - Xm[2]) * z[2];
+  }
+  int id = add_vec(fb, nodes, w, nn);
+  free(nodes), free(w);
+  *len = 1;
+  return id;
+}
+
+/* ---- queries ------------------------------------------------------------------------------------ */
+void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v) {
+  gather(&m->fe[ib], d->q, x);
+  if (v) gather(&m->fe[ib], d->qd, v);
+}
+
+void cf_mbs_fe_point(const cfMbsModel* m, const cfMbsData* d, int ib, int k, double x[3]) {
+  vec_sum(&m->fe[ib], m->fe[ib].pt_vec[k], d->q, x);
+}
+
+double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib) {
+  double mass = 0;
+  for (int n = 0; n < m->fe[ib].nnode; n++) mass += m->fe[ib].fem->node_mass[n];
+  return mass;
+}
+
+void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[3], double v[3]) {
+  const struct cfMbsFeBody* fb = &m->fe[ib];
+  double mass = 0, sx[3] = {0, 0, 0}, sv[3] = {0, 0, 0};
+  for (int n = 0; n < fb->nnode; n++) {
+    double mn = fb->fem->node_mass[n];
+    mass += mn;
+    for (int a = 0; a < 3; a++) sx[a] += mn * d->q[fb->qadr[n] + a], sv[a] += mn * d->qd[fb->qadr[n] + a];
+  }
+  for (int a = 0; a < 3; a++) {
+    if (x) x[a] = sx[a] / mass;
+    if (v) v[a] = sv[a] / mass;
+  }
+}
+
+double cf_mbs_fe_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  cfData* fd = d->fe_data[ib];
+  gather(&m->fe[ib], d->q, fd->x);
+  cf_stage_polar(m->fe[ib].fem, fd);
+  return cf_strain_energy(m->fe[ib].fem, fd);
+}
+
+void cf_mbs_fe_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double p[3], double L[3]) {
+  const struct cfMbsFeBody* fb = &m->fe[ib];
+  p[0] = p[1] = p[2] = L[0] = L[1] = L[2] = 0;
+  for (int n = 0; n < fb->nnode; n++) {
+    double mn = fb->fem->node_mass[n], c[3];
+    const double *x = d->q + fb->qadr[n], *v = d->qd + fb->qadr[n];
+    cf_mbs_cross3(x, v, c);
+    for (int a = 0; a < 3; a++) p[a] += mn * v[a], L[a] += mn * c[a];
+  }
+}
+
+int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path) {
+  if (mesh->nnode != m->fe[ib].nnode)
+    return cf_error(CF_ERR_SCENE, "FE body: mesh has %d nodes, the body %d", mesh->nnode, m->fe[ib].nnode);
+  double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
+  if (!x) return cf_error(CF_ERR_NOMEM, "FE body: out of memory");
+  cf_mbs_fe_nodes(m, d, ib, x, x + 3 * mesh->nnode);
+  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  free(x);
+  return st;
+}

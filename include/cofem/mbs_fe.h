@@ -1,0 +1,75 @@
+/* FE bodies in the multibody core, "lumped" formulation (paper 003, section 6, the second ADAMS
+ * coupling; docs/mbs.md, "FE bodies"): every node of the co-rotational FE mesh is a point mass of
+ * the mechanism (its lumped mass), the co-rotational internal force at each node is a force of the
+ * mechanism, and its tangent K_R enters the leading matrix of the index-3 augmented Lagrangian
+ * integrator, which solves the whole system (trapezoidal rule: second order, no numerical damping).
+ *
+ * Coordinates: the node positions x_n, four nodes per 12-coordinate block (the four coordinate
+ * triplets of a block are four nodes; Mbar = diag of their masses, so the mechanism's mass matrix
+ * M = Mbar (x) I3 is the lumped FE mass). The body id returned by cf_mbs_add_fe_body is the first
+ * node block; the others are appended after the definition's bodies. Nodes are renumbered so that
+ * the node sets joints attach to sit in as few blocks as possible. No rigidity equations.
+ *
+ * Joints attach at FE points (the mean of a node set, RBE3-like: x_P = mean of x_n): spherical
+ * joints at the point; revolute joints add the direction through the means of the set's two
+ * halves along the joint axis (the set must span the axis, e.g. a hole's nodes through the
+ * thickness). Loads at a node set are shared equally by its nodes. Gravity acts on every node.
+ * Rayleigh damping of the FE scene: C = alpha M + beta K_R. */
+#ifndef COFEM_MBS_FE_H
+#define COFEM_MBS_FE_H
+#include "cofem/fem.h"
+#include "cofem/mbs.h"
+#include "cofem/mbs_modal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CF_MBS_FE_MAX_POINTS 16
+#define CF_MBS_FE_MAX_LOADS 16
+
+typedef struct cfMbsFeDef {
+  int body;                  /* id of the first node block (set by cf_mbs_add_fe_body) */
+  const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
+  double pos[3], rot[9];     /* placement: node n starts at pos + rot X_n */
+  double vel[3], omega[3];   /* ... with velocity vel + omega x (rot X_n) */
+  int npoint;
+  cfMbsModalPoint point[CF_MBS_FE_MAX_POINTS]; /* node sets joints and loads attach to */
+  int nload;
+  cfMbsModalLoad load[CF_MBS_FE_MAX_LOADS];    /* at_point loads only (global directions) */
+} cfMbsFeDef;
+
+/* Add an FE body: the mesh of fem placed by b's pose and velocities (b's mass and inertia are not
+ * used: the nodes carry the mass). Returns the body id, or a negative status. */
+int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem);
+/* A point of FE body `body` at the mean of nodes[0 .. nnode - 1] (copied); returns its index (for
+ * cfMbsJointDef.modal_point1/2, which name points of modal and FE bodies alike) or a negative
+ * status. */
+int cf_mbs_add_fe_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode);
+int cf_mbs_find_fe_point(const cfMbsDef* def, int body, const char* name);
+/* A load at a point of an FE body (load->at_point must be 1; shared equally by its nodes). */
+int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load);
+/* Index of the FE body whose first block is `body` in the definition / model, or -1. */
+int cf_mbs_def_fe_index(const cfMbsDef* def, int body);
+int cf_mbs_fe_index(const cfMbsModel* m, int body);
+
+/* ---- queries (ib: FE body index) ---- */
+const cfModel* cf_mbs_fe_model(const cfMbsModel* m, int ib);
+/* node positions and velocities [3 nnode] in mesh order (v may be NULL) */
+void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v);
+/* the mean of the nodes of point k at the current state */
+void cf_mbs_fe_point(const cfMbsModel* m, const cfMbsData* d, int ib, int k, double x[3]);
+double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib);
+/* centre of mass position and velocity (either may be NULL) */
+void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[3], double v[3]);
+/* co-rotational strain energy at the current state */
+double cf_mbs_fe_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib);
+/* linear momentum and angular momentum about the origin */
+void cf_mbs_fe_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double p[3], double L[3]);
+/* deformed mesh (point data "displacement" = x - X, "velocity") with cf_vtu_write */
+int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

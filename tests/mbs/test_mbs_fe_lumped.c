@@ -1,0 +1,310 @@
+/* FE bodies in mechanisms, "lumped" formulation (cofem/mbs_fe.h; docs/mbs.md "FE bodies"): every
+ * node of the co-rotational FE mesh is a point mass of the mechanism, the co-rotational forces act
+ * on them, the ALI3-P integrator solves everything.
+ *  1. The steel lug hung at its eye (revolute joint at the 'load' set) and released 0.4 rad off the
+ *     vertical swings as the compound pendulum of its node masses: the period against the closed
+ *     form with its amplitude series, with I_pin, m and the pin-to-centre distance summed over the
+ *     nodes here (independent of the mechanism code); against the Craig-Bampton modal body (24
+ *     modes) of the same scene; energy conserved without damping (trapezoidal rule).
+ *  2. The same at dt = 10 ms, the rigid pendulum's step: stable, energy bounded.
+ *  3. Hanging at rest: the pin reaction carries the weight (time average).
+ *  4. A free FE body spinning and tumbling without gravity: linear momentum exactly, angular
+ *     momentum and energy to the integrator's O((w h)^2).
+ *  5. Bad input: errors naming the file and key. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cf_test.h"
+#include "cofem/mbs_fe.h"
+#include "cofem/modal_part.h"
+
+static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_fe_lumped.json"; /* for relative paths only */
+
+static void scene_json(char* out, size_t n, const char* flexible, const char* joint, double theta0, double dt,
+                       const char* extra) {
+  snprintf(out, n,
+           "{\"gravity\": [0, 0, -9.81],\n"
+           " \"bodies\": [{\"name\": \"lug\", \"flexible\": {\"scene\": \"../lug_pull.json\", %s},"
+           " \"rotation\": {\"axis\": [0, 1, 0], \"angle\": %.17g}%s}],\n"
+           " \"joints\": [%s],\n"
+           " \"time\": {\"dt\": %g, \"end\": 1.0}}\n",
+           flexible, theta0, extra, joint, dt);
+}
+
+static const char* kPin = "{\"name\": \"pin\", \"type\": \"revolute\", \"body1\": \"ground\", \"body2\": \"lug\", "
+                          "\"node2\": \"load\", \"axis\": [0, 1, 0]}";
+
+static int load(const char* json, cfMbsScene* s) { return cf_mbs_scene_parse(json, kPath, s); }
+
+/* mass, centre and pin (mean of the 'load' nodes) of the mesh's node masses, and I about the y axis
+ * through the pin, in the mesh frame */
+static void node_pendulum(const cfModel* fem, const cfMesh* mesh, double* mass, double c[3], double P[3], double* Iy) {
+  const cfNodeSet* ns = cf_mesh_find_nset(mesh, "load");
+  *mass = 0, c[0] = c[1] = c[2] = P[0] = P[1] = P[2] = 0;
+  for (int k = 0; k < ns->count; k++)
+    for (int a = 0; a < 3; a++) P[a] += fem->X[3 * ns->nodes[k] + a] / ns->count;
+  *Iy = 0;
+  for (int n = 0; n < fem->nnode; n++) {
+    const double* X = fem->X + 3 * n;
+    double mn = fem->node_mass[n];
+    *mass += mn;
+    for (int a = 0; a < 3; a++) c[a] += mn * X[a];
+    *Iy += mn * ((X[0] - P[0]) * (X[0] - P[0]) + (X[2] - P[2]) * (X[2] - P[2]));
+  }
+  for (int a = 0; a < 3; a++) c[a] /= *mass;
+}
+
+/* swing angle of the lug: the centre of mass about the pin, in the xz plane */
+static double swing_angle(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  double x[3], P[3];
+  cf_mbs_fe_centre(m, d, ib, x, NULL);
+  cf_mbs_fe_point(m, d, ib, 0, P);
+  return atan2(x[0] - P[0], P[2] - x[2]);
+}
+
+/* period from the upward crossings of the swing's centre */
+static double period_of(const double* ang, int nstep, double h) {
+  double lo = ang[0], hi = ang[0], first = -1, last = -1;
+  for (int k = 0; k <= nstep; k++) lo = fmin(lo, ang[k]), hi = fmax(hi, ang[k]);
+  double mid = 0.5 * (lo + hi);
+  int ncross = 0;
+  for (int k = 1; k <= nstep; k++)
+    if (ang[k - 1] < mid && ang[k] >= mid) {
+      double tc = h * (k - 1 + (mid - ang[k - 1]) / (ang[k] - ang[k - 1]));
+      if (first < 0) first = tc;
+      last = tc, ncross++;
+    }
+  return ncross > 1 ? (last - first) / (ncross - 1) : 0;
+}
+
+enum { NSTEP = 700 };
+static double g_ang[NSTEP + 1];
+
+/* run a pendulum scene: period, energy drift relative to the largest kinetic energy */
+/* drift: max |E - E0| over the run, relative to the largest kinetic energy; with mean2, of the mean
+ * of two consecutive steps' energies (a step-to-step alternation of the unresolved stiff modes'
+ * velocities, which the trapezoidal rule does not damp, is not a drift) */
+static int run_pendulum(const char* json, int nstep, double dt, int modal, int mean2, double* period, double* drift,
+                        double* emax_out) {
+  cfMbsScene s;
+  int st = load(json, &s);
+  CHECK_OK(st);
+  if (st < 0) return st;
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  CHECK_OK(st = cf_mbs_model_create(&s.def, &m));
+  if (m) CHECK_OK(st = cf_mbs_data_create(m, &d));
+  if (!d) {
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return -1;
+  }
+  double T0, V0, emax = 0, tmax = 0, eprev = 0;
+  cf_mbs_energy(m, d, &T0, &V0);
+  int ib = modal ? 0 : cf_mbs_fe_index(m, s.flex_body[0]);
+  g_ang[0] = modal ? cf_mbs_joint_angle(m, d, 0) : swing_angle(m, d, ib);
+  for (int k = 1; k <= nstep; k++) {
+    if ((st = cf_mbs_step(m, d)) < 0) {
+      CHECK_OK(st);
+      break;
+    }
+    double T, V;
+    g_ang[k] = modal ? cf_mbs_joint_angle(m, d, 0) : swing_angle(m, d, ib);
+    cf_mbs_energy(m, d, &T, &V);
+    double e = T + V - T0 - V0;
+    if (!mean2) emax = fmax(emax, fabs(e));
+    else if (k > 1) emax = fmax(emax, fabs(0.5 * (e + eprev)));
+    eprev = e;
+    tmax = fmax(tmax, T);
+  }
+  *period = period_of(g_ang, nstep, dt);
+  *drift = emax / tmax;
+  if (emax_out) *emax_out = tmax;
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+  return st;
+}
+
+static void test_pendulum(void) {
+  char json[4096];
+  double theta0 = -0.4, dt = 2e-3;
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"", kPin, theta0, dt, "");
+  cfMbsScene s;
+  CHECK_OK(load(json, &s));
+  if (s.nflex != 1) return;
+  double mass, c[3], P[3], Iy;
+  node_pendulum(s.flex[0]->model, &s.flex[0]->scene.mesh, &mass, c, P, &Iy);
+  cf_mbs_scene_free(&s);
+  double dist = hypot(c[0] - P[0], c[2] - P[2]);
+  double amp = theta0 + atan2(c[0] - P[0], P[2] - c[2]); /* from hanging straight down */
+  double T_lin = 2 * M_PI * sqrt(Iy / (mass * 9.81 * dist));
+  double T_exp = T_lin * (1 + amp * amp / 16 + 11 * pow(amp, 4) / 3072);
+  double Tl, drift, tmax;
+  CHECK_OK(run_pendulum(json, NSTEP, dt, 0, 0, &Tl, &drift, &tmax));
+  printf("lumped FE lug pendulum, dt %g s: node mass %.6f kg, pin-to-centre %.5f m, I_pin %.5e kg m^2: period %.6f s, "
+         "compound pendulum %.6f s (%.2e); energy drift %.2e of %.3g J\n",
+         dt, mass, dist, Iy, Tl, T_exp, Tl / T_exp - 1, drift, tmax);
+  CHECK_CLOSE(Tl, T_exp, 0, 2e-4); /* measured -3.7e-5 */
+  CHECK(drift < 1.5e-4);           /* measured 3.2e-5 (generalized-alpha, rho_inf 0.9) */
+  /* the Craig-Bampton body of the same scene (24 modes, lumped mass as the scene says) */
+  scene_json(json, sizeof json, "\"interface\": [\"load\"], \"modes\": 24, \"damping\": 0", kPin, theta0, dt, "");
+  double Tm, drift_m;
+  CHECK_OK(run_pendulum(json, NSTEP, dt, 1, 0, &Tm, &drift_m, NULL));
+  printf("modal (24 modes) lug pendulum: period %.6f s; lumped / modal - 1 = %.2e\n", Tm, Tl / Tm - 1);
+  CHECK_CLOSE(Tl, Tm, 0, 2e-5); /* measured 3.0e-6 */
+}
+
+static void test_large_step(void) {
+  char json[4096];
+  double dt = 0.01;
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"", kPin, -0.4, dt, "");
+  double T, drift, tmax;
+  CHECK_OK(run_pendulum(json, 120, dt, 0, 1, &T, &drift, &tmax));
+  /* the period from the crossings at this coarse step is only indicative (trapezoidal rule: -(w h)^2/12 = -1e-3) */
+  printf("lumped FE lug pendulum, dt %g s (steel): period %.5f s; energy drift (two-step mean) %.2e of %.3g J\n", dt, T,
+         drift, tmax);
+  CHECK(T > 0.56 && T < 0.59);
+  CHECK(drift < 3e-3); /* measured 8.2e-4; the trapezoidal rule (rho_inf 1) blows up here by t = 2 s */
+}
+
+/* hanging at rest below the pin: the pin reaction carries the weight (time average: the stiff modes
+ * ring without damping) */
+static void test_reaction(void) {
+  char json[4096], flex[256];
+  snprintf(flex, sizeof flex, "\"formulation\": \"lumped\"");
+  scene_json(json, sizeof json, flex, kPin, 0, 1e-3, "");
+  cfMbsScene s;
+  CHECK_OK(load(json, &s));
+  if (s.nflex != 1) return;
+  double mass, c[3], P[3], Iy;
+  node_pendulum(s.flex[0]->model, &s.flex[0]->scene.mesh, &mass, c, P, &Iy);
+  cf_mbs_scene_free(&s);
+  double phi = atan2(c[0] - P[0], P[2] - c[2]); /* R_y(phi) takes (c - P) to straight down */
+  scene_json(json, sizeof json, flex, kPin, phi, 1e-3, "");
+  CHECK_OK(load(json, &s));
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  CHECK_OK(cf_mbs_model_create(&s.def, &m));
+  if (m) CHECK_OK(cf_mbs_data_create(m, &d));
+  if (d) {
+    double F[3] = {0, 0, 0};
+    int n = 0;
+    for (int k = 1; k <= 300; k++) {
+      CHECK_OK(cf_mbs_step(m, d));
+      double G[3];
+      cf_mbs_joint_reaction(m, d, 0, G);
+      if (k > 100)
+        for (int a = 0; a < 3; a++) F[a] += G[a];
+      n += k > 100;
+    }
+    for (int a = 0; a < 3; a++) F[a] /= n;
+    double W = mass * 9.81;
+    printf("lumped lug hanging at rest: mean pin reaction (%.6g, %.6g, %.9g) N, weight %.9g N (%.2e)\n", F[0], F[1], F[2],
+           W, fabs(F[2]) / W - 1);
+    CHECK_CLOSE(fabs(F[2]), W, 0, 3e-4); /* measured 7.4e-5 */
+    CHECK(fabs(F[0]) < 1e-5 * W && fabs(F[1]) < 1e-5 * W); /* measured 1.1e-6 */
+  }
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+}
+
+/* a free FE body, no gravity, spinning about an axis off its principal axes (it tumbles and
+ * deforms): the internal forces sum to zero, so the linear momentum is exact; the angular momentum
+ * and energy are conserved to the integrator's accuracy */
+static double g_rho = 0.9;
+static void test_free_body(void) {
+  char json[4096];
+  snprintf(json, sizeof json,
+           "{\"gravity\": [0, 0, 0], \"bodies\": [{\"name\": \"lug\", \"flexible\": {\"scene\": \"../lug_pull.json\", "
+           "\"formulation\": \"lumped\"}, \"velocity\": [0.1, -0.2, 0.05], \"omega\": [3, 20, 8]}],"
+           " \"solver\": {\"rho_inf\": %g}, \"time\": {\"dt\": 1e-3, \"end\": 1}}", g_rho);
+  cfMbsScene s;
+  CHECK_OK(load(json, &s));
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  CHECK_OK(cf_mbs_model_create(&s.def, &m));
+  if (m) CHECK_OK(cf_mbs_data_create(m, &d));
+  if (d) {
+    double p0[3], L0[3], T0, V0, dp = 0, dL = 0, dE = 0, Vmax = 0;
+    cf_mbs_fe_momentum(m, d, 0, p0, L0);
+    cf_mbs_energy(m, d, &T0, &V0);
+    for (int k = 1; k <= 200; k++) {
+      CHECK_OK(cf_mbs_step(m, d));
+      double p[3], L[3], T, V;
+      cf_mbs_fe_momentum(m, d, 0, p, L);
+      cf_mbs_energy(m, d, &T, &V);
+      for (int a = 0; a < 3; a++) dp = fmax(dp, fabs(p[a] - p0[a])), dL = fmax(dL, fabs(L[a] - L0[a]));
+      dE = fmax(dE, fabs(T + V - T0 - V0)), Vmax = fmax(Vmax, cf_mbs_fe_elastic_energy(m, d, 0));
+    }
+    double np = sqrt(p0[0] * p0[0] + p0[1] * p0[1] + p0[2] * p0[2]), nL = sqrt(L0[0] * L0[0] + L0[1] * L0[1] + L0[2] * L0[2]);
+    printf("free lumped lug, 200 steps: |dp| %.2e of %.3g, |dL| %.2e of %.3g, |dE| %.2e of %.3g J (largest strain "
+           "energy %.2e J)\n", dp, np, dL, nL, dE, T0 + V0, Vmax);
+    CHECK(dp < 1e-12 * np + 1e-15);
+    /* O((w h)^2) = 4e-4 at 20 rad/s and 1 ms, the same with rho_inf 1 (not the generalized-alpha damping) */
+    CHECK(dL < 5e-4 * nL);          /* measured 1.3e-4 */
+    CHECK(dE < 1e-3 * (T0 + V0));   /* measured 2.5e-4 */
+    CHECK(Vmax > 0); /* it does deform */
+  }
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+}
+
+static void expect_error(const char* json, const char* what, const char* needle, int at_create) {
+  cfMbsScene s;
+  int st = load(json, &s);
+  if (at_create && st >= 0) {
+    cfMbsModel* m = NULL;
+    st = cf_mbs_model_create(&s.def, &m);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+  }
+  CHECK(st < 0);
+  const char* msg = cf_last_error();
+  printf("%s: %s\n", what, msg);
+  if (!at_create) CHECK(strstr(msg, "test_fe_lumped.json") != NULL);
+  CHECK(strstr(msg, needle) != NULL);
+  if (st >= 0 && !at_create) cf_mbs_scene_free(&s);
+}
+
+static void test_errors(void) {
+  char json[4096];
+  scene_json(json, sizeof json, "\"formulation\": \"lumpy\"", kPin, 0, 1e-3, "");
+  expect_error(json, "unknown formulation", "\"formulation\" = \"lumpy\"", 0);
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\", \"modes\": 6", kPin, 0, 1e-3, "");
+  expect_error(json, "modal key on a lumped body", "\"modes\" goes with \"formulation\": \"modal\"", 0);
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"",
+             "{\"name\": \"pin\", \"type\": \"revolute\", \"body1\": \"ground\", \"body2\": \"lug\", \"node2\": \"hole\", "
+             "\"axis\": [0, 1, 0]}", 0, 1e-3, "");
+  expect_error(json, "unknown node set", "no node set 'hole'", 0);
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"",
+             "{\"name\": \"pin\", \"type\": \"revolute\", \"body1\": \"ground\", \"body2\": \"lug\", \"point\": [0, 0, 0.08], "
+             "\"axis\": [0, 1, 0]}", 0, 1e-3, "");
+  expect_error(json, "joint on an FE body without a node set", "must sit at one of its node sets", 1);
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"",
+             "{\"name\": \"pin\", \"type\": \"prismatic\", \"body1\": \"ground\", \"body2\": \"lug\", \"node2\": \"load\", "
+             "\"axis\": [0, 1, 0]}", 0, 1e-3, "");
+  expect_error(json, "prismatic joint at an FE node set", "must be spherical or revolute", 1);
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"",
+             "{\"name\": \"pin\", \"type\": \"revolute\", \"body1\": \"ground\", \"body2\": \"lug\", \"node2\": \"probe\", "
+             "\"axis\": [0, 1, 0]}", 0, 1e-3, "");
+  expect_error(json, "revolute joint at a one-node set", "its axis cannot be measured", 1);
+  char bad[4096];
+  scene_json(json, sizeof json, "\"formulation\": \"lumped\"", kPin, 0, 1e-3, "");
+  const char* at = strstr(json, "../lug_pull.json");
+  snprintf(bad, sizeof bad, "%.*s../nonexistent.json%s", (int)(at - json), json, at + strlen("../lug_pull.json"));
+  expect_error(bad, "missing FE scene", "nonexistent.json", 0);
+  scene_json(json, sizeof json, "\"formulation\": \"corotational\"", kPin, 0, 1e-3, "");
+  expect_error(json, "corotational formulation", "not implemented yet", 0);
+}
+
+int main(void) {
+  test_errors();
+  test_free_body();
+  test_reaction();
+  test_pendulum();
+  test_large_step();
+  TEST_END();
+}
