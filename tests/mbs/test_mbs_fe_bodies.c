@@ -1,6 +1,7 @@
-/* FE bodies in mechanisms, "lumped" formulation (cofem/mbs_fe.h; docs/mbs.md "FE bodies"): every
- * node of the co-rotational FE mesh is a point mass of the mechanism, the co-rotational forces act
- * on them, the ALI3-P integrator solves everything.
+/* FE bodies in mechanisms (cofem/mbs_fe.h; docs/mbs.md "FE bodies"), both formulations: "lumped"
+ * (every node of the co-rotational FE mesh a point mass of the mechanism, the co-rotational forces
+ * on them, CHOLMOD on everything) and "corotational" (the same nodes with the FE scene's mass, the
+ * part condensed onto its joints by the solver). Each test runs both unless it says otherwise.
  *  1. The steel lug hung at its eye (revolute joint at the 'load' set) and released 0.4 rad off the
  *     vertical swings as the compound pendulum of its node masses: the period against the closed
  *     form with its amplitude series, with I_pin, m and the pin-to-centre distance summed over the
@@ -10,7 +11,11 @@
  *  3. Hanging at rest: the pin reaction carries the weight (time average).
  *  4. A free FE body spinning and tumbling without gravity: linear momentum exactly, angular
  *     momentum and energy to the integrator's O((w h)^2).
- *  5. Bad input: errors naming the file and key. */
+ *  5. Bad input: errors naming the file and key.
+ *  6. Corotational only: the lumped and corotational bodies of the same scene (lumped mass) follow
+ *     the same trajectory (the condensation is exact); with the consistent mass, the pendulum
+ *     period against the compound pendulum of the mesh's exact inertia (integrated over the
+ *     tetrahedra here: the consistent mass of linear tetrahedra integrates it exactly). */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,7 +23,8 @@
 #include "cofem/mbs_fe.h"
 #include "cofem/modal_part.h"
 
-static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_fe_lumped.json"; /* for relative paths only */
+static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_fe_bodies.json"; /* for relative paths only */
+static const char* g_form = "lumped"; /* the formulation under test */
 
 static void scene_json(char* out, size_t n, const char* flexible, const char* joint, double theta0, double dt,
                        const char* extra) {
@@ -35,6 +41,13 @@ static const char* kPin = "{\"name\": \"pin\", \"type\": \"revolute\", \"body1\"
                           "\"node2\": \"load\", \"axis\": [0, 1, 0]}";
 
 static int load(const char* json, cfMbsScene* s) { return cf_mbs_scene_parse(json, kPath, s); }
+
+/* the "flexible" entries of the formulation under test */
+static const char* form(void) {
+  static char buf[64];
+  snprintf(buf, sizeof buf, "\"formulation\": \"%s\"", g_form);
+  return buf;
+}
 
 /* mass, centre and pin (mean of the 'load' nodes) of the mesh's node masses, and I about the y axis
  * through the pin, in the mesh frame */
@@ -86,6 +99,8 @@ static double g_ang[NSTEP + 1];
  * velocities, which the trapezoidal rule does not damp, is not a drift) */
 static int run_pendulum(const char* json, int nstep, double dt, int modal, int mean2, double* period, double* drift,
                         double* emax_out) {
+  *period = 0, *drift = INFINITY;
+  if (emax_out) *emax_out = 0;
   cfMbsScene s;
   int st = load(json, &s);
   CHECK_OK(st);
@@ -129,7 +144,7 @@ static int run_pendulum(const char* json, int nstep, double dt, int modal, int m
 static void test_pendulum(void) {
   char json[4096];
   double theta0 = -0.4, dt = 2e-3;
-  scene_json(json, sizeof json, "\"formulation\": \"lumped\"", kPin, theta0, dt, "");
+  scene_json(json, sizeof json, form(), kPin, theta0, dt, "");
   cfMbsScene s;
   CHECK_OK(load(json, &s));
   if (s.nflex != 1) return;
@@ -142,28 +157,29 @@ static void test_pendulum(void) {
   double T_exp = T_lin * (1 + amp * amp / 16 + 11 * pow(amp, 4) / 3072);
   double Tl, drift, tmax;
   CHECK_OK(run_pendulum(json, NSTEP, dt, 0, 0, &Tl, &drift, &tmax));
-  printf("lumped FE lug pendulum, dt %g s: node mass %.6f kg, pin-to-centre %.5f m, I_pin %.5e kg m^2: period %.6f s, "
+  printf("%s FE lug pendulum, dt %g s: node mass %.6f kg, pin-to-centre %.5f m, I_pin %.5e kg m^2: period %.6f s, "
          "compound pendulum %.6f s (%.2e); energy drift %.2e of %.3g J\n",
-         dt, mass, dist, Iy, Tl, T_exp, Tl / T_exp - 1, drift, tmax);
+         g_form, dt, mass, dist, Iy, Tl, T_exp, Tl / T_exp - 1, drift, tmax);
   CHECK_CLOSE(Tl, T_exp, 0, 2e-4); /* measured -3.7e-5 */
   CHECK(drift < 1.5e-4);           /* measured 3.2e-5 (generalized-alpha, rho_inf 0.9) */
   /* the Craig-Bampton body of the same scene (24 modes, lumped mass as the scene says) */
   scene_json(json, sizeof json, "\"interface\": [\"load\"], \"modes\": 24, \"damping\": 0", kPin, theta0, dt, "");
-  double Tm, drift_m;
-  CHECK_OK(run_pendulum(json, NSTEP, dt, 1, 0, &Tm, &drift_m, NULL));
-  printf("modal (24 modes) lug pendulum: period %.6f s; lumped / modal - 1 = %.2e\n", Tm, Tl / Tm - 1);
+  static double Tm = 0; /* the modal body's period, computed once */
+  double drift_m;
+  if (Tm == 0) CHECK_OK(run_pendulum(json, NSTEP, dt, 1, 0, &Tm, &drift_m, NULL));
+  printf("modal (24 modes) lug pendulum: period %.6f s; %s / modal - 1 = %.2e\n", Tm, g_form, Tl / Tm - 1);
   CHECK_CLOSE(Tl, Tm, 0, 2e-5); /* measured 3.0e-6 */
 }
 
 static void test_large_step(void) {
   char json[4096];
   double dt = 0.01;
-  scene_json(json, sizeof json, "\"formulation\": \"lumped\"", kPin, -0.4, dt, "");
+  scene_json(json, sizeof json, form(), kPin, -0.4, dt, "");
   double T, drift, tmax;
   CHECK_OK(run_pendulum(json, 120, dt, 0, 1, &T, &drift, &tmax));
   /* the period from the crossings at this coarse step is only indicative (trapezoidal rule: -(w h)^2/12 = -1e-3) */
-  printf("lumped FE lug pendulum, dt %g s (steel): period %.5f s; energy drift (two-step mean) %.2e of %.3g J\n", dt, T,
-         drift, tmax);
+  printf("%s FE lug pendulum, dt %g s (steel): period %.5f s; energy drift (two-step mean) %.2e of %.3g J\n", g_form, dt,
+         T, drift, tmax);
   CHECK(T > 0.56 && T < 0.59);
   CHECK(drift < 3e-3); /* measured 8.2e-4; the trapezoidal rule (rho_inf 1) blows up here by t = 2 s */
 }
@@ -172,7 +188,7 @@ static void test_large_step(void) {
  * ring without damping) */
 static void test_reaction(void) {
   char json[4096], flex[256];
-  snprintf(flex, sizeof flex, "\"formulation\": \"lumped\"");
+  snprintf(flex, sizeof flex, "%s", form());
   scene_json(json, sizeof json, flex, kPin, 0, 1e-3, "");
   cfMbsScene s;
   CHECK_OK(load(json, &s));
@@ -200,8 +216,8 @@ static void test_reaction(void) {
     }
     for (int a = 0; a < 3; a++) F[a] /= n;
     double W = mass * 9.81;
-    printf("lumped lug hanging at rest: mean pin reaction (%.6g, %.6g, %.9g) N, weight %.9g N (%.2e)\n", F[0], F[1], F[2],
-           W, fabs(F[2]) / W - 1);
+    printf("%s lug hanging at rest: mean pin reaction (%.6g, %.6g, %.9g) N, weight %.9g N (%.2e)\n", g_form, F[0], F[1],
+           F[2], W, fabs(F[2]) / W - 1);
     CHECK_CLOSE(fabs(F[2]), W, 0, 3e-4); /* measured 7.4e-5 */
     CHECK(fabs(F[0]) < 1e-5 * W && fabs(F[1]) < 1e-5 * W); /* measured 1.1e-6 */
   }
@@ -218,8 +234,8 @@ static void test_free_body(void) {
   char json[4096];
   snprintf(json, sizeof json,
            "{\"gravity\": [0, 0, 0], \"bodies\": [{\"name\": \"lug\", \"flexible\": {\"scene\": \"../lug_pull.json\", "
-           "\"formulation\": \"lumped\"}, \"velocity\": [0.1, -0.2, 0.05], \"omega\": [3, 20, 8]}],"
-           " \"solver\": {\"rho_inf\": %g}, \"time\": {\"dt\": 1e-3, \"end\": 1}}", g_rho);
+           "%s}, \"velocity\": [0.1, -0.2, 0.05], \"omega\": [3, 20, 8]}],"
+           " \"solver\": {\"rho_inf\": %g}, \"time\": {\"dt\": 1e-3, \"end\": 1}}", form(), g_rho);
   cfMbsScene s;
   CHECK_OK(load(json, &s));
   cfMbsModel* m = NULL;
@@ -239,8 +255,8 @@ static void test_free_body(void) {
       dE = fmax(dE, fabs(T + V - T0 - V0)), Vmax = fmax(Vmax, cf_mbs_fe_elastic_energy(m, d, 0));
     }
     double np = sqrt(p0[0] * p0[0] + p0[1] * p0[1] + p0[2] * p0[2]), nL = sqrt(L0[0] * L0[0] + L0[1] * L0[1] + L0[2] * L0[2]);
-    printf("free lumped lug, 200 steps: |dp| %.2e of %.3g, |dL| %.2e of %.3g, |dE| %.2e of %.3g J (largest strain "
-           "energy %.2e J)\n", dp, np, dL, nL, dE, T0 + V0, Vmax);
+    printf("free %s lug, 200 steps: |dp| %.2e of %.3g, |dL| %.2e of %.3g, |dE| %.2e of %.3g J (largest strain "
+           "energy %.2e J)\n", g_form, dp, np, dL, nL, dE, T0 + V0, Vmax);
     CHECK(dp < 1e-12 * np + 1e-15);
     /* O((w h)^2) = 4e-4 at 20 rad/s and 1 ms, the same with rho_inf 1 (not the generalized-alpha damping) */
     CHECK(dL < 5e-4 * nL);          /* measured 1.3e-4 */
@@ -264,7 +280,7 @@ static void expect_error(const char* json, const char* what, const char* needle,
   CHECK(st < 0);
   const char* msg = cf_last_error();
   printf("%s: %s\n", what, msg);
-  if (!at_create) CHECK(strstr(msg, "test_fe_lumped.json") != NULL);
+  if (!at_create) CHECK(strstr(msg, "test_fe_bodies.json") != NULL);
   CHECK(strstr(msg, needle) != NULL);
   if (st >= 0 && !at_create) cf_mbs_scene_free(&s);
 }
@@ -296,15 +312,100 @@ static void test_errors(void) {
   const char* at = strstr(json, "../lug_pull.json");
   snprintf(bad, sizeof bad, "%.*s../nonexistent.json%s", (int)(at - json), json, at + strlen("../lug_pull.json"));
   expect_error(bad, "missing FE scene", "nonexistent.json", 0);
-  scene_json(json, sizeof json, "\"formulation\": \"corotational\"", kPin, 0, 1e-3, "");
-  expect_error(json, "corotational formulation", "not implemented yet", 0);
+  scene_json(json, sizeof json, "\"formulation\": \"corotational\"", "{\"name\": \"pin\", \"type\": \"revolute\", "
+             "\"body1\": \"ground\", \"body2\": \"lug\", \"node2\": \"load\", \"axis\": [0, 1, 0]}, {\"name\": \"pin2\", "
+             "\"type\": \"spherical\", \"body1\": \"lug\", \"body2\": \"lug2\", \"node1\": \"support\", \"node2\": \"load\"}",
+             0, 1e-3, "}, {\"name\": \"lug2\", \"flexible\": {\"scene\": \"../lug_pull.json\", \"formulation\": \"lumped\"}");
+  expect_error(json, "joint between a corotational and another FE body", "one of them corotational", 1);
+}
+
+/* the same scene (lumped mass) as lumped and as corotational body: the same equations, solved by
+ * CHOLMOD on every node or by the condensation, give the same trajectory */
+static void test_condensation_exact(void) {
+  char json[4096];
+  double xs[2][3];
+  for (int f = 0; f < 2; f++) {
+    g_form = f ? "corotational" : "lumped";
+    scene_json(json, sizeof json, form(), kPin, -0.4, 2e-3, "");
+    cfMbsScene s;
+    CHECK_OK(load(json, &s));
+    cfMbsModel* m = NULL;
+    cfMbsData* d = NULL;
+    CHECK_OK(cf_mbs_model_create(&s.def, &m));
+    if (m) CHECK_OK(cf_mbs_data_create(m, &d));
+    for (int k = 0; d && k < 20; k++) CHECK_OK(cf_mbs_step(m, d));
+    if (d) cf_mbs_fe_centre(m, d, 0, xs[f], NULL);
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+  }
+  double dx = fmax(fabs(xs[0][0] - xs[1][0]), fabs(xs[0][2] - xs[1][2]));
+  printf("lumped vs corotational (lumped mass), 20 steps of 2 ms: centre of mass (%.9f, %.9f) vs (%.9f, %.9f): %.2e m\n",
+         xs[0][0], xs[0][2], xs[1][0], xs[1][2], dx);
+  CHECK(dx < 1e-8); /* measured: see the line above */
+}
+
+/* corotational with the consistent mass: the compound pendulum of the mesh's exact inertia */
+static void test_consistent_mass(void) {
+  char json[4096];
+  double theta0 = -0.4, dt = 2e-3;
+  snprintf(json, sizeof json,
+           "{\"gravity\": [0, 0, -9.81],\n"
+           " \"bodies\": [{\"name\": \"lug\", \"flexible\": {\"scene\": \"../../tests/data/fe/lug_consistent.json\", "
+           "\"formulation\": \"corotational\"}, \"rotation\": {\"axis\": [0, 1, 0], \"angle\": %.17g}}],\n"
+           " \"joints\": [%s], \"time\": {\"dt\": %g, \"end\": 1.0}}\n", theta0, kPin, dt);
+  cfMbsScene s;
+  CHECK_OK(load(json, &s));
+  if (s.nflex != 1) return;
+  /* exact integrals over the tetrahedra: int x_i x_j dV = V/20 (sum_a X_ai X_aj + S_i S_j), S = sum_a X_a */
+  const cfMesh* mesh = &s.flex[0]->scene.mesh;
+  double rho = s.flex[0]->model->def.rho, mass = 0, c[3] = {0, 0, 0}, J[9] = {0}, P[3] = {0, 0, 0};
+  for (int e = 0; e < mesh->ntet; e++) {
+    const double* X[4];
+    for (int a = 0; a < 4; a++) X[a] = mesh->X + 3 * mesh->tet[4 * e + a];
+    double e1[3], e2[3], e3[3];
+    for (int i = 0; i < 3; i++) e1[i] = X[1][i] - X[0][i], e2[i] = X[2][i] - X[0][i], e3[i] = X[3][i] - X[0][i];
+    double V = fabs(e1[0] * (e2[1] * e3[2] - e2[2] * e3[1]) - e1[1] * (e2[0] * e3[2] - e2[2] * e3[0]) +
+                    e1[2] * (e2[0] * e3[1] - e2[1] * e3[0])) / 6;
+    double S[3] = {0, 0, 0};
+    for (int a = 0; a < 4; a++)
+      for (int i = 0; i < 3; i++) S[i] += X[a][i];
+    mass += rho * V;
+    for (int i = 0; i < 3; i++) c[i] += rho * V * S[i] / 4;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        double t = S[i] * S[j];
+        for (int a = 0; a < 4; a++) t += X[a][i] * X[a][j];
+        J[3 * i + j] += rho * V / 20 * t;
+      }
+  }
+  for (int i = 0; i < 3; i++) c[i] /= mass;
+  const cfNodeSet* ns = cf_mesh_find_nset(mesh, "load");
+  for (int k = 0; k < ns->count; k++)
+    for (int a = 0; a < 3; a++) P[a] += mesh->X[3 * ns->nodes[k] + a] / ns->count;
+  /* I about the y axis through P: int (x - Px)^2 + (z - Pz)^2 dm */
+  double Iy = J[0] - 2 * P[0] * c[0] * mass + mass * P[0] * P[0] + J[8] - 2 * P[2] * c[2] * mass + mass * P[2] * P[2];
+  cf_mbs_scene_free(&s);
+  double dist = hypot(c[0] - P[0], c[2] - P[2]), amp = theta0 + atan2(c[0] - P[0], P[2] - c[2]);
+  double T_exp = 2 * M_PI * sqrt(Iy / (mass * 9.81 * dist)) * (1 + amp * amp / 16 + 11 * pow(amp, 4) / 3072);
+  double T, drift, tmax;
+  CHECK_OK(run_pendulum(json, NSTEP, dt, 0, 0, &T, &drift, &tmax));
+  printf("corotational, consistent mass: mass %.6f kg, I_pin %.6e kg m^2 (exact integrals): period %.6f s, compound "
+         "pendulum %.6f s (%.2e); energy drift %.2e\n", mass, Iy, T, T_exp, T / T_exp - 1, drift);
+  CHECK_CLOSE(T, T_exp, 0, 2e-4);
+  CHECK(drift < 1.5e-4);
 }
 
 int main(void) {
   test_errors();
-  test_free_body();
-  test_reaction();
-  test_pendulum();
-  test_large_step();
+  for (int f = 0; f < 2; f++) {
+    g_form = f ? "corotational" : "lumped";
+    test_free_body();
+    test_reaction();
+    test_pendulum();
+    test_large_step();
+  }
+  test_condensation_exact();
+  test_consistent_mass();
   TEST_END();
 }
