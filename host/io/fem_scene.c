@@ -11,6 +11,7 @@
 
 /* ---- JSON fields: every error names the file and the key (host/io/json_fields.h) --------------- */
 #define AT(path, ctx) (&(cfJsonAt){(path), "", (ctx)})
+enum { CF_SCENE_MAX_THREADS = 1024 }; /* solver.threads: 0 (OpenMP's default) .. this */
 static int get_number(const cJSON* obj, const char* key, double* out, int required, const char* path,
                       const char* ctx) {
   return cf_json_number(obj, key, out, required, AT(path, ctx));
@@ -74,6 +75,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
   }
   if (!cJSON_IsObject(root)) TRY(cf_error(CF_ERR_SCENE, "%s: the scene must be a JSON object", path));
+  TRY(cf_json_no_duplicates(root, AT(path, "")));
   static const char* known[] = {"mesh", "material", "damping", "gravity", "fixed", "loads", "time",
                                 "solver", "static", "output", "description", NULL};
   for (const cJSON* it = root->child; it; it = it->next) {
@@ -153,7 +155,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
     TRY(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
     TRY(get_bool(solver, "warm_start", &s->def.warm_start, path, "solver."));
-    TRY(get_int(solver, "threads", &s->def.threads, path, "solver."));
+    TRY(cf_json_int_range(solver, "threads", &s->def.threads, 0, CF_SCENE_MAX_THREADS, AT(path, "solver.")));
     TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
     TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
     char tan[32] = "KR";
@@ -191,7 +193,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     char dir[CF_PATH_MAX] = "";
     TRY(get_string(out, "dir", dir, sizeof dir, 0, path, "output."));
     if (dir[0]) snprintf(s->out_dir, sizeof s->out_dir, "%s", dir); /* relative to the cwd */
-    TRY(get_int(out, "vtu_every", &s->vtu_every, path, "output."));
+    TRY(cf_json_int_range(out, "vtu_every", &s->vtu_every, 0, 1000000000, AT(path, "output.")));
     const cJSON* probes = cJSON_GetObjectItemCaseSensitive(out, "probes");
     if (probes) {
       if (!cJSON_IsArray(probes)) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" must be an array of set names", path));
@@ -207,15 +209,15 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
 }
 #undef TRY
 
-/* The whole file, NUL-terminated, or NULL (cf_last_error() says why). Read in chunks
- * (cfi_read_file): fseek/ftell on a directory gave LONG_MAX, and malloc(LONG_MAX + 1). */
+/* The whole file, NUL-terminated, or NULL (cf_last_error() says why): a regular file only (a
+ * FIFO, device or directory is refused before it is opened), the allocation bounded by its size
+ * (cf_read_regular_file, host/util/file.c). */
 static char* read_text(const char* path) {
   char* buf = NULL;
   size_t n = 0;
-  if (cfi_read_file(path, &buf, &n) != CF_OK) return NULL;
+  if (cf_read_regular_file(path, NULL, &buf, &n) != CF_OK) return NULL;
   return buf;
 }
-
 
 int cf_scene_load(const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);

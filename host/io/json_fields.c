@@ -2,6 +2,8 @@
 #include "io/json_fields.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cofem/status.h"
@@ -27,6 +29,58 @@ int cf_json_int(const cJSON* obj, const char* key, int* out, const cfJsonAt* at)
     return cf_error(CF_ERR_SCENE, "%s: %s\"%s%s\" must be an integer", at->path, at->prefix, at->ctx, key);
   *out = (int)v;
   return CF_OK;
+}
+
+int cf_json_int_range(const cJSON* obj, const char* key, int* out, int lo, int hi, const cfJsonAt* at) {
+  const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it) return CF_OK;
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble != floor(it->valuedouble) ||
+      it->valuedouble < lo || it->valuedouble > hi)
+    return cf_error(CF_ERR_SCENE, "%s: %s\"%s%s\" must be an integer from %d to %d", at->path, at->prefix, at->ctx,
+                    key, lo, hi);
+  *out = (int)it->valuedouble;
+  return CF_OK;
+}
+
+static int cmp_key(const void* a, const void* b) {
+  return strcmp((*(const cJSON* const*)a)->string, (*(const cJSON* const*)b)->string);
+}
+
+/* where: the keys and indices leading to node, "" at the top */
+static int no_dup(const cJSON* node, char* where, size_t wlen, const cfJsonAt* at) {
+  size_t n = 0;
+  for (const cJSON* c = node->child; c; c = c->next) n++;
+  if (cJSON_IsObject(node) && n > 1) {
+    const cJSON** keys = malloc(sizeof *keys * n);
+    if (!keys) return cf_error(CF_ERR_NOMEM, "%s: out of memory", at->path);
+    size_t k = 0;
+    for (const cJSON* c = node->child; c; c = c->next) keys[k++] = c;
+    qsort(keys, n, sizeof *keys, cmp_key);
+    for (size_t i = 1; i < n; i++)
+      if (!strcmp(keys[i]->string, keys[i - 1]->string)) {
+        int st = cf_error(CF_ERR_SCENE, "%s: %sduplicate key \"%s%s%s%s\"", at->path, at->prefix, at->ctx, where,
+                          where[0] ? "." : "", keys[i]->string);
+        free(keys);
+        return st;
+      }
+    free(keys);
+  }
+  size_t len = strlen(where);
+  int i = 0;
+  for (const cJSON* c = node->child; c; c = c->next, i++) {
+    if (!cJSON_IsObject(c) && !cJSON_IsArray(c)) continue;
+    if (cJSON_IsObject(node)) snprintf(where + len, wlen - len, "%s%s", len ? "." : "", c->string);
+    else snprintf(where + len, wlen - len, "[%d]", i);
+    int st = no_dup(c, where, wlen, at);
+    where[len] = '\0';
+    if (st < 0) return st;
+  }
+  return CF_OK;
+}
+
+int cf_json_no_duplicates(const cJSON* node, const cfJsonAt* at) {
+  char where[512] = "";
+  return no_dup(node, where, sizeof where, at);
 }
 
 int cf_json_bool(const cJSON* obj, const char* key, int* out, const cfJsonAt* at) {

@@ -17,6 +17,12 @@ typedef struct cfJsonAt {
 
 int cf_json_number(const cJSON* obj, const char* key, double* out, int required, const cfJsonAt* at);
 int cf_json_int(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);
+/* an optional integer in [lo, hi]: "\"<ctx><key>\" must be an integer from lo to hi" */
+int cf_json_int_range(const cJSON* obj, const char* key, int* out, int lo, int hi, const cfJsonAt* at);
+/* No object anywhere in node (objects and arrays, recursively) has a key twice (cJSON keeps both
+ * and lookups find the first). Error: "<path>: <prefix>duplicate key \"<ctx>material\"", the
+ * key given with where it is ("loads[1].force"). */
+int cf_json_no_duplicates(const cJSON* node, const cfJsonAt* at);
 int cf_json_bool(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);
 int cf_json_string(const cJSON* obj, const char* key, char* out, size_t n, int required, const cfJsonAt* at);
 /* it (the value of key) must be an array of n_min .. n_max finite numbers; *n (if given) = count */

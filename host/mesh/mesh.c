@@ -102,44 +102,8 @@ int cfi_sort_unique(int* a, int n) {
   return k;
 }
 
-int cfi_read_file(const char* path, char** buf, size_t* size) {
-  *buf = NULL;
-  *size = 0;
-  FILE* f = fopen(path, "rb");
-  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char* b = malloc(cap);
-  if (!b) {
-    fclose(f);
-    return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
-  }
-  /* read in chunks rather than trusting fseek/ftell, so pipes and special files also work */
-  for (;;) {
-    if (n + 1 >= cap) {
-      char* nb = cap < SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
-      if (!nb) {
-        free(b);
-        fclose(f);
-        return cf_error(CF_ERR_NOMEM, "%s: out of memory reading the file", path);
-      }
-      b = nb;
-      cap *= 2;
-    }
-    size_t got = fread(b + n, 1, cap - 1 - n, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int err = ferror(f) ? (errno ? errno : EIO) : 0;
-  fclose(f);
-  if (err) {
-    free(b);
-    return cf_error(CF_ERR_IO, "%s: read error: %s", path, strerror(err));
-  }
-  b[n] = '\0';
-  *buf = b;
-  *size = n;
-  return CF_OK;
-}
+/* regular files only, the allocation bounded by the file's size (host/util/file.c) */
+int cfi_read_file(const char* path, char** buf, size_t* size) { return cf_read_regular_file(path, NULL, buf, size); }
 
 int cfi_mesh_finish(cfMesh* mesh) {
   int st = cf_mesh_validate(mesh);

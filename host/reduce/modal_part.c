@@ -88,6 +88,14 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   int *nodes = NULL, count = 0;
   if ((st = interface_nodes(out, scene_path, sets, nsets, supports, &nodes, &count)) < 0) return st;
   out->t_load = cf_wall_time() - t0;
+  /* a cache path that is not ours (a user's file, a directory, a device) is refused before the
+   * reduction, never read as a cache nor overwritten */
+  if (cache && (st = cf_reduction_replaceable(cache)) < 0) {
+    free(nodes);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s: reduction cache %s", scene_path, msg);
+  }
   if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
     out->from_cache = 1;
     cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cofem/reduce.h"
@@ -351,9 +352,36 @@ done:
 static const char MAGIC[8] = {'C', 'F', 'R', 'E', 'D', 'U', 'C', 'E'};
 enum { BOM = 0x01020304, HEADER_INTS = 12, SOURCE_LEN = 512 };
 
+/* PATH may be (re)written: it does not exist, or it is a regular file that starts with the magic
+ * (one of ours, any version). Anything else (a user's file given by mistake, a directory, a
+ * device) is never overwritten. */
+int cf_reduction_replaceable(const char* path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    if (errno == ENOENT) return CF_OK;
+    return cf_error(CF_ERR_IO, "%s: reduction file: %s", path, strerror(errno));
+  }
+  FILE* f;
+  int st = cf_open_regular_file(path, "the reduction file", &f, NULL);
+  if (st < 0) {
+    char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(st, "%s (not overwritten)", msg);
+  }
+  char magic[8];
+  int ours = fread(magic, 1, 8, f) == 8 && memcmp(magic, MAGIC, 8) == 0;
+  fclose(f);
+  if (!ours)
+    return cf_error(CF_ERR_IO, "%s: exists and is not a cofem reduction file (no CFREDUCE header); "
+                    "not overwritten: remove it or name another file", path);
+  return CF_OK;
+}
+
 /* Written to PATH.tmp.PID and renamed: a reader (another process reusing the cache) never sees
  * a half-written file, and a failed write leaves the old file as it was. */
 int cf_reduction_write(const cfReduction* r, const char* path) {
+  int st0 = cf_reduction_replaceable(path);
+  if (st0 < 0) return st0;
   char tmpname[4200];
   snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
   FILE* f = fopen(tmpname, "wb");
@@ -393,8 +421,10 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
 
 int cf_reduction_read(const char* path, cfReduction* r) {
   memset(r, 0, sizeof *r);
-  FILE* f = fopen(path, "rb");
-  if (!f) return cf_error(CF_ERR_IO, "%s: cannot open", path);
+  FILE* f;
+  long long fsize = 0;
+  int st0 = cf_open_regular_file(path, "the reduction file", &f, &fsize);
+  if (st0 < 0) return st0;
   char magic[8];
   int32_t ver, bom, h[HEADER_INTS];
   double hd[17];
@@ -412,6 +442,11 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   if (r->nnode <= 0 || r->ndof != 3 * r->nnode || r->ntet <= 0 || r->nbnode < 0 || r->nbnode > r->nnode ||
       r->nb < 0 || r->nb > 3 * r->nbnode || r->nk < 0 || r->n != r->nb + r->nk || r->n <= 0 || r->n > r->ndof ||
       r->nrigid < 0 || r->nrigid > r->n) { st = cf_error(CF_ERR_PARSE, "%s: inconsistent sizes in the header", path); goto done; }
+  { /* the sizes must add up to the file's size before anything is allocated from them */
+    double nn = r->n, want = 712.0 + 4.0 * ((double)r->nbnode + r->nb) +
+                             8.0 * ((double)r->nk + 2 * nn + 2 * nn * nn + 12 * nn + 9 * nn * nn + nn * r->ndof);
+    if (want != (double)fsize) { st = cf_error(CF_ERR_PARSE, "%s: %lld bytes, the header's sizes want %.0f", path, fsize, want); goto done; }
+  }
   r->E = hd[0]; r->nu = hd[1]; r->rho = hd[2]; r->fingerprint = hd[3]; r->mass = hd[4];
   memcpy(r->c, hd + 5, sizeof r->c);
   memcpy(r->J, hd + 8, sizeof r->J);

@@ -102,9 +102,14 @@ void cf_reduction_set_damping(cfReduction* r, double damping);
 /* Nodal displacements u [ndof] = B q (q [n]). */
 void cf_reduction_displacement(const cfReduction* r, const double* q, double* u);
 
-/* Write / read the binary file (docs/reduction-format.md). Read checks magic, version, byte
- * order and sizes; cf_reduction_check then compares it with a model. */
+/* Write / read the binary file (docs/reduction-format.md). Read checks (a regular file,) magic,
+ * version, byte order and sizes (they must add up to the file's size before anything is
+ * allocated); cf_reduction_check then compares it with a model. */
 int cf_reduction_write(const cfReduction* r, const char* path);
+/* CF_OK when path may be written by cf_reduction_write: absent, or a regular file with the
+ * reduction magic. Otherwise an error naming it (a user's file is never overwritten);
+ * cf_reduction_write checks this itself. */
+int cf_reduction_replaceable(const char* path);
 int cf_reduction_read(const char* path, cfReduction* r);
 int cf_reduction_check(const cfReduction* r, const cfModel* m);
 /* The fingerprint of a model's rest positions, as stored in cfReduction.fingerprint. */

@@ -4,6 +4,8 @@
  * human-readable message (file, line, entity) retrievable with cf_last_error(). */
 #ifndef COFEM_STATUS_H
 #define COFEM_STATUS_H
+#include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +44,27 @@ int cf_error(int code, const char* fmt, ...)
     ;
 /* Clear the last message. */
 void cf_clear_error(void);
+
+/* ---- strict values of command-line options (host/util/parse.c) ------------------------------
+ * The whole text must be the number: no trailing junk, no empty string, in [lo, hi], finite.
+ * On failure: CF_ERR_ARG, and the message names the option and the accepted range, e.g.
+ *   "--steps wants an integer from 1 to 1000000000, got '1e12'". *out is set only on success. */
+int cf_parse_long(const char* option, const char* text, long lo, long hi, long* out);
+int cf_parse_int(const char* option, const char* text, int lo, int hi, int* out);
+int cf_parse_double(const char* option, const char* text, double lo, double hi, double* out);
+/* text must be one of choices (NULL-terminated); *out = its index. Otherwise CF_ERR_ARG:
+ *   "--tangent bogus: use consistent or KR" */
+int cf_parse_choice(const char* option, const char* text, const char* const* choices, int* out);
+
+/* ---- input files (host/util/file.c) ---------------------------------------------------------
+ * Only regular files are read: a directory, FIFO, device (/dev/zero, also through a symlink) or
+ * socket is refused before it is opened, with CF_ERR_IO and "<path>: not a regular file but a FIFO".
+ * `what` (may be NULL) names the file's role in the message: "<path>: <what> is not a regular file but ...".
+ * cf_open_regular_file opens it for reading ("rb") and gives its size; cf_read_regular_file reads
+ * it whole, NUL-terminated, allocating the file's size + 1 bytes, never more. */
+int cf_check_regular_file(const char* path, const char* what, long long* size);
+int cf_open_regular_file(const char* path, const char* what, FILE** file, long long* size);
+int cf_read_regular_file(const char* path, const char* what, char** buf, size_t* size);
 
 #ifdef __cplusplus
 }

@@ -75,7 +75,7 @@ cases=(
   "nu_minus_one.json|{\"mesh\": \"$LUG\", \"material\": {\"E\": 1e9, \"nu\": -1, \"rho\": 1000}}|Poisson ratio nu = -1"
   "negative_rho.json|{\"mesh\": \"$LUG\", \"material\": {\"E\": 1e9, \"nu\": 0.3, \"rho\": -1}}|density rho = -1"
   "negative_damping.json|{\"mesh\": \"$LUG\", $MAT, \"damping\": {\"alpha\": -1}}|Rayleigh alpha = -1"
-  "mesh_is_dir.json|{\"mesh\": \"$tmp/dir.msh\", $MAT}|$tmp/dir.msh: read error"
+  "mesh_is_dir.json|{\"mesh\": \"$tmp/dir.msh\", $MAT}|$tmp/dir.msh: not a regular file but a directory"
   "mesh_empty_file.json|{\"mesh\": \"$tmp/empty.msh\", $MAT}|$tmp/empty.msh: the file is empty"
   "mesh_no_ext.json|{\"mesh\": \"$tmp/noext\", $MAT}|no file extension"
   "mesh_not_string.json|{\"mesh\": 7, $MAT}|\"mesh\" must be a string"
