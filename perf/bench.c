@@ -115,19 +115,31 @@ int main(int argc, char** argv) {
   const char* backend = "cpu";
   int steps = 40, big = 0, fam = 0;
   const char* only = NULL; /* --case NAME: run that case alone */
+  static const char* const backends[] = {"cpu", "cuda", "auto", NULL};
+  int threads = 0, b = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
-    else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) omp_set_num_threads(atoi(argv[++i]));
-    else if (!strcmp(argv[i], "--backend") && i + 1 < argc) backend = argv[++i];
-    else if (!strcmp(argv[i], "--big")) big = 1;
-    else if (!strcmp(argv[i], "--family")) fam = 1;
-    else if (!strcmp(argv[i], "--case") && i + 1 < argc) only = argv[++i];
+    /* strict values (cf_parse_*, cofem/status.h): the whole text, in range */
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    int st = CF_OK;
+    if (!strcmp(a, "--big")) { big = 1; continue; }
+    if (!strcmp(a, "--family")) { fam = 1; continue; }
+    if (v && !strcmp(a, "--label")) label = v;
+    else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
+    else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
+    else if (v && !strcmp(a, "--backend")) st = cf_parse_choice(a, v, backends, &b), backend = backends[b];
+    else if (v && !strcmp(a, "--case")) only = v;
     else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family] [--case NAME]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME]\n");
       return 2;
     }
+    if (st < 0) {
+      fprintf(stderr, "cofem_bench: %s\n", cf_last_error());
+      return 2;
+    }
+    i++;
   }
+  if (threads > 0) omp_set_num_threads(threads);
   const Case cases[] = {
       {"lug", COFEM_SOURCE_DIR "/meshes/lug.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
       {"hinge", COFEM_SOURCE_DIR "/meshes/hinge.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},

@@ -101,10 +101,15 @@ int main(int argc, char** argv) {
   int repeat = 7;
   const char* label = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    int st = CF_OK; /* strict values (cf_parse_*, cofem/status.h) */
+    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) st = cf_parse_int("--repeat", argv[++i], 1, 100000, &repeat);
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
     else {
       fprintf(stderr, "usage: cofem_bench_mbs [--repeat N] [--label NAME]\n");
+      return 2;
+    }
+    if (st < 0) {
+      fprintf(stderr, "cofem_bench_mbs: %s\n", cf_last_error());
       return 2;
     }
   }

@@ -165,15 +165,23 @@ int main(int argc, char** argv) {
   int repeat = 3;
   const char* label = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--dt") && i + 1 < argc) dt = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--mbs-steps") && i + 1 < argc) mbs_steps = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--mbs-dt") && i + 1 < argc) mbs_dt = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
+    /* strict values (cf_parse_*, cofem/status.h): the whole text, in range */
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[++i] : NULL;
+    int st = CF_OK;
+    if (v && !strcmp(a, "--steps")) st = cf_parse_long(a, v, 1, 1000000000L, &steps);
+    else if (v && !strcmp(a, "--dt")) st = cf_parse_double(a, v, 1e-12, 1.0, &dt);
+    else if (v && !strcmp(a, "--mbs-steps")) st = cf_parse_long(a, v, 1, 1000000000L, &mbs_steps);
+    else if (v && !strcmp(a, "--mbs-dt")) st = cf_parse_double(a, v, 0, 1.0, &mbs_dt);
+    else if (v && !strcmp(a, "--repeat")) st = cf_parse_int(a, v, 1, 100000, &repeat);
+    else if (v && !strcmp(a, "--label")) label = v;
     else {
       fprintf(stderr, "usage: cofem_bench_modal [--steps N] [--dt H] [--mbs-steps N] [--mbs-dt H] [--repeat R] "
                       "[--label NAME]\n");
+      return 2;
+    }
+    if (st < 0) {
+      fprintf(stderr, "cofem_bench_modal: %s\n", cf_last_error());
       return 2;
     }
   }

@@ -22,6 +22,7 @@
  *
  * tests/fem/test_soak.c includes this file (SOAK_NO_MAIN) and runs 10^4 steps as a CI test. */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -253,14 +254,22 @@ int main(int argc, char** argv) {
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--gravity")) { o.gravity = 1; continue; }
     if (!v) return usage();
-    if (!strcmp(a, "--steps")) o.steps = (long)atof(v);
-    else if (!strcmp(a, "--seed")) o.seed = strtoull(v, NULL, 10);
-    else if (!strcmp(a, "--fmax")) o.fmax = atof(v);
+    /* strict values (cf_parse_*, cofem/status.h): the whole text, in range */
+    static const char* const backends[] = {"cpu", "cuda", "auto", NULL};
+    long seed = 0;
+    int b = 0, st = CF_OK;
+    if (!strcmp(a, "--steps")) st = cf_parse_long(a, v, 1, 1000000000000L, &o.steps);
+    else if (!strcmp(a, "--seed")) st = cf_parse_long(a, v, 0, LONG_MAX, &seed), o.seed = (unsigned long long)seed;
+    else if (!strcmp(a, "--fmax")) st = cf_parse_double(a, v, 0, 1e15, &o.fmax);
     else if (!strcmp(a, "--scene")) o.scene = v;
-    else if (!strcmp(a, "--every")) o.every = atol(v);
-    else if (!strcmp(a, "--backend")) o.backend = v;
-    else if (!strcmp(a, "--threads")) o.threads = atoi(v);
+    else if (!strcmp(a, "--every")) st = cf_parse_long(a, v, 0, 1000000000000L, &o.every);
+    else if (!strcmp(a, "--backend")) st = cf_parse_choice(a, v, backends, &b), o.backend = backends[b];
+    else if (!strcmp(a, "--threads")) st = cf_parse_int(a, v, 0, 1024, &o.threads);
     else return usage();
+    if (st < 0) {
+      fprintf(stderr, "cofem_soak: %s\n", cf_last_error());
+      return 2;
+    }
     i++;
   }
   if (o.steps < 1 || !(o.fmax >= 0)) return usage();

@@ -194,40 +194,55 @@ int main(int argc, char** argv) {
     }                                                                \
     i++;                                                             \
   } while (0)
+/* strict values (cf_parse_*, cofem/status.h): the whole text, in range, or exit 2 naming both */
+#define NUMBER(kind, lo, hi, dst)                                    \
+  do {                                                               \
+    NEED_ARG();                                                      \
+    if (cf_parse_##kind(s, v, lo, hi, dst) < 0) {                    \
+      fprintf(stderr, "cofem_view: %s\n", cf_last_error());          \
+      return 2;                                                      \
+    }                                                                \
+  } while (0)
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
       fputs(USAGE, stdout);
       return 0;
     } else if (!strcmp(s, "--backend")) {
+      static const char* const backends[] = {"cpu", "cuda", "auto", NULL};
+      int b;
       NEED_ARG();
-      opt.backend = v;
+      if (cf_parse_choice(s, v, backends, &b) < 0) {
+        fprintf(stderr, "cofem_view: %s\n", cf_last_error());
+        return 2;
+      }
+      opt.backend = backends[b];
     } else if (!strcmp(s, "--size")) {
       NEED_ARG();
-      if (sscanf(v, "%dx%d", &width, &height) != 2 || width < 64 || height < 64) {
-        fprintf(stderr, "cofem_view: --size WxH, e.g. 1280x800\n");
+      char wh[64];
+      const char* x = strchr(v, 'x');
+      if (!x || x - v >= (long)sizeof wh) {
+        fprintf(stderr, "cofem_view: --size wants WxH, e.g. 1280x800, got '%s'\n", v);
+        return 2;
+      }
+      snprintf(wh, sizeof wh, "%.*s", (int)(x - v), v);
+      if (cf_parse_int("--size width", wh, 64, 16384, &width) < 0 ||
+          cf_parse_int("--size height", x + 1, 64, 16384, &height) < 0) {
+        fprintf(stderr, "cofem_view: %s\n", cf_last_error());
         return 2;
       }
     } else if (!strcmp(s, "--gain")) {
-      NEED_ARG();
-      opt.gain = atof(v);
-      if (!(opt.gain > 0)) {
-        fprintf(stderr, "cofem_view: --gain must be > 0 [N/m]\n");
-        return 2;
-      }
+      NUMBER(double, 1e-9, 1e18, &opt.gain); /* N/m, > 0 */
     } else if (!strcmp(s, "--color")) {
+      static const char* const colors[] = {"disp", "stress", "plain", NULL};
+      static const int color_of[] = {VW_COLOR_DISP, VW_COLOR_STRESS, VW_COLOR_PLAIN};
+      int c;
       NEED_ARG();
-      if (!strcmp(v, "disp"))
-        opt.color = VW_COLOR_DISP;
-      else if (!strcmp(v, "stress"))
-        opt.color = VW_COLOR_STRESS;
-      else if (!strcmp(v, "plain"))
-        opt.color = VW_COLOR_PLAIN;
-      else {
-        fprintf(stderr, "cofem_view: --color disp, stress or plain\n");
+      if (cf_parse_choice(s, v, colors, &c) < 0) {
+        fprintf(stderr, "cofem_view: %s\n", cf_last_error());
         return 2;
       }
+      opt.color = color_of[c];
     } else if (!strcmp(s, "--samples")) {
-      NEED_ARG();
-      samples = atoi(v);
+      NUMBER(int, 0, 32, &samples);
     } else if (!strcmp(s, "--wireframe")) {
       opt.wireframe = 1;
     } else if (!strcmp(s, "--no-loads")) {
@@ -237,18 +252,13 @@ int main(int argc, char** argv) {
     } else if (!strcmp(s, "--help-panel")) {
       help_panel = 1;
     } else if (!strcmp(s, "--max-steps")) {
-      NEED_ARG();
-      opt.max_steps = atoi(v);
-      if (opt.max_steps < 1) opt.max_steps = 1;
+      NUMBER(int, 1, 100000, &opt.max_steps);
     } else if (!strcmp(s, "--budget-ms")) {
-      NEED_ARG();
-      opt.budget_ms = atof(v);
+      NUMBER(double, 0, 1e6, &opt.budget_ms);
     } else if (!strcmp(s, "--min-frame-ms")) {
-      NEED_ARG();
-      min_frame_ms = atof(v);
+      NUMBER(double, 0, 1e6, &min_frame_ms);
     } else if (!strcmp(s, "--fixed-steps")) {
-      NEED_ARG();
-      opt.fixed_steps = atoi(v);
+      NUMBER(int, 0, 100000, &opt.fixed_steps);
     } else if (!strcmp(s, "--script")) {
       NEED_ARG();
       script_path = v;
@@ -256,11 +266,9 @@ int main(int argc, char** argv) {
       NEED_ARG();
       screenshot = v;
     } else if (!strcmp(s, "--frames")) {
-      NEED_ARG();
-      frames = atoi(v);
+      NUMBER(int, 1, 100000000, &frames);
     } else if (!strcmp(s, "--max-frames")) {
-      NEED_ARG();
-      max_frames = atol(v);
+      NUMBER(long, 1, 1000000000000L, &max_frames);
     } else if (!strcmp(s, "--check-gl")) {
       check_gl = 1;
     } else if (s[0] == '-' && s[1]) {
@@ -268,7 +276,11 @@ int main(int argc, char** argv) {
       return 2;
     } else if (opt.nscenes < VW_MAX_SCENES) {
       opt.scenes[opt.nscenes++] = s;
+    } else {
+      fprintf(stderr, "cofem_view: at most %d scenes, got more ('%s')\n", VW_MAX_SCENES, s);
+      return 2;
     }
+#undef NUMBER
   }
   if (opt.nscenes == 0) {
     opt.scenes[opt.nscenes++] = "lug";

@@ -16,10 +16,12 @@
 int cf_cli_usage(void) {
   fprintf(stderr,
           "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond block_jacobi|rotated_cholesky]\n"
-          "                 [--backend cpu|cuda|auto] [--quiet]\n"
+          "                 [--backend cpu|cuda|auto] [--max-output BYTES] [--quiet]\n"
           "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
           "       cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] (Craig-Bampton)\n"
-          "       cofem info MESH\n");
+          "       cofem info MESH\n"
+          "       cofem accuracy [SCENE ...] [--cases lug,hinge,...] [--out DIR] [--docs DIR] [--no-docs] [--no-dynamics]\n"
+          "                      [--no-plots] [--check] (comparison against CalculiX)\n");
   return 2;
 }
 
@@ -37,8 +39,47 @@ int cf_cli_fail_scene(const char* scene_path, int st) {
 }
 
 const char* cf_cli_arg_value(int argc, char** argv, int* i) {
-  if (*i + 1 >= argc) return NULL;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "cofem: error: %s wants a value\n", argv[*i]);
+    return NULL;
+  }
   return argv[++*i];
+}
+
+static int opt_status(int st) {
+  if (st == CF_OK) return 0;
+  fprintf(stderr, "cofem: error: %s\n", cf_last_error());
+  return 2;
+}
+
+int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out) {
+  const char* opt = argv[*i];
+  const char* v = cf_cli_arg_value(argc, argv, i);
+  return v ? opt_status(cf_parse_long(opt, v, lo, hi, out)) : 2;
+}
+
+int cf_cli_opt_int(int argc, char** argv, int* i, int lo, int hi, int* out) {
+  const char* opt = argv[*i];
+  const char* v = cf_cli_arg_value(argc, argv, i);
+  return v ? opt_status(cf_parse_int(opt, v, lo, hi, out)) : 2;
+}
+
+int cf_cli_opt_double(int argc, char** argv, int* i, double lo, double hi, double* out) {
+  const char* opt = argv[*i];
+  const char* v = cf_cli_arg_value(argc, argv, i);
+  return v ? opt_status(cf_parse_double(opt, v, lo, hi, out)) : 2;
+}
+
+int cf_cli_opt_choice(int argc, char** argv, int* i, const char* const* choices, int* out) {
+  const char* opt = argv[*i];
+  const char* v = cf_cli_arg_value(argc, argv, i);
+  return v ? opt_status(cf_parse_choice(opt, v, choices, out)) : 2;
+}
+
+int cf_cli_bad_arg(const char* arg) {
+  if (arg[0] == '-') fprintf(stderr, "cofem: error: unknown option '%s'\n", arg);
+  else fprintf(stderr, "cofem: error: unexpected argument '%s'\n", arg);
+  return cf_cli_usage();
 }
 
 void cf_cli_default_out_dir(const cfScene* s, char* out, size_t n) {

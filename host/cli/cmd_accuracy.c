@@ -1301,6 +1301,20 @@ int cf_cmd_accuracy(int argc, char** argv) {
     else if (nscenes < 32) scenes[nscenes++] = a;
     else return usage_accuracy();
   }
+  if (cases) { /* every name one of the cases: a typo is an error, not a case left out */
+    char buf[1024], list[512] = "";
+    snprintf(buf, sizeof buf, "%s", cases);
+    for (int b = 0; b < NBUILTIN; b++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", b ? ", " : "", BUILTIN[b].name);
+    for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+      int known = 0;
+      for (int b = 0; b < NBUILTIN; b++) known |= !strcmp(tok, BUILTIN[b].name);
+      if (!known) {
+        fprintf(stderr, "cofem: error: --cases %s: no case '%s'; the cases are %s\n", cases, tok, list);
+        return 2;
+      }
+    }
+  }
   int self_fail = 0;
   if (check) {
     no_docs = no_plots = no_dyn = 1;

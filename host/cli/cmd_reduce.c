@@ -56,18 +56,14 @@ int cf_cmd_reduce(int argc, char** argv) {
         snprintf(sets[nsets++], CF_NAME_MAX, "%s", tok);
       }
     } else if (!strcmp(s, "--modes") && more) {
-      char* end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end || v < 0 || v > 100000) { fprintf(stderr, "cofem reduce: --modes wants a count, got '%s'\n", argv[i]); return 2; }
-      opt.nmodes = (int)v;
+      if (cf_parse_int("--modes", argv[++i], 0, 100000, &opt.nmodes) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); return 2; }
     } else if (!strcmp(s, "--out") && more) out = argv[++i];
     else if (!strcmp(s, "--damping") && more) {
       i++;
       if (!strcmp(argv[i], "adams")) opt.damping = -1;
-      else {
-        char* end;
-        opt.damping = strtod(argv[i], &end);
-        if (*end || !(opt.damping >= 0)) { fprintf(stderr, "cofem reduce: --damping wants a ratio >= 0 or 'adams'\n"); return 2; }
+      else if (cf_parse_double("--damping", argv[i], 0, 100, &opt.damping) < 0) {
+        fprintf(stderr, "cofem reduce: %s, or 'adams'\n", cf_last_error());
+        return 2;
       }
     } else if (!strcmp(s, "--clamp")) clamp = 1;
     else if (!strcmp(s, "--no-orthonormalise") || !strcmp(s, "--no-orthonormalize")) opt.orthonormalise = 0;

@@ -6,38 +6,87 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
 #include "cofem/cofem.h"
 #include "cofem/mbs.h"
 
+/* ---- output budget ---------------------------------------------------------------------------- */
+#define CF_DEFAULT_MAX_OUTPUT 2000000000LL /* 2 GB, raised by --max-output BYTES */
+
+static void human(double b, char* out, size_t n) {
+  if (b >= 1e9) snprintf(out, n, "%.1f GB", b / 1e9);
+  else if (b >= 1e6) snprintf(out, n, "%.1f MB", b / 1e6);
+  else if (b >= 1e3) snprintf(out, n, "%.1f kB", b / 1e3);
+  else snprintf(out, n, "%.0f bytes", b);
+}
+
+/* free bytes for an unprivileged writer where dir is (or would be created): the nearest existing
+ * ancestor; < 0 when unknown */
+static double free_bytes(const char* dir) {
+  char p[CF_PATH_MAX];
+  snprintf(p, sizeof p, "%s", dir[0] ? dir : ".");
+  for (;;) {
+    struct statvfs v;
+    if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize;
+    char* slash = strrchr(p, '/');
+    if (!slash) { snprintf(p, sizeof p, "."); continue; }
+    if (slash == p) { p[1] = '\0'; if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize; return -1; }
+    *slash = '\0';
+  }
+}
+
+/* What the run will write, estimated from the step count, the frames and the CSV columns before
+ * anything is built or written: beyond the budget, or beyond the free space, it is an error. */
+static int check_output(const cfScene* s, double nsteps, double budget, const char* out_dir, double* total) {
+  double nframes = s->vtu_every > 0 ? floor(nsteps / s->vtu_every) : 0;
+  double frame = cf_vtu_size_bound(&s->mesh, 1, 1);
+  double csv = 128 + 100 * (double)s->nprobe + nsteps * (94 + 54.0 * s->nprobe);
+  double pvd = nframes > 0 ? 200 + nframes * 110 : 0;
+  *total = nframes * frame + csv + pvd;
+  char t[32], f[32], c[32], b[32];
+  human(*total, t, sizeof t), human(frame, f, sizeof f), human(csv, c, sizeof c), human(budget, b, sizeof b);
+  if (*total > budget)
+    return cf_error(CF_ERR_ARG, "the run would write about %s (%.0f frames of %s, %s of probes.csv over %.0f steps), "
+                    "more than the output budget of %s: raise it with --max-output BYTES, or ask for fewer steps "
+                    "(--steps, --end, time.end) or frames (output.vtu_every)", t, nframes, f, c, nsteps, b);
+  double avail = free_bytes(out_dir);
+  if (avail >= 0 && *total > avail) {
+    char a[32];
+    human(avail, a, sizeof a);
+    return cf_error(CF_ERR_IO, "%s: the run would write about %s, and only %s are free there", out_dir, t, a);
+  }
+  return CF_OK;
+}
+
 /* ---- cofem run -------------------------------------------------------------------------------- */
 int cf_cmd_run(int argc, char** argv) {
+  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", NULL};
+  static const char* const backend_names[] = {"cpu", "cuda", "auto", NULL};
   const char* scene_path = NULL;
   const char* out_arg = NULL;
-  const char* backend = NULL;
-  long steps = -1;
+  int backend = -1;
+  long steps = -1, max_output = CF_DEFAULT_MAX_OUTPUT;
   double t_end = -1;
-  int cold = 0, quiet = 0, precond = -1;
-  for (int i = 2; i < argc; i++) {
+  int cold = 0, quiet = 0, precond = -1, rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
     const char* a = argv[i];
-    if (!strcmp(a, "--steps")) { const char* v = cf_cli_arg_value(argc, argv, &i); if (!v) return cf_cli_usage(); steps = atol(v); }
-    else if (!strcmp(a, "--end")) { const char* v = cf_cli_arg_value(argc, argv, &i); if (!v) return cf_cli_usage(); t_end = atof(v); }
-    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) return cf_cli_usage(); }
-    else if (!strcmp(a, "--backend")) { backend = cf_cli_arg_value(argc, argv, &i); if (!backend) return cf_cli_usage(); }
+    if (!strcmp(a, "--steps")) rc = cf_cli_opt_long(argc, argv, &i, 1, 1000000000000L, &steps);
+    else if (!strcmp(a, "--end")) rc = cf_cli_opt_double(argc, argv, &i, 1e-9, 1e12, &t_end);
+    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
+    else if (!strcmp(a, "--backend")) rc = cf_cli_opt_choice(argc, argv, &i, backend_names, &backend);
+    else if (!strcmp(a, "--precond")) rc = cf_cli_opt_choice(argc, argv, &i, precond_names, &precond);
+    else if (!strcmp(a, "--max-output")) rc = cf_cli_opt_long(argc, argv, &i, 0, LONG_MAX, &max_output);
     else if (!strcmp(a, "--cold")) cold = 1;
-    else if (!strcmp(a, "--precond")) {
-      const char* v = cf_cli_arg_value(argc, argv, &i);
-      if (!v || (strcmp(v, "block_jacobi") && strcmp(v, "rotated_cholesky"))) return cf_cli_usage();
-      precond = !strcmp(v, "rotated_cholesky");
-    }
     else if (!strcmp(a, "--quiet")) quiet = 1;
-    else if (a[0] == '-') return cf_cli_usage();
-    else if (!scene_path) scene_path = a;
-    else return cf_cli_usage();
+    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else scene_path = a;
   }
+  if (rc) return rc;
   if (!scene_path) return cf_cli_usage();
   /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
   if (cf_mbs_scene_is_mechanism(scene_path) > 0) return cf_cmd_run_mbs(argc, argv);
@@ -46,21 +95,24 @@ int cf_cmd_run(int argc, char** argv) {
   if (st < 0) return cf_cli_fail(st);
   if (cold) s.def.warm_start = 0;
   if (precond >= 0) s.def.preconditioner = precond;
-  if (backend) snprintf(s.backend, sizeof s.backend, "%s", backend);
+  if (backend >= 0) snprintf(s.backend, sizeof s.backend, "%s", backend_names[backend]);
   if (t_end > 0) s.t_end = t_end;
   if (s.def.threads > 0) omp_set_num_threads(s.def.threads);
   char out_dir[CF_PATH_MAX];
   if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
   else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
-
   cfModel* m;
   cfData* d;
   st = cf_scene_build(&s, &m, &d);
   if (st < 0) { cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  /* the model checked dt; the output is estimated before anything is written */
+  double nsteps = steps > 0 ? (double)steps : ceil(s.t_end / s.def.dt - 1e-9), out_bytes = 0;
+  st = check_output(&s, nsteps, (double)max_output, out_dir, &out_bytes);
+  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  steps = (long)nsteps; /* below the budget, so far below LONG_MAX */
   cfSim* sim = NULL;
   st = cf_sim_create(m, d, s.backend, &sim);
   if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
-  if (steps < 0) steps = (long)ceil(s.t_end / s.def.dt - 1e-9);
 
   st = cf_make_dirs(out_dir);
   char csv_path[CF_PATH_MAX + 32], csv_tmp[CF_PATH_MAX + 40];
@@ -85,6 +137,11 @@ int cf_cmd_run(int argc, char** argv) {
          s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky" : "block-Jacobi",
          s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
          cf_sim_backend_name(sim), omp_get_max_threads());
+  {
+    char t[32], b[32];
+    human(out_bytes, t, sizeof t), human((double)max_output, b, sizeof b);
+    printf("  output: at most about %s into %s (budget %s, --max-output)\n", t, out_dir, b);
+  }
 
   int nframes = 0, cap = 0;
   char** frames = NULL;

@@ -18,10 +18,13 @@ typedef struct StaticLog {
   FILE* csv;
   const cfScene* s;
   const double* u_lin; /* [3*nprobe] linear probe displacements at full load */
+  double lambda;       /* the last converged load factor */
+  int rows;            /* increments written */
 } StaticLog;
 
 static int on_increment(double lambda, int iters, const cfModel* m, const cfData* d, void* user) {
   StaticLog* L = user;
+  L->lambda = lambda, L->rows++;
   fprintf(L->csv, "%.9g,%d", lambda, iters);
   printf("  load factor %.4f: %2d iterations", lambda, iters);
   for (int p = 0; p < L->s->nprobe; p++) {
@@ -37,25 +40,25 @@ static int on_increment(double lambda, int iters, const cfModel* m, const cfData
 }
 
 int cf_cmd_static(int argc, char** argv) {
+  static const char* const tangent_names[] = {"consistent", "KR", NULL};
   const char* scene_path = NULL;
   const char* out_arg = NULL;
-  int increments = 0;
-  const char* tangent = NULL;
-  for (int i = 2; i < argc; i++) {
+  int increments = 0, tangent = -1, rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
     const char* a = argv[i];
-    if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) return cf_cli_usage(); }
-    else if (!strcmp(a, "--increments")) { const char* v = cf_cli_arg_value(argc, argv, &i); if (!v) return cf_cli_usage(); increments = atoi(v); }
-    else if (!strcmp(a, "--tangent")) { tangent = cf_cli_arg_value(argc, argv, &i); if (!tangent) return cf_cli_usage(); }
-    else if (a[0] == '-') return cf_cli_usage();
-    else if (!scene_path) scene_path = a;
-    else return cf_cli_usage();
+    if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
+    else if (!strcmp(a, "--increments")) rc = cf_cli_opt_int(argc, argv, &i, 1, 1000000, &increments);
+    else if (!strcmp(a, "--tangent")) rc = cf_cli_opt_choice(argc, argv, &i, tangent_names, &tangent);
+    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else scene_path = a;
   }
+  if (rc) return rc;
   if (!scene_path) return cf_cli_usage();
   cfScene s;
   int st = cf_scene_load(scene_path, &s);
   if (st < 0) return cf_cli_fail(st);
   if (increments > 0) s.stat.increments = increments;
-  if (tangent) s.stat.tangent = strcmp(tangent, "KR") == 0 ? CF_TANGENT_KR : CF_TANGENT_CONSISTENT;
+  if (tangent >= 0) s.stat.tangent = tangent == 1 ? CF_TANGENT_KR : CF_TANGENT_CONSISTENT;
   char out_dir[CF_PATH_MAX];
   if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
   else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
@@ -97,16 +100,31 @@ int cf_cmd_static(int argc, char** argv) {
   fprintf(csv, "\n0,0");
   for (int p = 0; p < s.nprobe; p++) fprintf(csv, ",0,0,0,0,0,0");
   fprintf(csv, "\n");
-  StaticLog log = {csv, &s, u_lin};
+  StaticLog log = {csv, &s, u_lin, 0.0, 0};
   st = cf_static_solve(m, d, f, &s.stat, on_increment, &log);
-  fclose(csv);
-  if (st < 0) { remove(tmp); goto out; }
+  int bad_close = fclose(csv) != 0;
+  if (st < 0 || bad_close) {
+    remove(tmp);
+    if (st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
+    goto out;
+  }
   rename(tmp, csv_path);
+  if (st > 0) { /* stopped short of the full load: no "done"; what stopped it and what the CSV holds, on stderr */
+    fprintf(stderr, "cofem: error: %s: static solution stopped at load factor %.4g of 1: %s\n", scene_path, log.lambda,
+            cf_last_error());
+    if (log.rows == 0)
+      fprintf(stderr, "cofem: %s holds only the rest state (load factor 0): no increment converged\n", csv_path);
+    else
+      fprintf(stderr, "cofem: %s holds the rest state and the %d converged increment%s up to load factor %.4g, "
+                      "with the linear solution scaled to the same load factors\n", csv_path, log.rows,
+              log.rows == 1 ? "" : "s", log.lambda);
+    st = CF_WARN_STATIC_NOT_CONVERGED;
+    goto out;
+  }
   printf("done in %.3f s: max displacement %.6g m", cf_wall_time() - t0, cf_cli_max_displacement(m, d));
   for (int p = 0; p < s.nprobe; p++)
     printf("; %s linear u = (%.4g, %.4g, %.4g)", s.probe[p], u_lin[3 * p], u_lin[3 * p + 1], u_lin[3 * p + 2]);
   printf("\n  wrote %s\n", csv_path);
-  if (st > 0) printf("  warning: %s\n", cf_last_error());
 out:;
   int code = st < 0 ? cf_cli_fail_scene(scene_path, st) : (st > 0 ? 1 : 0);
   free(f);

@@ -18,7 +18,18 @@ int cf_cmd_accuracy(int argc, char** argv); /* cmd_accuracy.c: comparison agains
 int cf_cli_usage(void);
 int cf_cli_fail(int st);
 int cf_cli_fail_scene(const char* scene_path, int st);
+/* The value after option argv[*i] (*i advances), or NULL with "cofem: error: --out wants a value"
+ * on stderr. */
 const char* cf_cli_arg_value(int argc, char** argv, int* i);
+/* Strict option values (cf_parse_long/double/choice, cofem/status.h): the whole text, in range;
+ * 0 on success, else 2 (the usage exit status) after "cofem: error: --steps wants an integer
+ * from 1 to 1000000000, got '1e12'" or "--tangent bogus: use consistent or KR" on stderr. */
+int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out);
+int cf_cli_opt_int(int argc, char** argv, int* i, int lo, int hi, int* out);
+int cf_cli_opt_double(int argc, char** argv, int* i, double lo, double hi, double* out);
+int cf_cli_opt_choice(int argc, char** argv, int* i, const char* const* choices, int* out);
+/* an unknown option or extra argument: "cofem: error: unknown option '--x'" and the usage; 2 */
+int cf_cli_bad_arg(const char* arg);
 void cf_cli_default_out_dir(const cfScene* s, char* out, size_t n);
 double cf_cli_max_displacement(const cfModel* m, const cfData* d);
 #endif

@@ -96,6 +96,21 @@ int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const do
   return finish(f, tmp, path, 1);
 }
 
+/* An upper bound of what cf_vtu_write writes: every %.15g at its widest (22 characters,
+ * "-1.23456789012345e-308"), node ids at the digits of nnode. */
+double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises) {
+  double nn = mesh->nnode, ne = mesh->ntet, id = 1;
+  for (int k = mesh->nnode; k >= 10; k /= 10) id++;
+  double line3 = 10 + 3 * 23.0;            /* one vector */
+  double b = 1024                           /* the XML around the arrays */
+             + nn * line3 * (velocity ? 3 : 2)
+             + (von_mises ? ne * 33 : 0)
+             + ne * (10 + 4 * (id + 1))     /* connectivity */
+             + ne * 13 + ne / 16 * 10       /* offsets (at most 11 digits + blank), indent per 16 */
+             + ne * 3 + ne / 32 * 11;       /* types */
+  return b;
+}
+
 /* File names go into an XML attribute. */
 static void xml_attr(FILE* f, const char* s) {
   for (; *s; s++) {

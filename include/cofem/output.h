@@ -14,6 +14,9 @@ extern "C" {
 int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
                  const double* von_mises);
 
+/* Bytes cf_vtu_write writes at most for this mesh (with velocity / von Mises data or not). */
+double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises);
+
 /* mkdir -p: create the directory and its parents (existing ones are fine). */
 int cf_make_dirs(const char* path);
 

@@ -35,6 +35,14 @@ typedef int (*cfStaticCallback)(double load_factor, int iterations, const cfMode
 int cf_static_solve(const cfModel* m, cfData* d, const double* f_total, const cfStaticOptions* opt,
                     cfStaticCallback cb, void* user);
 
+/* The rigid-body motions that the fixed DOFs leave free: the six rigid modes (translations along
+ * x, y, z; rotations about x, y, z through the centroid of the held nodes) projected onto the
+ * fixed DOFs; their null space. Returns its dimension (0: the part is held) and, in names (may be
+ * NULL), e.g. "translation along x, rotation about z" (other combinations spelled out). One
+ * connected part is assumed. cf_static_solve and cf_linear_static refuse a part with free modes
+ * (CF_ERR_SOLVER, the modes named) before anything is factored. */
+int cf_model_free_rigid_modes(const cfModel* m, char* names, size_t n);
+
 /* Linear FEM: d->x = X + K^-1 f (K the unrotated stiffness). */
 int cf_linear_static(const cfModel* m, cfData* d, const double* f_total);
 

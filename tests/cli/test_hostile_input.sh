@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Hostile input (issue 17): strict option values, special files refused before they are opened,
+# a user's file never overwritten as a reduction cache, the output budget, duplicate and
+# out-of-range scene values, and `cofem static` failures reported on stderr. Every case: the exit
+# status, the message (on stderr) and what was (not) written.
+set -u
+BIN=${COFEM_BIN:-build/cofem}
+BUILD=${COFEM_BUILD:-build}
+ROOT=$PWD
+fail=0
+n=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+# expect NAME RC FRAGMENT -- command...: exit status RC, FRAGMENT in stderr, nothing on stdout
+# when RC is 2 (usage)
+expect() {
+  local name=$1 want=$2 frag=$3
+  shift 4
+  n=$((n + 1))
+  timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ $rc -ne "$want" ]; then bad "$name: exit $rc, want $want; stderr: $(head -c 300 "$tmp/err")"; return; fi
+  if ! grep -qF -- "$frag" "$tmp/err"; then bad "$name: stderr lacks '$frag': $(head -c 400 "$tmp/err")"; return; fi
+  echo "ok: $name: $(grep -F -- "$frag" "$tmp/err" | head -1 | cut -c1-160)"
+}
+
+LUG=$ROOT/meshes/lug.msh
+MAT='"material": {"E": 210e9, "nu": 0.3, "rho": 7850}'
+scene() { printf '{"mesh": "%s", %s, %s}' "$LUG" "$MAT" "$1" >"$tmp/$2"; }
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e5, 0, 0]}], "time": {"dt": 0.01, "end": 0.05}' ok.json
+S=$tmp/ok.json
+
+# ---- 1. strict option values ----------------------------------------------------------------
+expect "run --steps 1e12" 2 "--steps wants an integer from 1 to" -- "$BIN" run "$S" --steps 1e12 --out "$tmp/o"
+expect "run --steps abc" 2 "got 'abc'" -- "$BIN" run "$S" --steps abc --out "$tmp/o"
+expect "run --steps 99999999999999999999" 2 "--steps wants an integer" -- "$BIN" run "$S" --steps 99999999999999999999 --out "$tmp/o"
+expect "run --steps ' 5'" 2 "--steps wants an integer" -- "$BIN" run "$S" --steps " 5" --out "$tmp/o"
+expect "run --steps 0" 2 "--steps wants an integer from 1" -- "$BIN" run "$S" --steps 0 --out "$tmp/o"
+expect "run --end -5" 2 "--end wants a number" -- "$BIN" run "$S" --end -5 --out "$tmp/o"
+expect "run --end nan" 2 "--end wants a number" -- "$BIN" run "$S" --end nan --out "$tmp/o"
+expect "run --end inf" 2 "--end wants a number" -- "$BIN" run "$S" --end inf --out "$tmp/o"
+expect "run --end 0.1s" 2 "got '0.1s'" -- "$BIN" run "$S" --end 0.1s --out "$tmp/o"
+expect "run --precond x" 2 "--precond x: use block_jacobi or rotated_cholesky" -- "$BIN" run "$S" --precond x --out "$tmp/o"
+expect "run --backend x" 2 "--backend x: use cpu, cuda or auto" -- "$BIN" run "$S" --backend x --out "$tmp/o"
+expect "run --max-output -1" 2 "--max-output wants an integer from 0" -- "$BIN" run "$S" --max-output -1 --out "$tmp/o"
+expect "run --steps (no value)" 2 "--steps wants a value" -- "$BIN" run "$S" --steps
+expect "run --bogus" 2 "unknown option '--bogus'" -- "$BIN" run "$S" --bogus
+expect "static --increments -3" 2 "--increments wants an integer from 1 to" -- "$BIN" static "$S" --increments -3 --out "$tmp/o"
+expect "static --increments 2.5" 2 "got '2.5'" -- "$BIN" static "$S" --increments 2.5 --out "$tmp/o"
+expect "static --tangent bogus" 2 "--tangent bogus: use consistent or KR" -- "$BIN" static "$S" --tangent bogus --out "$tmp/o"
+expect "reduce --modes 5x" 2 "--modes wants an integer from 0 to 100000, got '5x'" -- "$BIN" reduce "$S" --modes 5x
+expect "reduce --damping -1" 2 "--damping wants a number from 0" -- "$BIN" reduce "$S" --damping -1
+expect "accuracy --cases lug,bogus" 2 "no case 'bogus'; the cases are lug, hinge" -- "$BIN" accuracy --cases lug,bogus
+expect "info with two meshes" 2 "usage" -- "$BIN" info "$LUG" "$LUG"
+[ -e "$tmp/o" ] && bad "a refused option left $tmp/o behind"
+for b in cofem_bench:--steps:1e3 cofem_soak:--steps:abc cofem_soak:--fmax:-1 cofem_bench_modal:--dt:0 \
+         cofem_bench_mbs:--repeat:0 cofem_bench:--backend:gpu cofem_bench:--threads:2x; do
+  IFS=: read -r prog opt val <<<"$b"
+  [ -x "$BUILD/perf/$prog" ] || continue
+  expect "$prog $opt $val" 2 "$opt" -- "$BUILD/perf/$prog" "$opt" "$val"
+done
+if [ -x "$BUILD/viewer/cofem_view" ]; then # the options are checked before any window opens
+  for c in "--gain:x:--gain wants a number" "--gain:0:--gain wants a number" "--max-steps:0:--max-steps wants an integer" \
+           "--fixed-steps:1.5:--fixed-steps wants an integer" "--budget-ms:-4:--budget-ms wants a number" \
+           "--frames:abc:--frames wants an integer" "--max-frames:1e99:--max-frames wants an integer" \
+           "--size:100x100junk:--size height wants an integer" "--size:huge:--size wants WxH" \
+           "--color:red:--color red: use disp, stress or plain" "--backend:gpu:--backend gpu: use cpu, cuda or auto" \
+           "--samples:-1:--samples wants an integer"; do
+    IFS=: read -r opt val frag <<<"$c"
+    expect "cofem_view $opt $val" 2 "$frag" -- "$BUILD/viewer/cofem_view" "$opt" "$val"
+  done
+fi
+
+# ---- 2. special files are refused before they are opened --------------------------------------
+mkfifo "$tmp/fifo.msh" "$tmp/fifo.json"
+ln -s /dev/zero "$tmp/zero.msh"
+ln -s /dev/zero "$tmp/zero.json"
+mkdir "$tmp/dir.msh" "$tmp/dir.json"
+for f in fifo zero dir; do
+  k=$([ $f = fifo ] && echo "a FIFO" || ([ $f = zero ] && echo "a character device" || echo "a directory"))
+  expect "info $f.msh" 1 "$tmp/$f.msh: not a regular file but $k" -- "$BIN" info "$tmp/$f.msh"
+  expect "run $f.json" 1 "$tmp/$f.json: cannot read the scene file (not a regular file but $k)" -- "$BIN" run "$tmp/$f.json" --out "$tmp/o"
+  expect "static $f.json" 1 "not a regular file but $k" -- "$BIN" static "$tmp/$f.json" --out "$tmp/o"
+  printf '{"mesh": "%s", %s}' "$tmp/$f.msh" "$MAT" >"$tmp/mesh_$f.json"
+  expect "run a scene whose mesh is $f" 1 "mesh: $tmp/$f.msh: not a regular file but $k" -- "$BIN" run "$tmp/mesh_$f.json" --out "$tmp/o"
+done
+expect "run /dev/zero" 1 "/dev/zero: cannot read the scene file (not a regular file but a character device)" -- "$BIN" run /dev/zero
+[ -e "$tmp/o" ] && bad "a refused file left $tmp/o behind"
+
+# ---- 3. a reduction cache path that is not a reduction file is never overwritten --------------
+cp "$S" "$tmp/precious.json"
+sum=$(md5sum <"$tmp/precious.json")
+expect "reduce --out onto a scene file" 1 "$tmp/precious.json: exists and is not a cofem reduction file" -- \
+  "$BIN" reduce "$S" --modes 2 --quiet --out "$tmp/precious.json"
+[ "$(md5sum <"$tmp/precious.json")" = "$sum" ] || bad "reduce --out overwrote a user's file"
+# a mechanism's flexible body whose "reduction" names a user's file: refused before the reduction
+sed -e 's|"\.\./lug_pull.json"|"'"$ROOT"'/scenes/lug_pull.json"|' -e 's|"\.\./\.\./out/flexible_lug.cfred"|"'"$tmp"'/precious.json"|' \
+  scenes/mbs/flexible_lug.json >"$tmp/mech.json"
+expect "mechanism cache onto a scene file" 1 "lug_pull.json: reduction cache $tmp/precious.json: exists and is not a cofem reduction file" -- \
+  "$BIN" run "$tmp/mech.json" --steps 2 --out "$tmp/mo"
+[ "$(md5sum <"$tmp/precious.json")" = "$sum" ] || bad "a flexible body's cache overwrote a user's file"
+expect "reduce --out onto a FIFO" 1 "not a regular file but a FIFO" -- "$BIN" reduce "$S" --modes 2 --quiet --out "$tmp/fifo.json"
+timeout 60 "$BIN" reduce "$S" --modes 2 --quiet --out "$tmp/good.cfred" >/dev/null 2>&1 || bad "reduce --out to a new file failed"
+timeout 60 "$BIN" reduce "$S" --modes 3 --quiet --out "$tmp/good.cfred" >/dev/null 2>&1 || bad "reduce --out over a reduction file failed"
+
+# ---- 4. the output budget ----------------------------------------------------------------------
+scene '"fixed": [{"set": "support"}], "time": {"dt": 0.01, "end": 1e12}, "output": {"vtu_every": 1}' long.json
+expect "run time.end 1e12" 1 "more than the output budget of 2.0 GB" -- "$BIN" run "$tmp/long.json" --out "$tmp/o"
+expect "run --end 1e10" 1 "raise it with --max-output BYTES" -- "$BIN" run "$S" --end 1e10 --out "$tmp/o"
+expect "run --steps 1e9 (CSV alone)" 1 "more than the output budget" -- "$BIN" run "$S" --steps 1000000000 --out "$tmp/o"
+expect "run over --max-output 100" 1 "more than the output budget of 100 bytes" -- "$BIN" run "$S" --max-output 100 --out "$tmp/o"
+[ -e "$tmp/o" ] && bad "a run refused for its output left $tmp/o behind"
+# the estimate bounds what is written
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e6, 0, 0]}], "time": {"dt": 0.01, "end": 0.04}, "output": {"vtu_every": 2, "probes": ["probe", "load"]}' frames.json
+timeout 60 "$BIN" run "$tmp/frames.json" --out "$tmp/fr" >"$tmp/out" 2>&1 || bad "run with frames failed: $(tail -2 "$tmp/out")"
+est=$(sed -n 's/.*output: at most about \([0-9.]*\) kB.*/\1/p' "$tmp/out")
+got=$(du -sb "$tmp/fr" | cut -f1)
+n=$((n + 1))
+if [ -z "$est" ] || ! awk -v e="$est" -v g="$got" 'BEGIN{exit !(g <= e * 1000 && g > e * 1000 / 4)}'; then
+  bad "output estimate '$est kB' against $got bytes written"
+else echo "ok: output estimate $est kB bounds the $got bytes written"; fi
+timeout 60 "$BIN" run "$tmp/frames.json" --out "$tmp/fr2" --max-output 100000000 >/dev/null 2>&1 || bad "--max-output raising the budget failed"
+# no room: a folder on a file system with less free space than the run needs
+if [ -w /dev/shm ] && df -B1 --output=avail /dev/shm >/dev/null 2>&1; then
+  avail=$(df -B1 --output=avail /dev/shm | tail -1)
+  if [ "$avail" -lt 50000000000 ]; then
+    expect "run into a too-small file system" 1 "are free there" -- "$BIN" run "$tmp/long.json" --end 1 --max-output 9000000000000000000 --steps 100000000 --out /dev/shm/cofem_hostile_$$
+    rm -rf /dev/shm/cofem_hostile_$$
+  fi
+fi
+
+# ---- 5. scene values ---------------------------------------------------------------------------
+printf '{"mesh": "%s", "material": {"E": 1, "nu": 0.3, "rho": 1}, %s}' "$LUG" "$MAT" >"$tmp/dup.json"
+expect "duplicate material" 1 "duplicate key \"material\"" -- "$BIN" run "$tmp/dup.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support", "dofs": "x", "dofs": "xyz"}]' dup2.json
+expect "duplicate fixed[0].dofs" 1 "duplicate key \"fixed[0].dofs\"" -- "$BIN" static "$tmp/dup2.json" --out "$tmp/o"
+scene '"solver": {"tol": 1e-6, "tol": 1e-3}' dup3.json
+expect "duplicate solver.tol" 1 "duplicate key \"solver.tol\"" -- "$BIN" run "$tmp/dup3.json" --out "$tmp/o"
+scene '"solver": {"threads": 100000}' thr.json
+expect "solver.threads 100000" 1 "\"solver.threads\" must be an integer from 0 to" -- "$BIN" run "$tmp/thr.json" --out "$tmp/o"
+scene '"solver": {"threads": -2}' thr2.json
+expect "solver.threads -2" 1 "\"solver.threads\" must be an integer from 0 to" -- "$BIN" run "$tmp/thr2.json" --out "$tmp/o"
+scene '"output": {"vtu_every": -3}' vtu.json
+expect "output.vtu_every -3" 1 "\"output.vtu_every\" must be an integer from 0 to" -- "$BIN" run "$tmp/vtu.json" --out "$tmp/o"
+[ -e "$tmp/o" ] && bad "a refused scene left $tmp/o behind"
+
+# ---- 6. statics: unsupported parts named before solving; a stopped run said on stderr ------------
+scene '"loads": [{"set": "load", "force": [1e5, 0, 0]}]' free.json
+expect "static without supports" 1 "translation along x, translation along y, translation along z, rotation about x, rotation about y, rotation about z are not held" -- "$BIN" static "$tmp/free.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support", "dofs": "yz"}], "loads": [{"set": "load", "force": [1e5, 0, 0]}]' slide.json
+expect "static held in y and z only" 1 "translation along x is not held" -- "$BIN" static "$tmp/slide.json" --out "$tmp/o"
+[ -e "$tmp/o/static.csv" ] && bad "an unsupported static run left static.csv"
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [5e8, 0, 0]}], "static": {"increments": 2, "max_iter": 2, "max_cuts": 1}' stall.json
+expect "static that does not converge" 1 "static solution stopped at load factor 0 of 1" -- "$BIN" static "$tmp/stall.json" --out "$tmp/st"
+grep -q "holds only the rest state" "$tmp/err" || bad "static stop: stderr does not say what static.csv holds"
+grep -q "^done" "$tmp/out" && bad "static stop: a 'done' line on stdout"
+[ "$(wc -l <"$tmp/st/static.csv" 2>/dev/null)" = 2 ] || bad "static stop: static.csv is not the header and the rest state"
+# the cantilever with the K_R tangent converges the first quarter of the load, not the second
+sed -e 's|"increments": 20, "tol": 1e-8, "max_iter": 25|"increments": 4, "tol": 1e-8, "max_iter": 25, "max_cuts": 0|' \
+    -e 's|"\.\./\.\./meshes/|"'"$ROOT"'/meshes/|' scenes/accuracy/cantilever.json >"$tmp/quarter.json"
+expect "static stopping after an increment" 1 "static solution stopped at load factor 0.25 of 1" -- "$BIN" static "$tmp/quarter.json" --tangent KR --out "$tmp/st2"
+grep -q "holds the rest state and the 1 converged increment up to load factor 0.25" "$tmp/err" || bad "static stop: stderr does not say what static.csv holds: $(cat "$tmp/err")"
+grep -q "^done" "$tmp/out" && bad "static stop: a 'done' line on stdout"
+[ "$(wc -l <"$tmp/st2/static.csv" 2>/dev/null)" = 3 ] || bad "static stop: static.csv is not the header, the rest state and one increment"
+
+echo "hostile input: $n cases, $fail failed"
+[ $fail -eq 0 ]
