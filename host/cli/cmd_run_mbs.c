@@ -177,9 +177,12 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   for (int k = 0; k < s.nflex; k++) {
     const cfModalPart* p = s.flex[k];
     if (cf_mbs_fe_index(m, s.flex_body[k]) >= 0) {
-      printf("  flexible body '%s': %s, %d nodes, %d tets; lumped formulation: a point mass at every node, "
-             "co-rotational internal forces (mass %.6g kg)\n", m->body_name[s.flex_body[k]], p->scene.mesh_path,
-             p->model->nnode, p->model->ntet, cf_mbs_fe_total_mass(m, cf_mbs_fe_index(m, s.flex_body[k])));
+      int corot = s.def.fe[cf_mbs_def_fe_index(&s.def, s.flex_body[k])].corotational;
+      printf("  flexible body '%s': %s, %d nodes, %d tets, mass %.6g kg; %s\n", m->body_name[s.flex_body[k]],
+             p->scene.mesh_path, p->model->nnode, p->model->ntet,
+             cf_mbs_fe_total_mass(m, cf_mbs_fe_index(m, s.flex_body[k])),
+             corot ? "corotational formulation: the co-rotational part, condensed onto its joints by the solver"
+                   : "lumped formulation: a point mass at every node, co-rotational internal forces");
       continue;
     }
     int ib = cf_mbs_modal_index(m, s.flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;

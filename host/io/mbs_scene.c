@@ -207,9 +207,10 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
  * scene's part reduced by Craig-Bampton (cofem/modal_part.h) and added as a modal body. */
 /* "formulation": "lumped": every node of the scene's mesh a point mass of the mechanism, the
  * co-rotational internal forces as forces (cofem/mbs_fe.h); the scene's supports are left out */
-static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* w) {
-  static const char* modal_only[] = {"interface", "modes", "damping", "reduction", "supports"};
-  for (int k = 0; k < 5; k++)
+static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* w,
+                         int corotational) {
+  static const char* modal_only[] = {"interface", "modes", "damping", "reduction"};
+  for (int k = 0; k < 4; k++)
     if (cJSON_GetObjectItemCaseSensitive(fx, modal_only[k]))
       return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" goes with \"formulation\": \"modal\" (a lumped FE body is free: "
                       "joints at its node sets hold it; its damping is the FE scene's Rayleigh damping)",
@@ -218,10 +219,23 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
   c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
-  int st = cf_scene_load(scene, &part->scene);
+  char sup[16] = "free";
+  int st = get_str(c, fx, "supports", sup, sizeof sup, 0, w);
+  if (st < 0) return st;
+  if (strcmp(sup, "free") && strcmp(sup, "clamp"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\" = \"%s\": use \"free\" (joints hold the part) or \"clamp\" (the "
+                    "FE scene's fixed sets stay where they are; corotational only)", c->path, w, sup);
+  if (!strcmp(sup, "clamp") && !corotational)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\": \"clamp\" needs \"formulation\": \"corotational\"", c->path, w);
+  st = cf_scene_load(scene, &part->scene);
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
+  for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
+    const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, part->scene.fix[k].set);
+    st = ns ? cf_model_fix_nodes(part->model, ns->nodes, ns->count, part->scene.fix[k].dir_mask)
+            : cf_error(CF_ERR_SCENE, "no node set '%s' in the mesh", part->scene.fix[k].set);
+  }
   if (st < 0) return rethrow_at(c, st, w);
-  st = cf_mbs_add_fe_body(&c->s->def, b, part->model);
+  st = cf_mbs_add_fe_body_as(&c->s->def, b, part->model, corotational);
   return st < 0 ? rethrow_at(c, st, w) : CF_OK;
 }
 
@@ -239,14 +253,11 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
   char form[32] = "modal";
   if ((st = get_str(c, fx, "formulation", form, sizeof form, 0, w)) < 0) return st;
-  if (!strcmp(form, "lumped")) return parse_fe_body(c, fx, b, scene, w);
-  if (!strcmp(form, "corotational"))
-    return cf_error(CF_ERR_UNSUPPORTED, "%s: %s: \"formulation\" = \"corotational\" (the condensed FE body) is not "
-                    "implemented yet: use \"lumped\" (the same co-rotational forces, every node a point mass of the "
-                    "mechanism) or \"modal\"", c->path, w);
+  if (!strcmp(form, "lumped") || !strcmp(form, "corotational"))
+    return parse_fe_body(c, fx, b, scene, w, form[0] == 'c');
   if (strcmp(form, "modal"))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"formulation\" = \"%s\": use \"modal\" (Craig-Bampton) or \"lumped\"",
-                    c->path, w, form);
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"formulation\" = \"%s\": use \"modal\" (Craig-Bampton), \"corotational\" "
+                    "or \"lumped\"", c->path, w, form);
   rel[0] = '\0';
   if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
   if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);

@@ -210,7 +210,11 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
         if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE)
           return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical or revolute "
                           "(attach a virtual body to the set with a revolute or spherical joint... or use a modal body)", who);
-        if (sl == 1 && J->body1 >= 0 && cf_mbs_def_fe_index(def, J->body1) >= 0 && J->type == CF_MBS_REVOLUTE)
+        int fe1 = J->body1 >= 0 ? cf_mbs_def_fe_index(def, J->body1) : -1;
+        if (sl == 1 && fe1 >= 0 && (def->fe[fe].corotational || def->fe[fe1].corotational))
+          return cf_error(CF_ERR_SCENE, "%s: a joint between two FE bodies, one of them corotational, is not supported "
+                          "(put a virtual body between them)", who);
+        if (sl == 1 && fe1 >= 0 && J->type == CF_MBS_REVOLUTE)
           return cf_error(CF_ERR_SCENE, "%s: a revolute joint between two FE bodies is not supported (put a virtual "
                           "body between them)", who);
         continue;

@@ -18,10 +18,14 @@
 
 #include "cofem/mbs_fe.h"
 #include "cofem/output.h"
+#include "fem/fem_element.h"
+#include "fem/fem_sparse.h"
 #include "mbs/mbs_internal.h"
 
 struct cfMbsFeBody {
-  int body;                 /* definition body id = node block 0 */
+  int body;                 /* definition body id = node block 0 (lumped; corotational: a placeholder
+                               block at rest, the node blocks are all appended) */
+  int corotational;
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -54,6 +58,10 @@ int cf_mbs_def_fe_index(const cfMbsDef* def, int body) {
 }
 
 int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem) {
+  return cf_mbs_add_fe_body_as(def, b, fem, 0);
+}
+
+int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem, int corotational) {
   if (!fem || fem->nnode < 1) return cf_error(CF_ERR_ARG, "FE body '%s': no FE model", b->name);
   if (def->nfe == def->cap_fe) {
     int cap = def->cap_fe ? 2 * def->cap_fe : 4;
@@ -72,7 +80,7 @@ int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem)
   if (id < 0) return id;
   cfMbsFeDef* e = &def->fe[def->nfe++];
   memset(e, 0, sizeof *e);
-  e->body = id, e->fem = fem;
+  e->body = id, e->fem = fem, e->corotational = corotational != 0;
   memcpy(e->pos, b->pos, sizeof e->pos), memcpy(e->rot, b->rot, sizeof e->rot);
   memcpy(e->vel, b->vel, sizeof e->vel), memcpy(e->omega, b->omega, sizeof e->omega);
   return id;
@@ -136,7 +144,7 @@ void cf_mbs__fe_def_free(cfMbsDef* def) {
 /* ---- compile ----------------------------------------------------------------------------------- */
 int cf_mbs__fe_nblock(const cfMbsDef* def) {
   int n = 0;
-  for (int i = 0; i < def->nfe; i++) n += (def->fe[i].fem->nnode + 3) / 4 - 1;
+  for (int i = 0; i < def->nfe; i++) n += (def->fe[i].fem->nnode + 3) / 4 - !def->fe[i].corotational;
   return n;
 }
 
@@ -178,17 +186,24 @@ static int add_vec(struct cfMbsFeBody* fb, const int* nodes, const double* w, in
  * masses as Mbar, the points' mean vectors. */
 int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
   m->nfe = def->nfe;
+  m->nq_direct = m->nq;
   if (!def->nfe) return CF_OK;
   m->fe = calloc((size_t)def->nfe, sizeof *m->fe);
   if (!m->fe) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   int nextb = def->nbody + cf_mbs__modal_nblock(def);
   double h = m->opt.dt, kref = 0;
+  int seen_corot = 0;
+  /* lumped bodies' blocks first, then the corotational ones': those end the coordinates, so that
+   * the coordinates CHOLMOD factors are a leading block of the pattern */
+  for (int pass = 0; pass < 2; pass++)
   for (int i = 0; i < def->nfe; i++) {
     const cfMbsFeDef* fd = &def->fe[i];
+    if (fd->corotational != pass) continue;
+    if (pass == 1 && !seen_corot) seen_corot = 1, m->nq_direct = m->nq;
     struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fd->fem;
     int nn = fem->nnode;
-    fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4;
+    fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4, fb->corotational = fd->corotational;
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
     fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
     fb->qadr = malloc(sizeof(int) * (size_t)nn);
@@ -220,11 +235,18 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
       }
     }
     free(placed);
-    /* blocks: the definition's body first, then appended ones */
+    /* blocks: the definition's body first, then appended ones (corotational: all appended, the
+     * definition's body a placeholder at rest: unit mass, no force, no equation) */
+    if (fb->corotational) {
+      double* Mb = m->body_Mbar + 16 * fd->body;
+      memset(Mb, 0, 16 * sizeof(double));
+      for (int l = 0; l < 4; l++) Mb[5 * l] = 1;
+      m->body_modal[fd->body] = 5;
+    }
     for (int k = 0; k < fb->nblk; k++) {
-      int b = k == 0 ? fd->body : nextb++;
+      int b = k == 0 && !fb->corotational ? fd->body : nextb++;
       fb->blk[k] = b;
-      if (k > 0) {
+      if (b != fd->body) {
         snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%.40s.nodes%d", def->body[fd->body].name, k);
         m->body_qadr[b] = m->nq;
         m->body_nq[b] = CF_MBS_BODY_NQ;
@@ -234,9 +256,10 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
       m->body_virtual[b] = 0;
       double* Mb = m->body_Mbar + 16 * b;
       memset(Mb, 0, 16 * sizeof(double));
-      for (int l = 0; l < 4; l++) {
+      for (int l = 0; l < 4; l++) { /* corotational: the diagonal of the FE scene's mass (mass_offdiag adds the rest) */
         int s = 4 * k + l;
-        Mb[5 * l] = s < nn ? fem->node_mass[order[s]] : 1; /* padding: unit mass, no force */
+        Mb[5 * l] = s >= nn ? 1 /* padding: unit mass, no force */
+                  : fb->corotational ? fem->Mblk[fem->diag[order[s]]] : fem->node_mass[order[s]];
       }
       m->body_mass[b] = Mb[0] + Mb[5] + Mb[10] + Mb[15];
     }
@@ -271,13 +294,14 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     for (int n = 0; n < nn; n++) kref = fmax(kref, kd[n]);
     free(kd);
   }
-  /* mref is the scale of the leading matrix (penalty, regularisation, the massless-direction
-   * test): with FE bodies it is the largest of the masses and h^2/4 times the stiffness */
+  /* mref is the mass scale (largest diagonal of M); the step's penalty is scaled by the largest
+   * diagonal entry of its matrix, which with FE bodies is h^2/4 times their stiffness */
+  if (!seen_corot) m->nq_direct = m->nq;
   m->mref = 0;
   for (int b = 0; b < m->nbody; b++)
     for (int k = 0; k < 4; k++) m->mref = fmax(m->mref, m->body_Mbar[16 * b + 5 * k]);
-  m->mref = fmax(m->mref, kref * h * h / 4);
   if (!(m->mref > 0)) m->mref = 1;
+  m->kref = kref * h * h / 4;
   return CF_OK;
 }
 
@@ -294,25 +318,45 @@ void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, dou
   for (int i = 0; i < m->nfe; i++) {
     const cfMbsFeDef* fd = &def->fe[i];
     const struct cfMbsFeBody* fb = &m->fe[i];
-    for (int k = 0; k < fb->nblk; k++) { /* padding triplets at 0 */
-      memset(q + m->body_qadr[fb->blk[k]], 0, 12 * sizeof(double));
-      memset(qd + m->body_qadr[fb->blk[k]], 0, 12 * sizeof(double));
+    for (int k = 0; k <= fb->nblk; k++) { /* padding triplets (and a corotational body's placeholder) at 0 */
+      int b = k < fb->nblk ? fb->blk[k] : fb->body;
+      memset(q + m->body_qadr[b], 0, 12 * sizeof(double));
+      memset(qd + m->body_qadr[b], 0, 12 * sizeof(double));
     }
     for (int n = 0; n < fb->nnode; n++) {
       const double* X = fb->fem->X + 3 * n;
       double r[3], w[3];
       for (int a = 0; a < 3; a++) r[a] = fd->rot[3 * a] * X[0] + fd->rot[3 * a + 1] * X[1] + fd->rot[3 * a + 2] * X[2];
       cf_mbs_cross3(fd->omega, r, w);
-      for (int a = 0; a < 3; a++) q[fb->qadr[n] + a] = fd->pos[a] + r[a], qd[fb->qadr[n] + a] = fd->vel[a] + w[a];
+      for (int a = 0; a < 3; a++)
+        q[fb->qadr[n] + a] = fd->pos[a] + r[a], qd[fb->qadr[n] + a] = fb->fem->fixed[3 * n + a] ? 0 : fd->vel[a] + w[a];
     }
   }
 }
 
 /* the block pairs the elements couple */
+/* is body b a node block of a corotational FE body (condensed, not factored by CHOLMOD)? */
+static int condensed(const cfMbsModel* m, int b) { return m->body_qadr[b] >= m->nq_direct; }
+
 void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
+    if (fb->corotational) {
+      /* the condensed body couples every factored body of every equation it is in (J_I^T H J_I) */
+      for (int r = 0; r < m->ncon; r++) {
+        const cfMbsCon* c = &m->con[r];
+        if (!c->nft || c->ft_fe[0] != i) continue;
+        for (int r2 = r; r2 < m->ncon; r2++) {
+          const cfMbsCon* c2 = &m->con[r2];
+          if (!c2->nft || c2->ft_fe[0] != i) continue;
+          for (int s = 0; s < c->nb; s++)
+            for (int s2 = 0; s2 < c2->nb; s2++)
+              if (!condensed(m, c->body[s]) && !condensed(m, c2->body[s2])) pair(c->body[s], c2->body[s2], ctx);
+        }
+      }
+      continue;
+    }
     for (int e = 0; e < fem->ntet; e++)
       for (int a = 0; a < 4; a++)
         for (int b = a; b < 4; b++) {
@@ -379,11 +423,18 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
         }
       }
     }
+    if (ra != 0 && fb->corotational) { /* -alpha M v with the scene's (consistent) mass; lumped: below */
+      gather(fb, qd, fd->v);
+      for (int n = 0; n < fb->nnode; n++)
+        for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++)
+          for (int a = 0; a < 3; a++) fd->f_ext[3 * n + a] -= ra * fem->Mblk[p] * fd->v[3 * fem->col[p] + a];
+    }
+    double ral = fb->corotational ? 0 : ra;
     for (int n = 0; n < fb->nnode; n++) {
       double mn = fem->node_mass[n];
       double* Qn = d->Q + fb->qadr[n];
       const double* vn = qd + fb->qadr[n];
-      for (int a = 0; a < 3; a++) Qn[a] += fd->f_ext[3 * n + a] - fd->f_el[3 * n + a] + mn * (g[a] - ra * vn[a]);
+      for (int a = 0; a < 3; a++) Qn[a] += fd->f_ext[3 * n + a] - fd->f_el[3 * n + a] + mn * (g[a] - ral * vn[a]);
     }
   }
 }
@@ -395,6 +446,7 @@ void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
     const cfData* fd = d->fe_data[i];
+    if (fb->corotational) continue; /* condensed: its matrix is formed by cf_mbs__fe_factor */
     double sk = cK + cC * fem->def.rayleigh_beta, sm = cC * fem->def.rayleigh_alpha;
     if (sk != 0)
       for (int e = 0; e < fem->ntet; e++) {
@@ -414,6 +466,36 @@ void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK
         cf_mbs__add_3x3(m, d->Ax, fb->qadr[n], fb->node_blk[n], fb->qadr[n], fb->node_blk[n], B, sm);
       }
   }
+}
+
+/* y += the off-diagonal blocks of the corotational bodies' (consistent) mass times x (the diagonal
+ * is in Mbar) */
+void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fb->fem;
+    if (!fb->corotational) continue;
+    for (int n = 0; n < fb->nnode; n++)
+      for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++) {
+        if (p == fem->diag[n] || fem->Mblk[p] == 0) continue;
+        const double* xc = x + fb->qadr[fem->col[p]];
+        double* yn = y + fb->qadr[n];
+        for (int a = 0; a < 3; a++) yn[a] += fem->Mblk[p] * xc[a];
+      }
+  }
+}
+
+double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
+  double T = 0;
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    const cfModel* fem = fb->fem;
+    if (!fb->corotational) continue;
+    for (int n = 0; n < fb->nnode; n++)
+      for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++)
+        if (p != fem->diag[n]) T += 0.5 * fem->Mblk[p] * cf_mbs_dot3(d->qd + fb->qadr[n], d->qd + fb->qadr[fem->col[p]]);
+  }
+  return T;
 }
 
 /* gravity potential of the nodes and co-rotational strain energy */
@@ -610,4 +692,267 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
   int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
   free(x);
   return st;
+}
+
+/* ---- condensation of corotational FE bodies (the solver's side) ---------------------------------
+ * The leading matrix over (x_F: the nodes of a corotational body, q_I: the factored coordinates):
+ *   A = [A0 + a J_F^T J_F   a J_F^T J_I;  a J_I^T J_F   A_II]
+ * A0 = (cM + alpha cC) M + (beta cC + cK) K_R + eps I (the FE system matrix), J = [J_F J_I] the rows
+ * of the equations with terms on the body (its joints), a the penalty. With Z = A0^-1 J_F^T,
+ * G = J_F Z, H = (G + I/a)^-1 (Woodbury):
+ *   the Schur complement onto q_I: S = A_II - a J_I^T J_I + J_I^T H J_I (the joint rows act as
+ *   springs of compliance G + 1/a: the part's own compliance seen at its interface + the penalty's);
+ *   a solve of A x = b: y = A0^-1 b_F, r = J_F y, x_I = S^-1 (b_I - J_I^T H r),
+ *   x_F = y - Z H (r + J_I x_I).
+ * A0 is factored by CHOLMOD over the part's 3x3-block pattern (fem_sparse.h), once per factorisation
+ * of the mechanism; Z takes one solve per joint equation on the part, every solve one more. */
+struct cfMbsFeState {
+  int nrow;
+  int* row;                 /* [nrow] the equations with terms on the body */
+  cfSparseSolver sp;        /* A0 */
+  int sp_ready;
+  long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
+  double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
+  int key_uses;             /* ... after its first two factorisations (the predictor's can be poor) */
+  double* Z;                /* [nrow][ndof] mesh order */
+  double* H;                /* [nrow^2] */
+  double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
+};
+
+static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0] == i; }
+
+int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
+  d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
+  if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    struct cfMbsFeState* s = &d->fe_state[i];
+    if (!fb->corotational) continue;
+    int ndof = 3 * fb->nnode;
+    s->key_step = -1;
+    for (int r = 0; r < m->ncon; r++) s->nrow += row_of_fe(&m->con[r], i);
+    s->row = malloc(sizeof(int) * (size_t)(s->nrow + 1));
+    s->Z = calloc((size_t)ndof * (size_t)(s->nrow + 1), sizeof(double));
+    s->H = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
+    s->bF = malloc(sizeof(double) * (size_t)ndof);
+    s->y = malloc(sizeof(double) * (size_t)ndof);
+    s->r = calloc((size_t)(s->nrow + 1), sizeof(double));
+    s->w = calloc((size_t)(s->nrow + 1), sizeof(double));
+    if (!s->row || !s->Z || !s->H || !s->bF || !s->y || !s->r || !s->w)
+      return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+    s->nrow = 0;
+    for (int r = 0; r < m->ncon; r++)
+      if (row_of_fe(&m->con[r], i)) s->row[s->nrow++] = r;
+    int st = cf_sparse_init(fb->fem, 1, &s->sp);
+    if (st < 0) return st;
+    s->sp_ready = 1;
+  }
+  return CF_OK;
+}
+
+void cf_mbs__fe_state_free(cfMbsData* d) {
+  if (!d->fe_state) return;
+  for (int i = 0; i < d->nfe_data; i++) {
+    struct cfMbsFeState* s = &d->fe_state[i];
+    if (s->sp_ready) cf_sparse_free(&s->sp);
+    free(s->row), free(s->Z), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
+  }
+  free(d->fe_state);
+  d->fe_state = NULL;
+}
+
+/* J_F of row r of the body as a mesh-order vector (the row's gradient over the node blocks) */
+static void row_F(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, int r, double* out) {
+  const cfMbsCon* c = &m->con[r];
+  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  memset(out, 0, sizeof(double) * 3 * (size_t)fb->nnode);
+  for (int e = 0; e < c->nft; e++) {
+    int v = c->ft_vec[e];
+    for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++) {
+      int n = fb->vec_node[k], b = fb->node_blk[n];
+      const double* g = row + 12 * slot_of_body(c, b) + (fb->qadr[n] - m->body_qadr[b]);
+      for (int a = 0; a < 3; a++) out[3 * n + a] = fb->fem->fixed[3 * n + a] ? 0 : g[a];
+    }
+  }
+}
+
+/* y = J_I x (the factored slots of row r) */
+static double row_I_dot(const cfMbsModel* m, const cfMbsData* d, int r, const double* x) {
+  const cfMbsCon* c = &m->con[r];
+  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  double s = 0;
+  for (int sl = 0; sl < c->nb; sl++) {
+    if (condensed(m, c->body[sl])) continue;
+    const double* xb = x + m->body_qadr[c->body[sl]];
+    for (int k = 0; k < 12; k++) s += row[12 * sl + k] * xb[k];
+  }
+  return s;
+}
+
+static void row_I_axpy(const cfMbsModel* m, const cfMbsData* d, int r, double z, double* y) {
+  const cfMbsCon* c = &m->con[r];
+  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  for (int sl = 0; sl < c->nb; sl++) {
+    if (condensed(m, c->body[sl])) continue;
+    double* yb = y + m->body_qadr[c->body[sl]];
+    for (int k = 0; k < 12; k++) yb[k] += row[12 * sl + k] * z;
+  }
+}
+
+/* Cholesky of the small SPD matrix H in place and its inverse (H <- H^-1); 0 or -1 */
+static int spd_inverse(double* H, int n) {
+  for (int j = 0; j < n; j++) {
+    double s = H[j * n + j];
+    for (int k = 0; k < j; k++) s -= H[j * n + k] * H[j * n + k];
+    if (!(s > 0)) return -1;
+    H[j * n + j] = sqrt(s);
+    for (int i = j + 1; i < n; i++) {
+      double t = H[i * n + j];
+      for (int k = 0; k < j; k++) t -= H[i * n + k] * H[j * n + k];
+      H[i * n + j] = t / H[j * n + j];
+    }
+  }
+  /* inverse of L, then L^-T L^-1 */
+  for (int j = 0; j < n; j++) {
+    H[j * n + j] = 1 / H[j * n + j];
+    for (int i = j + 1; i < n; i++) {
+      double t = 0;
+      for (int k = j; k < i; k++) t -= H[i * n + k] * H[k * n + j];
+      H[i * n + j] = t / H[i * n + i];
+    }
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j <= i; j++) {
+      double t = 0;
+      for (int k = i; k < n; k++) t += H[k * n + i] * H[k * n + j];
+      H[i * n + j] = t; /* lower triangle of (L^-1)^T L^-1, i >= j */
+    }
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) H[i * n + j] = H[j * n + i];
+  return 0;
+}
+
+/* Before the CHOLMOD factorisation of the factored coordinates (Ax of those, in the model's
+ * entries, is in Axr): A0 factored, Z, G, H, and Axr += J_I^T (H - a I) J_I. */
+int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
+  const double *c5 = d->asm_coef;
+  double cM = c5[0], cC = c5[1], cK = c5[2], a = c5[3], eps = c5[4];
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    if (!fb->corotational) continue;
+    const cfModel* fem = fb->fem;
+    cfData* fd = d->fe_data[i];
+    struct cfMbsFeState* s = &d->fe_state[i];
+    int ndof = 3 * fb->nnode, nr = s->nrow;
+    double cm = cM + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
+    /* within a step (same coefficients) the part's factor is kept from the step's second
+     * factorisation on: the Newton iteration converges on the exact residual, the part's tangent
+     * changes little between the first iterate and the solution, and the factor is most of the
+     * cost. (Not from the first: the predictor of a step can be far off, e.g. the first step
+     * after accelerations computed without the elastic forces' tangent; kept from there the
+     * iteration diverged on the lug.) Z and H are formed anew with the current gradient: a joint's
+     * axis rows depend on the other body's axes (kept with the factor, the door's diverged). */
+    int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2;
+    if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
+    else s->key_uses = 1;
+    if (!same) {
+    s->key_step = d->steps;
+    memcpy(s->key_coef, c5, sizeof s->key_coef);
+    for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
+    if (eps != 0)
+      for (int n = 0; n < fem->nnode; n++)
+        for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+    int st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
+    if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+    }
+    int st;
+    for (int k = 0; k < nr; k++) {
+      row_F(m, d, fb, s->row[k], s->bF);
+      if ((st = cf_sparse_solve(&s->sp, s->bF, s->Z + (size_t)k * ndof)) < 0) return st;
+    }
+    /* H = (J_F Z + I/a)^-1 */
+    for (int k = 0; k < nr; k++) {
+      row_F(m, d, fb, s->row[k], s->bF);
+      for (int l = 0; l < nr; l++) {
+        double g = 0;
+        const double* z = s->Z + (size_t)l * ndof;
+        for (int j = 0; j < ndof; j++) g += s->bF[j] * z[j];
+        s->H[k * nr + l] = g + (k == l && a > 0 ? 1 / a : 0);
+      }
+    }
+    for (int k = 0; k < nr; k++) /* symmetrise (round-off of the two products) */
+      for (int l = k + 1; l < nr; l++) s->H[k * nr + l] = s->H[l * nr + k] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
+    if (nr && (a <= 0 || spd_inverse(s->H, nr) < 0))
+      return cf_error(CF_ERR_SOLVER, "FE body '%s': the compliance of its joints is not positive definite",
+                      m->body_name[fb->body]);
+    /* Axr += J_I(k)^T (H_kl - a delta_kl) J_I(l) over the factored slots */
+    for (int k = 0; k < nr; k++)
+      for (int l = 0; l < nr; l++) {
+        double coef = s->H[k * nr + l] - (k == l ? a : 0);
+        const cfMbsCon *ck_ = &m->con[s->row[k]], *cl = &m->con[s->row[l]];
+        const double* rk = d->jac + (size_t)s->row[k] * CF_MBS_CON_MAXB * 12;
+        const double* rl = d->jac + (size_t)s->row[l] * CF_MBS_CON_MAXB * 12;
+        for (int s1 = 0; s1 < ck_->nb; s1++)
+          for (int s2 = 0; s2 < cl->nb; s2++) {
+            int b1 = ck_->body[s1], b2 = cl->body[s2];
+            if (condensed(m, b1) || condensed(m, b2) || b1 > b2) continue;
+            /* Axr[b1 rows, b2 cols] += coef rk_b1 rl_b2^T (b1 <= b2: upper blocks) */
+            double B[144];
+            for (int p = 0; p < 12; p++)
+              for (int q2 = 0; q2 < 12; q2++) B[12 * p + q2] = rk[12 * s1 + p] * rl[12 * s2 + q2];
+            if (b1 == b2) /* the diagonal block must be symmetric: the (l, k) term adds the transpose */
+              for (int p = 0; p < 12; p++)
+                for (int q2 = 0; q2 < 12; q2++) B[12 * p + q2] = 0.5 * (rk[12 * s1 + p] * rl[12 * s2 + q2] + rl[12 * s2 + p] * rk[12 * s1 + q2]);
+            cf_mbs__add_blk(m, Axr, b1, b2, B, 12, coef);
+          }
+      }
+  }
+  return CF_OK;
+}
+
+/* x = A^-1 b: the condensed bodies' parts before and after the factored solve (solve_I) */
+int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x,
+                     int (*solve_I)(const cfMbsModel*, cfMbsData*, const double*, double*), double* bI) {
+  memcpy(bI, b, sizeof(double) * (size_t)m->nq);
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    if (!fb->corotational) continue;
+    struct cfMbsFeState* s = &d->fe_state[i];
+    int nr = s->nrow;
+    gather(fb, b, s->bF);
+    for (int j = 0; j < 3 * fb->nnode; j++) /* clamped DOFs do not move */
+      if (fb->fem->fixed[j]) s->bF[j] = 0;
+    int st = cf_sparse_solve(&s->sp, s->bF, s->y);
+    if (st < 0) return st;
+    for (int k = 0; k < nr; k++) {
+      row_F(m, d, fb, s->row[k], s->bF);
+      double t = 0;
+      for (int j = 0; j < 3 * fb->nnode; j++) t += s->bF[j] * s->y[j];
+      s->r[k] = t;
+    }
+    for (int k = 0; k < nr; k++) { /* bI -= J_I^T H r */
+      double t = 0;
+      for (int l = 0; l < nr; l++) t += s->H[k * nr + l] * s->r[l];
+      row_I_axpy(m, d, s->row[k], -t, bI);
+    }
+  }
+  int st = solve_I(m, d, bI, x);
+  if (st < 0) return st;
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    if (!fb->corotational) continue;
+    struct cfMbsFeState* s = &d->fe_state[i];
+    int nr = s->nrow, ndof = 3 * fb->nnode;
+    for (int k = 0; k < nr; k++) s->r[k] += row_I_dot(m, d, s->row[k], x); /* r + J_I x_I */
+    for (int k = 0; k < nr; k++) {
+      double t = 0;
+      for (int l = 0; l < nr; l++) t += s->H[k * nr + l] * s->r[l];
+      s->w[k] = t;
+    }
+    for (int k = 0; k < nr; k++) /* y -= Z H (r + w) */
+      for (int j = 0; j < ndof; j++) s->y[j] -= s->Z[(size_t)k * ndof + j] * s->w[k];
+    for (int n = 0; n < fb->nnode; n++)
+      for (int a3 = 0; a3 < 3; a3++) x[fb->qadr[n] + a3] = s->y[3 * n + a3];
+  }
+  return CF_OK;
 }

@@ -32,6 +32,8 @@ struct cfMbsSolver {
   int super;
   cholmod_dense Bd;          /* header over y */
   cholmod_dense *X, *Yw, *Ew;
+  int n, nnz;                /* the factored coordinates (nq_direct) and their entries */
+  double *Axr, *bI;          /* with corotational FE bodies: [nnz] the condensed matrix, [nq] right side */
 };
 
 /* ---- small vector helpers ---- */
@@ -195,6 +197,15 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
 /* Ax += (cK + beta cC) K_R + alpha cC M at the state of the last cf_mbs__fe_forces */
 void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK);
 double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity + strain energy */
+/* corotational bodies: y += off-diagonal mass blocks x; their kinetic energy */
+void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y);
+double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d);
+/* corotational bodies: the condensation (the solver's side) */
+int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d);
+void cf_mbs__fe_state_free(cfMbsData* d);
+int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
+int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x,
+                     int (*solve_I)(const cfMbsModel*, cfMbsData*, const double*, double*), double* bI);
 double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row);
 void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c);
 /* point k of FE body ib: global position at t = 0; returns its mean vector */

@@ -14,6 +14,10 @@ static double kin_penalty(const cfMbsModel* m) { return 1e6 * m->mref; }
 static double kin_eps(const cfMbsModel* m) { return 1e-6 * m->mref; }
 /* penalty of the projections: the h^2/4 alpha of eq. 39 */
 static double proj_penalty(const cfMbsModel* m) { return m->alpha * m->opt.dt * m->opt.dt / 4; }
+/* ... of the projections in the mass metric (W = M): with FE bodies the step's penalty is scaled
+ * by their stiffness (h^2/4 K), which is 1e13 times the masses of the hinge's nodes: M + a J'J
+ * could then not be factored; the mass scale keeps it at 1e5 as for rigid bodies */
+static double mass_penalty(const cfMbsModel* m) { return m->nfe ? 1e5 * m->mref : proj_penalty(m); }
 
 int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int maxit) {
   int n = m->nq;
@@ -74,7 +78,7 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
   for (int i = 0; i < m->ncon; i++) d->rhs_c[i] = -d->rhs_c[i] - d->econ[i]; /* c - J x* */
   memset(d->w, 0, sizeof(double) * (size_t)m->nq);
   memset(d->sigma, 0, sizeof(double) * (size_t)m->ncon);
-  int st = cf_mbs__alm_linear(m, d, proj_penalty(m), d->w, d->rhs_c, d->x, d->sigma, tol, m->opt.proj_iter,
+  int st = cf_mbs__alm_linear(m, d, d->asm_coef[3] /* the factor's penalty */, d->w, d->rhs_c, d->x, d->sigma, tol, m->opt.proj_iter,
                               &d->proj_iters[which], &res);
   if (st < 0) return st;
   for (int i = 0; i < m->nq; i++) x[i] += d->x[i];
@@ -85,14 +89,14 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
 
 int cf_mbs__project_velocities(const cfMbsModel* m, cfMbsData* d, double eps) {
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
-  cf_mbs__assemble(m, d, 1, 0, 0, proj_penalty(m), eps);
+  cf_mbs__assemble(m, d, 1, 0, 0, mass_penalty(m), eps);
   int st = cf_mbs__factor(m, d);
   if (st >= 0) st = cf_mbs__project(m, d, 0, 1, 0, 0, eps);
   return st;
 }
 
 int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d) {
-  double a = proj_penalty(m), res;
+  double a = mass_penalty(m), res;
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   cf_mbs__eval_forces(m, d, d->q, d->qd, d->t, 0);
   cf_mbs__assemble(m, d, 1, 0, 0, a, 0);
@@ -126,7 +130,7 @@ int cf_mbs_velocity_analysis(const cfMbsModel* m, cfMbsData* d) {
 
 int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d) {
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
-  cf_mbs__assemble(m, d, 1, 0, 0, proj_penalty(m), kin_eps(m));
+  cf_mbs__assemble(m, d, 1, 0, 0, mass_penalty(m), kin_eps(m));
   int st = cf_mbs__factor(m, d);
   if (st >= 0) st = cf_mbs__project(m, d, 1, 1, 0, 0, kin_eps(m));
   if (st < 0) return cf_mbs__rethrow(st, "acceleration analysis: ");
@@ -185,6 +189,7 @@ void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, dou
       for (int l = 0; l < 4; l++) T += 0.5 * Mb[4 * k + l] * cf_mbs_dot3(v + 3 * k, v + 3 * l);
   }
   T += cf_mbs__modal_kinetic(m, d); /* issue 9 hook */
+  T += cf_mbs__fe_kinetic_offdiag(m, d);
   if (kinetic) *kinetic = T;
   if (potential) *potential = cf_mbs__potential(m, d);
 }

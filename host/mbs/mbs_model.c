@@ -560,7 +560,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
     return st;
   }
   double h = m->opt.dt;
-  m->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * m->mref * 4 / (h * h);
+  m->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * (m->kref > m->mref ? m->kref : m->mref) * 4 / (h * h);
   m->q0 = calloc((size_t)m->nq, sizeof(double));
   m->qd0 = calloc((size_t)m->nq, sizeof(double));
   if (!m->q0 || !m->qd0) {
@@ -623,6 +623,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
 /* ---- data --------------------------------------------------------------------------------------- */
 void cf_mbs_data_free(cfMbsData* d) {
   if (!d) return;
+  cf_mbs__fe_state_free(d);
   for (int i = 0; d->fe_data && i < d->nfe_data; i++) cf_data_free(d->fe_data[i]);
   free(d->fe_data);
   cf_mbs__solver_free(d);
@@ -672,6 +673,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   }
   int st = cf_mbs__solver_create(m, d);
   if (st >= 0) st = cf_mbs__fe_data_create(m, d);
+  if (st >= 0 && m->nfe) st = cf_mbs__fe_state_create(m, d);
   if (st < 0) {
     cf_mbs_data_free(d);
     return st;

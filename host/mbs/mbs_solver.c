@@ -170,6 +170,7 @@ static void add_outer(const cfMbsModel* m, double* Ax, int ba, const double* ga,
 
 void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK, double a, double eps) {
   double* Ax = d->Ax;
+  d->asm_coef[0] = cM, d->asm_coef[1] = cC, d->asm_coef[2] = cK, d->asm_coef[3] = a, d->asm_coef[4] = eps;
   memset(Ax, 0, sizeof(double) * (size_t)m->nnz);
   /* mass (Mbar (x) I3) and regularisation */
   for (int b = 0; b < m->nbody; b++) {
@@ -222,6 +223,7 @@ void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, d
       }
   }
   cf_mbs__modal_apply(m, d, 1, 0, 0, x, y); /* issue 9 hook */
+  cf_mbs__fe_mass_offdiag(m, x, y);
 }
 
 /* ---- CHOLMOD ------------------------------------------------------------------------------------- */
@@ -229,7 +231,15 @@ int cf_mbs__solver_create(const cfMbsModel* m, cfMbsData* d) {
   struct cfMbsSolver* s = calloc(1, sizeof *s);
   if (!s) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
   d->solver = s;
-  int n = m->nq, nnz = m->nnz;
+  /* with corotational FE bodies only the leading nq_direct coordinates are factored: their columns
+   * hold rows below nq_direct only (upper triangle), so they are the first Ap[nq_direct] entries */
+  int n = m->nq_direct, nnz = m->Ap[m->nq_direct];
+  s->n = n, s->nnz = nnz;
+  if (n < m->nq) {
+    s->Axr = calloc((size_t)(nnz ? nnz : 1), sizeof(double));
+    s->bI = calloc((size_t)m->nq, sizeof(double));
+    if (!s->Axr || !s->bI) return cf_error(CF_ERR_NOMEM, "mechanism solver: out of memory");
+  }
   cholmod_start(&s->cc);
   s->started = 1;
   s->cc.print = 0; /* our own messages name the body */
@@ -324,7 +334,7 @@ void cf_mbs__solver_free(cfMbsData* d) {
     if (s->Ew) cholmod_free_dense(&s->Ew, &s->cc);
     cholmod_finish(&s->cc);
   }
-  free(s->perm), free(s->Ap), free(s->Ai), free(s->Ax), free(s->map), free(s->y);
+  free(s->perm), free(s->Ap), free(s->Ai), free(s->Ax), free(s->map), free(s->y), free(s->Axr), free(s->bI);
   free(s);
   d->solver = NULL;
 }
@@ -332,7 +342,14 @@ void cf_mbs__solver_free(cfMbsData* d) {
 int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
   struct cfMbsSolver* s = d->solver;
   double t0 = cf_wall_time();
-  for (int k = 0; k < m->nnz; k++) s->Ax[s->map[k]] = d->Ax[k];
+  const double* Ax = d->Ax;
+  if (s->Axr) { /* corotational FE bodies: condensed onto the factored coordinates */
+    memcpy(s->Axr, d->Ax, sizeof(double) * (size_t)s->nnz);
+    int st = cf_mbs__fe_factor(m, d, s->Axr);
+    if (st < 0) return st;
+    Ax = s->Axr;
+  }
+  for (int k = 0; k < s->nnz; k++) s->Ax[s->map[k]] = Ax[k];
   cholmod_factorize(&s->A, s->L, &s->cc);
   d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - t0;
   if (s->cc.status == CHOLMOD_NOT_POSDEF) {
@@ -353,11 +370,10 @@ int cf_mbs__factor(const cfMbsModel* m, cfMbsData* d) {
   return CF_OK;
 }
 
-/* x = A^-1 b with A = P^T L L^T P: y = P b, L z = y, L^T w = z, x = P^T w */
-int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x) {
+/* x = A^-1 b with A = P^T L L^T P: y = P b, L z = y, L^T w = z, x = P^T w (the factored coordinates) */
+static int solve_direct(const cfMbsModel* m, cfMbsData* d, const double* b, double* x) {
   struct cfMbsSolver* s = d->solver;
-  double t0 = cf_wall_time();
-  int n = m->nq;
+  int n = s->n;
   const int* Lp = s->L->p;
   const int* Li = s->L->i;
   const int* Lnz = s->L->nz;
@@ -387,9 +403,15 @@ int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x)
     x[s->perm[k]] = y[k];
     bad |= !isfinite(y[k]);
   }
-  d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - t0;
   if (bad) return cf_error(CF_ERR_SOLVER, "mechanism: the solve produced non-finite values");
   return CF_OK;
+}
+
+int cf_mbs__solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x) {
+  double t0 = cf_wall_time();
+  int st = d->solver->bI ? cf_mbs__fe_solve(m, d, b, x, solve_direct, d->solver->bI) : solve_direct(m, d, b, x);
+  d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - t0;
+  return st;
 }
 
 int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double* r, const double* c, double* x,

@@ -258,6 +258,7 @@ typedef struct cfMbsModel {
   cfMbsOptions opt;
   double alpha;              /* the penalty in use */
   double mref;               /* largest diagonal entry of M (1 if all bodies are massless) */
+  double kref;               /* h^2/4 times the largest diagonal stiffness of the FE bodies (0 without) */
   int nbody, nq, ncon, nmarker, njoint, ndriver, nforce;
   /* bodies */
   char (*body_name)[CF_MBS_NAME_MAX];
@@ -320,6 +321,8 @@ typedef struct cfMbsModel {
                                 as the four coordinate triplets, diagonal Mbar of their masses) */
   int nfe;
   struct cfMbsFeBody* fe;    /* [nfe] host/mbs/mbs_fe.c */
+  int nq_direct;             /* coordinates factored by CHOLMOD: all but the nodes of corotational FE
+                                bodies (the last ones), which the solver condenses (mbs_fe.c) */
 } cfMbsModel;
 
 /* Validate and compile the definition, assemble the initial configuration (Phi(q0, 0) = 0,
@@ -377,6 +380,9 @@ typedef struct cfMbsData {
   double* save;              /* [4 nq + ncon] state at the start of a step */
   struct cfData** fe_data;   /* [nfe] FE data of each FE body: the stages' rotations, K_R, forces */
   int nfe_data;
+  struct cfMbsFeState* fe_state; /* [nfe] the condensation of corotational FE bodies (mbs_fe.c) */
+  double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks
+                                are formed by cf_mbs__factor with them) */
   /* last step */
   int iters;                 /* Newton iterations */
   int proj_iters[2];         /* projection iterations (velocity, acceleration) */

@@ -30,6 +30,9 @@ extern "C" {
 
 typedef struct cfMbsFeDef {
   int body;                  /* id of the first node block (set by cf_mbs_add_fe_body) */
+  int corotational;          /* 0: "lumped" (CHOLMOD factors every node with the mechanism); 1:
+                                "corotational": the FE scene's mass (consistent or lumped), the nodes
+                                condensed out of the mechanism's factorisation (docs/mbs.md) */
   const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
   double pos[3], rot[9];     /* placement: node n starts at pos + rot X_n */
   double vel[3], omega[3];   /* ... with velocity vel + omega x (rot X_n) */
@@ -42,6 +45,8 @@ typedef struct cfMbsFeDef {
 /* Add an FE body: the mesh of fem placed by b's pose and velocities (b's mass and inertia are not
  * used: the nodes carry the mass). Returns the body id, or a negative status. */
 int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem);
+/* The same with the formulation: 0 lumped, 1 corotational. */
+int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem, int corotational);
 /* A point of FE body `body` at the mean of nodes[0 .. nnode - 1] (copied); returns its index (for
  * cfMbsJointDef.modal_point1/2, which name points of modal and FE bodies alike) or a negative
  * status. */
