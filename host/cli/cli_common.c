@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -100,4 +101,43 @@ double cf_cli_max_displacement(const cfModel* m, const cfData* d) {
     mx = fmax(mx, sqrt(s));
   }
   return mx;
+}
+
+/* ---- the output budget of a run (cofem run, FE scenes and mechanisms) ---- */
+void cf_cli_human_bytes(double b, char* out, size_t n) {
+  if (b >= 1e9) snprintf(out, n, "%.1f GB", b / 1e9);
+  else if (b >= 1e6) snprintf(out, n, "%.1f MB", b / 1e6);
+  else if (b >= 1e3) snprintf(out, n, "%.1f kB", b / 1e3);
+  else snprintf(out, n, "%.0f bytes", b);
+}
+
+/* free bytes for an unprivileged writer where dir is (or would be created): the nearest existing
+ * ancestor; < 0 when unknown */
+static double free_bytes(const char* dir) {
+  char p[CF_PATH_MAX];
+  snprintf(p, sizeof p, "%s", dir[0] ? dir : ".");
+  for (;;) {
+    struct statvfs v;
+    if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize;
+    char* slash = strrchr(p, '/');
+    if (!slash) { snprintf(p, sizeof p, "."); continue; }
+    if (slash == p) { p[1] = '\0'; if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize; return -1; }
+    *slash = '\0';
+  }
+}
+
+int cf_cli_output_budget(double total, double budget, const char* out_dir, const char* what) {
+  char t[32], b[32];
+  cf_cli_human_bytes(total, t, sizeof t), cf_cli_human_bytes(budget, b, sizeof b);
+  if (total > budget)
+    return cf_error(CF_ERR_ARG, "the run would write about %s (%s), more than the output budget of %s: raise it with "
+                    "--max-output BYTES, or ask for fewer steps (--steps, --end, time.end) or frames (output.vtu_every)",
+                    t, what, b);
+  double avail = free_bytes(out_dir);
+  if (avail >= 0 && total > avail) {
+    char a[32];
+    cf_cli_human_bytes(avail, a, sizeof a);
+    return cf_error(CF_ERR_IO, "%s: the run would write about %s, and only %s are free there", out_dir, t, a);
+  }
+  return CF_OK;
 }

@@ -16,29 +16,6 @@
 #include "cofem/mbs.h"
 
 /* ---- output budget ---------------------------------------------------------------------------- */
-#define CF_DEFAULT_MAX_OUTPUT 2000000000LL /* 2 GB, raised by --max-output BYTES */
-
-static void human(double b, char* out, size_t n) {
-  if (b >= 1e9) snprintf(out, n, "%.1f GB", b / 1e9);
-  else if (b >= 1e6) snprintf(out, n, "%.1f MB", b / 1e6);
-  else if (b >= 1e3) snprintf(out, n, "%.1f kB", b / 1e3);
-  else snprintf(out, n, "%.0f bytes", b);
-}
-
-/* free bytes for an unprivileged writer where dir is (or would be created): the nearest existing
- * ancestor; < 0 when unknown */
-static double free_bytes(const char* dir) {
-  char p[CF_PATH_MAX];
-  snprintf(p, sizeof p, "%s", dir[0] ? dir : ".");
-  for (;;) {
-    struct statvfs v;
-    if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize;
-    char* slash = strrchr(p, '/');
-    if (!slash) { snprintf(p, sizeof p, "."); continue; }
-    if (slash == p) { p[1] = '\0'; if (statvfs(p, &v) == 0) return (double)v.f_bavail * (double)v.f_frsize; return -1; }
-    *slash = '\0';
-  }
-}
 
 /* What the run will write, estimated from the step count, the frames and the CSV columns before
  * anything is built or written: beyond the budget, or beyond the free space, it is an error. */
@@ -48,19 +25,10 @@ static int check_output(const cfScene* s, double nsteps, double budget, const ch
   double csv = 128 + 100 * (double)s->nprobe + nsteps * (94 + 54.0 * s->nprobe);
   double pvd = nframes > 0 ? 200 + nframes * 110 : 0;
   *total = nframes * frame + csv + pvd;
-  char t[32], f[32], c[32], b[32];
-  human(*total, t, sizeof t), human(frame, f, sizeof f), human(csv, c, sizeof c), human(budget, b, sizeof b);
-  if (*total > budget)
-    return cf_error(CF_ERR_ARG, "the run would write about %s (%.0f frames of %s, %s of probes.csv over %.0f steps), "
-                    "more than the output budget of %s: raise it with --max-output BYTES, or ask for fewer steps "
-                    "(--steps, --end, time.end) or frames (output.vtu_every)", t, nframes, f, c, nsteps, b);
-  double avail = free_bytes(out_dir);
-  if (avail >= 0 && *total > avail) {
-    char a[32];
-    human(avail, a, sizeof a);
-    return cf_error(CF_ERR_IO, "%s: the run would write about %s, and only %s are free there", out_dir, t, a);
-  }
-  return CF_OK;
+  char what[160], f[32], c[32];
+  cf_cli_human_bytes(frame, f, sizeof f), cf_cli_human_bytes(csv, c, sizeof c);
+  snprintf(what, sizeof what, "%.0f frames of %s, %s of probes.csv over %.0f steps", nframes, f, c, nsteps);
+  return cf_cli_output_budget(*total, budget, out_dir, what);
 }
 
 /* ---- cofem run -------------------------------------------------------------------------------- */
@@ -70,7 +38,7 @@ int cf_cmd_run(int argc, char** argv) {
   const char* scene_path = NULL;
   const char* out_arg = NULL;
   int backend = -1;
-  long steps = -1, max_output = CF_DEFAULT_MAX_OUTPUT;
+  long steps = -1, max_output = CF_CLI_DEFAULT_MAX_OUTPUT;
   double t_end = -1;
   int cold = 0, quiet = 0, precond = -1, rc = 0;
   for (int i = 2; i < argc && !rc; i++) {
@@ -139,7 +107,7 @@ int cf_cmd_run(int argc, char** argv) {
          cf_sim_backend_name(sim), omp_get_max_threads());
   {
     char t[32], b[32];
-    human(out_bytes, t, sizeof t), human((double)max_output, b, sizeof b);
+    cf_cli_human_bytes(out_bytes, t, sizeof t), cf_cli_human_bytes((double)max_output, b, sizeof b);
     printf("  output: at most about %s into %s (budget %s, --max-output)\n", t, out_dir, b);
   }
 

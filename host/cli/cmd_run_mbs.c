@@ -69,35 +69,31 @@ static void free_frames(char** files, double* times, int n) {
 int cf_cmd_run_mbs(int argc, char** argv) {
   const char* scene_path = NULL;
   const char* out_arg = NULL;
-  long steps = -1;
+  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", NULL};
+  static const char* const backend_names[] = {"cpu", "cuda", "auto", NULL};
+  long steps = -1, max_output = CF_CLI_DEFAULT_MAX_OUTPUT;
   double t_end = -1;
-  int quiet = 0;
+  int quiet = 0, rc = 0, backend = -1, precond = -1;
   int i0 = (argc > 1 && !strcmp(argv[1], "run")) ? 2 : 1;
-  for (int i = i0; i < argc; i++) {
+  for (int i = i0; i < argc && !rc; i++) { /* the options of cofem run, parsed as strictly */
     const char* a = argv[i];
-    if (!strcmp(a, "--steps") && i + 1 < argc) {
-      char* end;
-      steps = strtol(argv[++i], &end, 10);
-      if (*end || steps < 0) return usage();
-    } else if (!strcmp(a, "--end") && i + 1 < argc) {
-      char* end;
-      t_end = strtod(argv[++i], &end);
-      if (*end || !(t_end > 0)) return usage();
-    } else if (!strcmp(a, "--out") && i + 1 < argc) out_arg = argv[++i];
-    else if (!strcmp(a, "--backend") && i + 1 < argc) {
-      if (strcmp(argv[++i], "cpu") && strcmp(argv[i], "auto")) {
-        cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend %s)", argv[i]);
-        return fail(CF_ERR_UNSUPPORTED);
-      }
-    } else if (!strcmp(a, "--precond") && i + 1 < argc) {
-      i++; /* FEM option: no effect on a mechanism */
-    } else if (!strcmp(a, "--cold")) {
+    if (!strcmp(a, "--steps")) rc = cf_cli_opt_long(argc, argv, &i, 1, 1000000000000L, &steps);
+    else if (!strcmp(a, "--end")) rc = cf_cli_opt_double(argc, argv, &i, 1e-9, 1e12, &t_end);
+    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
+    else if (!strcmp(a, "--backend")) rc = cf_cli_opt_choice(argc, argv, &i, backend_names, &backend);
+    else if (!strcmp(a, "--precond")) rc = cf_cli_opt_choice(argc, argv, &i, precond_names, &precond);
+    else if (!strcmp(a, "--max-output")) rc = cf_cli_opt_long(argc, argv, &i, 0, 0x7fffffffffffffffL, &max_output);
+    else if (!strcmp(a, "--cold")) {
     } else if (!strcmp(a, "--quiet")) quiet = 1;
-    else if (a[0] == '-') return usage();
-    else if (!scene_path) scene_path = a;
-    else return usage();
+    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else scene_path = a;
   }
+  if (rc) return rc;
   if (!scene_path) return usage();
+  if (backend == 1) { /* --precond has no effect on a mechanism; --backend cuda is refused */
+    cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend cuda)");
+    return fail(CF_ERR_UNSUPPORTED);
+  }
 
   cfMbsScene s;
   int st = cf_mbs_scene_load(scene_path, &s);
@@ -137,6 +133,25 @@ int cf_cmd_run_mbs(int argc, char** argv) {
     const char* base = strrchr(scene_path, '/');
     base = base ? base + 1 : scene_path;
     snprintf(out_dir, sizeof out_dir, "out/%.*s", (int)strcspn(base, "."), base);
+  }
+  int vtu_every = s.vtu_every > 0 ? s.vtu_every : (int)(steps / 100 > 0 ? steps / 100 : 1);
+  { /* the output budget, before anything is written: CSV rows and the flexible bodies' frames */
+    int ncol = 9;
+    for (int c = 0; c < s.nchannel; c++) ncol += cf_mbs_channel_size(&s.channel[c]);
+    double rows = (double)steps / (s.every > 0 ? s.every : 1) + 1, frames = 0, frame = 0;
+    for (int k = 0; k < s.nflex; k++) frame += cf_vtu_size_bound(&s.flex[k]->scene.mesh, 1, 0);
+    if (s.nflex) frames = floor((double)steps / vtu_every) + 1;
+    double total = rows * 24.0 * ncol + frames * (frame + 110.0 * s.nflex);
+    char what[160], f[32];
+    cf_cli_human_bytes(frame, f, sizeof f);
+    snprintf(what, sizeof what, "%.0f CSV rows of %d columns, %.0f frames of %s", rows, ncol, frames, f);
+    st = cf_cli_output_budget(total, (double)max_output, out_dir, what);
+    if (st < 0) {
+      cf_mbs_data_free(d);
+      cf_mbs_model_free(m);
+      cf_mbs_scene_free(&s);
+      return fail(st);
+    }
   }
   st = cf_make_dirs(out_dir);
   char csv_path[CF_MBS_PATH_MAX + 16], csv_tmp[CF_MBS_PATH_MAX + 24];
@@ -193,7 +208,6 @@ int cf_cmd_run_mbs(int argc, char** argv) {
            p->from_cache ? "read from cache in" : "computed in", p->t_total);
   }
   /* deformed meshes of the flexible bodies: DIR/<body>_NNNN.vtu frames and DIR/<body>.pvd */
-  int vtu_every = s.vtu_every > 0 ? s.vtu_every : (int)(steps / 100 > 0 ? steps / 100 : 1);
   int nframe_cap = s.nflex ? (int)(steps / vtu_every + 2) : 0, nframe = 0;
   char** frame_files = nframe_cap ? calloc((size_t)(nframe_cap * s.nflex), sizeof(char*)) : NULL;
   double* frame_t = nframe_cap ? calloc((size_t)nframe_cap, sizeof(double)) : NULL;

@@ -25,6 +25,11 @@ const char* cf_cli_arg_value(int argc, char** argv, int* i);
  * 0 on success, else 2 (the usage exit status) after "cofem: error: --steps wants an integer
  * from 1 to 1000000000, got '1e12'" or "--tangent bogus: use consistent or KR" on stderr. */
 int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out);
+/* the output budget: an error when total (bytes, made of `what`) is over budget or over the free
+ * space where out_dir is (or would be) */
+#define CF_CLI_DEFAULT_MAX_OUTPUT 2000000000L /* 2 GB, raised by --max-output BYTES */
+int cf_cli_output_budget(double total, double budget, const char* out_dir, const char* what);
+void cf_cli_human_bytes(double b, char* out, size_t n);
 int cf_cli_opt_int(int argc, char** argv, int* i, int lo, int hi, int* out);
 int cf_cli_opt_double(int argc, char** argv, int* i, double lo, double hi, double* out);
 int cf_cli_opt_choice(int argc, char** argv, int* i, const char* const* choices, int* out);

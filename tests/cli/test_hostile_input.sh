@@ -110,6 +110,12 @@ expect "run time.end 1e12" 1 "more than the output budget of 2.0 GB" -- "$BIN" r
 expect "run --end 1e10" 1 "raise it with --max-output BYTES" -- "$BIN" run "$S" --end 1e10 --out "$tmp/o"
 expect "run --steps 1e9 (CSV alone)" 1 "more than the output budget" -- "$BIN" run "$S" --steps 1000000000 --out "$tmp/o"
 expect "run over --max-output 100" 1 "more than the output budget of 100 bytes" -- "$BIN" run "$S" --max-output 100 --out "$tmp/o"
+# a mechanism scene: the same options, parsed as strictly, and the same budget (CSV rows, flexible bodies' frames)
+M=$ROOT/scenes/mbs/pendulum.json
+expect "mechanism run --steps abc" 2 "--steps wants an integer" -- "$BIN" run "$M" --steps abc --out "$tmp/m"
+expect "mechanism run --backend gpu" 2 "--backend gpu: use cpu, cuda or auto" -- "$BIN" run "$M" --backend gpu --out "$tmp/m"
+expect "mechanism run over --max-output 100" 1 "more than the output budget of 100 bytes" -- "$BIN" run "$M" --max-output 100 --out "$tmp/m"
+[ -e "$tmp/m" ] && bad "mechanism run over budget: $tmp/m was created"
 [ -e "$tmp/o" ] && bad "a run refused for its output left $tmp/o behind"
 # the estimate bounds what is written
 scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e6, 0, 0]}], "time": {"dt": 0.01, "end": 0.04}, "output": {"vtu_every": 2, "probes": ["probe", "load"]}' frames.json
