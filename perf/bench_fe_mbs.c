@@ -1,0 +1,640 @@
+/* FE bodies in mechanisms (issue 14, "Benchmarks", for what exists now): cost per step of the
+ * lumped and the corotational FE body (cofem/mbs_fe.h) and of Craig-Bampton modal bodies, against
+ * the standalone co-rotational FE step of the same part, and the lumped path's growth with the
+ * node count. Results: perf/results/c-2core-dev-fe-mbs/README.md.
+ *
+ *   cofem_bench_fe_mbs [--steps N] [--repeat R] [--dt DT]... [--growth-steps N] [--growth-max-nodes N]
+ *                      [--threads T] [--label NAME] [--quick]
+ * One core: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_THREAD_LIMIT=1 ... --threads 1 (without the
+ * thread limit CHOLMOD's supernodal factorization runs 4 OpenMP threads whatever the thread count).
+ * Defaults: 100 steps per round, 3 rounds, dt 0.01 and 0.001 s, 20 steps per round for the bars up
+ * to 5000 nodes. --quick: 5 steps, 1 round, 3 steps on the two smallest bars (a smoke run).
+ *
+ * Parts: the lug (scenes/lug_pull.json) and the hinge (scenes/hinge_pull.json), each hung from the
+ * ground under gravity and released from rest 0.4 rad off the vertical:
+ *  - lug: revolute joint at its eye (node set 'load', whose nodes span the hole's axis, mesh y), as
+ *    in scenes/mbs/lug_lumped.json; turned about the pin;
+ *  - hinge: revolute joint at its pin holes (node set 'support': the nodes of both holes, which span
+ *    the holes' axis, mesh z, through the 10 mm plate; the joint sits at their mean, mid-plate
+ *    between the holes); turned so that this axis is horizontal (global y) and the arm hangs 0.4 rad
+ *    off straight below it.
+ * Variants, all at the same dt (default 0.01 s and 0.001 s):
+ *  - lumped: "flexible": {"formulation": "lumped"} (generalized-alpha, rho_inf 0.9, the scene default);
+ *  - corotational: "formulation": "corotational" (the same equations, the nodes condensed onto the
+ *    joint; its A0 factored by CHOLMOD: no PCG in this path yet);
+ *  - modal6/12/24: "formulation": "modal" with the pin set as the interface, N fixed-interface
+ *    modes, no modal damping (trapezoidal rule, the scene default); the reduction's time (scene,
+ *    model, constraint and normal modes) is reported separately, not in the step time;
+ *  - fe_rc / fe_bj: the standalone FE step, cf_step on the FE scene as `cofem run` runs it (its
+ *    supports fixed, its loads applied at t + dt; backward Euler, PCG tol 1e-6, warm start), with
+ *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline.
+ * Growth: the lumped path on steel bars 1.0 x 0.2 x 0.2 m from cf_mesh_box (cubic cells, 5n x n x n,
+ * 256 .. 4600 nodes), hung at the end face (node set 'xmin') by a spherical joint and released
+ * 0.4 rad off the vertical, dt the first --dt; ms per step against nodes and the fitted exponent.
+ *
+ * Timing: every variant is built once; then R rounds, each running every variant for N steps from
+ * its initial state in turn (interleaved, so that drift of the shared machine affects all alike).
+ * The figure per step is the process CPU time of the fastest round / N (with one thread the time of
+ * the core, which other jobs do not inflate as they do the wall time); the median round's wall
+ * time is printed beside it. Iterations and stage times are those of the fastest round (the
+ * iteration counts are the same in every round). Ratios are against the FE step of the same part,
+ * dt and process. Every figure is measured in this run. With --label, writes
+ * perf/results/<label>/results.csv (perf/plot_fe_mbs.py plots it): per variant the CPU figure, the
+ * wall time of the same round, the medians, iterations (Newton for mechanisms, PCG for the FE step)
+ * and the stage timers (the library's, wall clock, of the fastest round, ms per step; scale them by
+ * cpu_ms_per_step / wall_ms_per_step_of_fastest to compare with the CPU figure). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cofem/fem.h"
+#include "cofem/mbs.h"
+#include "cofem/mbs_fe.h"
+#include "cofem/mesh_box.h"
+#include "cofem/modal_part.h"
+#include "cofem/output.h"
+#include "cofem/scene.h"
+
+#define MAX_DT 4
+#define MAX_VAR 64
+#define THETA0 0.4 /* release angle off the vertical [rad] */
+
+enum { KIND_LUMPED, KIND_COROT, KIND_MODAL, KIND_FE, KIND_BOX };
+
+typedef struct Part {
+  const char* name;
+  const char* scene;  /* FE scene, relative to the source tree */
+  const char* pin;    /* node set the joint attaches to */
+  int revolute;       /* 1: revolute joint about pin_axis, 0: spherical joint */
+  double pin_axis[3]; /* the pin's axis in mesh coordinates (revolute) */
+} Part;
+
+static const Part kParts[] = {
+    {"lug", "scenes/lug_pull.json", "load", 1, {0, 1, 0}},
+    {"hinge", "scenes/hinge_pull.json", "support", 1, {0, 0, 1}},
+};
+#define NPART ((int)(sizeof kParts / sizeof kParts[0]))
+
+typedef struct Variant {
+  char part[32], name[32];
+  int kind, modes, precond, box_n;
+  double dt;
+  /* mechanism */
+  cfMbsScene scene;
+  int has_scene;
+  cfMesh box_mesh;
+  cfModel* box_fem;
+  cfMbsDef box_def;
+  int has_box;
+  cfMbsModel* m;
+  cfMbsData* d;
+  /* standalone FE */
+  cfScene fsc;
+  int has_fsc;
+  cfModel* fm;
+  cfData* fd;
+  /* figures */
+  int nnode, ntet, nq, ncon, nnz;
+  double t_setup, t_reduce, theta_check;
+  int nrep;
+  double cpu[64], wall[64];
+  double best_cpu, best_wall, stage[8]; /* cfMbsStage or cfStage: wall clock of the fastest round */
+  double iters;
+  int iters_max;
+  int failed;
+  char err[512];
+} Variant;
+
+static double cpu_time(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(const double* v, int n) {
+  double t[64];
+  memcpy(t, v, sizeof(double) * (size_t)n);
+  qsort(t, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static void fail(Variant* v, const char* what) {
+  v->failed = 1;
+  snprintf(v->err, sizeof v->err, "%s: %s", what, cf_last_error());
+  fprintf(stderr, "  %s %s dt %g: %s\n", v->part, v->name, v->dt, v->err);
+}
+
+/* quaternion [w x y z] of a rotation by angle about a unit axis; product a b */
+static void quat_axis(const double ax[3], double angle, double q[4]) {
+  q[0] = cos(0.5 * angle);
+  for (int a = 0; a < 3; a++) q[a + 1] = sin(0.5 * angle) * ax[a];
+}
+static void quat_mul(const double a[4], const double b[4], double q[4]) {
+  q[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  q[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  q[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  q[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+static void quat_rotate(const double q[4], const double x[3], double y[3]) {
+  double R[9];
+  double w = q[0], a = q[1], b = q[2], c = q[3];
+  R[0] = 1 - 2 * (b * b + c * c), R[1] = 2 * (a * b - w * c), R[2] = 2 * (a * c + w * b);
+  R[3] = 2 * (a * b + w * c), R[4] = 1 - 2 * (a * a + c * c), R[5] = 2 * (b * c - w * a);
+  R[6] = 2 * (a * c - w * b), R[7] = 2 * (b * c + w * a), R[8] = 1 - 2 * (a * a + b * b);
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+
+/* The pose (quaternion q) that puts the part's centre of mass (node masses) THETA0 off straight below
+ * the pin (mean of the pin set), in the xz plane; a revolute pin's axis (mesh) turned to global y. */
+static int hang_pose(const Part* p, double q[4]) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, p->scene);
+  cfScene s;
+  int st = cf_scene_load(path, &s);
+  if (st < 0) return st;
+  cfModel* fem = NULL;
+  if ((st = cf_model_create(&s.mesh, &s.def, &fem)) < 0) {
+    cf_scene_free(&s);
+    return st;
+  }
+  const cfNodeSet* ns = cf_mesh_find_nset(&s.mesh, p->pin);
+  if (!ns) {
+    cf_model_free(fem);
+    cf_scene_free(&s);
+    return cf_error(CF_ERR_ARG, "%s: no node set '%s'", path, p->pin);
+  }
+  double P[3] = {0, 0, 0}, c[3] = {0, 0, 0}, mass = 0;
+  for (int k = 0; k < ns->count; k++)
+    for (int a = 0; a < 3; a++) P[a] += fem->X[3 * ns->nodes[k] + a] / ns->count;
+  for (int n = 0; n < fem->nnode; n++) {
+    mass += fem->node_mass[n];
+    for (int a = 0; a < 3; a++) c[a] += fem->node_mass[n] * fem->X[3 * n + a];
+  }
+  for (int a = 0; a < 3; a++) c[a] = c[a] / mass - P[a];
+  cf_model_free(fem);
+  cf_scene_free(&s);
+  /* q1, the shortest rotation taking e to f: revolute, the pin axis to global y; spherical, the
+   * centre straight below the pin */
+  double ey[3] = {0, 1, 0}, down[3] = {0, 0, -1}, e[3], f[3], lc = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  for (int a = 0; a < 3; a++) e[a] = p->revolute ? p->pin_axis[a] : c[a] / lc, f[a] = p->revolute ? ey[a] : down[a];
+  double ax[3] = {e[1] * f[2] - e[2] * f[1], e[2] * f[0] - e[0] * f[2], e[0] * f[1] - e[1] * f[0]};
+  double sn = sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]), cs = e[0] * f[0] + e[1] * f[1] + e[2] * f[2];
+  double q1[4] = {1, 0, 0, 0};
+  if (sn > 1e-12) {
+    for (int a = 0; a < 3; a++) ax[a] /= sn;
+    quat_axis(ax, atan2(sn, cs), q1);
+  }
+  /* q2: about global y, so that the centre lies THETA0 off the downward vertical (angle from below,
+   * atan2(x, -z), is decreased by a turn psi about +y) */
+  double d[3];
+  quat_rotate(q1, c, d);
+  double alpha = atan2(d[0], -d[2]), q2[4];
+  quat_axis(ey, alpha - THETA0, q2);
+  quat_mul(q2, q1, q);
+  return CF_OK;
+}
+
+/* angle of the centre of mass off the vertical below the pin, from the model's initial state */
+static double lumped_angle(const Variant* v) {
+  int ib = cf_mbs_fe_index(v->m, v->kind == KIND_BOX ? 0 : v->scene.flex_body[0]);
+  if (ib < 0) return NAN;
+  double x[3], P[3];
+  cf_mbs_fe_centre(v->m, v->d, ib, x, NULL);
+  cf_mbs_fe_point(v->m, v->d, ib, 0, P);
+  return atan2(x[0] - P[0], P[2] - x[2]); /* in the swing plane (xz): the pin axis is y */
+}
+
+static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
+  char json[4096], flex[512], scenerel[256];
+  snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
+  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT)
+    snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"}", scenerel,
+             v->kind == KIND_LUMPED ? "lumped" : "corotational");
+  else
+    snprintf(flex, sizeof flex,
+             "{\"scene\": \"%s\", \"formulation\": \"modal\", \"interface\": [\"%s\"], \"modes\": %d, \"damping\": 0}",
+             scenerel, p->pin, v->modes);
+  snprintf(json, sizeof json,
+           "{\"gravity\": [0, 0, -9.81],\n"
+           " \"bodies\": [{\"name\": \"%s\", \"flexible\": %s,\n"
+           "              \"quaternion\": [%.17g, %.17g, %.17g, %.17g]}],\n"
+           " \"joints\": [{\"name\": \"pin\", \"type\": \"%s\", \"body1\": \"ground\", \"body2\": \"%s\","
+           " \"node2\": \"%s\"%s}],\n"
+           " \"time\": {\"dt\": %.17g, \"end\": 1.0}}\n",
+           p->name, flex, q[0], q[1], q[2], q[3], p->revolute ? "revolute" : "spherical", p->name, p->pin,
+           p->revolute ? ", \"axis\": [0, 1, 0]" : "", v->dt);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/scenes/mbs/bench_fe_mbs.json", COFEM_SOURCE_DIR); /* for relative paths only */
+  double t0 = cf_wall_time();
+  int st = cf_mbs_scene_parse(json, path, &v->scene);
+  double t1 = cf_wall_time();
+  if (st < 0) return fail(v, "scene"), st;
+  v->has_scene = 1;
+  const cfModalPart* fp = v->scene.flex[0];
+  v->nnode = fp->scene.mesh.nnode, v->ntet = fp->scene.mesh.ntet;
+  v->t_reduce = v->kind == KIND_MODAL ? fp->t_total - fp->t_load : 0;
+  if ((st = cf_mbs_model_create(&v->scene.def, &v->m)) < 0) return fail(v, "model"), st;
+  if ((st = cf_mbs_data_create(v->m, &v->d)) < 0) return fail(v, "data"), st;
+  v->t_setup = (cf_wall_time() - t1) + (t1 - t0 - v->t_reduce);
+  v->nq = v->m->nq, v->ncon = v->m->ncon, v->nnz = v->m->nnz;
+  if (v->kind != KIND_MODAL) v->theta_check = lumped_angle(v);
+  return CF_OK;
+}
+
+static int setup_fe(Variant* v, const Part* p) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, p->scene);
+  double t0 = cf_wall_time();
+  int st = cf_scene_load(path, &v->fsc);
+  if (st < 0) return fail(v, "FE scene"), st;
+  v->has_fsc = 1;
+  v->fsc.def.dt = v->dt;
+  v->fsc.def.preconditioner = v->precond;
+  if ((st = cf_scene_build(&v->fsc, &v->fm, &v->fd)) < 0) return fail(v, "FE build"), st;
+  v->t_setup = cf_wall_time() - t0;
+  v->nnode = v->fm->nnode, v->ntet = v->fm->ntet, v->nq = v->fm->ndof - v->fm->nfixed;
+  return CF_OK;
+}
+
+/* steel bar 1.0 x 0.2 x 0.2 m, 5n x n x n cubic cells, hung at its end face 'xmin' by a spherical
+ * joint, its axis THETA0 off the downward vertical */
+static int setup_box(Variant* v, int n) {
+  double t0 = cf_wall_time();
+  int st = cf_mesh_box(5 * n, n, n, 1.0, 0.2, 0.2, &v->box_mesh);
+  if (st < 0) return fail(v, "box mesh"), st;
+  v->has_box = 1;
+  cfModelDef md = cf_default_model_def(); /* steel: 210 GPa, 0.3, 7850 kg/m^3, lumped mass, no damping */
+  md.dt = v->dt;
+  if ((st = cf_model_create(&v->box_mesh, &md, &v->box_fem)) < 0) return fail(v, "box model"), st;
+  const cfNodeSet* end = cf_mesh_find_nset(&v->box_mesh, "xmin");
+  if (!end) return fail(v, "box mesh has no 'xmin' set"), CF_ERR_ARG;
+  cf_mbs_def_init(&v->box_def);
+  v->box_def.opt.dt = v->dt;
+  v->box_def.opt.gravity[2] = -9.81;
+  v->box_def.opt.rho_inf = 0.9; /* as mechanism scenes with FE bodies default to */
+  cfMbsBodyDef b = cf_mbs_default_body_def();
+  snprintf(b.name, sizeof b.name, "bar");
+  const double ey[3] = {0, 1, 0};
+  cf_mbs_axis_angle(ey, 0.5 * acos(-1.0) - THETA0, b.rot); /* mesh x (the bar) THETA0 off straight down */
+  int body = cf_mbs_add_fe_body(&v->box_def, &b, v->box_fem);
+  if (body < 0) return fail(v, "FE body"), body;
+  int pt = cf_mbs_add_fe_point(&v->box_def, body, "xmin", end->nodes, end->count);
+  if (pt < 0) return fail(v, "FE point"), pt;
+  cfMbsJointDef j = cf_mbs_default_joint_def();
+  snprintf(j.name, sizeof j.name, "pin");
+  j.type = CF_MBS_SPHERICAL;
+  j.body1 = CF_MBS_GROUND, j.body2 = body, j.modal_point2 = pt;
+  if ((st = cf_mbs_add_joint(&v->box_def, &j)) < 0) return fail(v, "joint"), st;
+  if ((st = cf_mbs_model_create(&v->box_def, &v->m)) < 0) return fail(v, "model"), st;
+  if ((st = cf_mbs_data_create(v->m, &v->d)) < 0) return fail(v, "data"), st;
+  v->t_setup = cf_wall_time() - t0;
+  v->nnode = v->box_mesh.nnode, v->ntet = v->box_mesh.ntet;
+  v->nq = v->m->nq, v->ncon = v->m->ncon, v->nnz = v->m->nnz;
+  v->theta_check = lumped_angle(v);
+  return CF_OK;
+}
+
+static void release(Variant* v) {
+  cf_mbs_data_free(v->d);
+  cf_mbs_model_free(v->m);
+  if (v->has_scene) cf_mbs_scene_free(&v->scene);
+  if (v->has_box) {
+    cf_mbs_def_free(&v->box_def);
+    cf_model_free(v->box_fem);
+    cf_mesh_free(&v->box_mesh);
+  }
+  cf_data_free(v->fd);
+  cf_model_free(v->fm);
+  if (v->has_fsc) cf_scene_free(&v->fsc);
+  v->m = NULL, v->d = NULL, v->fm = NULL, v->fd = NULL, v->has_scene = v->has_box = v->has_fsc = 0;
+}
+
+/* One round: `steps` steps from the initial state. Returns < 0 on an error (recorded). */
+static int run_round(Variant* v, int steps, int timed) {
+  if (v->failed) return -1;
+  int st;
+  double c0, w0;
+  if (v->kind == KIND_FE) {
+    cf_data_reset(v->fm, v->fd);
+    c0 = cpu_time(), w0 = cf_wall_time();
+    for (int k = 0; k < steps; k++) {
+      cf_scene_forces(&v->fsc, v->fd->t + v->fsc.def.dt, 1.0, v->fd->f_ext);
+      if ((st = cf_step(v->fm, v->fd)) < 0) return fail(v, "step"), st;
+    }
+  } else {
+    if ((st = cf_mbs_reset(v->m, v->d)) < 0) return fail(v, "reset"), st;
+    c0 = cpu_time(), w0 = cf_wall_time();
+    for (int k = 0; k < steps; k++)
+      if ((st = cf_mbs_step(v->m, v->d)) < 0) return fail(v, "step"), st;
+  }
+  double cpu = cpu_time() - c0, wall = cf_wall_time() - w0;
+  if (!timed) return CF_OK;
+  v->cpu[v->nrep] = cpu, v->wall[v->nrep] = wall;
+  v->nrep++;
+  if (v->nrep == 1 || cpu < v->best_cpu) {
+    v->best_cpu = cpu, v->best_wall = wall;
+    if (v->kind == KIND_FE) {
+      for (int s = 0; s < CF_STAGE_COUNT; s++) v->stage[s] = v->fd->timer[s];
+      v->iters = (double)v->fd->pcg_iters_total / steps;
+      v->iters_max = -1;
+    } else {
+      for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) v->stage[s] = v->d->timer[s];
+      v->iters = (double)v->d->iters_total / steps;
+      v->iters_max = v->d->iters_max;
+    }
+  }
+  return CF_OK;
+}
+
+/* interleaved rounds over variants [0, n) */
+static void run_all(Variant* v, int n, int steps, int repeat) {
+  int warm = steps < 5 ? steps : 5;
+  for (int i = 0; i < n; i++) run_round(&v[i], warm, 0);
+  for (int r = 0; r < repeat; r++)
+    for (int i = 0; i < n; i++) run_round(&v[i], steps, 1);
+}
+
+static double ms_step(const Variant* v, int steps) { return 1e3 * v->best_cpu / steps; }
+
+static const Variant* find(const Variant* v, int n, const char* part, double dt, const char* name) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v[i].part, part) && v[i].dt == dt && !strcmp(v[i].name, name) && !v[i].failed && v[i].nrep) return &v[i];
+  return NULL;
+}
+
+/* the stage split in % of the stages' sum (the stage timers are wall clock; shares are comparable
+ * with the CPU figure, absolute values are in the CSV) */
+static void fmt_stages(const Variant* v, char* out, size_t n) {
+  double sum = 0;
+  int ns = v->kind == KIND_FE ? CF_STAGE_COUNT : CF_MBS_STAGE_COUNT;
+  for (int s = 0; s < ns; s++) sum += v->stage[s];
+  double f = sum > 0 ? 100 / sum : 0;
+  if (v->kind == KIND_FE)
+    snprintf(out, n, "polar %.0f, assemble %.0f, PCG %.0f, update %.0f", f * v->stage[CF_STAGE_POLAR],
+             f * v->stage[CF_STAGE_ASSEMBLE], f * v->stage[CF_STAGE_PCG], f * v->stage[CF_STAGE_UPDATE]);
+  else
+    snprintf(out, n, "factor %.0f, assemble %.0f, forces %.0f, solve %.0f, constraints %.0f",
+             f * v->stage[CF_MBS_STAGE_FACTOR], f * v->stage[CF_MBS_STAGE_ASSEMBLE], f * v->stage[CF_MBS_STAGE_FORCES],
+             f * v->stage[CF_MBS_STAGE_SOLVE], f * v->stage[CF_MBS_STAGE_CONSTRAINTS]);
+}
+
+static void csv_row(FILE* f, const char* section, const Variant* v, int steps, const Variant* rc, const Variant* bj) {
+  double ms = ms_step(v, steps), fs = 1e3 / steps;
+  fprintf(f, "%s,%s,%s,%g,%d,%d,%d,%d,%d,%d,%d,%.4g,%.4g,%.5g,%.5g,%.5g,%.5g,%.4g,%.3f,", section, v->part, v->name,
+          v->dt, v->nnode, v->ntet, v->nq, v->ncon, v->nnz, steps, v->nrep, v->t_setup, v->t_reduce, ms,
+          1e3 * v->best_wall / steps, 1e3 * median(v->cpu, v->nrep) / steps, 1e3 * median(v->wall, v->nrep) / steps,
+          v->dt * 1e3 / ms, v->iters);
+  if (v->iters_max >= 0) fprintf(f, "%d", v->iters_max);
+  fprintf(f, ",");
+  if (rc) fprintf(f, "%.4g", ms / ms_step(rc, steps));
+  fprintf(f, ",");
+  if (bj) fprintf(f, "%.4g", ms / ms_step(bj, steps));
+  if (v->kind == KIND_FE)
+    fprintf(f, ",,,,,,%.5g,%.5g,%.5g,%.5g\n", fs * v->stage[CF_STAGE_POLAR], fs * v->stage[CF_STAGE_ASSEMBLE],
+            fs * v->stage[CF_STAGE_PCG], fs * v->stage[CF_STAGE_UPDATE]);
+  else
+    fprintf(f, ",%.5g,%.5g,%.5g,%.5g,%.5g,,,,\n", fs * v->stage[CF_MBS_STAGE_CONSTRAINTS], fs * v->stage[CF_MBS_STAGE_FORCES],
+            fs * v->stage[CF_MBS_STAGE_ASSEMBLE], fs * v->stage[CF_MBS_STAGE_FACTOR], fs * v->stage[CF_MBS_STAGE_SOLVE]);
+}
+
+/* least-squares slope of log y against log x over points [i0, n) */
+static double fit_exponent(const double* x, const double* y, int i0, int n, double* coef) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int m = n - i0;
+  for (int i = i0; i < n; i++) {
+    double lx = log(x[i]), ly = log(y[i]);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly;
+  }
+  double b = (m * sxy - sx * sy) / (m * sxx - sx * sx);
+  if (coef) *coef = exp((sy - b * sx) / m);
+  return b;
+}
+
+static const char* kUsage =
+    "usage: cofem_bench_fe_mbs [--steps N] [--repeat R] [--dt DT]... [--growth-steps N] [--growth-max-nodes N]\n"
+    "                          [--threads T] [--label NAME] [--quick]\n";
+
+int main(int argc, char** argv) {
+  int steps = 100, repeat = 3, growth_steps = 20, growth_max = 5000, threads = 0, quick = 0, ndt = 0;
+  double dts[MAX_DT];
+  const char* label = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    int bad = 0;
+    if (!strcmp(a, "--quick")) {
+      quick = 1;
+      continue;
+    }
+    int st = CF_OK; /* strict values (cf_parse_*, cofem/status.h) */
+    if (!v) bad = 1;
+    else if (!strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 1000000, &steps);
+    else if (!strcmp(a, "--repeat")) st = cf_parse_int(a, v, 1, 64, &repeat);
+    else if (!strcmp(a, "--growth-steps")) st = cf_parse_int(a, v, 1, 1000000, &growth_steps);
+    else if (!strcmp(a, "--growth-max-nodes")) st = cf_parse_int(a, v, 0, 10000000, &growth_max);
+    else if (!strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
+    else if (!strcmp(a, "--label")) label = v;
+    else if (!strcmp(a, "--dt")) {
+      if (ndt == MAX_DT) {
+        fprintf(stderr, "cofem_bench_fe_mbs: at most %d --dt\n", MAX_DT);
+        return 2;
+      }
+      st = cf_parse_double(a, v, 1e-7, 1, &dts[ndt++]);
+    } else bad = 1;
+    if (bad) {
+      fputs(kUsage, stderr);
+      return 2;
+    }
+    if (st < 0) {
+      fprintf(stderr, "cofem_bench_fe_mbs: %s\n", cf_last_error());
+      return 2;
+    }
+    i++;
+  }
+  if (quick) { /* smoke run: a few steps, one round, the two smallest bars */
+    steps = steps < 5 ? steps : 5, repeat = 1, growth_steps = 3;
+    if (growth_max > 600) growth_max = 600;
+  }
+  if (ndt == 0) dts[0] = 0.01, dts[1] = 0.001, ndt = 2;
+  if (threads > 0) omp_set_num_threads(threads);
+  const int modes[3] = {6, 12, 24};
+  /* CHOLMOD's supernodal factorization (the lumped body's leading matrix, the rotated-Cholesky
+   * factor) asks OpenMP for a fixed number of threads whatever omp_set_num_threads / OMP_NUM_THREADS
+   * say (Debian's SuiteSparse 5: 4); only OMP_THREAD_LIMIT caps it (read when the program starts) */
+  if (threads == 1 && omp_get_thread_limit() > 1)
+    printf("note: --threads 1 without OMP_THREAD_LIMIT=1: CHOLMOD's supernodal factorization still runs several "
+           "OpenMP threads (their CPU time counts in the figures)\n");
+
+  printf("FE bodies in mechanisms: %d steps per round, %d interleaved rounds, %d OpenMP thread(s), thread limit %d; ms per "
+         "step = process CPU time of the fastest round / steps\n", steps, repeat, omp_get_max_threads(), omp_get_thread_limit());
+  static Variant var[MAX_VAR];
+  int nv = 0;
+  for (int p = 0; p < NPART; p++) {
+    double q[4] = {1, 0, 0, 0};
+    if (hang_pose(&kParts[p], q) < 0) {
+      fprintf(stderr, "%s: %s\n", kParts[p].name, cf_last_error());
+      return 1;
+    }
+    for (int k = 0; k < ndt; k++) {
+      Variant* first = &var[nv];
+      for (int j = 0; j < 7; j++) {
+        Variant* v = &var[nv++];
+        memset(v, 0, sizeof *v);
+        snprintf(v->part, sizeof v->part, "%s", kParts[p].name);
+        v->dt = dts[k];
+        if (j == 0) v->kind = KIND_LUMPED, snprintf(v->name, sizeof v->name, "lumped");
+        else if (j == 1) v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
+        else if (j <= 4) v->kind = KIND_MODAL, v->modes = modes[j - 2], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
+        else {
+          v->kind = KIND_FE;
+          v->precond = j == 5 ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_BLOCK_JACOBI;
+          snprintf(v->name, sizeof v->name, j == 5 ? "fe_rc" : "fe_bj");
+        }
+        if (v->kind == KIND_FE) setup_fe(v, &kParts[p]);
+        else setup_mbs_json(v, &kParts[p], q);
+      }
+      printf("%s, dt %g s: built (lumped: %d nodes, %d coordinates, %d equations, %d matrix nonzeros, released %.4f rad off "
+             "the vertical)\n", kParts[p].name, dts[k], first->nnode, first->nq, first->ncon, first->nnz, first->theta_check);
+      fflush(stdout);
+    }
+  }
+  double t_run = cf_wall_time();
+  run_all(var, nv, steps, repeat);
+  printf("parts: %.1f s of rounds\n", cf_wall_time() - t_run);
+
+  /* ---- report ---- */
+  for (int p = 0; p < NPART; p++)
+    for (int k = 0; k < ndt; k++) {
+      const char* pn = kParts[p].name;
+      const Variant* rc = find(var, nv, pn, dts[k], "fe_rc");
+      const Variant* bj = find(var, nv, pn, dts[k], "fe_bj");
+      printf("\n%s, dt %g s (%g s simulated per round):\n", pn, dts[k], steps * dts[k]);
+      printf("| variant | coordinates | setup s | reduction s | ms/step | real time | iters/step | x FE rc | x FE bj | stages (%% of their sum) |\n");
+      printf("|---|---|---|---|---|---|---|---|---|---|\n");
+      for (int i = 0; i < nv; i++) {
+        const Variant* v = &var[i];
+        if (strcmp(v->part, pn) || v->dt != dts[k]) continue;
+        if (v->failed || !v->nrep) {
+          printf("| %s | failed: %s |\n", v->name, v->err);
+          continue;
+        }
+        char st[256], r1[32] = "-", r2[32] = "-", red[32] = "-";
+        double ms = ms_step(v, steps);
+        fmt_stages(v, st, sizeof st);
+        if (rc) snprintf(r1, sizeof r1, "%.2f", ms / ms_step(rc, steps));
+        if (bj) snprintf(r2, sizeof r2, "%.2f", ms / ms_step(bj, steps));
+        if (v->kind == KIND_MODAL) snprintf(red, sizeof red, "%.2f", v->t_reduce);
+        printf("| %s | %d | %.2f | %s | %.3f | %.2fx | %.2f%s | %s | %s | %s |\n", v->name, v->nq, v->t_setup, red, ms,
+               v->dt * 1e3 / ms, v->iters, v->kind == KIND_FE ? " PCG" : " Newton", r1, r2, st);
+      }
+      printf("(wall median / CPU min per step:");
+      for (int i = 0; i < nv; i++)
+        if (!strcmp(var[i].part, pn) && var[i].dt == dts[k] && !var[i].failed && var[i].nrep)
+          printf(" %s %.2f", var[i].name, median(var[i].wall, var[i].nrep) / var[i].best_cpu);
+      printf(")\n");
+    }
+  fflush(stdout);
+
+  /* ---- growth of the lumped path with the node count ---- */
+  static Variant box[16];
+  int nb = 0;
+  double budget = quick ? 30 : 150; /* s of rounds one bar may take; larger bars are left out beyond it */
+  printf("\nlumped growth: steel bar 1.0 x 0.2 x 0.2 m (5n x n x n cubic cells), spherical joint at the end face, dt %g s, "
+         "%d steps per round, %d rounds\n", dts[0], growth_steps, repeat);
+  for (int n = 3; n <= 15 && nb < 16; n++) {
+    int nodes = (5 * n + 1) * (n + 1) * (n + 1);
+    if (nodes > growth_max) break;
+    Variant* v = &box[nb];
+    memset(v, 0, sizeof *v);
+    snprintf(v->part, sizeof v->part, "bar%d", nodes);
+    snprintf(v->name, sizeof v->name, "lumped");
+    v->kind = KIND_BOX, v->dt = dts[0], v->box_n = n;
+    if (setup_box(v, n) < 0) break;
+    /* estimate from a short untimed run whether the rounds fit the budget */
+    double c0 = cpu_time();
+    run_round(v, 3, 0);
+    double est = (cpu_time() - c0) / 3 * growth_steps * repeat;
+    if (v->failed) break;
+    printf("  %d nodes, %d tets: %d coordinates, %d matrix nonzeros, setup %.2f s, est. %.0f s of rounds\n", v->nnode,
+           v->ntet, v->nq, v->nnz, v->t_setup, est);
+    fflush(stdout);
+    nb++;
+    if (est > budget) break; /* this one is run, larger ones are not */
+  }
+  t_run = cf_wall_time();
+  run_all(box, nb, growth_steps, repeat);
+  printf("growth: %.1f s of rounds\n", cf_wall_time() - t_run);
+  double gx[16], gy[16], gs[CF_MBS_STAGE_COUNT][16];
+  int ng = 0;
+  printf("stages: ms per step, wall clock scaled by the round's CPU / wall time\n");
+  printf("| nodes | tets | coordinates | matrix nnz | ms/step | real time | Newton/step | factor | assemble | forces | solve | constraints |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < nb; i++) {
+    const Variant* v = &box[i];
+    if (v->failed || !v->nrep) {
+      printf("| %d | failed: %s |\n", v->nnode, v->err);
+      continue;
+    }
+    /* stages (wall clock) scaled to the round's CPU time: with one thread the time the stepping
+     * thread was descheduled is spread over the stages in proportion to their length */
+    double ms = ms_step(v, growth_steps), f = 1e3 / growth_steps * v->best_cpu / v->best_wall;
+    printf("| %d | %d | %d | %d | %.3f | %.2fx | %.2f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", v->nnode, v->ntet, v->nq,
+           v->nnz, ms, v->dt * 1e3 / ms, v->iters, f * v->stage[CF_MBS_STAGE_FACTOR], f * v->stage[CF_MBS_STAGE_ASSEMBLE],
+           f * v->stage[CF_MBS_STAGE_FORCES], f * v->stage[CF_MBS_STAGE_SOLVE], f * v->stage[CF_MBS_STAGE_CONSTRAINTS]);
+    gx[ng] = v->nnode, gy[ng] = ms;
+    for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) gs[s][ng] = f * v->stage[s] > 0 ? f * v->stage[s] : 1e-9;
+    ng++;
+  }
+  double expo = NAN, expo_hi = NAN, cfit = NAN;
+  if (ng >= 2) {
+    expo = fit_exponent(gx, gy, 0, ng, &cfit);
+    printf("fitted: ms/step = %.4g * nodes^%.3f over %d bars (%g .. %g nodes)\n", cfit, expo, ng, gx[0], gx[ng - 1]);
+    if (ng >= 4) {
+      expo_hi = fit_exponent(gx, gy, ng / 2, ng, NULL);
+      printf("        exponent over the larger half (%g .. %g nodes): %.3f\n", gx[ng / 2], gx[ng - 1], expo_hi);
+    }
+    printf("        per stage: factor %.3f, assemble %.3f, forces %.3f, solve %.3f, constraints %.3f\n",
+           fit_exponent(gx, gs[CF_MBS_STAGE_FACTOR], 0, ng, NULL), fit_exponent(gx, gs[CF_MBS_STAGE_ASSEMBLE], 0, ng, NULL),
+           fit_exponent(gx, gs[CF_MBS_STAGE_FORCES], 0, ng, NULL), fit_exponent(gx, gs[CF_MBS_STAGE_SOLVE], 0, ng, NULL),
+           fit_exponent(gx, gs[CF_MBS_STAGE_CONSTRAINTS], 0, ng, NULL));
+  }
+
+  int rc_exit = 0;
+  if (label) {
+    char dir[600], path[700];
+    snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
+    cf_make_dirs(dir); /* a failure shows as the fopen below */
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    FILE* f = fopen(path, "w");
+    if (!f) {
+      fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
+      return 1;
+    }
+    fprintf(f, "section,part,variant,dt,nodes,tets,coordinates,equations,matrix_nnz,steps,rounds,setup_s,reduction_s,"
+               "cpu_ms_per_step,wall_ms_per_step_of_fastest,cpu_ms_per_step_median,wall_ms_per_step_median,realtime_ratio,iters_per_step,"
+               "newton_max,vs_fe_rc,vs_fe_bj,mbs_constraints_ms,mbs_forces_ms,mbs_assemble_ms,mbs_factor_ms,mbs_solve_ms,"
+               "fe_polar_ms,fe_assemble_ms,fe_pcg_ms,fe_update_ms\n");
+    for (int i = 0; i < nv; i++) {
+      const Variant* v = &var[i];
+      if (v->failed || !v->nrep) continue;
+      csv_row(f, "part", v, steps, find(var, nv, v->part, v->dt, "fe_rc"), find(var, nv, v->part, v->dt, "fe_bj"));
+    }
+    for (int i = 0; i < nb; i++)
+      if (!box[i].failed && box[i].nrep) csv_row(f, "growth", &box[i], growth_steps, NULL, NULL);
+    fclose(f);
+    printf("wrote %s\n", path);
+  }
+  for (int i = 0; i < nv; i++) rc_exit |= var[i].failed, release(&var[i]);
+  for (int i = 0; i < nb; i++) release(&box[i]);
+  return rc_exit ? 1 : 0;
+}
