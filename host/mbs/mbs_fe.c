@@ -702,6 +702,7 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
  * G = J_F Z, H = (G + I/a)^-1 (Woodbury):
  *   the Schur complement onto q_I: S = A_II - a J_I^T J_I + J_I^T H J_I (the joint rows act as
  *   springs of compliance G + 1/a: the part's own compliance seen at its interface + the penalty's);
+ *   cf_mbs__assemble leaves those rows' a J'J out of A_II, so only J_I^T H J_I is added here;
  *   a solve of A x = b: y = A0^-1 b_F, r = J_F y, x_I = S^-1 (b_I - J_I^T H r),
  *   x_F = y - Z H (r + J_I x_I).
  * A0 is factored by CHOLMOD over the part's 3x3-block pattern (fem_sparse.h), once per factorisation
@@ -713,13 +714,15 @@ struct cfMbsFeState {
   int sp_ready;
   long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
   double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
-  int key_uses;             /* ... after its first two factorisations (the predictor's can be poor) */
+  int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
   double* Z;                /* [nrow][ndof] mesh order */
   double* H;                /* [nrow^2] */
   double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
 };
 
 static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0] == i; }
+
+int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c) { return c->nft > 0 && m->fe[c->ft_fe[0]].corotational; }
 
 int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
@@ -845,14 +848,15 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     struct cfMbsFeState* s = &d->fe_state[i];
     int ndof = 3 * fb->nnode, nr = s->nrow;
     double cm = cM + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
-    /* within a step (same coefficients) the part's factor is kept from the step's second
-     * factorisation on: the Newton iteration converges on the exact residual, the part's tangent
-     * changes little between the first iterate and the solution, and the factor is most of the
-     * cost. (Not from the first: the predictor of a step can be far off, e.g. the first step
-     * after accelerations computed without the elastic forces' tangent; kept from there the
-     * iteration diverged on the lug.) Z and H are formed anew with the current gradient: a joint's
-     * axis rows depend on the other body's axes (kept with the factor, the door's diverged). */
-    int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2;
+    /* within a step (same coefficients) the part's factor is kept once the Newton update has
+     * shrunk below 1% of the step's first: the iteration converges on the exact residual, the
+     * part's tangent changes little from there to the solution, and the factor is most of the
+     * cost. (Not before: the predictor can be far off, e.g. the first step after accelerations
+     * computed without the elastic forces' tangent, or a part turning at 2 rad/s, whose first two
+     * updates are as large as each other; kept from there the iteration diverged.) Z and H are
+     * formed anew with the current gradient: a joint's axis rows depend on the other body's axes. */
+    int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
+               d->newton_dq <= 1e-2 * d->newton_dq0;
     if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
     else s->key_uses = 1;
     if (!same) {
@@ -885,10 +889,10 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     if (nr && (a <= 0 || spd_inverse(s->H, nr) < 0))
       return cf_error(CF_ERR_SOLVER, "FE body '%s': the compliance of its joints is not positive definite",
                       m->body_name[fb->body]);
-    /* Axr += J_I(k)^T (H_kl - a delta_kl) J_I(l) over the factored slots */
+    /* Axr += J_I(k)^T H_kl J_I(l) over the factored slots (the rows' a J'J is not in Ax) */
     for (int k = 0; k < nr; k++)
       for (int l = 0; l < nr; l++) {
-        double coef = s->H[k * nr + l] - (k == l ? a : 0);
+        double coef = s->H[k * nr + l];
         const cfMbsCon *ck_ = &m->con[s->row[k]], *cl = &m->con[s->row[l]];
         const double* rk = d->jac + (size_t)s->row[k] * CF_MBS_CON_MAXB * 12;
         const double* rl = d->jac + (size_t)s->row[l] * CF_MBS_CON_MAXB * 12;

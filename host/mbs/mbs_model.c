@@ -340,7 +340,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   free(m->driver_name); free(m->driver_type); free(m->driver_joint); free(m->driver_f); free(m->driver_offset);
   free(m->driver_con);
   free(m->force_name); free(m->force);
-  free(m->con);
+  free(m->con); free(m->con_pen);
   free(m->Ap); free(m->Ai); free(m->pair_colstart); free(m->body_pair_ptr); free(m->body_pair_a);
   free(m->q0); free(m->qd0);
   free(m);
@@ -561,6 +561,17 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   }
   double h = m->opt.dt;
   m->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * (m->kref > m->mref ? m->kref : m->mref) * 4 / (h * h);
+  m->con_pen = malloc(sizeof(double) * (size_t)(m->ncon > 0 ? m->ncon : 1));
+  if (!m->con_pen) {
+    cf_mbs_model_free(m);
+    return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  }
+  for (int i = 0; i < m->ncon; i++) { /* the equations that hold no FE node: the penalty of the masses */
+    const cfMbsCon* c = &m->con[i];
+    int fe = c->nft > 0;
+    for (int s = 0; s < c->nb; s++) fe |= m->body_modal[c->body[s]] == 3;
+    m->con_pen[i] = (m->opt.penalty > 0 || fe || !(m->kref > m->mref)) ? 1.0 : m->mref / m->kref;
+  }
   m->q0 = calloc((size_t)m->nq, sizeof(double));
   m->qd0 = calloc((size_t)m->nq, sizeof(double));
   if (!m->q0 || !m->qd0) {

@@ -186,9 +186,13 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
     for (int i = 0; i < m->ncon; i++) {
       const cfMbsCon* c = &m->con[i];
       const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+      /* a joint row of a corotational FE body: its penalty enters through the condensation
+       * (cf_mbs__fe_factor: J_I^T H J_I), not as a J'J to be subtracted again (that cancellation
+       * lost a 50 g bolt's inertia in the penalty's round-off) */
+      if (c->nft && cf_mbs__fe_condensed_row(m, c)) continue;
       for (int s1 = 0; s1 < c->nb; s1++)
         for (int s2 = s1; s2 < c->nb; s2++)
-          add_outer(m, Ax, c->body[s1], row + 12 * s1, c->body[s2], row + 12 * s2, a);
+          add_outer(m, Ax, c->body[s1], row + 12 * s1, c->body[s2], row + 12 * s2, a * m->con_pen[i]);
     }
   /* force elements: cK sym(K) + cC sym(C) */
   if (cK != 0 || cC != 0)
@@ -423,7 +427,7 @@ int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double
   *iters = 0;
   for (int it = 1; it <= maxit; it++) {
     /* (W + a J'J) x = r - J' (sigma - a c) */
-    for (int i = 0; i < m->ncon; i++) e[i] = a * c[i] - sigma[i];
+    for (int i = 0; i < m->ncon; i++) e[i] = a * m->con_pen[i] * c[i] - sigma[i];
     memcpy(rhs, r, sizeof(double) * (size_t)n);
     cf_mbs__jacT_mult_add(m, d, e, rhs);
     int st = cf_mbs__solve(m, d, rhs, x);
@@ -432,7 +436,7 @@ int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double
     double mx = 0;
     for (int i = 0; i < m->ncon; i++) {
       e[i] -= c[i];
-      sigma[i] += a * e[i];
+      sigma[i] += a * m->con_pen[i] * e[i];
       mx = fmax(mx, fabs(e[i]));
     }
     *res = mx;

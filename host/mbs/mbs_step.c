@@ -64,6 +64,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, h2 = sc.cK;
   double a = m->opt.rho_inf >= 1 ? alpha * h * h / 4 : alpha * sc.cK;
   cf_mbs__save_state(m, d);
+  d->newton_dq0 = d->newton_dq = INFINITY; /* no update yet */
   /* integrator constants and predictor */
   if (m->opt.rho_inf >= 1)
     for (int i = 0; i < n; i++) {
@@ -94,7 +95,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     phimax = cf_mbs_maxabs(nc, d->phi);
     if (!isfinite(phimax)) break;
     if (it > 0) {
-      for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->phi[i];
+      for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_pen[i] * d->phi[i];
       if (dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi) {
         converged = 1;
         break;
@@ -106,7 +107,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - t0;
     /* r = -h^2/4 (M qdd + J^T (lambda* + alpha Phi) - Q) */
     cf_mbs__apply_M(m, d, d->qdd, d->r);
-    for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * d->phi[i];
+    for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * m->con_pen[i] * d->phi[i];
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
     for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
     t0 = cf_wall_time();
@@ -117,6 +118,8 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     if (st < 0) break;
     dqmax = 0;
     for (int i = 0; i < n; i++) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));
+    if (it == 0) d->newton_dq0 = dqmax;
+    d->newton_dq = dqmax;
   }
   if (st < 0) {
     cf_mbs__restore_state(m, d);

@@ -297,6 +297,10 @@ typedef struct cfMbsModel {
   cfMbsForce* force;
   /* equations: 6 rigidity equations per body, then the joints', then the drivers' */
   cfMbsCon* con;             /* [ncon] */
+  double* con_pen;           /* [ncon] penalty of each equation relative to alpha: 1, but with FE bodies
+                                (alpha scaled by their stiffness) mref / kref for the equations that
+                                hold no FE node: a 50 g bolt's rigidity equations at the stiffness's
+                                penalty could not be factored */
   /* leading-matrix pattern: upper triangle, compressed columns over q; coupled body pairs */
   int nnz;
   int* Ap;                   /* [nq + 1] */
@@ -385,6 +389,8 @@ typedef struct cfMbsData {
                                 are formed by cf_mbs__factor with them) */
   /* last step */
   int iters;                 /* Newton iterations */
+  double newton_dq0, newton_dq; /* max |dq| of the step's first and latest Newton update (the
+                                corotational FE bodies keep their factor once it has shrunk) */
   int proj_iters[2];         /* projection iterations (velocity, acceleration) */
   double phi_max;            /* max |Phi| after the step */
   double phid_max;           /* max |Phi_q qd + Phi_t| */
