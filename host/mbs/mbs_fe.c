@@ -89,31 +89,13 @@ int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* f
 int cf_mbs_add_fe_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
   cfMbsFeDef* e = fe_def_of(def, body);
   if (!e) return cf_error(CF_ERR_SCENE, "FE point '%s': body %d is not an FE body", name, body);
-  const char* bname = def->body[body].name;
-  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "FE body '%s': a point needs a name", bname);
-  if (cf_mbs_find_fe_point(def, body, name) >= 0)
-    return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s' is defined twice", bname, name);
-  if (e->npoint >= CF_MBS_FE_MAX_POINTS)
-    return cf_error(CF_ERR_SCENE, "FE body '%s': more than %d points", bname, CF_MBS_FE_MAX_POINTS);
-  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s' has no nodes", bname, name);
-  for (int k = 0; k < nnode; k++)
-    if (nodes[k] < 0 || nodes[k] >= e->fem->nnode)
-      return cf_error(CF_ERR_SCENE, "FE body '%s': point '%s': node %d does not exist (the mesh has %d)", bname, name,
-                      nodes[k], e->fem->nnode);
-  cfMbsModalPoint* pt = &e->point[e->npoint];
-  pt->nodes = malloc(sizeof(int) * (size_t)nnode);
-  if (!pt->nodes) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
-  memcpy(pt->nodes, nodes, sizeof(int) * (size_t)nnode);
-  pt->nnode = nnode;
-  snprintf(pt->name, sizeof pt->name, "%s", name);
-  return e->npoint++;
+  return cf_mbs__add_point(e->point, &e->npoint, CF_MBS_FE_MAX_POINTS, e->fem->nnode, "FE body", "point",
+                           def->body[body].name, name, nodes, nnode);
 }
 
 int cf_mbs_find_fe_point(const cfMbsDef* def, int body, const char* name) {
   for (int i = 0; i < def->nfe; i++)
-    if (def->fe[i].body == body)
-      for (int k = 0; k < def->fe[i].npoint; k++)
-        if (!strcmp(def->fe[i].point[k].name, name)) return k;
+    if (def->fe[i].body == body) return cf_mbs__find_point(def->fe[i].point, def->fe[i].npoint, name);
   return -1;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cofem/mbs.h"
+#include "cofem/mbs_modal.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -176,6 +177,11 @@ const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sba
                                   int* blk0, int* nblk);
 /* its modal displacement A Phibar y (global) at q */
 void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]);
+/* a named point (one node or the mean of a node set) of a modal or FE body: checked, nodes copied;
+ * returns its index. kind / pkind name the body and the point in messages. */
+int cf_mbs__add_point(cfMbsModalPoint* pts, int* npoint, int max, int mesh_nnode, const char* kind, const char* pkind,
+                      const char* bname, const char* name, const int* nodes, int nnode);
+int cf_mbs__find_point(const cfMbsModalPoint* pts, int npoint, const char* name);
 /* mbs_model.c's cf_mbs_def_free: the modal definitions and their points */
 void cf_mbs__modal_def_free(cfMbsDef* def);
 /* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */

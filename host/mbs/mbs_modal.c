@@ -93,34 +93,42 @@ static cfMbsModalDef* modal_def_of(cfMbsDef* def, int body) {
   return NULL;
 }
 
-int cf_mbs_add_modal_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
-  cfMbsModalDef* e = modal_def_of(def, body);
-  if (!e) return cf_error(CF_ERR_SCENE, "modal point '%s': body %d is not a modal body", name, body);
-  const char* bname = def->body[body].name;
-  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "modal body '%s': a modal point needs a name", bname);
-  if (cf_mbs_find_modal_point(def, body, name) >= 0)
-    return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' is defined twice", bname, name);
-  if (e->npoint >= CF_MBS_MODAL_MAX_POINTS)
-    return cf_error(CF_ERR_SCENE, "modal body '%s': more than %d modal points", bname, CF_MBS_MODAL_MAX_POINTS);
-  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s' has no nodes", bname, name);
+int cf_mbs__add_point(cfMbsModalPoint* pts, int* npoint, int max, int mesh_nnode, const char* kind, const char* pkind,
+                      const char* bname, const char* name, const int* nodes, int nnode) {
+  if (!name || !name[0]) return cf_error(CF_ERR_SCENE, "%s '%s': a %s needs a name", kind, bname, pkind);
+  if (cf_mbs__find_point(pts, *npoint, name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s '%s': %s '%s' is defined twice", kind, bname, pkind, name);
+  if (*npoint >= max) return cf_error(CF_ERR_SCENE, "%s '%s': more than %d %ss", kind, bname, max, pkind);
+  if (!nodes || nnode < 1) return cf_error(CF_ERR_SCENE, "%s '%s': %s '%s' has no nodes", kind, bname, pkind, name);
   for (int k = 0; k < nnode; k++)
-    if (nodes[k] < 0 || nodes[k] >= e->red->nnode)
-      return cf_error(CF_ERR_SCENE, "modal body '%s': modal point '%s': node %d does not exist (the mesh has %d)",
-                      bname, name, nodes[k], e->red->nnode);
-  cfMbsModalPoint* pt = &e->point[e->npoint];
+    if (nodes[k] < 0 || nodes[k] >= mesh_nnode)
+      return cf_error(CF_ERR_SCENE, "%s '%s': %s '%s': node %d does not exist (the mesh has %d)", kind, bname, pkind,
+                      name, nodes[k], mesh_nnode);
+  cfMbsModalPoint* pt = &pts[*npoint];
   pt->nodes = malloc(sizeof(int) * (size_t)nnode);
   if (!pt->nodes) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   memcpy(pt->nodes, nodes, sizeof(int) * (size_t)nnode);
   pt->nnode = nnode;
   snprintf(pt->name, sizeof pt->name, "%s", name);
-  return e->npoint++;
+  return (*npoint)++;
+}
+
+int cf_mbs__find_point(const cfMbsModalPoint* pts, int npoint, const char* name) {
+  for (int k = 0; k < npoint; k++)
+    if (!strcmp(pts[k].name, name)) return k;
+  return -1;
+}
+
+int cf_mbs_add_modal_point(cfMbsDef* def, int body, const char* name, const int* nodes, int nnode) {
+  cfMbsModalDef* e = modal_def_of(def, body);
+  if (!e) return cf_error(CF_ERR_SCENE, "modal point '%s': body %d is not a modal body", name, body);
+  return cf_mbs__add_point(e->point, &e->npoint, CF_MBS_MODAL_MAX_POINTS, e->red->nnode, "modal body", "modal point",
+                           def->body[body].name, name, nodes, nnode);
 }
 
 int cf_mbs_find_modal_point(const cfMbsDef* def, int body, const char* name) {
   for (int i = 0; i < def->nmodal; i++)
-    if (def->modal[i].body == body)
-      for (int k = 0; k < def->modal[i].npoint; k++)
-        if (!strcmp(def->modal[i].point[k].name, name)) return k;
+    if (def->modal[i].body == body) return cf_mbs__find_point(def->modal[i].point, def->modal[i].npoint, name);
   return -1;
 }
 
