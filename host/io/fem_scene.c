@@ -65,15 +65,9 @@ static int parse_mask(const char* s, int* mask, const char* path, int idx) {
 int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
-  /* require the end of the text after the JSON value: "{...} x" is no scene */
-  cJSON* root = cJSON_ParseWithOpts(json, NULL, 1);
-  if (!root) {
-    const char* at = cJSON_GetErrorPtr();
-    int line = 1;
-    if (at)
-      for (const char* c = json; c < at && *c; c++) line += *c == '\n';
-    return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
-  }
+  cJSON* root; /* "{...} x" is no scene either */
+  int pst = cf_json_parse(json, path, &root);
+  if (pst < 0) return pst;
   if (!cJSON_IsObject(root)) TRY(cf_error(CF_ERR_SCENE, "%s: the scene must be a JSON object", path));
   TRY(cf_json_no_duplicates(root, AT(path, "")));
   static const char* known[] = {"mesh", "material", "damping", "gravity", "fixed", "loads", "time",

@@ -127,3 +127,12 @@ int cf_json_vec3(const cJSON* obj, const char* key, double* out, int required, c
   if (!it) return required ? missing(key, at) : CF_OK;
   return cf_json_numbers(it, key, out, 3, 3, NULL, at);
 }
+
+int cf_json_parse(const char* json, const char* path, cJSON** out) {
+  const char* end = NULL;
+  *out = cJSON_ParseWithOpts(json, &end, 1);
+  if (*out) return CF_OK;
+  int line = 1;
+  for (const char* c = json; end && c < end && *c; c++) line += *c == '\n';
+  return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
+}

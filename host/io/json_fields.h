@@ -15,6 +15,11 @@ typedef struct cfJsonAt {
   const char* ctx;     /* "" or "object." */
 } cfJsonAt;
 
+/* Parse a whole scene text (nothing but white space after the value): *out, or CF_ERR_SCENE
+ * "<path>:<line>: invalid JSON" with the line where the parser stopped, taken from its own
+ * parse-end pointer (cJSON_GetErrorPtr is one pointer for the whole process: two threads reading
+ * scenes would race on it). */
+int cf_json_parse(const char* json, const char* path, cJSON** out);
 int cf_json_number(const cJSON* obj, const char* key, double* out, int required, const cfJsonAt* at);
 int cf_json_int(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);
 /* an optional integer in [lo, hi]: "\"<ctx><key>\" must be an integer from lo to hi" */

@@ -671,14 +671,9 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   cf_mbs_def_init(&s->def);
   s->t_end = 1.0;
   s->every = 1;
-  cJSON* root = cJSON_Parse(json);
-  if (!root) {
-    const char* at = cJSON_GetErrorPtr();
-    int line = 1;
-    if (at)
-      for (const char* p = json; p < at && *p; p++) line += *p == '\n';
-    return cf_error(CF_ERR_SCENE, "%s:%d: invalid JSON", path, line);
-  }
+  cJSON* root;
+  int pst = cf_json_parse(json, path, &root);
+  if (pst < 0) return pst;
   Ctx c = {path, s};
   static const char* known[] = {"description", "gravity", "bodies", "markers", "joints", "drivers", "forces",
                                 "redundant_constraints", "time", "solver", "output", NULL};

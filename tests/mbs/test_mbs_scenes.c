@@ -160,6 +160,7 @@ static const Bad kBad[] = {
     {"redundant_declared_none.json", "declares 3 redundant constraint equations but has none"},
     {"redundant_miscounted.json", "5 redundant constraint equations (declared: 2)"},
     {"spring_zero_length.json", "force 'coil': its two ends coincide"},
+    {"trailing_text.json", "trailing_text.json:4: invalid JSON"}, /* text after the scene's object */
     {"universal_not_perpendicular.json", "joint 'elbow': axis and axis2 must be perpendicular"},
     {"unknown_body.json", "names body 'armm', which the mechanism does not define (bodies: ground, crank, arm)"},
     {"unknown_joint_type.json", "\"type\" = \"hinge\""},
