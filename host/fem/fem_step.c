@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cofem/fem.h"
+#include "fem/fem_backend.h"
 #include "fem/fem_element.h"
 #include "fem/fem_pcg.h"
 
@@ -57,6 +58,10 @@ int cf_step(const cfModel* m, cfData* d) {
   d->timer[CF_STAGE_ASSEMBLE] += t2 - t1;
   d->timer[CF_STAGE_PCG] += t3 - t2;
   d->timer[CF_STAGE_UPDATE] += t4 - t3;
+  return cf_step_finish(d, st);
+}
+
+int cf_step_finish(cfData* d, int st) {
   d->steps++;
   if (d->ninverted > 0) {
     d->warning[CF_WARN_INVERTED]++;
