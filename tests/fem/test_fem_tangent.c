@@ -1,7 +1,7 @@
 /* The linearisation inside the dynamic step. Under a large concentrated load (the lug pulled at
  * one node by ~4.9 MN, held), the paper's K_R step turns into a fixed-point iteration with the
- * wrong tangent and flips between two shapes every step; with the symmetric part of the
- * consistent tangent it settles on the static equilibrium computed by `cofem static`'s solver
+ * wrong tangent and flips between two shapes every step (printed, not asserted: a defect); with
+ * the symmetric part of the consistent tangent it settles on the static equilibrium computed by `cofem static`'s solver
  * (consistent tangent, independent code path: UMFPACK Newton). */
 #include <string.h>
 
@@ -73,13 +73,14 @@ int main(void) {
   for (int k = 0; k < 3; k++) err_sym += (u_sym[k] - u_static[k]) * (u_sym[k] - u_static[k]);
   err_sym = sqrt(err_sym) / us;
   printf("static equilibrium: probe u = (%.5f, %.5f, %.5f) m\n", u_static[0], u_static[1], u_static[2]);
-  printf("K_R step:           last step jump %.3g m, %.0f PCG iterations/step\n", jump_kr, it_kr);
-  printf("sym(K_T) step:      last step jump %.3g m, %.0f PCG iterations/step, %.3f%% from static\n", jump_sym,
-         it_sym, 100 * err_sym);
-  CHECK(jump_sym < 1e-6 * us); /* settled */
-  CHECK(err_sym < 0.005);      /* on the static solution */
-  /* the flaw it fixes: if the K_R step ever stops flipping here, this test is worth revisiting */
-  CHECK(jump_kr > 0.1 * us);
+  printf("K_R step:           last step jump %.3g m, %.0f PCG iterations/step (printed only)\n", jump_kr, it_kr);
+  printf("sym(K_T) step:      last step jump %.3g m, %.1f PCG iterations/step, %.3e from static\n", jump_sym,
+         it_sym, err_sym);
+  /* the consistent tangent's behaviour; the K_R step's (it flips between two shapes, 49 PCG
+   * iterations per step) is printed, not asserted: it is a defect, and fixing it must not fail this */
+  CHECK(jump_sym < 1e-9 * us); /* settled: measured 0 */
+  CHECK(err_sym < 1e-6);       /* on the static solution: measured 3.0e-7 */
+  CHECK(it_sym <= 33);         /* measured 22 per step */
   free(f);
   cf_mesh_free(&mesh);
   TEST_END();
