@@ -19,17 +19,23 @@ cfCudaOptions cf_cuda_default_options(void) {
 }
 
 int cf_cuda_available(char* why, int n) {
+  return cf_cuda_device_available(0, why, n);
+}
+
+int cf_cuda_device_available(int device, char* why, int n) {
   if (why && n > 0) snprintf(why, (size_t)n, "%s", CF_NO_CUDA);
   return 0;
 }
 
 int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) {
-  if (out) *out = NULL;
-  return unsupported("cf_cuda_create");
+  return cf_cuda_create_ex(m, d, NULL, out);
 }
+/* the model is checked first, as in the CUDA build: an unsupported model gets the same message */
 int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out) {
   if (out) *out = NULL;
-  return unsupported("cf_cuda_create_ex");
+  int st = cf_cuda_check_model(m);
+  if (st < 0) return st;
+  return unsupported("cf_cuda_create");
 }
 void cf_cuda_free(cfCuda* g) {}
 int cf_cuda_set_forces(cfCuda* g, const double* f_ext) {

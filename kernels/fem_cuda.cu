@@ -11,7 +11,7 @@
  *             k_rhs          cf_node_rhs_euler    per node (+ partial norms of b_scale)
  *             k_jacobi       cf_block_jacobi      per node
  *   warm      k_warm_*       cf_node_warm_sums, cf_warm_coefficients: the PCG's starting guess
- *                            c0 v0 + c1 v_prev (cf_pcg_warm_start of host/fem/fem_pcg.c)
+ *                            c0 v0 + c1 v_-1 (cf_pcg_warm_start of host/fem/fem_pcg.c)
  *   pcg       k_spmv_dot     cf_bsr_row + projection + partial p.q   per block row
  *             k_finish_*     one block sums the partials in a fixed order (deterministic)
  *             k_update_xrz   x += a p, r -= a q, z = P r, partials of r.r and r.z
@@ -20,7 +20,12 @@
  *
  * The PCG scalars (alpha, beta, norms, iteration count, a `done` flag) live on the device; the
  * kernels of an iteration return at once when `done` is set, so the host launches iterations
- * in batches of check_every and reads the flag back once per batch. */
+ * in batches of check_every and reads the flag back once per batch.
+ *
+ * The host side of a step is the CPU's own where the two must agree: the A coefficients
+ * (cf_system_coefficients), the PCG's stopping rule (cf_pcg_target, on the device) and result
+ * (cf_pcg_result: counters, warnings, the non-finite right side), the end-of-step bookkeeping
+ * (cf_step_finish), the model check (cf_cuda_check_model) and the field table (cf_cuda_field). */
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <math.h>
@@ -29,7 +34,11 @@
 #include <string.h>
 
 #include "cofem/cuda.h"
+#include "fem/fem_backend.h"
 #include "fem/fem_element.h"
+extern "C" {
+#include "fem/fem_precond.h" /* cf_system_coefficients */
+}
 
 namespace {
 
@@ -103,7 +112,7 @@ struct DevState {
   double bnorm, scale, rnorm, target, rz, alpha, beta;
   int it;     /* iterations completed */
   int done;   /* 1: converged, capped or broken down; the iteration kernels return at once */
-  int status; /* CF_OK, CF_WARN_PCG_NOT_CONVERGED, CF_WARN_INDEFINITE */
+  int status; /* CF_OK, CF_WARN_PCG_NOT_CONVERGED, CF_WARN_INDEFINITE, CF_ERR_ARG (b not finite) */
   /* polar */
   int ninverted;
 };
@@ -225,25 +234,25 @@ __global__ void __launch_bounds__(kThreads) k_spmv(int nnode, const int* row_ptr
   if (i < nnode) cf_bsr_row(i, row_ptr, col, A, x, y);
 }
 
-/* warm start: v0 and v_prev (the velocities of the step before) zeroed on fixed DOFs */
+/* warm start: v0 and v1 (a copy of the velocities of the step before) zeroed on fixed DOFs */
 __global__ void __launch_bounds__(kThreads)
-    k_warm_project(int nnode, const unsigned char* fixed, int use_fixed, double* v, double* v_prev) {
+    k_warm_project(int nnode, const unsigned char* fixed, int use_fixed, double* v, double* v1) {
   int n = blockIdx.x * kThreads + threadIdx.x;
   if (n >= nnode) return;
   project3(n, fixed, use_fixed, v);
-  project3(n, fixed, use_fixed, v_prev);
+  project3(n, fixed, use_fixed, v1);
 }
 
-/* partials of the CF_WARM_NSUM sums (Av0 in q, Av_prev in z): sum k of block j at k * npart + j */
+/* partials of the CF_WARM_NSUM sums (Av0 in q, Av1 in z): sum k of block j at k * npart + j */
 __global__ void __launch_bounds__(kThreads)
     k_warm_sums(int nnode, const unsigned char* fixed, int use_fixed, const double* v,
-                const double* v_prev, const double* Av, const double* Av_prev, const double* b,
+                const double* v1, const double* Av, const double* Av1, const double* b,
                 double* part, int npart) {
   __shared__ double sh[kThreads];
   int n = blockIdx.x * kThreads + threadIdx.x;
   double s[CF_WARM_NSUM];
   for (int k = 0; k < CF_WARM_NSUM; k++) s[k] = 0;
-  if (n < nnode) cf_node_warm_sums(n, v, v_prev, Av, Av_prev, b, fixed, use_fixed, s);
+  if (n < nnode) cf_node_warm_sums(n, v, v1, Av, Av1, b, fixed, use_fixed, s);
   for (int k = 0; k < CF_WARM_NSUM; k++) {
     double t = block_sum(s[k], sh);
     if (threadIdx.x == 0) part[k * npart + blockIdx.x] = t;
@@ -267,14 +276,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/* v = c0 v0 + c1 v_prev (the starting guess); v_prev = v0 for the next step */
+/* v = c0 v0 + c1 v1 (the starting guess); v_prev, which holds the unprojected v0 for the next
+ * step (as cf_step keeps it), is not touched here */
 __global__ void __launch_bounds__(kThreads)
-    k_warm_combine(int ndof, double* v, double* v_prev, const DevState* st) {
+    k_warm_combine(int ndof, double* v, const double* v1, const DevState* st) {
   int i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= ndof) return;
-  const double v0 = v[i];
-  v[i] = st->wc0 * v0 + st->wc1 * v_prev[i];
-  v_prev[i] = v0;
+  v[i] = st->wc0 * v[i] + st->wc1 * v1[i];
 }
 
 __global__ void k_pcg_reset(DevState* st, double tol, int max_iter, int use_fixed, int warm) {
@@ -314,8 +322,11 @@ __global__ void __launch_bounds__(kThreads)
   double bb = ordered_sum(part, npart, sh);
   if (threadIdx.x == 0) {
     st->bnorm = sqrt(bb);
-    st->scale = fmax(st->bnorm, st->b_scale);
-    st->target = st->tol * (st->scale > 0 ? st->scale : 1.0);
+    /* a NaN or Inf in b or b_scale: fail (CF_ERR_ARG, as the CPU), never "converge" on NaN */
+    if (!cf_pcg_target(st->bnorm, st->b_scale, st->tol, &st->scale, &st->target)) {
+      st->status = CF_ERR_ARG;
+      st->done = 1;
+    }
   }
 }
 
@@ -387,6 +398,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     k_pcg_finish_init(DevState* st, const double* part_rr, const double* part_rz, int npart) {
   __shared__ double sh0[kThreads], sh1[kThreads];
+  if (st->done) return; /* the right side was not finite (k_pcg_finish_b) */
   double rr = ordered_sum(part_rr, npart, sh0);
   double rz = ordered_sum(part_rz, npart, sh1);
   if (threadIdx.x == 0) {
@@ -526,19 +538,12 @@ namespace {
 
 int check_model(const cfCuda* g, const cfModel* m) {
   if (!g || !m) return cf_error(CF_ERR_ARG, "cuda: NULL backend or model");
+  TRY(cf_cuda_check_model(m)); /* the method may have been changed since create */
   if (m->nnode != g->nnode || m->ntet != g->ntet || m->nnzb != g->nnzb)
     return cf_error(CF_ERR_ARG,
                     "cuda: model (%d nodes, %d elements, %d blocks) is not the one uploaded "
                     "(%d, %d, %d)",
                     m->nnode, m->ntet, m->nnzb, g->nnode, g->ntet, g->nnzb);
-  return CF_OK;
-}
-
-template <class T>
-int dev_alloc(T** p, size_t count) {
-  *p = NULL;
-  if (count == 0) count = 1;
-  CU(cudaMalloc((void**)p, count * sizeof(T)));
   return CF_OK;
 }
 
@@ -565,15 +570,111 @@ int sync_stream(cudaStream_t s, const char* what) {
   return CF_OK;
 }
 
-/* device bytes for the model and data */
-size_t device_bytes(const cfModel* m) {
-  size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
-  size_t dbl = 3 * nn + 9 * ne + ne + nn + nb        /* X Dm_inv vol node_mass Mblk */
-               + 7 * nd + 9 * ne + 144 * ne + 12 * ne /* x v f_ext f_el b + r z p q */
-               + 9 * nb + 9 * nn + 2 * nd             /* A Pinv */
-               + nd + CF_WARM_NSUM * (nn / kThreads + 1); /* v_prev part_warm */
-  size_t ints = 4 * ne + (nn + 1) + nb + nn + (nb + 1) + 16 * ne + (nn + 1) + 4 * ne;
-  return dbl * sizeof(double) + ints * sizeof(int) + nd;
+/* Every device array of the backend with its size in bytes: f(void** ptr, size_t bytes) is
+ * called for each, in order, until it returns nonzero (returned). One list for the memory
+ * estimate, the allocation and the release, so that the free-memory check of cf_cuda_create
+ * counts everything allocated (the cuSPARSE buffer, whose size only cuSPARSE knows, is
+ * allocated right after, in create). g's sizes must be set. */
+template <class F>
+int each_array(cfCuda* g, F f) {
+  const size_t nn = (size_t)g->nnode, ne = (size_t)g->ntet, nb = (size_t)g->nnzb, nd = 3 * nn;
+  const size_t np = (size_t)g->npart, D = sizeof(double), I = sizeof(int);
+  struct {
+    void** p;
+    size_t bytes;
+  } a[] = {
+      /* model */
+      {(void**)&g->X, nd * D}, {(void**)&g->Dm_inv, 9 * ne * D}, {(void**)&g->vol, ne * D},
+      {(void**)&g->node_mass, nn * D}, {(void**)&g->Mblk, nb * D}, {(void**)&g->tet, 4 * ne * I},
+      {(void**)&g->row_ptr, (nn + 1) * I}, {(void**)&g->col, nb * I}, {(void**)&g->diag, nn * I},
+      {(void**)&g->blk_src_ptr, (nb + 1) * I}, {(void**)&g->blk_src, 16 * ne * I},
+      {(void**)&g->node_src_ptr, (nn + 1) * I}, {(void**)&g->node_src, 4 * ne * I},
+      {(void**)&g->fixed, nd},
+      /* state, inputs, stage arrays */
+      {(void**)&g->x, nd * D}, {(void**)&g->v, nd * D}, {(void**)&g->v_prev, nd * D},
+      {(void**)&g->f_ext, nd * D}, {(void**)&g->R, 9 * ne * D}, {(void**)&g->KR, 144 * ne * D},
+      {(void**)&g->fe, 12 * ne * D}, {(void**)&g->f_el, nd * D}, {(void**)&g->A, 9 * nb * D},
+      {(void**)&g->b, nd * D}, {(void**)&g->Pinv, 9 * nn * D},
+      /* PCG vectors, partial sums, scalars */
+      {(void**)&g->r, nd * D}, {(void**)&g->z, nd * D}, {(void**)&g->p, nd * D},
+      {(void**)&g->q, nd * D}, {(void**)&g->part0, np * D}, {(void**)&g->part1, np * D},
+      {(void**)&g->part2, np * D}, {(void**)&g->part_warm, CF_WARM_NSUM * np * D},
+      {(void**)&g->st, sizeof(DevState)},
+      /* snapshots of the asynchronous download */
+      {(void**)&g->snap_x, nd * D}, {(void**)&g->snap_v, nd * D}, {(void**)&g->snap_R, 9 * ne * D},
+      {(void**)&g->snap_f_el, nd * D},
+  };
+  for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+    int r = f(a[i].p, a[i].bytes > 0 ? a[i].bytes : 1);
+    if (r) return r;
+  }
+  return 0;
+}
+
+/* device bytes of everything each_array allocates */
+size_t device_bytes(cfCuda* g) {
+  size_t total = 0;
+  each_array(g, [&](void**, size_t bytes) {
+    total += (bytes + 255) / 256 * 256; /* cudaMalloc's alignment */
+    return 0;
+  });
+  return total;
+}
+
+/* device `device` runs a kernel: catches a missing kernel image for this GPU or a broken
+ * driver. 1, or 0 with the reason in why[n]. Leaves `device` current. */
+int probe_device(int device, char* why, int n) {
+  char buf[256];
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    snprintf(buf, sizeof buf, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+  } else if (count == 0) {
+    snprintf(buf, sizeof buf, "cudaGetDeviceCount: no CUDA device");
+  } else if (device < 0 || device >= count) {
+    snprintf(buf, sizeof buf, "CUDA device %d requested, %d present (ordinals 0..%d)", device,
+             count, count - 1);
+  } else if ((e = cudaSetDevice(device)) != cudaSuccess) {
+    snprintf(buf, sizeof buf, "cudaSetDevice(%d): %s", device, cudaGetErrorString(e));
+  } else {
+    int* dflag = NULL;
+    int flag = 0;
+    e = cudaMalloc((void**)&dflag, sizeof(int));
+    if (e == cudaSuccess) {
+      k_probe<<<1, 1>>>(dflag);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) e = cudaMemcpy(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost);
+      cudaFree(dflag);
+    }
+    if (e != cudaSuccess) {
+      snprintf(buf, sizeof buf, "CUDA probe kernel on device %d: %s", device, cudaGetErrorString(e));
+    } else if (flag != 42) {
+      snprintf(buf, sizeof buf, "CUDA probe kernel did not run on device %d", device);
+    } else {
+      if (why && n > 0) why[0] = 0;
+      return 1;
+    }
+  }
+  if (why && n > 0) snprintf(why, (size_t)n, "%s", buf);
+  return 0;
+}
+
+/* the device array behind one field bit (cf_cuda_field gives the host side and the length) */
+double* dev_field(cfCuda* g, int bit) {
+  switch (bit) {
+    case CF_CUDA_X: return g->x;
+    case CF_CUDA_V: return g->v;
+    case CF_CUDA_V_PREV: return g->v_prev;
+    case CF_CUDA_R: return g->R;
+    case CF_CUDA_F_EXT: return g->f_ext;
+    case CF_CUDA_KR: return g->KR;
+    case CF_CUDA_FE: return g->fe;
+    case CF_CUDA_F_EL: return g->f_el;
+    case CF_CUDA_A: return g->A;
+    case CF_CUDA_B: return g->b;
+    case CF_CUDA_PINV: return g->Pinv;
+    default: return NULL;
+  }
 }
 
 /* ---- launch helpers: enqueue on g->s, no sync ----------------------------------------------- */
@@ -597,8 +698,8 @@ int enqueue_elastic(cfCuda* g) {
 }
 
 int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
-  const double cm = 1.0 + h * m->def.rayleigh_alpha;
-  const double ck = h * m->def.rayleigh_beta + h * h;
+  double cm, ck; /* the CPU's own coefficients of A = cm M + ck K_R */
+  cf_system_coefficients(m, h, &cm, &ck);
   k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src,
                                                              g->KR, g->Mblk, cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
@@ -615,24 +716,25 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   return CF_OK;
 }
 
-/* the PCG's starting guess from v and v_prev (as cf_pcg_warm_start) */
+/* the PCG's starting guess from v = v0 and p = v1, a copy of the velocities of the step before
+ * (as cf_pcg_warm_start; cf_cuda_step fills p) */
 int enqueue_warm_start(cfCuda* g, double tol) {
   const int use_fixed = g->supports_active && g->nfixed > 0;
   k_warm_project<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v,
-                                                              g->v_prev);
+                                                              g->p);
   CU_LAUNCHED(k_warm_project);
   k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->v,
                                                       g->q);
   CU_LAUNCHED(k_spmv);
-  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A,
-                                                      g->v_prev, g->z);
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->p,
+                                                      g->z);
   CU_LAUNCHED(k_spmv);
-  k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, g->v_prev, g->q,
+  k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, g->p, g->q,
                                                g->z, g->b, g->part_warm, g->npart);
   CU_LAUNCHED(k_warm_sums);
   k_warm_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, tol);
   CU_LAUNCHED(k_warm_finish);
-  k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, g->v_prev, g->st);
+  k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, g->p, g->st);
   CU_LAUNCHED(k_warm_combine);
   return CF_OK;
 }
@@ -749,8 +851,11 @@ int run_pcg(cfCuda* g, const cfModel* m) {
   k_pcg_finish_init<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
   CU_LAUNCHED(k_pcg_finish_init);
 
-  const int k = g->opt.check_every;
   const int graphs = g->opt.use_graphs && g->opt.spmv == CF_CUDA_SPMV_OWN;
+  /* cusparseSpMV cannot read the device's `done` flag: batched, it would run up to
+   * check_every - 1 full products after convergence. So the cuSPARSE path checks after every
+   * iteration (one sync each): it is the comparison path, not the fast one. */
+  const int k = g->opt.spmv == CF_CUDA_SPMV_CUSPARSE ? 1 : g->opt.check_every;
   if (graphs) TRY(capture_batch(g));
   /* the device stops itself at max_iter; the bound only guards against a bug. A solve that
    * converged in the init runs one batch of no-op launches rather than paying an extra sync. */
@@ -773,32 +878,20 @@ int run_pcg(cfCuda* g, const cfModel* m) {
   return CF_OK;
 }
 
-/* counters and warning of a finished solve (g->st_host), as cf_stage_pcg */
+/* counters, warning or error of a finished solve (g->st_host): the CPU's cf_pcg_result */
 int record_pcg(const cfCuda* g, const cfModel* m, cfData* d) {
   const DevState* s = g->st_host;
-  d->pcg_iters = s->it;
-  d->pcg_residual = s->rnorm / (s->scale > 0 ? s->scale : 1.0);
-  d->pcg_iters_total += s->it;
-  int status = s->status;
-  if (status > 0) {
-    d->warning[status]++;
-    cf_error(status, "cuda PCG: %s after %d iterations, relative residual %.3g (tolerance %.3g)",
-             status == CF_WARN_INDEFINITE ? "matrix not positive definite" : "not converged", s->it,
-             d->pcg_residual, m->def.pcg_tol);
-  }
-  return status;
+  return cf_pcg_result(m, d, s->status, s->it, s->rnorm, s->bnorm, s->b_scale);
 }
 
+/* pinned host buffers of the asynchronous download (host memory; the device snapshots are
+ * allocated with everything else in create) */
 int ensure_async_buffers(cfCuda* g) {
-  if (g->snap_x) return CF_OK;
+  if (g->pin_f_el) return CF_OK;
   const size_t nd = (size_t)g->ndof, nr = 9 * (size_t)g->ntet;
-  TRY(dev_alloc(&g->snap_x, nd));
-  TRY(dev_alloc(&g->snap_v, nd));
-  TRY(dev_alloc(&g->snap_R, nr));
-  TRY(dev_alloc(&g->snap_f_el, nd));
-  CU(cudaMallocHost((void**)&g->pin_x, nd * sizeof(double)));
-  CU(cudaMallocHost((void**)&g->pin_v, nd * sizeof(double)));
-  CU(cudaMallocHost((void**)&g->pin_R, nr * sizeof(double)));
+  if (!g->pin_x) CU(cudaMallocHost((void**)&g->pin_x, nd * sizeof(double)));
+  if (!g->pin_v) CU(cudaMallocHost((void**)&g->pin_v, nd * sizeof(double)));
+  if (!g->pin_R) CU(cudaMallocHost((void**)&g->pin_R, nr * sizeof(double)));
   CU(cudaMallocHost((void**)&g->pin_f_el, nd * sizeof(double)));
   return CF_OK;
 }
@@ -820,35 +913,11 @@ cfCudaOptions cf_cuda_default_options(void) {
 }
 
 int cf_cuda_available(char* why, int n) {
-  char buf[256];
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    snprintf(buf, sizeof buf, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
-  } else if (count == 0) {
-    snprintf(buf, sizeof buf, "cudaGetDeviceCount: no CUDA device");
-  } else {
-    /* run a probe kernel: catches a missing kernel image for this GPU or a broken driver */
-    int* dflag = NULL;
-    int flag = 0;
-    e = cudaMalloc((void**)&dflag, sizeof(int));
-    if (e == cudaSuccess) {
-      k_probe<<<1, 1>>>(dflag);
-      e = cudaGetLastError();
-      if (e == cudaSuccess) e = cudaMemcpy(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost);
-      cudaFree(dflag);
-    }
-    if (e != cudaSuccess) {
-      snprintf(buf, sizeof buf, "CUDA probe kernel: %s", cudaGetErrorString(e));
-    } else if (flag != 42) {
-      snprintf(buf, sizeof buf, "CUDA probe kernel did not run");
-    } else {
-      if (why && n > 0) why[0] = 0;
-      return 1;
-    }
-  }
-  if (why && n > 0) snprintf(why, (size_t)n, "%s", buf);
-  return 0;
+  return cf_cuda_device_available(0, why, n);
+}
+
+int cf_cuda_device_available(int device, char* why, int n) {
+  return probe_device(device, why, n);
 }
 
 int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) {
@@ -860,23 +929,18 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL output");
   *out = NULL;
   if (!m || !d) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model or data");
+  TRY(cf_cuda_check_model(m)); /* before any device call: the same refusal without a GPU */
   cfCudaOptions o = opt ? *opt : cf_cuda_default_options();
   if (o.spmv != CF_CUDA_SPMV_OWN && o.spmv != CF_CUDA_SPMV_CUSPARSE)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: unknown SpMV kind %d", o.spmv);
   if (o.check_every < 1 || o.check_every > 1024)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
                     o.check_every);
-  CU(cudaSetDevice(o.device));
+  char why[256];
+  if (!probe_device(o.device, why, sizeof why))
+    return cf_error(CF_ERR_CUDA, "cf_cuda_create: device %d not usable: %s", o.device, why);
   cudaDeviceProp prop;
   CU(cudaGetDeviceProperties(&prop, o.device));
-  size_t free_b = 0, total_b = 0;
-  CU(cudaMemGetInfo(&free_b, &total_b));
-  const size_t need = device_bytes(m);
-  if (need > free_b)
-    return cf_error(CF_ERR_CUDA,
-                    "cf_cuda_create: %d nodes, %d elements need %.2f GB of device "
-                    "memory, %.2f GB free on %s",
-                    m->nnode, m->ntet, need / 1e9, free_b / 1e9, prop.name);
 
   cfCuda* g = (cfCuda*)calloc(1, sizeof(cfCuda));
   if (!g) return cf_error(CF_ERR_NOMEM, "cf_cuda_create: out of host memory");
@@ -892,6 +956,21 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   cf_lame(m->def.E, m->def.nu, &g->lam, &g->mu);
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
 
+  size_t free_b = 0, total_b = 0;
+  const size_t need = device_bytes(g);
+  cudaError_t me = cudaMemGetInfo(&free_b, &total_b);
+  if (me != cudaSuccess) {
+    free(g);
+    return cuda_fail(me, "cudaMemGetInfo", __FILE__, __LINE__);
+  }
+  if (need > free_b) {
+    free(g);
+    return cf_error(CF_ERR_CUDA,
+                    "cf_cuda_create: %d nodes, %d elements need %.2f GB of device "
+                    "memory, %.2f GB free on %s",
+                    m->nnode, m->ntet, need / 1e9, free_b / 1e9, prop.name);
+  }
+
   int st = [&]() -> int {
     CU(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&g->copy, cudaStreamNonBlocking));
@@ -903,42 +982,15 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     CU(cudaMallocHost((void**)&g->st_host, sizeof(DevState)));
     memset(g->st_host, 0, sizeof(DevState));
 
-    const size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
-    TRY(dev_alloc(&g->X, nd));
-    TRY(dev_alloc(&g->Dm_inv, 9 * ne));
-    TRY(dev_alloc(&g->vol, ne));
-    TRY(dev_alloc(&g->node_mass, nn));
-    TRY(dev_alloc(&g->Mblk, nb));
-    TRY(dev_alloc(&g->tet, 4 * ne));
-    TRY(dev_alloc(&g->row_ptr, nn + 1));
-    TRY(dev_alloc(&g->col, nb));
-    TRY(dev_alloc(&g->diag, nn));
-    TRY(dev_alloc(&g->blk_src_ptr, nb + 1));
-    TRY(dev_alloc(&g->blk_src, 16 * ne));
-    TRY(dev_alloc(&g->node_src_ptr, nn + 1));
-    TRY(dev_alloc(&g->node_src, 4 * ne));
-    TRY(dev_alloc(&g->fixed, nd));
-    TRY(dev_alloc(&g->x, nd));
-    TRY(dev_alloc(&g->v, nd));
-    TRY(dev_alloc(&g->v_prev, nd));
-    TRY(dev_alloc(&g->f_ext, nd));
-    TRY(dev_alloc(&g->R, 9 * ne));
-    TRY(dev_alloc(&g->KR, 144 * ne));
-    TRY(dev_alloc(&g->fe, 12 * ne));
-    TRY(dev_alloc(&g->f_el, nd));
-    TRY(dev_alloc(&g->A, 9 * nb));
-    TRY(dev_alloc(&g->b, nd));
-    TRY(dev_alloc(&g->Pinv, 9 * nn));
-    TRY(dev_alloc(&g->r, nd));
-    TRY(dev_alloc(&g->z, nd));
-    TRY(dev_alloc(&g->p, nd));
-    TRY(dev_alloc(&g->q, nd));
-    TRY(dev_alloc(&g->part0, (size_t)g->npart));
-    TRY(dev_alloc(&g->part1, (size_t)g->npart));
-    TRY(dev_alloc(&g->part2, (size_t)g->npart));
-    TRY(dev_alloc(&g->part_warm, CF_WARM_NSUM * (size_t)g->npart));
-    TRY(dev_alloc(&g->st, 1));
+    TRY(each_array(g, [](void** p, size_t bytes) -> int {
+      *p = NULL;
+      CU(cudaMalloc(p, bytes));
+      return 0;
+    }));
+    /* the cuSPARSE descriptors and buffer now, so that no device allocation is left for later */
+    TRY(sparse_setup(g));
 
+    const size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
     TRY(upload_array(g->s, g->X, m->X, nd));
     TRY(upload_array(g->s, g->Dm_inv, m->Dm_inv, 9 * ne));
     TRY(upload_array(g->s, g->vol, m->vol, ne));
@@ -953,7 +1005,6 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(upload_array(g->s, g->node_src_ptr, m->node_src_ptr, nn + 1));
     TRY(upload_array(g->s, g->node_src, m->node_src, 4 * ne));
     TRY(upload_array(g->s, g->fixed, m->fixed, nd));
-    TRY(upload_array(g->s, g->v_prev, d->v_prev, nd));
     /* scratch starts defined (a stage run alone may read it) */
     CU(cudaMemsetAsync(g->KR, 0, 144 * ne * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->fe, 0, 12 * ne * sizeof(double), g->s));
@@ -990,15 +1041,12 @@ void cf_cuda_free(cfCuda* g) {
   if (g->spx) cusparseDestroyDnVec(g->spx);
   if (g->spy) cusparseDestroyDnVec(g->spy);
   if (g->sp) cusparseDestroy(g->sp);
-  void* dev[] = {g->X,        g->Dm_inv, g->vol,     g->node_mass,   g->Mblk,    g->tet,
-                 g->row_ptr,  g->col,    g->diag,   g->blk_src_ptr, g->blk_src, g->node_src_ptr,
-                 g->node_src, g->fixed,  g->x,      g->v,           g->f_ext,   g->R,
-                 g->KR,       g->fe,     g->f_el,   g->A,           g->b,       g->Pinv,
-                 g->r,        g->z,      g->p,      g->q,           g->part0,   g->part1,
-                 g->part2,    g->st,     g->sp_buf, g->snap_x,      g->snap_v,  g->snap_R,
-                 g->snap_f_el, g->v_prev, g->part_warm};
-  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-    if (dev[i]) cudaFree(dev[i]);
+  each_array(g, [](void** p, size_t) {
+    if (*p) cudaFree(*p);
+    *p = NULL;
+    return 0;
+  });
+  if (g->sp_buf) cudaFree(g->sp_buf);
   void* pinned[] = {g->st_host, g->pin_x, g->pin_v, g->pin_R, g->pin_f_el};
   for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
     if (pinned[i]) cudaFreeHost(pinned[i]);
@@ -1041,20 +1089,14 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
   if (what & ~CF_CUDA_ALL)
     return cf_error(CF_ERR_ARG, "cf_cuda_upload: unknown field bits 0x%x", what);
   CU(cudaSetDevice(g->device));
-  const size_t nd = (size_t)g->ndof, ne = (size_t)g->ntet, nb = (size_t)g->nnzb;
-  if (what & CF_CUDA_X) TRY(upload_array(g->s, g->x, d->x, nd));
-  if (what & CF_CUDA_V) TRY(upload_array(g->s, g->v, d->v, nd));
-  if (what & CF_CUDA_R) TRY(upload_array(g->s, g->R, d->R, 9 * ne));
-  if (what & CF_CUDA_F_EXT) TRY(upload_array(g->s, g->f_ext, d->f_ext, nd));
-  if (what & CF_CUDA_KR) TRY(upload_array(g->s, g->KR, d->KR, 144 * ne));
-  if (what & CF_CUDA_FE) TRY(upload_array(g->s, g->fe, d->fe, 12 * ne));
-  if (what & CF_CUDA_F_EL) TRY(upload_array(g->s, g->f_el, d->f_el, nd));
-  if (what & CF_CUDA_A) TRY(upload_array(g->s, g->A, d->A, 9 * nb));
-  if (what & CF_CUDA_B) {
-    TRY(upload_array(g->s, g->b, d->b, nd));
-    TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
+  for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
+    if (!(what & bit)) continue;
+    size_t n = 0;
+    /* the table takes a non-const cfData; nothing is written through it here */
+    const double* h = cf_cuda_field((cfData*)d, g->nnode, g->ntet, g->nnzb, bit, &n);
+    TRY(upload_array(g->s, dev_field(g, bit), h, n));
   }
-  if (what & CF_CUDA_PINV) TRY(upload_array(g->s, g->Pinv, d->Pinv, 3 * nd));
+  if (what & CF_CUDA_B) TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
   return sync_stream(g->s, "cf_cuda_upload");
 }
 
@@ -1064,22 +1106,15 @@ int cf_cuda_download(cfCuda* g, cfData* d, int what) {
     return cf_error(CF_ERR_ARG, "cf_cuda_download: unknown field bits 0x%x", what);
   CU(cudaSetDevice(g->device));
   double t0 = cf_wall_time();
-  const size_t nd = (size_t)g->ndof, ne = (size_t)g->ntet, nb = (size_t)g->nnzb;
-  if (what & CF_CUDA_X) TRY(download_array(g->s, d->x, g->x, nd));
-  if (what & CF_CUDA_V) TRY(download_array(g->s, d->v, g->v, nd));
-  if (what & CF_CUDA_R) TRY(download_array(g->s, d->R, g->R, 9 * ne));
-  if (what & CF_CUDA_F_EXT) TRY(download_array(g->s, d->f_ext, g->f_ext, nd));
-  if (what & CF_CUDA_KR) TRY(download_array(g->s, d->KR, g->KR, 144 * ne));
-  if (what & CF_CUDA_FE) TRY(download_array(g->s, d->fe, g->fe, 12 * ne));
-  if (what & CF_CUDA_F_EL) TRY(download_array(g->s, d->f_el, g->f_el, nd));
-  if (what & CF_CUDA_A) TRY(download_array(g->s, d->A, g->A, 9 * nb));
-  if (what & CF_CUDA_B) {
-    TRY(download_array(g->s, d->b, g->b, nd));
-    TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
+  for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
+    if (!(what & bit)) continue;
+    size_t n = 0;
+    double* h = cf_cuda_field(d, g->nnode, g->ntet, g->nnzb, bit, &n);
+    TRY(download_array(g->s, h, dev_field(g, bit), n));
   }
-  if (what & CF_CUDA_PINV) TRY(download_array(g->s, d->Pinv, g->Pinv, 3 * nd));
+  if (what & CF_CUDA_B) TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
   TRY(sync_stream(g->s, "cf_cuda_download"));
-  d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
+  d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0; /* counted here only (not by cf_sim_fetch) */
   return CF_OK;
 }
 
@@ -1196,21 +1231,47 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   if (!d) return cf_error(CF_ERR_ARG, "cf_cuda_step: NULL data");
   CU(cudaSetDevice(g->device));
   const double h = m->def.dt;
-  CU(cudaEventRecord(g->ev[0], g->s));
-  TRY(enqueue_polar(g));
-  CU(cudaEventRecord(g->ev[1], g->s));
-  TRY(enqueue_elastic(g));
-  TRY(enqueue_assemble(g, m, h));
-  CU(cudaEventRecord(g->ev[2], g->s));
-  if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
-  TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
-  CU(cudaEventRecord(g->ev[3], g->s));
-  TRY(enqueue_update(g, h));
-  CU(cudaEventRecord(g->ev[4], g->s));
-  /* the final state carries the polar count too; one sync ends the step */
-  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
-  TRY(sync_stream(g->s, "cf_cuda_step"));
-
+  int saved = 0; /* v_prev holds v0: the state can be put back */
+  int st = [&]() -> int {
+    CU(cudaEventRecord(g->ev[0], g->s));
+    TRY(enqueue_polar(g));
+    CU(cudaEventRecord(g->ev[1], g->s));
+    /* as cf_step: v_prev (the step before's velocities) is the warm start's second vector, in
+     * p; then v_prev = v0, unprojected, every step, warm start or not */
+    const size_t nd = (size_t)g->ndof * sizeof(double);
+    if (m->def.warm_start) CU(cudaMemcpyAsync(g->p, g->v_prev, nd, cudaMemcpyDeviceToDevice, g->s));
+    CU(cudaMemcpyAsync(g->v_prev, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
+    saved = 1;
+    TRY(enqueue_elastic(g));
+    TRY(enqueue_assemble(g, m, h));
+    CU(cudaEventRecord(g->ev[2], g->s));
+    if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
+    TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
+    if (g->st_host->status < 0) return CF_OK; /* the solve failed: no update (record_pcg says why) */
+    CU(cudaEventRecord(g->ev[3], g->s));
+    TRY(enqueue_update(g, h));
+    CU(cudaEventRecord(g->ev[4], g->s));
+    /* the final state carries the polar count too; one sync ends the step */
+    CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+    return sync_stream(g->s, "cf_cuda_step");
+  }();
+  if (saved) d->ninverted = g->st_host->ninverted; /* read back with the PCG's scalars */
+  if (st >= 0) st = record_pcg(g, m, d); /* CF_ERR_ARG for a non-finite right side */
+  if (st < 0) {
+    /* nothing is advanced, as in cf_step: v back to v0 (x was not updated) */
+    if (saved) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", cf_last_error());
+      cudaError_t e = cudaMemcpyAsync(g->v, g->v_prev, (size_t)g->ndof * sizeof(double),
+                                      cudaMemcpyDeviceToDevice, g->s);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(g->s);
+      if (e != cudaSuccess)
+        return cf_error(st, "%s (and the state could not be restored: %s)", msg,
+                        cudaGetErrorString(e));
+      cf_error(st, "%s", msg);
+    }
+    return st;
+  }
   const int stages[4] = {CF_STAGE_POLAR, CF_STAGE_ASSEMBLE, CF_STAGE_PCG, CF_STAGE_UPDATE};
   for (int i = 0; i < 4; i++) {
     float ms = 0;
@@ -1218,17 +1279,8 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     d->timer[stages[i]] += 1e-3 * (double)ms;
   }
   d->ninverted = g->st_host->ninverted;
-  int st = record_pcg(g, m, d);
   d->t += h;
-  d->steps++;
-  if (d->ninverted > 0) {
-    d->warning[CF_WARN_INVERTED]++;
-    if (st == CF_OK) {
-      cf_error(CF_WARN_INVERTED, "step %ld: %d inverted elements", d->steps, d->ninverted);
-      st = CF_WARN_INVERTED;
-    }
-  }
-  return st;
+  return cf_step_finish(d, st);
 }
 
 }  // extern "C"

@@ -15,6 +15,19 @@ extern "C" {
  * CF_OK and d->ninverted > 0. */
 int cf_step_finish(cfData* d, int st);
 
+/* The end of a PCG solve (fem_pcg.c; the GPU's from its device scalars): with status CF_OK or a
+ * positive warning writes d->pcg_iters = it, d->pcg_residual = rnorm / max(|b|, b_scale),
+ * d->pcg_iters_total, counts the warning and sets its message; returns status. Where status is
+ * CF_ERR_ARG, or bnorm or b_scale is not finite (cf_pcg_target), writes nothing and returns
+ * CF_ERR_ARG with "step N: the right side is not finite ...". */
+int cf_pcg_result(const cfModel* m, cfData* d, int status, int it, double rnorm, double bnorm, double b_scale);
+
+/* The host array of d behind one field bit of enum cfCudaField (cofem/cuda.h) and its length in
+ * doubles, for a model of nnode nodes, ntet elements and nnzb blocks; NULL for zero bits, several
+ * bits or an unknown one. CF_CUDA_B names d->b (its b_scale travels beside it). The upload and
+ * download of kernels/fem_cuda.cu go through it. */
+double* cf_cuda_field(cfData* d, int nnode, int ntet, int nnzb, int bit, size_t* count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -443,6 +443,17 @@ CF_HD void cf_node_rhs_euler(int n, const int* row_ptr, const int* col, const do
   }
 }
 
+/* The PCG's stopping rule from |b| on the free DOFs and the force scale b_scale (cofem/fem.h):
+ * scale = max(|b|, b_scale), target = tol scale (tol where both are 0). Returns 0, leaving scale
+ * and target unset, where |b| or b_scale is not finite: the solve must fail with CF_ERR_ARG
+ * (cf_pcg_result), not "converge" on a NaN residual. Shared by the CPU PCG and the GPU's. */
+CF_HD int cf_pcg_target(double bnorm, double b_scale, double tol, double* scale, double* target) {
+  if (!isfinite(bnorm) || !isfinite(b_scale)) return 0;
+  *scale = fmax(bnorm, b_scale);
+  *target = tol * (*scale > 0 ? *scale : 1.0);
+  return 1;
+}
+
 /* y_i = sum_j A_ij x_j over block row i */
 CF_HD void cf_bsr_row(int i, const int* row_ptr, const int* col, const double* A, const double* x,
                       double* y) {

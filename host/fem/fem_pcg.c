@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cofem/fem.h"
+#include "fem/fem_backend.h"
 #include "fem/fem_element.h"
 #include "fem/fem_parallel.h"
 #include "fem/fem_pcg.h"
@@ -143,11 +144,9 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
     project(m, d, r);
     rnorm = sqrt(dot(d, n, r, r));
   }
-  if (!isfinite(bnorm) || !isfinite(d->b_scale)) /* absurd inputs (1e300 N, 1e300 kg/m^3) overflow */
-    return cf_error(CF_ERR_ARG, "step %ld: the right side is not finite (|b| = %g, force scale %g): "
-                    "forces, density or time step out of range", d->steps + 1, bnorm, d->b_scale);
-  const double scale = fmax(bnorm, d->b_scale);
-  const double target = m->def.pcg_tol * (scale > 0 ? scale : 1.0);
+  double scale, target; /* absurd inputs (1e300 N, 1e300 kg/m^3) overflow: CF_ERR_ARG */
+  if (!cf_pcg_target(bnorm, d->b_scale, m->def.pcg_tol, &scale, &target))
+    return cf_pcg_result(m, d, CF_ERR_ARG, 0, rnorm, bnorm, d->b_scale);
   int it = 0, status = CF_OK;
   if (rnorm > target) {
     precondition(m, d, r, z);
@@ -182,6 +181,14 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
       status = CF_WARN_PCG_NOT_CONVERGED;
     }
   }
+  return cf_pcg_result(m, d, status, it, rnorm, bnorm, d->b_scale);
+}
+
+int cf_pcg_result(const cfModel* m, cfData* d, int status, int it, double rnorm, double bnorm, double b_scale) {
+  double scale, target;
+  if (status == CF_ERR_ARG || !cf_pcg_target(bnorm, b_scale, m->def.pcg_tol, &scale, &target))
+    return cf_error(CF_ERR_ARG, "step %ld: the right side is not finite (|b| = %g, force scale %g): "
+                    "forces, density or time step out of range", d->steps + 1, bnorm, b_scale);
   d->pcg_iters = it;
   d->pcg_residual = rnorm / (scale > 0 ? scale : 1.0);
   d->pcg_iters_total += it;

@@ -23,12 +23,11 @@ int cf_sim_create(const cfModel* m, cfData* d, const char* backend, cfSim** out)
   s->d = d;
   if (strcmp(backend, "cpu") != 0) {
     char why[256];
-    int gpu_can = m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
-                  m->def.preconditioner == CF_PRECOND_BLOCK_JACOBI && m->def.dyn_tangent == CF_DYN_TANGENT_KR;
+    /* the GPU's own check (cf_cuda_create refuses the same models): auto falls back to the CPU */
+    int gpu_can = cf_cuda_check_model(m) >= 0;
     if (!gpu_can && !strcmp(backend, "cuda")) {
       free(s);
-      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: the GPU runs backward Euler with the K_R tangent and the "
-                      "block-Jacobi preconditioner only");
+      return cf_error(CF_ERR_UNSUPPORTED, "backend cuda: %s", cf_last_error());
     }
     if (gpu_can && cf_cuda_available(why, sizeof why)) {
       int st = cf_cuda_create(m, d, &s->gpu);
@@ -59,17 +58,17 @@ int cf_sim_set_supports(cfSim* s, int active) {
 
 int cf_sim_step(cfSim* s) { return s->gpu ? cf_cuda_step(s->gpu, s->m, s->d) : cf_step(s->m, s->d); }
 
+/* cf_cuda_download adds its time to timer[CF_STAGE_TRANSFER] itself */
 int cf_sim_fetch(cfSim* s) {
   if (!s->gpu) return CF_OK;
-  double t0 = cf_wall_time();
-  int st = cf_cuda_download(s->gpu, s->d, CF_CUDA_X | CF_CUDA_V | CF_CUDA_R);
-  s->d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
-  return st;
+  return cf_cuda_download(s->gpu, s->d, CF_CUDA_X | CF_CUDA_V | CF_CUDA_R);
 }
 
+/* The state a step carries (x, v, v_prev, R) and the loads; not the per-step arrays (KR, A, b,
+ * Pinv), which the GPU path never fills on the host and every step forms anew on the device. */
 int cf_sim_reset(cfSim* s) {
   cf_data_reset(s->m, s->d);
-  return s->gpu ? cf_cuda_upload(s->gpu, s->d, CF_CUDA_ALL) : CF_OK;
+  return s->gpu ? cf_cuda_upload(s->gpu, s->d, CF_CUDA_STATE | CF_CUDA_F_EXT) : CF_OK;
 }
 
 void cf_sim_free(cfSim* s) {

@@ -37,11 +37,21 @@ typedef struct cfCudaOptions {
 
 cfCudaOptions cf_cuda_default_options(void);
 
-/* 1 if a usable device is present (a probe kernel ran); else 0 and a one-line reason in why
+/* 1 if device 0 is usable (a probe kernel ran on it); else 0 and a one-line reason in why
  * (e.g. "cudaGetDeviceCount: no CUDA-capable device is detected"). why may be NULL. */
 int cf_cuda_available(char* why, int n);
+/* The same for the device of the given ordinal (cfCudaOptions.device). */
+int cf_cuda_device_available(int device, char* why, int n);
 
-/* Upload the model and the current state of d (x, v, R, f_ext, supports_active). */
+/* CF_OK if the GPU implements the model's method (backward Euler, the K_R tangent, block-Jacobi
+ * PCG; lumped or consistent mass, Rayleigh damping, warm or cold start); else CF_ERR_UNSUPPORTED
+ * with a message naming what the model asks for. Needs no device; cf_cuda_create calls it first. */
+int cf_cuda_check_model(const cfModel* m);
+
+/* Upload the model and the current state of d (x, v, v_prev, R, f_ext, supports_active).
+ * Refuses (CF_ERR_UNSUPPORTED) a model the GPU does not implement (cf_cuda_check_model), and
+ * (CF_ERR_CUDA) a device that fails the probe or lacks the memory for everything the backend
+ * allocates: nothing is allocated on the device after create. */
 int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out);
 int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out);
 void cf_cuda_free(cfCuda* g);
@@ -52,7 +62,9 @@ int cf_cuda_set_supports(cfCuda* g, int active);
 
 /* One implicit step on the device (polar, elastic + gather, A/b/Pinv, PCG, update). Writes into
  * d: t, steps, ninverted, pcg_iters, pcg_residual, pcg_iters_total, warning[], timer[] (device
- * times from CUDA events). Returns CF_OK, a positive warning, or a negative error. */
+ * times from CUDA events). Returns CF_OK, a positive warning, or a negative error; on an error
+ * the device state is left as cf_step leaves the host's (x, t, steps unchanged, v back to v0,
+ * v_prev = v0, R the rotations of x), e.g. CF_ERR_ARG for a non-finite right side. */
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d);
 
 /* Fields for upload / download (bit mask). */
@@ -67,8 +79,10 @@ enum cfCudaField {
   CF_CUDA_A = 1 << 7,
   CF_CUDA_B = 1 << 8, /* with b_scale */
   CF_CUDA_PINV = 1 << 9,
-  CF_CUDA_STATE = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R,
-  CF_CUDA_ALL = (1 << 10) - 1
+  CF_CUDA_V_PREV = 1 << 10, /* velocities of the step before (the warm start's second vector) */
+  /* everything a step carries to the next: after cf_sim_reset / cf_data_reset, upload this */
+  CF_CUDA_STATE = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R | CF_CUDA_V_PREV,
+  CF_CUDA_ALL = (1 << 11) - 1
 };
 
 /* Copy the named fields of d to the device (blocking). */
