@@ -19,4 +19,42 @@ if [ "$rc" -ne 0 ]; then echo "FAIL: cofem accuracy --check exited $rc"; exit 1;
 for f in errors.md lug_static.csv hinge_static.csv lug_modes.csv hinge_modes.csv; do
   [ -s "$tmp/$f" ] || { echo "FAIL: $f missing"; exit 1; }
 done
+# The program's own bounds (2%, 0.5%) are the paper's; the code does far better, and a real
+# regression (a +1% shear modulus, a wrong mass rule) passes them. Tighter bounds, from the CSVs,
+# each a few times the value measured (2026-11-26, in the comment beside it):
+fail=0
+# linear statics against CalculiX's linear step, the same discrete problem, every load step:
+# largest |u - u_ccx| / |u_ccx| (lug 6.6e-8, hinge 1.3e-7; the .dat file prints 7 digits)
+for part in lug hinge; do
+  awk -F, -v part="$part" -v bound=5e-7 'NR > 1 && $2 > 0 {
+      d = 0; n = 0
+      for (k = 0; k < 3; k++) { a = $(9 + k); b = $(12 + k); d += (a - b) ^ 2; n += b ^ 2 }
+      e = sqrt(d / n); if (e > w) w = e }
+    END { printf "%s: linear vs CalculiX linear, worst load step %.2e (bound %g)\n", part, w, bound; exit !(w <= bound) }' \
+    "$tmp/${part}_static.csv" || fail=1
+done
+# co-rotational against CalculiX NLGEOM at full load (formulation difference, not discretization):
+# lug 0.48%, hinge 0.09%
+for pb in lug:0.01 hinge:0.003; do
+  part=${pb%%:*} bound=${pb#*:}
+  awk -F, -v part="$part" -v bound="$bound" 'NR > 1 { for (k = 0; k < 6; k++) v[k] = $(3 + k) }
+    END { d = 0; n = 0
+      for (k = 0; k < 3; k++) { d += (v[3 + k] - v[k]) ^ 2; n += v[k] ^ 2 }
+      e = sqrt(d / n); printf "%s: co-rotational vs CalculiX NLGEOM at full load %.3f%% (bound %g%%)\n", part, 100 * e, 100 * bound
+      exit !(e <= bound) }' "$tmp/${part}_static.csv" || fail=1
+done
+# modes 1-6, one-point mass (CalculiX's C3D4 rule) against ccx *FREQUENCY: the same discrete
+# eigenproblem, measured 4e-7 at most (ccx prints 7 digits); the consistent mass lies at or below
+# the one-point rule (M_consistent - M_one-point is positive semi-definite), and above the lumped
+# one on these parts (lug 0.2-5.5%, hinge 0.1-3.2% measured): a model whose "consistent" mass is
+# the lumped one fails here
+for part in lug hinge; do
+  awk -F, -v part="$part" 'NR > 1 && $1 <= 6 {
+      e = $4 / $2 - 1; if (e < 0) e = -e; if (e > w) w = e
+      if ($3 > $4 * (1 + 1e-6)) bad = bad " consistent>one-point(mode " $1 ")"
+      if ($3 < $5 * (1 + 1e-4)) bad = bad " consistent<=lumped(mode " $1 ")" }
+    END { printf "%s: modes 1-6 one-point vs CalculiX worst %.1e (bound 2e-6)%s\n", part, w, bad
+      exit !(w <= 2e-6 && bad == "") }' "$tmp/${part}_modes.csv" || fail=1
+done
+[ "$fail" -eq 0 ] || { echo "FAIL: a tightened accuracy bound"; exit 1; }
 echo "ok: accuracy bounds met"
