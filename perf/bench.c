@@ -1,7 +1,11 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
  *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]
- * --family adds the lug and hinge refinement family from meshes/cache (meshes/generate.sh family):
+ *               [--meshes DIR] [--out DIR]
+ * --family adds the lug and hinge refinement family from DIR/cache (meshes/generate.sh family):
  * 10k and 100k tetrahedra, and 1M with --big.
+ * Paths: meshes from --meshes DIR, else ./meshes (the repository root, as ctest runs), else
+ * meshes/ under cf_data_dir() (an installed tree or a bundle: share/cofem beside the program);
+ * results to --out DIR, else ./perf/results/<label>. Nothing of the build machine's paths.
  * Per mesh: nodes, elements, DOFs, ms per step (median over repeats after warm-up), real-time
  * ratio at dt, PCG iterations per step with warm and cold start, and the time per stage; on the
  * CPU also the rotated-Cholesky preconditioner (warm start) on the same run, and the CPU time of
@@ -10,7 +14,10 @@
  * --case NAME runs one case only.
  * Scenes: the lug and hinge of paper 003 pulled at their load sets, and VegaFEM's clamped
  * 1.0 x 0.1 x 0.1 m steel beam with a 525 kN tip load (DESIGN.md), dt 0.01 s, tol 1e-6.
- * Writes perf/results/<label>/bench.csv. Every figure printed is measured in this run. */
+ * PCG bytes per iteration: what the GPU's block-Jacobi iteration moves at least (each array read
+ * or written once per kernel: A, its indices, the vectors, Pinv; the GPU kernels of
+ * kernels/fem_cuda.cu), and the bandwidth it implies, bytes x iterations / PCG stage time.
+ * Writes <out>/bench.csv; exits 1 when a case was skipped (a mesh missing) or failed. Every figure printed is measured in this run, except the byte count. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -20,12 +27,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cofem/cofem.h"
 
 typedef struct Case {
   const char* name;
-  const char* mesh;     /* file, or NULL for a box beam */
+  const char* mesh;     /* file under the meshes directory, or NULL for a box beam */
   int nx, ny, nz;       /* box cells */
   const char* fixed;    /* node set */
   const char* load;     /* node set */
@@ -50,7 +58,15 @@ typedef struct Result {
   double cpu_ms_median; /* thread CPU time per step, median */
   double iters;
   double stage_ms[CF_STAGE_COUNT];
+  double pcg_bytes; /* per iteration, see the header */
 } Result;
+
+/* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
+ * block; row_ptr 4, p 24, q 24, fixed 3 per node), k_update_xrz (Pinv 72, p, q, z 24 each, x and r
+ * read and written 96), k_update_p (z 24, p read and written 48) */
+static double pcg_bytes_per_iter(const cfModel* m) {
+  return 76.0 * m->nnzb + (4 + 24 + 24 + 3 + 72 + 72 + 96 + 72) * (double)m->nnode;
+}
 
 /* Run `steps` steps with the load ramped over the first half (a pull, as in the demo). */
 static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int steps, const char* backend, Result* r) {
@@ -58,20 +74,26 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   def.warm_start = warm;
   def.preconditioner = precond;
   def.pcg_max_iter = 5000;
-  cfModel* m;
-  cfData* d;
-  int st = cf_model_create(mesh, &def, &m);
-  if (st < 0) return st;
+  cfModel* m = NULL;
+  cfData* d = NULL;
+  cfSim* sim = NULL;
+  double *ms = NULL, *cpu = NULL;
   const cfNodeSet* fix = cf_mesh_find_nset(mesh, c->fixed);
   const cfNodeSet* load = cf_mesh_find_nset(mesh, c->load);
-  if (!fix || !load) return cf_error(CF_ERR_ARG, "%s: sets %s/%s missing", c->name, c->fixed, c->load);
-  cf_model_fix_nodes(m, fix->nodes, fix->count, 7);
-  cf_data_create(m, &d);
-  cfSim* sim;
-  st = cf_sim_create(m, d, backend, &sim);
-  if (st < 0) return st;
-  double* ms = malloc(sizeof(double) * steps);
-  double* cpu = malloc(sizeof(double) * steps);
+  int st = CF_OK;
+  /* every failure goes through the one cleanup below: a failed case leaks nothing */
+  if (!fix || !load) st = cf_error(CF_ERR_ARG, "%s: sets %s/%s missing", c->name, c->fixed, c->load);
+  if (st >= 0) st = cf_model_create(mesh, &def, &m);
+  if (st >= 0) st = cf_model_fix_nodes(m, fix->nodes, fix->count, 7);
+  if (st >= 0) st = cf_data_create(m, &d);
+  if (st >= 0) st = cf_sim_create(m, d, backend, &sim);
+  if (st >= 0) {
+    ms = malloc(sizeof(double) * steps);
+    cpu = malloc(sizeof(double) * steps);
+    if (!ms || !cpu) st = cf_error(CF_ERR_NOMEM, "%s: out of memory", c->name);
+  }
+  if (st < 0) goto done;
+  r->pcg_bytes = pcg_bytes_per_iter(m);
   long it0 = 0;
   double t_stage0[CF_STAGE_COUNT];
   const int warmup = 3;
@@ -102,6 +124,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
     r->iters = (double)(d->pcg_iters_total - it0) / steps;
     for (int s = 0; s < CF_STAGE_COUNT; s++) r->stage_ms[s] = 1e3 * (d->timer[s] - t_stage0[s]) / steps;
   }
+done:
   free(ms);
   free(cpu);
   cf_sim_free(sim);
@@ -110,8 +133,28 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   return st < 0 ? st : CF_OK;
 }
 
+static int is_dir(const char* path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* mkdir -p */
+static int make_dirs(const char* path) {
+  char buf[1024];
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
+  for (char* q = buf + 1; *q; q++)
+    if (*q == '/') {
+      *q = 0;
+      if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+      *q = '/';
+    }
+  return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
 int main(int argc, char** argv) {
   const char* label = "local";
+  const char* meshes = NULL; /* --meshes DIR */
+  const char* out = NULL;    /* --out DIR */
   const char* backend = "cpu";
   int steps = 40, big = 0, fam = 0;
   const char* only = NULL; /* --case NAME: run that case alone */
@@ -129,8 +172,10 @@ int main(int argc, char** argv) {
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
     else if (v && !strcmp(a, "--backend")) st = cf_parse_choice(a, v, backends, &b), backend = backends[b];
     else if (v && !strcmp(a, "--case")) only = v;
+    else if (v && !strcmp(a, "--meshes")) meshes = v;
+    else if (v && !strcmp(a, "--out")) out = v;
     else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR]\n");
       return 2;
     }
     if (st < 0) {
@@ -141,28 +186,34 @@ int main(int argc, char** argv) {
   }
   if (threads > 0) omp_set_num_threads(threads);
   const Case cases[] = {
-      {"lug", COFEM_SOURCE_DIR "/meshes/lug.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
-      {"hinge", COFEM_SOURCE_DIR "/meshes/hinge.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"lug", "lug.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"hinge", "hinge.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
       {"beam_1.4k", NULL, 25, 3, 3, "xmin", "xmax", {0, 0, -525e3}},
       {"beam_3.4k", NULL, 35, 4, 4, "xmin", "xmax", {0, 0, -525e3}},
       {"beam_20k", NULL, 60, 7, 8, "xmin", "xmax", {0, 0, -525e3}},
       {"beam_100k", NULL, 100, 13, 13, "xmin", "xmax", {0, 0, -525e3}},
   };
   const Case family[] = {
-      {"lug_10k", COFEM_SOURCE_DIR "/meshes/cache/lug_10k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
-      {"lug_100k", COFEM_SOURCE_DIR "/meshes/cache/lug_100k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
-      {"lug_1m", COFEM_SOURCE_DIR "/meshes/cache/lug_1m.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
-      {"hinge_10k", COFEM_SOURCE_DIR "/meshes/cache/hinge_10k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
-      {"hinge_100k", COFEM_SOURCE_DIR "/meshes/cache/hinge_100k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
-      {"hinge_1m", COFEM_SOURCE_DIR "/meshes/cache/hinge_1m.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"lug_10k", "cache/lug_10k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"lug_100k", "cache/lug_100k.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"lug_1m", "cache/lug_1m.msh", 0, 0, 0, "support", "load", {5e6, 0, 0}},
+      {"hinge_10k", "cache/hinge_10k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"hinge_100k", "cache/hinge_100k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
+      {"hinge_1m", "cache/hinge_1m.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}},
   };
   const int ncase_base = big ? 6 : 5;
   const int ncase = ncase_base + (fam ? (big ? 6 : 4) : 0);
-  char dir[256];
-  snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-  mkdir(COFEM_SOURCE_DIR "/perf/results", 0777);
-  mkdir(dir, 0777);
-  char csv_path[320];
+  char data_meshes[4096];
+  snprintf(data_meshes, sizeof data_meshes, "%s/meshes", cf_data_dir());
+  if (!meshes) meshes = is_dir("meshes") ? "meshes" : data_meshes;
+  char dir[1024];
+  if (out) snprintf(dir, sizeof dir, "%s", out);
+  else snprintf(dir, sizeof dir, "perf/results/%s", label);
+  if (make_dirs(dir) < 0) {
+    fprintf(stderr, "cannot create %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
+  char csv_path[1100];
   snprintf(csv_path, sizeof csv_path, "%s/bench.csv", dir);
   FILE* csv = fopen(csv_path, "w");
   if (!csv) {
@@ -172,20 +223,24 @@ int main(int argc, char** argv) {
   fprintf(csv, "case,backend,threads,nodes,elements,dofs,ms_per_step_median,ms_per_step_min,realtime_ratio,"
                "pcg_iters_warm,pcg_iters_cold,rotchol_ms_per_step,rotchol_pcg_iters,polar_ms,assemble_ms,pcg_ms,"
                "update_ms,transfer_ms,rotchol_polar_ms,rotchol_assemble_ms,rotchol_pcg_ms,rotchol_update_ms,cpu_ms_per_step_median,"
-               "rotchol_cpu_ms_per_step\n");
-  printf("cofem_bench: backend %s, %d threads, %d steps after 3 warm-up, dt 0.01 s, PCG block-Jacobi tol 1e-6\n",
-         backend, omp_get_max_threads(), steps);
+               "rotchol_cpu_ms_per_step,pcg_bytes_per_iter,pcg_gb_per_s\n");
+  printf("cofem_bench: backend %s, %d threads, %d steps after 3 warm-up, dt 0.01 s, PCG block-Jacobi tol 1e-6; "
+         "meshes from %s\n", backend, omp_get_max_threads(), steps, meshes);
   printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "", "", "", "",
          "block-Jacobi PCG", "", "", "", "rotated-Cholesky", "", "", "stage ms (block-Jacobi)", "", "", "");
   printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "case", "nodes", "elems", "DOFs",
          "ms/step", "x real", "it warm", "it cold", "ms/step", "x real", "it", "polar", "assemble", "pcg", "update");
+  int nfailed = 0;
   for (int i = 0; i < ncase; i++) {
     const Case* c = i < ncase_base ? &cases[i] : &family[big ? i - ncase_base : (int[]){0, 1, 3, 4}[i - ncase_base]];
     if (only && strcmp(only, c->name)) continue;
     cfMesh mesh;
-    int st = c->mesh ? cf_mesh_read(c->mesh, &mesh) : cf_mesh_box(c->nx, c->ny, c->nz, 1.0, 0.1, 0.1, &mesh);
+    char path[4200];
+    if (c->mesh) snprintf(path, sizeof path, "%s/%s", meshes, c->mesh);
+    int st = c->mesh ? cf_mesh_read(path, &mesh) : cf_mesh_box(c->nx, c->ny, c->nz, 1.0, 0.1, 0.1, &mesh);
     if (st < 0) {
       printf("%-10s skipped: %s\n", c->name, cf_last_error());
+      nfailed++;
       continue;
     }
     Result warm, cold, rc;
@@ -199,6 +254,7 @@ int main(int argc, char** argv) {
     if (st < 0) {
       printf("%-10s failed: %s\n", c->name, cf_last_error());
       cf_mesh_free(&mesh);
+      nfailed++;
       continue;
     }
     printf("%-10s %6d %7d %7d | %8.3f %7.2f %8.1f %8.1f | %7.3f %7.2f %7.1f | %6.3f %8.3f %6.3f %6.3f\n", c->name,
@@ -208,6 +264,11 @@ int main(int argc, char** argv) {
     printf("%-10s CPU time of the stepping thread, median ms/step: block-Jacobi %.3f", "", warm.cpu_ms_median);
     if (!isnan(rc.cpu_ms_median)) printf(", rotated-Cholesky %.3f", rc.cpu_ms_median);
     printf("\n");
+    const double gbs = warm.iters > 0 && warm.stage_ms[CF_STAGE_PCG] > 0
+                           ? warm.pcg_bytes * warm.iters / (1e-3 * warm.stage_ms[CF_STAGE_PCG]) / 1e9
+                           : NAN;
+    printf("%-10s PCG: %.1f MB per iteration (GPU kernels' minimum), %.3f ms per iteration, %.1f GB/s\n", "",
+           warm.pcg_bytes / 1e6, warm.iters > 0 ? warm.stage_ms[CF_STAGE_PCG] / warm.iters : NAN, gbs);
     if (!isnan(rc.ms_median))
       printf("%-10s %-56s rotated-Cholesky stages | %6.3f %8.3f %6.3f %6.3f\n", "", "", rc.stage_ms[0],
              rc.stage_ms[1], rc.stage_ms[2], rc.stage_ms[3]);
@@ -215,14 +276,15 @@ int main(int argc, char** argv) {
       for (int s = 0; s < CF_STAGE_COUNT; s++) rc.stage_ms[s] = NAN;
       if (!strcmp(backend, "cpu")) printf("%-10s rotated-Cholesky not run above 200k tetrahedra (its sparse factor)\n", "");
     }
-    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, 10.0 / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
-            rc.stage_ms[2], rc.stage_ms[3], warm.cpu_ms_median, rc.cpu_ms_median);
+            rc.stage_ms[2], rc.stage_ms[3], warm.cpu_ms_median, rc.cpu_ms_median, warm.pcg_bytes, gbs);
     cf_mesh_free(&mesh);
   }
   fclose(csv);
   printf("wrote %s\n", csv_path);
-  return 0;
+  if (nfailed) fprintf(stderr, "cofem_bench: %d case(s) skipped or failed\n", nfailed);
+  return nfailed ? 1 : 0;
 }
