@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Mutation check (issue 18), run on demand, not in CI: each one-line mutation below is applied to a
+# copy of the committed tree (git worktree of HEAD), the copy rebuilt and the test suite run; the
+# table of which tests failed ("caught") is written to docs/testing.md between the markers
+# <!-- mutation-table --> and <!-- /mutation-table -->. A mutation no test catches is a blind spot.
+#
+#   tools/mutation-check.sh [--full] [--only ID[,ID..]] [--list] [--no-docs] [--keep]
+#
+#   --full      run every test (default: leave out the tests below that cannot see physics and
+#               the slow ones; see EXCLUDE)
+#   --only      run the named mutations only (ids from --list)
+#   --list      print the mutations and exit
+#   --no-docs   print the table, leave docs/testing.md alone
+#   --keep      keep the worktree (default: removed at the end)
+# Environment: MUT_WORK (the worktree, default a fresh mktemp -d), MUT_JOBS (default 2),
+# MUT_TIMEOUT (per test, seconds, default 600).
+#
+# A mutation is "file|old text|new text|what it breaks": the first occurrence of the old text
+# (a fixed string, one line) is replaced; the run refuses a mutation whose text is not found
+# (the code moved on: update the list) or that changes more than one line.
+set -u
+root=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 1
+MUTATIONS=(
+  # mass
+  "host/fem/fem_model.c|if (def->consistent_mass) mab =|if (0) mab =|consistent mass replaced by the lumped one"
+  # damping (the system coefficients of both integrators)
+  "host/fem/fem_precond.c|*cm = 1.0 + h * m->def.rayleigh_alpha;|*cm = 1.0 + 0.5 * h * m->def.rayleigh_alpha;|Rayleigh alpha halved (backward Euler)"
+  "host/fem/fem_precond.c|*cm = 1.0 + 0.5 * h * m->def.rayleigh_alpha;|*cm = 1.0 + 0.25 * h * m->def.rayleigh_alpha;|Rayleigh alpha halved (Newmark)"
+  "host/fem/fem_precond.c|*ck = 0.5 * h * m->def.rayleigh_beta + 0.25 * h * h;|*ck = 0.5 * h * m->def.rayleigh_beta + 0.2 * h * h;|Newmark stiffness coefficient h^2/5 for h^2/4"
+  # integrators
+  "host/fem/fem_assemble.c|0.5 * h * (d->f_ext_prev[k] + d->f_ext[k])|h * d->f_ext[k]|Newmark load h f1 for h/2 (f0 + f1)"
+  "host/fem/fem_step.c|d->x[i] += 0.5 * h * (d->v_prev[i] + d->v[i]);|d->x[i] += h * d->v[i];|Newmark position update x1 = x0 + h v1"
+  # warm start
+  "host/fem/fem_step.c|memcpy(d->p, d->v_prev, sizeof(double) * m->ndof);|memcpy(d->p, d->v, sizeof(double) * m->ndof);|warm start with one vector (v0 twice)"
+  # element and the bodies shared with the CUDA kernels (fem_element.h)
+  "host/fem/fem_element.h|*lam = E * nu / ((1 + nu) * (1 - 2 * nu));|*lam = E * nu / ((1 + nu) * (1 - nu));|Lame lambda wrong"
+  "host/fem/fem_element.h|*mu = E / (2 * (1 + nu));|*mu = 1.01 * E / (2 * (1 + nu));|shear modulus +1%"
+  "host/fem/fem_element.h|const double fx = f_ext[k] + node_mass[n] * gr[i];|const double fx = f_ext[k] + 0.5 * node_mass[n] * gr[i];|gravity halved in the backward-Euler right side"
+  "host/fem/fem_element.h|double m = cm * Mblk[blk];|double m = Mblk[blk];|mass coefficient dropped in the block gather (damping term lost)"
+  "host/fem/fem_element.h|const double v = vlam * ga[i] * gb[j] + vmu * ga[j] * gb[i] + (i == j ? dot : 0.0);|const double v = vlam * ga[i] * gb[j] + vmu * ga[i] * gb[j] + (i == j ? dot : 0.0);|rotated stiffness K_R: the mu term transposed"
+  # solver and preconditioners
+  "host/fem/fem_pcg.c|double beta = rz_new / rz;|double beta = 0.9 * rz_new / rz;|PCG beta scaled by 0.9"
+  "host/fem/fem_precond.c|CF_FOR(n, m->nnode, m->nnode > 4096, node_rotation(m, d, n));|(void)0;|rotated Cholesky: node rotations never updated"
+  # statics
+  "host/fem/fem_tangent.c|Mm[i] = (i % 4 == 0 ? tr : 0.0) - S[i];|Mm[i] = (i % 4 == 0 ? tr : 0.0) + S[i];|consistent tangent: tr S I + S for tr S I - S"
+  # energy bookkeeping
+  "host/fem/fem_step.c|  return 0.5 * s;|  return 0.45 * s;|kinetic energy 0.45 v^T M v"
+  # multibody
+  "host/mbs/mbs_forces.c|Qb[3 * k + i] += Mb[k] * g[i];|Qb[3 * k + i] += 0.5 * Mb[k] * g[i];|gravity on rigid bodies halved"
+  "host/mbs/mbs_constraints.c|row[12 * slot_of(c, blk0 + j / 12) + j % 12] += s * g;|row[12 * slot_of(c, blk0 + j / 12) + j % 12] -= s * g;|modal-point joint Jacobian: amplitude columns sign flipped"
+  "host/mbs/mbs_modal.c|Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k]|Qy[k] -= mb->w2[k] * y[k] + mb->zeta[k]|modal damping force halved"
+  "host/mbs/mbs_step.c|4 / h * d->qd[i] + d->qdd[i]);|3 / h * d->qd[i] + d->qdd[i]);|trapezoidal step: qdd_hat with 3/h for 4/h"
+  # Craig-Bampton
+  "host/reduce/modal_reduce.c|r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];|r->J[3 * a + b] += 0.5 * MX[3 * q + a] * X[3 * q + b];|reduction invariant J (second moments) halved"
+  # scene loading
+  "host/io/fem_scene.c|fmin(1.0, (t - L->t_start) / L->ramp)|fmin(1.0, (t - L->t_start) / (2 * L->ramp))|scene load ramp twice as long"
+)
+# Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
+# readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
+# --full runs them too.
+EXCLUDE='^(test_viewer_.*|test_install|test_python|test_meshes_regen|test_cli_bad_meshes|test_hostile_input|test_mesh_io|test_bad_input|test_fuzz_regressions|test_input_files|test_cuda_stages|test_mbs_fe_bodies|test_soak)$'
+
+full=0 only="" list=0 docs=1 keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --full) full=1 ;;
+    --only) only=$2; shift ;;
+    --list) list=1 ;;
+    --no-docs) docs=0 ;;
+    --keep) keep=1 ;;
+    *) echo "usage: $0 [--full] [--only ID,..] [--list] [--no-docs] [--keep]" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ "$list" -eq 1 ]; then
+  for i in "${!MUTATIONS[@]}"; do IFS='|' read -r f o n w <<<"${MUTATIONS[$i]}"; printf 'M%02d  %-28s %s\n' $((i + 1)) "$f" "$w"; done
+  exit 0
+fi
+jobs=${MUT_JOBS:-2} tmo=${MUT_TIMEOUT:-600}
+work=${MUT_WORK:-$(mktemp -d /tmp/cofem-mutation-XXXXXX)}
+rmdir "$work" 2>/dev/null
+git -C "$root" worktree add --detach "$work" HEAD >/dev/null || exit 1
+cleanup() { [ "$keep" -eq 1 ] || { git -C "$root" worktree remove --force "$work" >/dev/null 2>&1; }; }
+trap cleanup EXIT
+log="$work/mutation.log"
+head=$(git -C "$root" rev-parse --short HEAD)
+echo "mutation check of $head in $work (log: $log)"
+cmake -S "$work" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >>"$log" 2>&1 || { echo "configure failed"; exit 1; }
+build() { cmake --build "$work/build" -j"$jobs" >>"$log" 2>&1; }
+run_suite() { # prints the names of the failed tests
+  local sel=()
+  [ "$full" -eq 1 ] || sel=(-E "$EXCLUDE")
+  (cd "$work/build" && ctest -j"$jobs" --timeout "$tmo" "${sel[@]}" >"$work/ctest.out" 2>&1)
+  sed -n 's/^ *[0-9]* - \(test_[A-Za-z0-9_]*\) (.*/\1/p' "$work/ctest.out" | sort -u | tr '\n' ' '
+}
+build || { echo "the unmutated tree does not build"; exit 1; }
+t0=$(date +%s)
+base=$(run_suite)
+echo "baseline ($(($(date +%s) - t0)) s): failing: ${base:-none}"
+[ -z "$base" ] || echo "warning: tests failing without a mutation are not counted as catches: $base"
+rows=()
+ncaught=0 ntotal=0
+for i in "${!MUTATIONS[@]}"; do
+  id=$(printf 'M%02d' $((i + 1)))
+  if [ -n "$only" ] && ! [[ ",$only," == *",$id,"* ]]; then continue; fi
+  IFS='|' read -r file old new what <<<"${MUTATIONS[$i]}"
+  ntotal=$((ntotal + 1))
+  if ! OLD="$old" NEW="$new" perl -0pi -e 'BEGIN{$o=$ENV{OLD};$n=$ENV{NEW}} s/\Q$o\E/$n/ or exit 3' "$work/$file"; then
+    echo "$id: text not found in $file (the code changed: update the list)"
+    rows+=("| $id | \`$file\` | $what | text not found: not run |")
+    continue
+  fi
+  nl=$(git -C "$work" diff --numstat -- "$file" | awk '{print $1}')
+  if [ "$nl" != "1" ]; then
+    echo "$id: changes $nl lines, not one"; git -C "$work" checkout -- "$file"
+    rows+=("| $id | \`$file\` | $what | not a one-line change: not run |")
+    continue
+  fi
+  t0=$(date +%s)
+  if ! build; then
+    caught="(does not compile)"
+  else
+    failed=$(run_suite)
+    caught=""
+    for t in $failed; do [[ " $base " == *" $t "* ]] || caught="$caught $t"; done
+  fi
+  git -C "$work" checkout -- "$file"
+  [ -n "$caught" ] && ncaught=$((ncaught + 1))
+  echo "$id ($(($(date +%s) - t0)) s) $what: ${caught:-NOT CAUGHT}"
+  rows+=("| $id | \`$file\` | $what | ${caught:-**not caught**} |")
+done
+build # leave the copy unmutated
+table=$(
+  echo "Run of $(date -u +%Y-%m-%d) on $head ($([ "$full" -eq 1 ] && echo "the whole suite" || echo "the suite without the tests in EXCLUDE")): $ncaught of $ntotal mutations caught."
+  echo
+  echo "| id | file | mutation | failing tests |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+)
+echo "$table"
+if [ "$docs" -eq 1 ] && [ -z "$only" ]; then
+  doc="$root/docs/testing.md"
+  if grep -q '<!-- mutation-table -->' "$doc" 2>/dev/null; then
+    TABLE="$table" perl -0pi -e 's/(<!-- mutation-table -->\n).*?(<!-- \/mutation-table -->)/$1$ENV{TABLE}\n$2/s' "$doc"
+    echo "table written to $doc"
+  else
+    echo "no <!-- mutation-table --> marker in $doc: table not written"
+  fi
+fi
+[ "$ncaught" -eq "$ntotal" ]
