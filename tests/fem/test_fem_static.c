@@ -43,6 +43,30 @@ static void tip_u(const Beam* b, double* u) {
   cf_set_displacement(&b->mesh, cf_mesh_find_nset(&b->mesh, "xmax"), b->d->x, u);
 }
 
+/* Euler-Bernoulli elastica of a cantilever under a tip force of fixed direction, load parameter
+ * lp = P L^2 / (E I), L = 1: theta'' = -lp cos(theta), theta(0) = 0, theta'(1) = 0, shot on
+ * theta'(0) by bisection with RK4 (2000 steps); tip (u/L, w/L) = (int cos - 1, -int sin) */
+static void elastica_tip(double lp, double* u, double* w) {
+  double lo = 0, hi = lp, x = 0, z = 0;
+  for (int it = 0; it < 60; it++) {
+    double k0 = 0.5 * (lo + hi), th = 0, k = k0, h = 1.0 / 2000;
+    x = z = 0;
+    for (int i = 0; i < 2000; i++) {
+      double a1t = k, a1k = -lp * cos(th);
+      double a2t = k + h / 2 * a1k, a2k = -lp * cos(th + h / 2 * a1t);
+      double a3t = k + h / 2 * a2k, a3k = -lp * cos(th + h / 2 * a2t);
+      double a4t = k + h * a3k, a4k = -lp * cos(th + h * a3t);
+      double th1 = th + h / 6 * (a1t + 2 * a2t + 2 * a3t + a4t);
+      k += h / 6 * (a1k + 2 * a2k + 2 * a3k + a4k);
+      x += h / 6 * (cos(th) + 4 * cos(0.5 * (th + th1)) + cos(th1));
+      z += h / 6 * (sin(th) + 4 * sin(0.5 * (th + th1)) + sin(th1));
+      th = th1;
+    }
+    if (k > 0) hi = k0; else lo = k0;
+  }
+  *u = x - 1, *w = -z;
+}
+
 static int count_increments(double lf, int it, const cfModel* m, const cfData* d, void* user) {
   int* c = user;
   c[0]++;
@@ -52,6 +76,7 @@ static int count_increments(double lf, int it, const cfModel* m, const cfData* d
 
 int main(void) {
   const double E = 210e9, nu = 0.3;
+  double k_2044 = 0; /* linear compliance of the 20x4x4 cantilever against Euler-Bernoulli, from (2) */
   /* (1) small load: co-rotational == linear */
   {
     Beam b;
@@ -94,6 +119,7 @@ int main(void) {
       double u[3];
       tip_u(&b, u);
       double err = fabs(u[2] - w_ref) / fabs(w_ref);
+      if (r == 2) k_2044 = fabs(u[2]) / fabs(Pz * L * L * L / (3 * E * I)); /* vs Euler-Bernoulli */
       printf("cantilever %dx%dx%d cells (%d tets): tip w %.6e, beam theory %.6e, error %.2f%%\n", 10 * r, 2 * r,
              2 * r, b.m->ntet, u[2], w_ref, 100 * err);
       CHECK(err < prev_err); /* converges */
@@ -127,7 +153,17 @@ int main(void) {
     /* the stiffness of this coarse mesh is measured by its own linear solution: scaled so, the
      * elastica of P L^2/(EI) = 5 (w/L = -0.714, u/L = -0.387 at the linear w/L = -5/3) */
     double k = fabs(ul[2]) / (5.0 / 3.0 * L); /* effective compliance ratio of the mesh */
-    printf("  mesh compliance ratio vs Euler-Bernoulli %.3f\n", k);
+    double eu5, ew5, euk, ewk;
+    elastica_tip(5.0, &eu5, &ew5);
+    elastica_tip(5.0 * k, &euk, &ewk);
+    double de = hypot(u[0] / L - euk, u[2] / L - ewk) / hypot(euk, ewk);
+    printf("  mesh compliance ratio vs Euler-Bernoulli %.4f (the 20x4x4 linear cantilever of (2): %.4f)\n", k, k_2044);
+    printf("  elastica at 5: (%.4f, %.4f); at 5 k = %.3f: (%.4f, %.4f); mesh tip / L off by %.2f%% of it\n", eu5, ew5,
+           5 * k, euk, ewk, 100 * de);
+    CHECK_CLOSE(eu5, -0.3876, 1e-4, 0); /* the elastica's known tip at P L^2/(E I) = 5 (shooting: -0.38763) */
+    CHECK_CLOSE(ew5, -0.7138, 1e-4, 0); /* (-0.71379) */
+    CHECK_CLOSE(k, k_2044, 0, 1e-6); /* the same mesh's linear compliance, any load scale */
+    CHECK(de < 0.02); /* measured 0.75%: shear and the coarse section, which the scaled elastica ignores */
     CHECK(u[2] < 0 && fabs(u[2]) < 0.8 * fabs(ul[2])); /* linear FEM is far off */
     CHECK(u[0] < -0.1 * L);                            /* the tip swings back: large rotation */
     CHECK(cnt[0] == 10);                                /* no increment had to be cut */
