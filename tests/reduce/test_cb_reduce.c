@@ -52,10 +52,60 @@ static void all_modes(int consistent, int clamp) {
   /* orthonormal: Kr, Mr exact; check B^T M B = I directly for a few modes, and sum_abb S = Mr */
   int n = r.n;
   double msum = 0;
-  for (int i = 0; i < m->nnode; i++) msum += m->node_mass[i];
-  CHECK_CLOSE(r.mass, msum, 0, 1e-12);
-  double c_ref[3] = {0.15 * msum, 0.05 * msum, 0.05 * msum};
-  for (int a = 0; a < 3; a++) CHECK_CLOSE(r.c[a], c_ref[a], 0, 1e-12);
+  /* the invariants against sums formed here, element by element, with the element mass written
+   * in this test (rho V / 20 (1 + delta_ab) consistent, rho V / 4 on the diagonal lumped), not
+   * the model's blocks; and mass, centre, second moments of the box 0.3 x 0.1 x 0.1 in closed
+   * form (the consistent mass integrates x x^T exactly; the lumped one does not) */
+  const double rho = def.rho, Lx = 0.3, Ly = 0.1, Lz = 0.1, mass = rho * Lx * Ly * Lz;
+  double* Ph = calloc((size_t)3 * n, sizeof(double));  /* P */
+  double* Th = calloc((size_t)9 * n, sizeof(double));  /* T */
+  double Jh[9] = {0};
+  for (int e = 0; e < m->ntet; e++) {
+    const int* t = m->tet + 4 * e;
+    const double* x0 = m->X + 3 * t[0];
+    double D[9];
+    for (int a = 0; a < 3; a++)
+      for (int k = 0; k < 3; k++) D[3 * k + a] = m->X[3 * t[a + 1] + k] - x0[k];
+    double V = fabs(D[0] * (D[4] * D[8] - D[5] * D[7]) - D[1] * (D[3] * D[8] - D[5] * D[6]) +
+                    D[2] * (D[3] * D[7] - D[4] * D[6])) / 6;
+    msum += rho * V;
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < 4; b++) {
+        double mab = consistent ? rho * V / 20 * (a == b ? 2 : 1) : (a == b ? rho * V / 4 : 0);
+        if (mab == 0) continue;
+        const double *sp = m->X + 3 * t[a], *sq = m->X + 3 * t[b];
+        for (int i = 0; i < 3; i++)
+          for (int k = 0; k < 3; k++) Jh[3 * i + k] += mab * sp[i] * sq[k];
+        for (int j = 0; j < n; j++) {
+          const double* phi = r.basis + (size_t)j * m->ndof + 3 * t[b];
+          for (int i = 0; i < 3; i++) {
+            Ph[i * n + j] += mab * phi[i];
+            for (int k = 0; k < 3; k++) Th[(i * 3 + k) * n + j] += mab * sp[i] * phi[k];
+          }
+        }
+      }
+  }
+  double eP = 0, eT = 0, sP = 0, sT = 0, eJ = 0;
+  for (int i = 0; i < 3 * n; i++) eP = fmax(eP, fabs(r.P[i] - Ph[i])), sP = fmax(sP, fabs(Ph[i]));
+  for (int i = 0; i < 9 * n; i++) eT = fmax(eT, fabs(r.T[i] - Th[i])), sT = fmax(sT, fabs(Th[i]));
+  for (int i = 0; i < 9; i++) eJ = fmax(eJ, fabs(r.J[i] - Jh[i]) / Jh[0]);
+  printf("  invariants against this test's element sums: mass %+.1e, P %.1e, T %.1e, J %.1e (relative)\n",
+         r.mass / msum - 1, eP / sP, eT / sT, eJ);
+  CHECK_CLOSE(msum, mass, 0, 1e-13);   /* the tets fill the box */
+  CHECK_CLOSE(r.mass, mass, 0, 1e-13); /* measured -1.1e-16 */
+  CHECK(eP < 1e-13 * sP); /* measured 7.4e-15 at most */
+  CHECK(eT < 1e-13 * sT); /* measured 5.3e-15 */
+  CHECK(eJ < 1e-13);      /* measured 7.9e-16 */
+  double c_ref[3] = {Lx / 2 * mass, Ly / 2 * mass, Lz / 2 * mass}; /* vertex mean = centroid: both rules */
+  for (int a = 0; a < 3; a++) CHECK_CLOSE(r.c[a], c_ref[a], 0, 1e-13);
+  if (consistent) { /* int rho x x^T over the box */
+    const double Lb[3] = {Lx, Ly, Lz};
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++)
+        CHECK_CLOSE(r.J[3 * i + k], mass * Lb[i] * Lb[k] / (i == k ? 3.0 : 4.0), 0, 1e-13);
+  }
+  free(Ph);
+  free(Th);
   double err_S = 0;
   for (int j = 0; j < n; j++)
     for (int k = 0; k < n; k++) {
@@ -70,13 +120,8 @@ static void all_modes(int consistent, int clamp) {
     double pp = 0;
     for (int j = 0; j < 6; j++)
       for (int a = 0; a < 3; a++) pp += r.P[a * n + j] * r.P[a * n + j];
-    CHECK_CLOSE(pp, 3 * msum, 0, 1e-8);
+    CHECK_CLOSE(pp, 3 * mass, 0, 1e-8);
   }
-  /* second moment: J of the (lumped or consistent) discretised box */
-  double Jxx_ref = 0;
-  for (int p = 0; p < m->nnode; p++)
-    for (int q = m->row_ptr[p]; q < m->row_ptr[p + 1]; q++) Jxx_ref += m->Mblk[q] * m->X[3 * p] * m->X[3 * m->col[q]];
-  CHECK_CLOSE(r.J[0], Jxx_ref, 0, 1e-12);
 
   /* file round trip */
   char path[128];
