@@ -841,6 +841,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
                d->newton_dq <= 1e-2 * d->newton_dq0;
     if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
     else s->key_uses = 1;
+    int rescale = s->key_uses == 1; /* the rows' penalties: once per step and coefficient set */
     if (!same) {
     s->key_step = d->steps;
     memcpy(s->key_coef, c5, sizeof s->key_coef);
@@ -856,15 +857,27 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       row_F(m, d, fb, s->row[k], s->bF);
       if ((st = cf_sparse_solve(&s->sp, s->bF, s->Z + (size_t)k * ndof)) < 0) return st;
     }
-    /* H = (J_F Z + I/a)^-1 */
+    /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
     for (int k = 0; k < nr; k++) {
       row_F(m, d, fb, s->row[k], s->bF);
       for (int l = 0; l < nr; l++) {
         double g = 0;
         const double* z = s->Z + (size_t)l * ndof;
         for (int j = 0; j < ndof; j++) g += s->bF[j] * z[j];
-        s->H[k * nr + l] = g + (k == l && a > 0 ? 1 / a : 0);
+        s->H[k * nr + l] = g;
       }
+    }
+    /* The penalty of a row is scaled so that a p_k G_kk <= 1e6 (the rigid bodies' equations have
+     * about 1e5-1e6 there). With the stiffness-scaled alpha alone, a G reached 1e12 on the axis rows
+     * of a floating part's revolute joint, and then the condensed solve's x_F = y - Z w, exact in
+     * exact arithmetic, carries an error of eps a G relative in J x: the Newton iteration of a lug
+     * with a bolt on it diverged from 1e-16 at ~20x per iteration. 1e6 keeps that error at 1e-10
+     * and the augmented Lagrangian still contracts Phi by ~1e-6 per iteration. */
+    for (int k = 0; k < nr && a > 0; k++) {
+      int r = s->row[k];
+      double g = s->H[k * nr + k];
+      if (rescale) d->con_pen[r] = m->con_pen[r] * fmin(1.0, 1e6 / (a * m->con_pen[r] * (g > 0 ? g : 1e-300)));
+      s->H[k * nr + k] += 1 / (a * d->con_pen[r]);
     }
     for (int k = 0; k < nr; k++) /* symmetrise (round-off of the two products) */
       for (int l = k + 1; l < nr; l++) s->H[k * nr + l] = s->H[l * nr + k] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
@@ -942,3 +955,18 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
   }
   return CF_OK;
 }
+
+/* J x of the condensed rows for the x the last cf_mbs__fe_solve returned, without cancellation:
+ * J x = r + J_I x_I - G w = (H^-1 - G) w = w / (a p), where forming J_F x_F = r - G w would subtract
+ * two terms a / |H| times larger than their difference (a relative error of ~1e-4 for a 3e10
+ * penalty, which the augmented Lagrangian's sigma += a (J x - c) then amplified into a blow-up) */
+void cf_mbs__fe_jac_mult_condensed(const cfMbsModel* m, const cfMbsData* d, double* y) {
+  double a = d->asm_coef[3];
+  if (!(a > 0)) return;
+  for (int i = 0; i < m->nfe; i++) {
+    if (!m->fe[i].corotational) continue;
+    const struct cfMbsFeState* s = &d->fe_state[i];
+    for (int k = 0; k < s->nrow; k++) y[s->row[k]] = s->w[k] / (a * d->con_pen[s->row[k]]);
+  }
+}
+

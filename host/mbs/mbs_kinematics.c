@@ -51,7 +51,7 @@ int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int 
     int st = cf_mbs__factor(m, d);
     if (st < 0) return st;
     memset(d->r, 0, sizeof(double) * (size_t)n);
-    for (int i = 0; i < m->ncon; i++) d->econ[i] = -a * m->con_pen[i] * d->phi[i];
+    for (int i = 0; i < m->ncon; i++) d->econ[i] = -a * d->con_pen[i] * d->phi[i];
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
     st = cf_mbs__solve(m, d, d->r, d->x);
     if (st < 0) return st;

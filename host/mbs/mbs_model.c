@@ -642,7 +642,7 @@ void cf_mbs_data_free(cfMbsData* d) {
   free(d->drv); free(d->Q); free(d->fK); free(d->fC); free(d->rot_angle); free(d->rot_angle_prev);
   free(d->joint_angle); free(d->Ax);
   free(d->r); free(d->x); free(d->dq); free(d->w); free(d->qd_hat); free(d->qdd_hat); free(d->sigma);
-  free(d->econ);
+  free(d->econ); free(d->con_pen);
   free(d->save); free(d->acc);
   free(d);
 }
@@ -676,6 +676,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   CF_MBS_ALLOC(d->qdd_hat, n);
   CF_MBS_ALLOC(d->sigma, nc);
   CF_MBS_ALLOC(d->econ, nc);
+  CF_MBS_ALLOC(d->con_pen, nc);
   CF_MBS_ALLOC(d->acc, n);
   CF_MBS_ALLOC(d->save, 4 * n + nc);
   if (!ok) {
@@ -691,6 +692,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   }
   memcpy(d->q, m->q0, sizeof(double) * n);
   memcpy(d->qd, m->qd0, sizeof(double) * n);
+  memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
   /* during cf_mbs_model_create the model is not complete yet (rank 0 and no ndof): the caller
    * assembles; otherwise start from the assembled state with consistent accelerations */
   if (m->rank > 0) {
@@ -715,6 +717,7 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   memcpy(d->qd, m->qd0, sizeof(double) * m->nq);
   memset(d->qdd, 0, sizeof(double) * m->nq);
   memset(d->lambda, 0, sizeof(double) * (m->ncon > 0 ? m->ncon : 1));
+  memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
   memset(d->rot_angle, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));
   memset(d->rot_angle_prev, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));
   memset(d->joint_angle, 0, sizeof(double) * (m->njoint > 0 ? m->njoint : 1));

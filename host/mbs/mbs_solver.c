@@ -192,7 +192,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
       if (c->nft && cf_mbs__fe_condensed_row(m, c)) continue;
       for (int s1 = 0; s1 < c->nb; s1++)
         for (int s2 = s1; s2 < c->nb; s2++)
-          add_outer(m, Ax, c->body[s1], row + 12 * s1, c->body[s2], row + 12 * s2, a * m->con_pen[i]);
+          add_outer(m, Ax, c->body[s1], row + 12 * s1, c->body[s2], row + 12 * s2, a * d->con_pen[i]);
     }
   /* force elements: cK sym(K) + cC sym(C) */
   if (cK != 0 || cC != 0)
@@ -427,16 +427,17 @@ int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double
   *iters = 0;
   for (int it = 1; it <= maxit; it++) {
     /* (W + a J'J) x = r - J' (sigma - a c) */
-    for (int i = 0; i < m->ncon; i++) e[i] = a * m->con_pen[i] * c[i] - sigma[i];
+    for (int i = 0; i < m->ncon; i++) e[i] = a * d->con_pen[i] * c[i] - sigma[i];
     memcpy(rhs, r, sizeof(double) * (size_t)n);
     cf_mbs__jacT_mult_add(m, d, e, rhs);
     int st = cf_mbs__solve(m, d, rhs, x);
     if (st < 0) return st;
     cf_mbs__jac_mult(m, d, x, e);
+    if (d->solver->bI) cf_mbs__fe_jac_mult_condensed(m, d, e); /* J x of the condensed rows, exact */
     double mx = 0;
     for (int i = 0; i < m->ncon; i++) {
       e[i] -= c[i];
-      sigma[i] += a * m->con_pen[i] * e[i];
+      sigma[i] += a * d->con_pen[i] * e[i];
       mx = fmax(mx, fabs(e[i]));
     }
     *res = mx;

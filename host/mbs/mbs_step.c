@@ -95,7 +95,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     phimax = cf_mbs_maxabs(nc, d->phi);
     if (!isfinite(phimax)) break;
     if (it > 0) {
-      for (int i = 0; i < nc; i++) d->lambda[i] += alpha * m->con_pen[i] * d->phi[i];
+      for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->con_pen[i] * d->phi[i];
       if (dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi) {
         converged = 1;
         break;
@@ -107,7 +107,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - t0;
     /* r = -h^2/4 (M qdd + J^T (lambda* + alpha Phi) - Q) */
     cf_mbs__apply_M(m, d, d->qdd, d->r);
-    for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * m->con_pen[i] * d->phi[i];
+    for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * d->con_pen[i] * d->phi[i];
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
     for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
     t0 = cf_wall_time();

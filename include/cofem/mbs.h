@@ -379,6 +379,10 @@ typedef struct cfMbsData {
   /* scratch */
   double *r, *x, *dq, *w, *qd_hat, *qdd_hat; /* [nq] */
   double *sigma, *econ;      /* [ncon] */
+  double* con_pen;           /* [ncon] the penalty of each equation relative to alpha in use: the
+                                model's con_pen, except for the equations of corotational FE bodies,
+                                which each factorisation scales so that a G_kk stays near 1e6
+                                (cf_mbs__fe_factor; G: the part's compliance at the joint) */
   double* acc;               /* [nq] the generalized-alpha algorithmic acceleration (= qdd with the
                                 trapezoidal rule) */
   double* save;              /* [4 nq + ncon] state at the start of a step */
