@@ -6,6 +6,7 @@
 
 #include "cofem/fem.h"
 #include "fem/fem_element.h"
+#include "fem/fem_newton.h"
 #include "fem/fem_pcg.h"
 #include "fem/fem_precond.h"
 
@@ -25,6 +26,11 @@ cfModelDef cf_default_model_def(void) {
   d.pcg_tol = 1e-6;
   d.pcg_max_iter = 1000;
   d.warm_start = 1;
+  d.rho_inf = 0.9;
+  d.newton_tol = 1e-6;
+  d.newton_max_iter = 20;
+  d.newton_max_cuts = 4;
+  d.divergence_check = 1;
   return d;
 }
 
@@ -57,8 +63,14 @@ static int check_def(const cfModelDef* d) {
                     d->rayleigh_alpha, d->rayleigh_beta);
   if (!(isfinite(d->pcg_tol) && d->pcg_tol > 0 && d->pcg_tol < 1))
     return cf_error(CF_ERR_ARG, "solver: tolerance %g must lie in (0, 1)", d->pcg_tol);
-  if (d->integrator != CF_INTEGRATOR_BACKWARD_EULER && d->integrator != CF_INTEGRATOR_NEWMARK)
-    return cf_error(CF_ERR_ARG, "integrator %d: use backward Euler (0) or Newmark (1)", d->integrator);
+  if (d->integrator != CF_INTEGRATOR_BACKWARD_EULER && d->integrator != CF_INTEGRATOR_NEWMARK &&
+      d->integrator != CF_INTEGRATOR_GENERALIZED_ALPHA)
+    return cf_error(CF_ERR_ARG, "integrator %d: use backward Euler (0), Newmark (1) or generalized-alpha (2)",
+                    d->integrator);
+  if (d->integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) {
+    int st = cf_newton_check_def(d);
+    if (st < 0) return st;
+  }
   if (d->dyn_tangent != CF_DYN_TANGENT_KR && d->dyn_tangent != CF_DYN_TANGENT_SYM_CONSISTENT)
     return cf_error(CF_ERR_ARG, "dynamics tangent %d: use K_R (0) or symmetric consistent (1)", d->dyn_tangent);
   if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY)
@@ -224,6 +236,7 @@ void cf_data_free(cfData* d) {
   free(d->A); free(d->b); free(d->Pinv); free(d->r); free(d->z); free(d->p); free(d->q);
   free(d->dot_partial);
   free(d->node_R);
+  cf_newton_data_free(d);
   cf_precond_free(d);
   free(d);
 }
@@ -245,6 +258,7 @@ void cf_data_reset(const cfModel* m, cfData* d) {
   d->ninverted = 0;
   memset(d->warning, 0, sizeof d->warning);
   memset(d->timer, 0, sizeof d->timer);
+  cf_newton_data_reset(m, d);
 }
 
 int cf_data_create(const cfModel* m, cfData** out) {
@@ -278,6 +292,10 @@ int cf_data_create(const cfModel* m, cfData** out) {
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
   }
   d->supports_active = 1;
+  if (cf_newton_data_alloc(m, d) < 0) {
+    cf_data_free(d);
+    return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
+  }
   cf_data_reset(m, d);
   if (m->def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY) {
     int st = cf_precond_create(m, d);

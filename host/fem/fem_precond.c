@@ -7,6 +7,7 @@
  * for the small factors of real-time parts, CHOLMOD's solve spends more in its per-supernode
  * BLAS calls (locks, dispatch) than in arithmetic. */
 #include "fem/fem_precond.h"
+#include "fem/fem_newton.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -192,7 +193,9 @@ double* cf_precond_scratch(cfData* d) {
 }
 
 void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck) {
-  if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) {
+    cf_newton_coefficients(m, h, cm, ck, NULL); /* the Newton matrix (fem_newton.c) */
+  } else if (m->def.integrator == CF_INTEGRATOR_NEWMARK) {
     *cm = 1.0 + 0.5 * h * m->def.rayleigh_alpha;
     *ck = 0.5 * h * m->def.rayleigh_beta + 0.25 * h * h;
   } else {

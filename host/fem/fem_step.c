@@ -1,10 +1,12 @@
 /* The co-rotational implicit step (see cofem/fem.h for the equations), energies and stress. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cofem/fem.h"
 #include "fem/fem_backend.h"
 #include "fem/fem_element.h"
+#include "fem/fem_newton.h"
 #include "fem/fem_pcg.h"
 
 void cf_stage_update(const cfModel* m, cfData* d, double h) {
@@ -18,8 +20,54 @@ void cf_stage_update(const cfModel* m, cfData* d, double h) {
   d->t += h;
 }
 
+/* The divergence monitor failed after the step: back to its start (x0 in mon_x0, v0 in v_prev). */
+static int roll_back(const cfModel* m, cfData* d, int st, double work0) {
+  memcpy(d->x, d->mon_x0, sizeof(double) * m->ndof);
+  memcpy(d->v, d->v_prev, sizeof(double) * m->ndof);
+  if (d->a) memcpy(d->a, d->ga_a_step, sizeof(double) * m->ndof);
+  d->t -= m->def.dt;
+  d->mon_work = work0;
+  cf_stage_polar(m, d);
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) {
+    cf_stage_elastic(m, d);
+    memcpy(d->ga_f0, d->f_el, sizeof(double) * m->ndof);
+  }
+  return st;
+}
+
+/* Generalized-alpha (fem_newton.c), then the divergence monitor. */
+static int step_generalized_alpha(const cfModel* m, cfData* d) {
+  const double work0 = d->mon_work;
+  int st = cf_step_generalized_alpha(m, d);
+  if (st < 0) return st;
+  const int n = m->ndof;
+  if (m->def.divergence_check) cf_divergence_add_work(m, d, 1.0, d->x, -1.0, d->mon_x0, d->f_ext_prev, d->f_ext);
+  memcpy(d->f_ext_prev, d->f_ext, sizeof(double) * n);
+  d->t += m->def.dt;
+  if (m->def.divergence_check) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error()); /* a step-cut warning, kept if all is well */
+    int dv = cf_divergence_check(m, d);
+    if (dv < 0) return roll_back(m, d, dv, work0);
+    cf_error(st, "%s", msg);
+  }
+  d->steps++;
+  if (d->ninverted > 0) {
+    d->warning[CF_WARN_INVERTED]++;
+    if (st == CF_OK) {
+      cf_error(CF_WARN_INVERTED, "step %ld: %d inverted elements", d->steps, d->ninverted);
+      st = CF_WARN_INVERTED;
+    }
+  }
+  return st;
+}
+
 int cf_step(const cfModel* m, cfData* d) {
   const double h = m->def.dt;
+  if (m->def.divergence_check && d->steps == 0) cf_divergence_restart(m, d);
+  memcpy(d->mon_x0, d->x, sizeof(double) * m->ndof);
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) return step_generalized_alpha(m, d);
+  const double work0 = d->mon_work;
   double t0 = cf_wall_time();
   cf_stage_polar(m, d);
   double t1 = cf_wall_time(), t2;
@@ -52,7 +100,20 @@ int cf_step(const cfModel* m, cfData* d) {
     return st;
   }
   double t3 = cf_wall_time();
+  if (m->def.divergence_check) { /* the work of this step's loads: dx = h v1 or h/2 (v0 + v1) */
+    if (m->def.integrator == CF_INTEGRATOR_NEWMARK)
+      cf_divergence_add_work(m, d, 0.5 * h, d->v_prev, 0.5 * h, d->v, d->f_ext_prev, d->f_ext);
+    else
+      cf_divergence_add_work(m, d, h, d->v, 0.0, NULL, d->f_ext, d->f_ext);
+  }
   cf_stage_update(m, d, h);
+  if (m->def.divergence_check) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error()); /* a PCG warning, kept if all is well */
+    int dv = cf_divergence_check(m, d);
+    if (dv < 0) return roll_back(m, d, dv, work0);
+    cf_error(st, "%s", msg);
+  }
   double t4 = cf_wall_time();
   d->timer[CF_STAGE_POLAR] += t1 - t0;
   d->timer[CF_STAGE_ASSEMBLE] += t2 - t1;

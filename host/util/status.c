@@ -24,6 +24,7 @@ const char* cf_status_name(int s) {
     case CF_WARN_INVERTED: return "CF_WARN_INVERTED";
     case CF_WARN_INDEFINITE: return "CF_WARN_INDEFINITE";
     case CF_WARN_STATIC_NOT_CONVERGED: return "CF_WARN_STATIC_NOT_CONVERGED";
+    case CF_WARN_STEP_CUT: return "CF_WARN_STEP_CUT";
     case CF_ERR_IO: return "CF_ERR_IO";
     case CF_ERR_PARSE: return "CF_ERR_PARSE";
     case CF_ERR_MESH: return "CF_ERR_MESH";
@@ -33,6 +34,7 @@ const char* cf_status_name(int s) {
     case CF_ERR_CUDA: return "CF_ERR_CUDA";
     case CF_ERR_SOLVER: return "CF_ERR_SOLVER";
     case CF_ERR_UNSUPPORTED: return "CF_ERR_UNSUPPORTED";
+    case CF_ERR_DIVERGED: return "CF_ERR_DIVERGED";
     default: return "CF_UNKNOWN_STATUS";
   }
 }

@@ -24,7 +24,16 @@ extern "C" {
  *  (trapezoidal; second order, no numerical damping):
  *    A = (1 + h a/2) M + (h b/2 + h^2/4) K_R,  b = 2 M v0 - A v0 + h/2 (f_ext0 + f_ext1) + h M g - h f_el
  *    x1 = x0 + h/2 (v0 + v1) */
-enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1 };
+enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1,
+                   CF_INTEGRATOR_GENERALIZED_ALPHA = 2 };
+/* Generalized-alpha (Chung & Hulbert 1993) with Newton iterations on the co-rotational residual
+ * (fem_newton.c; the equations are written there). Unknowns x, v, a per step; rho_inf in [0, 1]
+ * sets the high-frequency damping (1: none, the trapezoidal rule with end-point equilibrium;
+ * 0: asymptotic annihilation). Each Newton iteration is one warm-started PCG solve with
+ * A = cm M + ck T, T = K_R or sym(K_T) (dyn_tangent); converged when both the force residual and
+ * the displacement increment fall below newton_tol (relative); a step whose Newton iterations
+ * fail is redone as two half steps (at most newton_max_cuts times nested, counted in
+ * d->warning[CF_WARN_STEP_CUT]). CPU only. */
 
 /* PCG preconditioners:
  *  block Jacobi: the inverse 3x3 diagonal blocks of A (paper 003's choice; cheap, GPU-friendly);
@@ -61,6 +70,15 @@ typedef struct cfModelDef {
   int preconditioner;            /* enum cfPreconditioner (default block Jacobi) */
   int dyn_tangent;               /* linearisation of f_el in the step: 0 = K_R (paper 003),
                                   * 1 = symmetric part of the consistent tangent (see below) */
+  /* generalized-alpha (integrator 2) */
+  double rho_inf;                /* spectral radius at infinite frequency, [0, 1] (default 0.9) */
+  double newton_tol;             /* relative force residual and displacement increment (1e-6) */
+  int newton_max_iter;           /* Newton iterations per (sub)step (default 20) */
+  int newton_max_cuts;           /* nested step halvings before the step fails (default 4) */
+  /* divergence monitor (every integrator, fem_divergence.c): 1 (default) = a step that leaves a
+   * non-finite state, energy above the input work by 10x the energy scale, or a node farther
+   * than 100 part sizes from where the part's mean motion puts it, fails with CF_ERR_DIVERGED */
+  int divergence_check;
 } cfModelDef;
 
 cfModelDef cf_default_model_def(void);
@@ -138,6 +156,30 @@ typedef struct cfData {
   long pcg_iters_total;
   int warning[CF_WARN_COUNT]; /* counted numerical events, indexed by positive cfStatus */
   double timer[CF_STAGE_COUNT]; /* accumulated seconds per stage */
+  /* generalized-alpha (fem_newton.c; allocated for that integrator only) */
+  double* a;            /* [3*nnode] accelerations */
+  double* ga_x0;        /* [3*nnode] x, v, a and f_el at the start of the (sub)step */
+  double* ga_v0;
+  double* ga_a0;
+  double* ga_f0;
+  double* ga_F0;        /* [3*nnode] external force at the start of the (sub)step */
+  double* ga_F1;        /* [3*nnode] and at its end */
+  double* ga_du;        /* [3*nnode] Newton increment (the PCG's unknown) */
+  double* ga_du1;       /* [3*nnode] first increment of the last step (warm start) */
+  double* ga_r;         /* [3*nnode] residual */
+  double* ga_a_step;    /* [3*nnode] a at the start of the step (restored when it fails) */
+  int ga_ready;         /* a and ga_f0 belong to the current x, v (0: formed at the next step) */
+  int newton_iters;     /* last step, all its substeps */
+  long newton_iters_total;
+  double newton_residual; /* last step: relative force residual at convergence */
+  int step_cuts;        /* last step: halvings */
+  /* divergence monitor (fem_divergence.c) */
+  double* mon_x0;       /* [3*nnode] x at the start of the step */
+  double mon_energy0;   /* kinetic + strain energy when the run started (steps == 0) */
+  double mon_work;      /* work of the external forces and gravity since then */
+  double mon_work_max;  /* largest |mon_work| so far */
+  double mon_size;      /* the part's size: diagonal of the rest bounding box */
+  double mon_energy;    /* kinetic + strain energy after the last step */
 } cfData;
 
 /* Build the model: per-element Dm^-1, volume and K_e, masses, block pattern, gather maps.
@@ -154,7 +196,9 @@ void cf_data_free(cfData* d);
 void cf_data_reset(const cfModel* m, cfData* d);
 
 /* One implicit step (the four stages). Returns CF_OK or a positive warning (also counted in
- * d->warning); the state stays finite. */
+ * d->warning); the state stays finite. A step that fails (CF_ERR_DIVERGED: the divergence monitor,
+ * or Newton not converging after its halvings) leaves the state as it was before the step and the
+ * message names the step, the time, what grew and what to try. */
 int cf_step(const cfModel* m, cfData* d);
 
 /* The stages on their own (for tests and benchmarks). */
@@ -172,6 +216,13 @@ double cf_kinetic_energy(const cfModel* m, const cfData* d);
 double cf_strain_energy(const cfModel* m, const cfData* d);
 /* Per-element von Mises stress of the co-rotated linear strain [Pa]. */
 void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
+
+/* The divergence monitor on its own (cf_step calls it when def.divergence_check is set): checks
+ * the state after a step that started from x0 = d->mon_x0 against the run's energy and work.
+ * Returns CF_OK or CF_ERR_DIVERGED with the message. cf_divergence_restart takes the current
+ * state as the new reference (after changing d->x or d->v by hand). */
+int cf_divergence_check(const cfModel* m, cfData* d);
+void cf_divergence_restart(const cfModel* m, cfData* d);
 
 /* Monotonic wall clock in seconds. */
 double cf_wall_time(void);

@@ -18,6 +18,7 @@ typedef enum cfStatus {
   CF_WARN_INVERTED = 2,            /* at least one element has det F <= 0 */
   CF_WARN_INDEFINITE = 3,          /* PCG met p^T A p <= 0 */
   CF_WARN_STATIC_NOT_CONVERGED = 4,/* a load increment ended above the force tolerance */
+  CF_WARN_STEP_CUT = 5,            /* a generalized-alpha step was halved (Newton failed at h) */
   /* errors */
   CF_ERR_IO = -1,          /* file cannot be opened/read/written */
   CF_ERR_PARSE = -2,       /* malformed input text or binary */
@@ -27,10 +28,12 @@ typedef enum cfStatus {
   CF_ERR_SCENE = -6,       /* invalid scene description */
   CF_ERR_CUDA = -7,        /* CUDA runtime or library failure, or no device */
   CF_ERR_SOLVER = -8,      /* direct solver failed (e.g. singular system) */
-  CF_ERR_UNSUPPORTED = -9  /* feature not available in this build */
+  CF_ERR_UNSUPPORTED = -9, /* feature not available in this build */
+  CF_ERR_DIVERGED = -10    /* the dynamics diverged (non-finite state, energy or displacement
+                            * growth, Newton failing after its step halvings) */
 } cfStatus;
 
-enum { CF_WARN_COUNT = 5 }; /* size of cfData.warning[], indexed by positive cfStatus */
+enum { CF_WARN_COUNT = 6 }; /* size of cfData.warning[], indexed by positive cfStatus */
 
 /* Message of the most recent error or warning set on this thread ("" if none). */
 const char* cf_last_error(void);

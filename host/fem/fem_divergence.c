@@ -1,0 +1,127 @@
+/* The divergence monitor (issue 15): a step whose result cannot be right fails with
+ * CF_ERR_DIVERGED instead of being reported as done. Three tests after every step:
+ *  1. the state (x, v) is finite;
+ *  2. energy: with E = 1/2 v^T M v + sum_e 1/2 u_e^T K_e u_e (kinetic + co-rotational strain)
+ *     and W the work of the external forces and gravity since the run started,
+ *       W += dx . ((F_start + F_end)/2 + M_lumped g)   (F_start = F_end for backward Euler)
+ *     the step fails when E - E_0 > W + 10 max(E_0, max |W|, E_floor),
+ *     E_floor = 1/2 E_Young (1e-6)^2 V (a strain of 1e-6 over the part: the scale below which
+ *     energies are round-off). Damping and backward Euler only remove energy, and a conservative
+ *     integrator keeps E - E_0 ~ W, so 10x the energy scale is far outside what a converging run
+ *     does, and a diverging one, whose energy grows geometrically, crosses it within a few steps;
+ *  3. displacement: a node farther than 100 part sizes (the rest bounding box's diagonal) from
+ *     where the part's mean motion puts it, |(x_i - c) - (X_i - C)| > 100 size with c, C the mass
+ *     centres now and at rest (a rigid motion keeps this below 2 sizes; a free part may fly away).
+ *     A backstop for what the energy test misses: the lug crushed at 500x its yield load
+ *     (tests/fem/test_inversion.c), which recovers its shape after the release, flings inverted
+ *     elements to 21 sizes.
+ * The messages name the step, the time, what grew and what to try. */
+#include <math.h>
+#include <string.h>
+
+#include "cofem/fem.h"
+#include "fem/fem_newton.h"
+
+enum { MON_FACTOR = 10, MON_SIZE_FACTOR = 100 };
+
+static const char* advice(const cfModel* m) {
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
+    return m->def.dyn_tangent == CF_DYN_TANGENT_KR
+               ? "try a smaller time step or the consistent tangent (solver.tangent \"symmetric_consistent\")"
+               : "try a smaller time step or the K_R tangent (solver.tangent \"KR\")";
+  return m->def.dyn_tangent == CF_DYN_TANGENT_KR
+             ? "try a smaller time step, the Newton-iterated integrator (time.integrator \"generalized_alpha\"), "
+               "or the consistent tangent (solver.tangent \"symmetric_consistent\")"
+             : "try a smaller time step, the Newton-iterated integrator (time.integrator \"generalized_alpha\"), "
+               "or the K_R tangent (solver.tangent \"KR\")";
+}
+
+static double part_size(const cfModel* m) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int n = 0; n < m->nnode; n++)
+    for (int k = 0; k < 3; k++) {
+      lo[k] = fmin(lo[k], m->X[3 * n + k]);
+      hi[k] = fmax(hi[k], m->X[3 * n + k]);
+    }
+  double s = 0;
+  for (int k = 0; k < 3; k++) s += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+  return sqrt(s);
+}
+
+static double energy_floor(const cfModel* m) {
+  double V = 0;
+  for (int e = 0; e < m->ntet; e++) V += m->vol[e];
+  return 0.5 * m->def.E * 1e-12 * V;
+}
+
+void cf_divergence_restart(const cfModel* m, cfData* d) {
+  if (!(d->mon_size > 0)) d->mon_size = part_size(m);
+  d->mon_energy0 = cf_kinetic_energy(m, d) + cf_strain_energy(m, d);
+  d->mon_energy = d->mon_energy0;
+  d->mon_work = 0;
+  d->mon_work_max = 0;
+}
+
+/* W += dx . ((Fa + Fb)/2 + M g), dx = c0 u0 + c1 u1 on the free DOFs */
+void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double* u0, double c1, const double* u1,
+                            const double* Fa, const double* Fb) {
+  const double* g = m->def.gravity;
+  const int use_fixed = d->supports_active && m->nfixed;
+  double w = 0;
+  for (int i = 0; i < m->ndof; i++) {
+    if (use_fixed && m->fixed[i]) continue;
+    const double dx = c0 * u0[i] + (u1 ? c1 * u1[i] : 0.0);
+    w += dx * (0.5 * (Fa[i] + Fb[i]) + m->node_mass[i / 3] * g[i % 3]);
+  }
+  d->mon_work += w;
+  d->mon_work_max = fmax(d->mon_work_max, fabs(d->mon_work));
+}
+
+int cf_divergence_check(const cfModel* m, cfData* d) {
+  const long step = d->steps + 1;
+  if (!(d->mon_size > 0)) d->mon_size = part_size(m);
+  /* 1. finite */
+  for (int i = 0; i < m->ndof; i++)
+    if (!isfinite(d->x[i]) || !isfinite(d->v[i]))
+      return cf_error(CF_ERR_DIVERGED,
+                      "step %ld, t = %.6g s: the dynamics diverged: the %s of node index %d is not finite (%g); %s",
+                      step, d->t, isfinite(d->x[i]) ? "velocity" : "position", i / 3 + 1,
+                      isfinite(d->x[i]) ? d->v[i] : d->x[i], advice(m));
+  /* 2. energy against the work put in */
+  const double E = cf_kinetic_energy(m, d) + cf_strain_energy(m, d);
+  d->mon_energy = E;
+  const double scale = fmax(fmax(d->mon_energy0, d->mon_work_max), energy_floor(m));
+  if (!isfinite(E) || E - d->mon_energy0 > d->mon_work + MON_FACTOR * scale)
+    return cf_error(CF_ERR_DIVERGED,
+                    "step %ld, t = %.6g s: the dynamics diverged: the energy grew to %.4g J (kinetic %.4g J + strain "
+                    "%.4g J) from %.4g J, while the loads did %.4g J of work (the limit is %d x the energy scale "
+                    "%.4g J above that); %s",
+                    step, d->t, E, cf_kinetic_energy(m, d), E - cf_kinetic_energy(m, d), d->mon_energy0,
+                    d->mon_work, MON_FACTOR, scale, advice(m));
+  /* 3. displacement relative to the mass centre's motion */
+  double c[3] = {0, 0, 0}, C[3] = {0, 0, 0}, mass = 0;
+  for (int n = 0; n < m->nnode; n++) {
+    for (int k = 0; k < 3; k++) {
+      c[k] += m->node_mass[n] * d->x[3 * n + k];
+      C[k] += m->node_mass[n] * m->X[3 * n + k];
+    }
+    mass += m->node_mass[n];
+  }
+  double worst = 0;
+  int at = 0;
+  for (int n = 0; n < m->nnode; n++) {
+    double s = 0;
+    for (int k = 0; k < 3; k++) {
+      double u = (d->x[3 * n + k] - c[k] / mass) - (m->X[3 * n + k] - C[k] / mass);
+      s += u * u;
+    }
+    if (s > worst) worst = s, at = n;
+  }
+  worst = sqrt(worst);
+  if (worst > MON_SIZE_FACTOR * d->mon_size)
+    return cf_error(CF_ERR_DIVERGED,
+                    "step %ld, t = %.6g s: the dynamics diverged: node index %d moved %.4g m relative to the part's mass "
+                    "centre, more than %d x the part's size (%.4g m); %s",
+                    step, d->t, at + 1, worst, MON_SIZE_FACTOR, d->mon_size, advice(m));
+  return CF_OK;
+}

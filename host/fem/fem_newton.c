@@ -1,0 +1,411 @@
+/* Generalized-alpha (Chung & Hulbert, J. Appl. Mech. 60, 1993) with Newton iterations on the
+ * co-rotational residual (issue 15).
+ *
+ * Parameters from the spectral radius at infinite frequency rho = rho_inf in [0, 1]:
+ *   am = (2 rho - 1) / (rho + 1),  af = rho / (rho + 1),
+ *   gamma = 1/2 - am + af,          beta = (1 - am + af)^2 / 4
+ * (second order, unconditionally stable for linear problems, least low-frequency damping for the
+ * high-frequency damping rho asks for).
+ * Newmark relations from (x0, v0, a0) at t to (x1, v1, a1) at t + h:
+ *   a1 = (x1 - x0 - h v0 - h^2 (1/2 - beta) a0) / (beta h^2)
+ *   v1 = v0 + h ((1 - gamma) a0 + gamma a1)
+ * Balance at the generalized midpoints, the elastic force averaged between the end points (not
+ * evaluated at an interpolated configuration: a rigidly rotating part has f_el = 0 at both ends
+ * but not at their mean):
+ *   r(x1) = M [(1 - am) a1 + am a0] + C [(1 - af) v1 + af v0] + (1 - af) f_el(x1) + af f_el(x0)
+ *           - (1 - af) (F1 + M g) - af (F0 + M g) = 0,          C = alpha M + beta_R K_R(x1)
+ * Newton on x1 (dC/dx1 left out):
+ *   dr/dx1 = (1 - am)/(beta h^2) M + (1 - af) gamma/(beta h) C + (1 - af) T
+ * T = K_R (paper 003) or sym(K_T), the symmetric part of the consistent co-rotational tangent
+ * (fem_tangent.c; the PCG needs a symmetric matrix). Multiplied by s = beta h^2 / (1 - am) so that
+ * the mass coefficient is ~1 as in the other integrators' matrices:
+ *   A = cm M + ck T,   cm = 1 + (1 - af) gamma h alpha / (1 - am),
+ *                      ck = (1 - af) (gamma h beta_R + beta h^2) / (1 - am)
+ *   A dx = -s r  (block-Jacobi or rotated-Cholesky PCG, warm-started from the last increment),
+ *   x1 <- x1 + dx
+ * If A is indefinite with sym(K_T), that iteration is solved with K_R (as cf_step does).
+ * rho = 1: am = af = gamma = 1/2, beta = 1/4, the trapezoidal rule with end-point balance
+ * (M a1 + C v1 + f_el(x1) = F1 + M g whenever it held at t), so a0 is made consistent at the first
+ * step: M a0 = F0 + M g - f_el(x0) - C v0.
+ * Predictor: x1 = x0 + h v0 + h^2/2 a0 (a1 = a0).
+ * Converged when both
+ *   |r| <= tol (|M a_m| + |C v_f| + |f_el,f| + |F_f + M g|)     (norms over the free DOFs)
+ *   |dx| <= tol max(|x1 - x0|, 1e-9 size sqrt(ndof))            (the last increment)
+ * tol = newton_tol; the predictor is accepted on the force test alone (it has no increment).
+ * Failure (iteration cap, non-finite residual, PCG error): the (sub)step is redone as two halves,
+ * the load interpolated linearly between f_ext_prev (t) and f_ext (t + h), at most newton_max_cuts
+ * halvings deep; then the step fails with CF_ERR_DIVERGED and the state as it was. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/fem.h"
+#include "fem/fem_element.h"
+#include "fem/fem_newton.h"
+#include "fem/fem_parallel.h"
+#include "fem/fem_pcg.h"
+#include "fem/fem_precond.h"
+
+int cf_newton_check_def(const cfModelDef* d) {
+  if (!(d->rho_inf >= 0 && d->rho_inf <= 1))
+    return cf_error(CF_ERR_ARG, "generalized-alpha: rho_inf = %g must lie in [0, 1]", d->rho_inf);
+  if (!(d->newton_tol > 0 && d->newton_tol < 1))
+    return cf_error(CF_ERR_ARG, "generalized-alpha: newton_tol = %g must lie in (0, 1)", d->newton_tol);
+  if (d->newton_max_iter < 1 || d->newton_max_iter > 1000)
+    return cf_error(CF_ERR_ARG, "generalized-alpha: newton_max_iter = %d must lie in [1, 1000]", d->newton_max_iter);
+  if (d->newton_max_cuts < 0 || d->newton_max_cuts > 20)
+    return cf_error(CF_ERR_ARG, "generalized-alpha: newton_max_cuts = %d must lie in [0, 20]", d->newton_max_cuts);
+  return CF_OK;
+}
+
+/* arrays of the integrator: a, ga_x0, ga_v0, ga_a0, ga_f0, ga_F0, ga_F1, ga_du, ga_du1, ga_r and
+ * the step's a (ga_a_step) in one block; mon_x0 for every integrator */
+enum { GA_NARRAY = 11 };
+
+int cf_newton_data_alloc(const cfModel* m, cfData* d) {
+  const size_t n = (size_t)m->ndof;
+  d->mon_x0 = calloc(n, sizeof(double));
+  if (!d->mon_x0) return CF_ERR_NOMEM;
+  if (m->def.integrator != CF_INTEGRATOR_GENERALIZED_ALPHA) return CF_OK;
+  double* b = calloc(GA_NARRAY * n, sizeof(double));
+  if (!b) return CF_ERR_NOMEM;
+  double** arr[GA_NARRAY] = {&d->a, &d->ga_x0, &d->ga_v0, &d->ga_a0, &d->ga_f0, &d->ga_F0,
+                             &d->ga_F1, &d->ga_du, &d->ga_du1, &d->ga_r, &d->ga_a_step};
+  for (int k = 0; k < GA_NARRAY; k++) *arr[k] = b + k * n;
+  return CF_OK;
+}
+
+void cf_newton_data_free(cfData* d) {
+  free(d->a); /* the block */
+  free(d->mon_x0);
+  d->a = NULL;
+  d->mon_x0 = NULL;
+}
+
+void cf_newton_data_reset(const cfModel* m, cfData* d) {
+  if (d->a) memset(d->a, 0, GA_NARRAY * sizeof(double) * (size_t)m->ndof);
+  d->ga_ready = 0;
+  d->newton_iters = 0;
+  d->newton_iters_total = 0;
+  d->newton_residual = 0;
+  d->step_cuts = 0;
+  d->mon_work = d->mon_work_max = d->mon_energy0 = d->mon_energy = 0;
+}
+
+static void ga_parameters(double rho, double* am, double* af, double* g, double* b) {
+  *am = (2 * rho - 1) / (rho + 1);
+  *af = rho / (rho + 1);
+  *g = 0.5 - *am + *af;
+  *b = 0.25 * (1 - *am + *af) * (1 - *am + *af);
+}
+
+void cf_newton_coefficients(const cfModel* m, double h, double* cm, double* ck, double* par) {
+  double am, af, g, b;
+  ga_parameters(m->def.rho_inf, &am, &af, &g, &b);
+  *cm = 1 + (1 - af) * g * h * m->def.rayleigh_alpha / (1 - am);
+  *ck = (1 - af) * (g * h * m->def.rayleigh_beta + b * h * h) / (1 - am);
+  if (par) par[0] = am, par[1] = af, par[2] = g, par[3] = b;
+}
+
+static int held(const cfModel* m, const cfData* d, int i) {
+  return d->supports_active && m->fixed[i];
+}
+
+/* y = K_R(x) v with the element rotations of the last polar stage (R K_e R^T per element; d->KR
+ * may hold sym(K_T) instead) */
+static void apply_KR_rotated(const cfModel* m, const cfData* d, const double* v, double* y) {
+  memset(y, 0, sizeof(double) * m->ndof);
+  for (int e = 0; e < m->ntet; e++) {
+    const double* R = d->R + 9 * e;
+    const double* K = m->Ke + 144 * (size_t)e;
+    const int* t = m->tet + 4 * e;
+    double w[12], kw[12];
+    for (int a = 0; a < 4; a++) /* w = R^T v_e */
+      for (int i = 0; i < 3; i++)
+        w[3 * a + i] = R[i] * v[3 * t[a]] + R[3 + i] * v[3 * t[a] + 1] + R[6 + i] * v[3 * t[a] + 2];
+    for (int i = 0; i < 12; i++) {
+      double s = 0;
+      for (int j = 0; j < 12; j++) s += K[12 * i + j] * w[j];
+      kw[i] = s;
+    }
+    for (int a = 0; a < 4; a++)
+      for (int i = 0; i < 3; i++)
+        y[3 * t[a] + i] += R[3 * i] * kw[3 * a] + R[3 * i + 1] * kw[3 * a + 1] + R[3 * i + 2] * kw[3 * a + 2];
+  }
+}
+
+/* y = M x (block mass) */
+static void apply_mass(const cfModel* m, const double* x, double* y) {
+  CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
+}
+
+/* |x|^2 over the free DOFs */
+static double free_norm2(const cfModel* m, const cfData* d, const double* x) {
+  double s = 0;
+  for (int i = 0; i < m->ndof; i++)
+    if (!held(m, d, i)) s += x[i] * x[i];
+  return s;
+}
+
+/* C v = alpha M v + beta_R K_R v into y (tmp: scratch) */
+static void apply_damping(const cfModel* m, const cfData* d, const double* v, double* y, double* tmp) {
+  const double al = m->def.rayleigh_alpha, be = m->def.rayleigh_beta;
+  if (al == 0 && be == 0) {
+    memset(y, 0, sizeof(double) * m->ndof);
+    return;
+  }
+  apply_mass(m, v, y);
+  for (int i = 0; i < m->ndof; i++) y[i] *= al;
+  if (be != 0) {
+    apply_KR_rotated(m, d, v, tmp);
+    for (int i = 0; i < m->ndof; i++) y[i] += be * tmp[i];
+  }
+}
+
+/* The accelerations consistent with the current state: M a = F0 + M g - f_el(x) - C v, by PCG on
+ * A = M (block Jacobi); also f_el(x) into ga_f0. */
+static int initial_acceleration(const cfModel* m, cfData* d, const double* F0) {
+  const int n = m->ndof;
+  const double* g = m->def.gravity;
+  cf_stage_polar(m, d);
+  cf_stage_elastic(m, d);
+  memcpy(d->ga_f0, d->f_el, sizeof(double) * n);
+  apply_damping(m, d, d->v, d->r, d->q);
+  for (int k = 0; k < n; k++) {
+    int node = k / 3;
+    d->b[k] = held(m, d, k) ? 0.0 : F0[k] + m->node_mass[node] * g[k % 3] - d->f_el[k] - d->r[k];
+  }
+  d->b_scale = 0;
+  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 1.0, 0.0, d->A));
+  CF_FOR(k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+  /* the PCG solves into d->v: point it at the accelerations, with block Jacobi for the mass */
+  double* v = d->v;
+  struct cfPrecond* pre = d->precond;
+  d->v = d->a;
+  d->precond = NULL;
+  memset(d->a, 0, sizeof(double) * n);
+  int st = cf_stage_pcg(m, d);
+  d->v = v;
+  d->precond = pre;
+  for (int k = 0; k < n; k++)
+    if (held(m, d, k)) d->a[k] = 0;
+  return st;
+}
+
+typedef struct NewtonOut {
+  int iters, pcg_iters;
+  double res;      /* relative force residual of the last evaluation */
+  const char* why; /* failure */
+} NewtonOut;
+
+/* Newton iterations from (ga_x0, ga_v0, ga_a0, ga_f0) over h with loads ga_F0 -> ga_F1; on
+ * success x, v, a, R, f_el belong to the end of the step. */
+static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
+  const int n = m->ndof;
+  double par[4], cm, ck;
+  cf_newton_coefficients(m, h, &cm, &ck, par);
+  const double am = par[0], af = par[1], ga = par[2], be = par[3];
+  const double s = be * h * h / (1 - am), tol = m->def.newton_tol;
+  const double* g = m->def.gravity;
+  const double *x0 = d->ga_x0, *v0 = d->ga_v0, *a0 = d->ga_a0, *f0 = d->ga_f0, *F0 = d->ga_F0, *F1 = d->ga_F1;
+  double* x = d->x;
+  double *r = d->ga_r, *du = d->ga_du;
+  double dx_norm = 0, tp = 0, ta = 0, ts = 0;
+  o->iters = o->pcg_iters = 0;
+  o->res = 0;
+  o->why = NULL;
+  /* predictor: x1 = x0 + h v0 + h^2/2 a0 */
+  for (int i = 0; i < n; i++) x[i] = held(m, d, i) ? x0[i] : x0[i] + h * v0[i] + 0.5 * h * h * a0[i];
+  const double floor_dx = 1e-9 * d->mon_size * sqrt((double)n);
+  int st = CF_OK;
+  for (int it = 0;; it++) {
+    double t0 = cf_wall_time();
+    /* a1, v1 from x1 (Newmark relations) */
+    for (int i = 0; i < n; i++) {
+      if (held(m, d, i)) {
+        d->a[i] = d->v[i] = 0;
+        continue;
+      }
+      d->a[i] = (x[i] - x0[i] - h * v0[i] - h * h * (0.5 - be) * a0[i]) / (be * h * h);
+      d->v[i] = v0[i] + h * ((1 - ga) * a0[i] + ga * d->a[i]);
+    }
+    cf_stage_polar(m, d);
+    double t1 = cf_wall_time();
+    cf_stage_elastic(m, d);
+    /* r = M a_m + C v_f + f_el,f - F_f - M g, with the four terms' norms as the force scale */
+    for (int i = 0; i < n; i++) {
+      d->q[i] = (1 - am) * d->a[i] + am * a0[i];
+      d->p[i] = (1 - af) * d->v[i] + af * v0[i];
+    }
+    apply_mass(m, d->q, d->z);
+    apply_damping(m, d, d->p, d->q, d->r);
+    double sq[4] = {0, 0, 0, 0};
+    for (int i = 0; i < n; i++) {
+      if (held(m, d, i)) {
+        r[i] = 0;
+        continue;
+      }
+      const double fel = (1 - af) * d->f_el[i] + af * f0[i];
+      const double fx = (1 - af) * F1[i] + af * F0[i] + m->node_mass[i / 3] * g[i % 3];
+      r[i] = d->z[i] + d->q[i] + fel - fx;
+      sq[0] += d->z[i] * d->z[i];
+      sq[1] += d->q[i] * d->q[i];
+      sq[2] += fel * fel;
+      sq[3] += fx * fx;
+    }
+    const double scale = sqrt(sq[0]) + sqrt(sq[1]) + sqrt(sq[2]) + sqrt(sq[3]);
+    const double rn = sqrt(free_norm2(m, d, r));
+    o->res = scale > 0 ? rn / scale : rn;
+    ta += cf_wall_time() - t1;
+    tp += t1 - t0;
+    if (!isfinite(rn) || !isfinite(scale)) {
+      o->why = "the residual is not finite";
+      st = CF_ERR_DIVERGED;
+      break;
+    }
+    double dx_scale = 0;
+    for (int i = 0; i < n; i++) dx_scale += (x[i] - x0[i]) * (x[i] - x0[i]);
+    dx_scale = fmax(sqrt(dx_scale), floor_dx);
+    const int conv_f = rn <= tol * scale;
+    const int conv_u = it == 0 || dx_norm <= tol * dx_scale;
+    if (conv_f && conv_u) break;
+    if (it == m->def.newton_max_iter) {
+      o->why = "the iteration cap was reached";
+      st = CF_ERR_DIVERGED;
+      break;
+    }
+    /* A dx = -s r */
+    double t2 = cf_wall_time();
+    for (int pass = 0; pass < 2; pass++) {
+      CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+      if (d->precond) cf_precond_update(m, d);
+      else CF_FOR(k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+      for (int i = 0; i < n; i++) d->b[i] = -s * r[i];
+      d->b_scale = 0; /* relative to |b|: an inexact Newton step with forcing term pcg_tol */
+      /* the PCG solves into d->v: point it at the increment, which starts from the last one (the
+       * previous iteration's, or the first of the last step), scaled by the warm start */
+      if (it == 0 || pass == 1) memcpy(du, d->ga_du1, sizeof(double) * n);
+      double* v = d->v;
+      d->v = du;
+      if (m->def.warm_start) {
+        memset(d->p, 0, sizeof(double) * n); /* no second vector: the guess is only scaled */
+        cf_pcg_warm_start(m, d, d->p);
+      }
+      st = cf_stage_pcg(m, d);
+      d->v = v;
+      o->pcg_iters += d->pcg_iters;
+      if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && pass == 0) {
+        d->force_kr = 1; /* the geometric part made A indefinite: this iteration with K_R */
+        cf_stage_elastic(m, d);
+        d->force_kr = 0;
+        continue;
+      }
+      break;
+    }
+    ts += cf_wall_time() - t2;
+    if (st < 0) {
+      o->why = "the linear solve failed";
+      break;
+    }
+    st = CF_OK; /* a PCG warning (cap, indefinite) is Newton's to judge */
+    if (it == 0) memcpy(d->ga_du1, du, sizeof(double) * n);
+    dx_norm = sqrt(free_norm2(m, d, du));
+    for (int i = 0; i < n; i++) x[i] += du[i];
+    o->iters = it + 1;
+  }
+  d->timer[CF_STAGE_POLAR] += tp;
+  d->timer[CF_STAGE_ASSEMBLE] += ta;
+  d->timer[CF_STAGE_PCG] += ts;
+  return st;
+}
+
+typedef struct StepLog {
+  int iters, pcg_iters, cuts, depth;
+  double res;
+  const char* why;
+} StepLog;
+
+/* The (sub)step from fraction th0 to th1 of the step (loads interpolated), halved on failure. */
+static int ga_advance(const cfModel* m, cfData* d, double th0, double th1, int depth, StepLog* log) {
+  const int n = m->ndof;
+  const double h = (th1 - th0) * m->def.dt;
+  for (int i = 0; i < n; i++) {
+    d->ga_F0[i] = d->f_ext_prev[i] + th0 * (d->f_ext[i] - d->f_ext_prev[i]);
+    d->ga_F1[i] = d->f_ext_prev[i] + th1 * (d->f_ext[i] - d->f_ext_prev[i]);
+  }
+  memcpy(d->ga_x0, d->x, sizeof(double) * n);
+  memcpy(d->ga_v0, d->v, sizeof(double) * n);
+  memcpy(d->ga_a0, d->a, sizeof(double) * n);
+  NewtonOut o;
+  int st = ga_newton(m, d, h, &o);
+  log->iters += o.iters;
+  log->pcg_iters += o.pcg_iters;
+  log->res = o.res;
+  if (st >= 0) {
+    memcpy(d->ga_f0, d->f_el, sizeof(double) * n); /* f_el(x0) of the next (sub)step */
+    return CF_OK;
+  }
+  log->why = o.why;
+  memcpy(d->x, d->ga_x0, sizeof(double) * n);
+  memcpy(d->v, d->ga_v0, sizeof(double) * n);
+  memcpy(d->a, d->ga_a0, sizeof(double) * n);
+  if (depth >= m->def.newton_max_cuts) return CF_ERR_DIVERGED;
+  log->cuts++;
+  if (depth + 1 > log->depth) log->depth = depth + 1;
+  const double thm = 0.5 * (th0 + th1);
+  st = ga_advance(m, d, th0, thm, depth + 1, log);
+  if (st < 0) return st;
+  return ga_advance(m, d, thm, th1, depth + 1, log);
+}
+
+int cf_step_generalized_alpha(const cfModel* m, cfData* d) {
+  const int n = m->ndof;
+  const double h = m->def.dt;
+  /* supports hold their DOFs at zero velocity and acceleration */
+  for (int i = 0; i < n; i++)
+    if (held(m, d, i)) d->v[i] = d->a[i] = 0;
+  if (!d->ga_ready) {
+    double t0 = cf_wall_time();
+    int st = initial_acceleration(m, d, d->f_ext_prev);
+    d->timer[CF_STAGE_ASSEMBLE] += cf_wall_time() - t0;
+    if (st < 0) return st;
+    d->ga_ready = 1;
+  }
+  /* the step's start, kept until it is done: x in mon_x0 (cf_step), v in v_prev, a in ga_a_step */
+  memcpy(d->v_prev, d->v, sizeof(double) * n);
+  memcpy(d->ga_a_step, d->a, sizeof(double) * n);
+  StepLog log = {0, 0, 0, 0, 0, NULL};
+  int st = ga_advance(m, d, 0.0, 1.0, 0, &log);
+  d->newton_iters = log.iters;
+  d->newton_iters_total += log.iters;
+  d->newton_residual = log.res;
+  d->step_cuts = log.cuts;
+  d->pcg_iters = log.pcg_iters; /* the whole step's */
+  if (st < 0) {
+    /* the state as it was: x, v, a, and f_el(x) for the next try */
+    memcpy(d->x, d->mon_x0, sizeof(double) * n);
+    memcpy(d->v, d->v_prev, sizeof(double) * n);
+    memcpy(d->a, d->ga_a_step, sizeof(double) * n);
+    cf_stage_polar(m, d);
+    cf_stage_elastic(m, d);
+    memcpy(d->ga_f0, d->f_el, sizeof(double) * n);
+    return cf_error(CF_ERR_DIVERGED,
+                    "step %ld, t = %.6g s: generalized-alpha Newton iterations failed (%s) at dt = %g s and after "
+                    "%d halvings (dt down to %g s; relative force residual %.3g, tolerance %.3g); the state is kept "
+                    "at t = %.6g s. Try a smaller time step, the other tangent (solver.tangent \"%s\"), more "
+                    "iterations (solver.newton_max_iter, now %d) or more damping (time.rho_inf < %g)",
+                    d->steps + 1, d->t + h, log.why ? log.why : "no convergence", h, m->def.newton_max_cuts,
+                    ldexp(h, -m->def.newton_max_cuts), log.res, m->def.newton_tol, d->t,
+                    m->def.dyn_tangent == CF_DYN_TANGENT_KR ? "symmetric_consistent" : "KR",
+                    m->def.newton_max_iter, m->def.rho_inf);
+  }
+  if (log.cuts > 0) {
+    d->warning[CF_WARN_STEP_CUT]++;
+    return cf_error(CF_WARN_STEP_CUT,
+                    "step %ld, t = %.6g s: Newton did not converge at dt = %g s; the step was halved (%d cuts, "
+                    "smallest substep %g s)",
+                    d->steps + 1, d->t + h, h, log.cuts, ldexp(h, -log.depth));
+  }
+  return CF_OK;
+}
