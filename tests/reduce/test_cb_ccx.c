@@ -16,7 +16,8 @@
  *     full FE frequencies, which lie below ccx's (M_consistent - M_one-point is positive
  *     semi-definite per element): the gap to ccx is printed, and checked to be the full-FE one
  *     (the mass difference) plus the reduction's own error, not asserted against 0.5%;
- *  3. lumped mass (the default model, what the multibody benchmark uses): printed only. */
+ *  3. lumped mass (the default model, what the multibody benchmark uses): the reduction against
+ *     the lumped full FE model (from above, within REDUCED_BOUND with 24 and 48 modes, as every rule). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,10 @@
 
 enum { NF = 6, NCCX = 10 };
 static const double BOUND = 0.005; /* the 0.5% */
+/* reduced (24, 48 normal modes) against the full FE model of the same mass: 0.106% measured at
+ * most (lumped lug, load interface, 24 modes) */
+static const double REDUCED_BOUND = 0.003;
+static double g_worst_lumped = 0;
 
 /* the CalculiX deck: nodes numbered 1..nnode in mesh order (CalculiX reads at most 20
  * characters per field: %.12e, not cf_mesh_write_inp's %.17g), C3D4 elements as cofem's tets,
@@ -178,7 +183,13 @@ static void part(const char* name, const char* scene, double* worst_out) {
           CHECK(ef > -1e-9); /* from above, against the full FE model of the same mass */
           if (v == 0) CHECK(e > -1e-5); /* ... which is ccx's */
         }
-        printf(" | %.3f%% |\n", 100 * worst);
+        printf(" | %.3f%% | vs full FE of this mass %.4f%%\n", 100 * worst, 100 * worst_full);
+        /* every mass rule: with 24 and 48 normal modes the reduction is within REDUCED_BOUND of the
+         * full FE model of the same mass (the lumped results were printed only) */
+        if (nm[c] >= 24) {
+          CHECK(worst_full < REDUCED_BOUND);
+          if (v == 2) g_worst_lumped = fmax(g_worst_lumped, worst_full);
+        }
         if (v == 0 && nm[c] >= 24) {
           CHECK(worst < BOUND); /* the bound */
           if (worst_out) *worst_out = fmax(*worst_out, worst);
@@ -199,7 +210,7 @@ int main(void) {
   double t0 = cf_wall_time(), worst = 0;
   part("lug", "scenes/lug_pull.json", &worst);
   part("hinge", "scenes/hinge_pull.json", &worst);
-  printf("\none-point mass, 24 and 48 normal modes: worst frequency error against ccx %.3f%% (bound %.1f%%); %.1f s\n",
-         100 * worst, 100 * BOUND, cf_wall_time() - t0);
+  printf("\none-point mass, 24 and 48 normal modes: worst frequency error against ccx %.3f%% (bound %.1f%%); lumped mass: "
+         "worst against its full FE %.4f%%; %.1f s\n", 100 * worst, 100 * BOUND, 100 * g_worst_lumped, cf_wall_time() - t0);
   TEST_END();
 }
