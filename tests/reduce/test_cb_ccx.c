@@ -150,7 +150,7 @@ static void part(const char* name, const char* scene, double* worst_out) {
       double e = hz_of(wf[i]) / ccx[i] - 1;
       printf(" %+.2e", e);
       full_gap = fmax(full_gap, fabs(e));
-      if (v == 0) CHECK(fabs(e) < 1e-5);  /* the same discrete model (4e-7 seen) */
+      if (v == 0) CHECK(fabs(e) < 1.5e-6); /* the same discrete model (3.5e-7 measured; ccx prints 7 digits) */
       if (v == 1) CHECK(e < 1e-5);        /* consistent below one-point */
     }
     printf("\n");
