@@ -101,10 +101,15 @@ int cf_cmd_run(int argc, char** argv) {
          m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
   printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads\n",
          s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
-         s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark" : "backward Euler",
+         s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
+         : s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
          s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky" : "block-Jacobi",
          s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
          cf_sim_backend_name(sim), omp_get_max_threads());
+  if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
+    printf("  generalized-alpha: rho_inf %g, Newton tol %.1e, at most %d iterations and %d step halvings, %s tangent\n",
+           s.def.rho_inf, s.def.newton_tol, s.def.newton_max_iter, s.def.newton_max_cuts,
+           s.def.dyn_tangent == CF_DYN_TANGENT_KR ? "K_R" : "symmetric consistent");
   {
     char t[32], b[32];
     cf_cli_human_bytes(out_bytes, t, sizeof t), cf_cli_human_bytes((double)max_output, b, sizeof b);
@@ -121,7 +126,7 @@ int cf_cmd_run(int argc, char** argv) {
 
   double wall0 = cf_wall_time();
   int last_status = 0, worst = 0;
-  long iters_sum = 0;
+  long iters_sum = 0, newton_sum = 0, cuts = 0;
   int iters_max = 0;
   double peak = 0;
   for (long k = 1; k <= steps && st >= 0; k++) {
@@ -131,6 +136,8 @@ int cf_cmd_run(int argc, char** argv) {
     if (st < 0) break;
     if (st > 0) last_status = st, worst++;
     iters_sum += d->pcg_iters;
+    newton_sum += d->newton_iters;
+    cuts += d->step_cuts;
     if (d->pcg_iters > iters_max) iters_max = d->pcg_iters;
     int want_state = s.nprobe > 0 || (s.vtu_every > 0 && k % s.vtu_every == 0) || k == steps;
     if (want_state) {
@@ -171,6 +178,26 @@ int cf_cmd_run(int argc, char** argv) {
   double wall = cf_wall_time() - wall0;
   if (isatty(1) && !quiet) printf("\n");
   fclose(csv);
+  if (st == CF_ERR_DIVERGED) {
+    /* the run stops; what it wrote so far stays valid: probes.csv (whole rows, the last one the
+     * last good step) and result.pvd listing the frames written */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    rename(csv_tmp, csv_path);
+    char pvd[CF_PATH_MAX + 16];
+    if (nframes > 0) {
+      snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
+      if (cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes) < 0)
+        fprintf(stderr, "cofem: %s\n", cf_last_error());
+    }
+    fprintf(stderr, "cofem: error: %s: %s (%s)\n", scene_path, msg, cf_status_name(st));
+    printf("stopped: diverged at step %ld of %ld (t = %.6g s); kept %s%s%s with the %ld steps before\n", d->steps + 1,
+           steps, d->t + s.def.dt, csv_path, nframes ? " and " : "", nframes ? pvd : "", d->steps);
+    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
+    for (int i = 0; i < nframes; i++) free(frames[i]);
+    free(frames); free(ftimes); free(von);
+    return 3;
+  }
   if (st < 0) {
     remove(csv_tmp);
     int code = cf_cli_fail_scene(scene_path, st);
@@ -191,6 +218,8 @@ int cf_cmd_run(int argc, char** argv) {
   printf("done: %ld steps, %.3f s simulated in %.3f s wall: %.2fx real time, %.3f ms/step\n", done, d->t, wall,
          d->t / wall, 1e3 * wall / (done ? done : 1));
   printf("  PCG iterations per step: mean %.1f, max %d\n", (double)iters_sum / (done ? done : 1), iters_max);
+  if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
+    printf("  Newton iterations per step: mean %.2f; %ld step halvings\n", (double)newton_sum / (done ? done : 1), cuts);
   printf("  stage times per step [ms]: polar %.3f, assemble %.3f, pcg %.3f, update %.3f, transfer %.3f\n",
          1e3 * d->timer[CF_STAGE_POLAR] / done, 1e3 * d->timer[CF_STAGE_ASSEMBLE] / done,
          1e3 * d->timer[CF_STAGE_PCG] / done, 1e3 * d->timer[CF_STAGE_UPDATE] / done,
@@ -203,8 +232,9 @@ int cf_cmd_run(int argc, char** argv) {
     cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u);
     printf("  probe %s: u = (%.6g, %.6g, %.6g) m\n", s.probe[p], u[0], u[1], u[2]);
   }
-  printf("  warnings: %d PCG not converged, %d steps with inverted elements, %d indefinite%s%s\n",
+  printf("  warnings: %d PCG not converged, %d steps with inverted elements, %d indefinite, %d steps halved%s%s\n",
          d->warning[CF_WARN_PCG_NOT_CONVERGED], d->warning[CF_WARN_INVERTED], d->warning[CF_WARN_INDEFINITE],
+         d->warning[CF_WARN_STEP_CUT],
          last_status ? "; last: " : "", last_status ? cf_last_error() : "");
   printf("  wrote %s", csv_path);
   if (nframes) printf(", %s (%d frames)", pvd, nframes);

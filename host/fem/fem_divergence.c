@@ -1,7 +1,7 @@
 /* The divergence monitor (issue 15): a step whose result cannot be right fails with
  * CF_ERR_DIVERGED instead of being reported as done. Three tests after every step:
  *  1. the state (x, v) is finite;
- *  2. energy: with E = 1/2 v^T M v + sum_e 1/2 u_e^T K_e u_e (kinetic + co-rotational strain)
+ *  3. energy: with E = 1/2 v^T M v + sum_e 1/2 u_e^T K_e u_e (kinetic + co-rotational strain)
  *     and W the work of the external forces and gravity since the run started,
  *       W += dx . ((F_start + F_end)/2 + M_lumped g)   (F_start = F_end for backward Euler)
  *     the step fails when E - E_0 > W + 10 max(E_0, max |W|, E_floor),
@@ -9,7 +9,7 @@
  *     energies are round-off). Damping and backward Euler only remove energy, and a conservative
  *     integrator keeps E - E_0 ~ W, so 10x the energy scale is far outside what a converging run
  *     does, and a diverging one, whose energy grows geometrically, crosses it within a few steps;
- *  3. displacement: a node farther than 100 part sizes (the rest bounding box's diagonal) from
+ *  2. displacement: a node farther than 100 part sizes (the rest bounding box's diagonal) from
  *     where the part's mean motion puts it, |(x_i - c) - (X_i - C)| > 100 size with c, C the mass
  *     centres now and at rest (a rigid motion keeps this below 2 sizes; a free part may fly away).
  *     A backstop for what the energy test misses: the lug crushed at 500x its yield load
@@ -87,18 +87,7 @@ int cf_divergence_check(const cfModel* m, cfData* d) {
                       "step %ld, t = %.6g s: the dynamics diverged: the %s of node index %d is not finite (%g); %s",
                       step, d->t, isfinite(d->x[i]) ? "velocity" : "position", i / 3 + 1,
                       isfinite(d->x[i]) ? d->v[i] : d->x[i], advice(m));
-  /* 2. energy against the work put in */
-  const double E = cf_kinetic_energy(m, d) + cf_strain_energy(m, d);
-  d->mon_energy = E;
-  const double scale = fmax(fmax(d->mon_energy0, d->mon_work_max), energy_floor(m));
-  if (!isfinite(E) || E - d->mon_energy0 > d->mon_work + MON_FACTOR * scale)
-    return cf_error(CF_ERR_DIVERGED,
-                    "step %ld, t = %.6g s: the dynamics diverged: the energy grew to %.4g J (kinetic %.4g J + strain "
-                    "%.4g J) from %.4g J, while the loads did %.4g J of work (the limit is %d x the energy scale "
-                    "%.4g J above that); %s",
-                    step, d->t, E, cf_kinetic_energy(m, d), E - cf_kinetic_energy(m, d), d->mon_energy0,
-                    d->mon_work, MON_FACTOR, scale, advice(m));
-  /* 3. displacement relative to the mass centre's motion */
+  /* 2. displacement relative to the mass centre's motion */
   double c[3] = {0, 0, 0}, C[3] = {0, 0, 0}, mass = 0;
   for (int n = 0; n < m->nnode; n++) {
     for (int k = 0; k < 3; k++) {
@@ -123,5 +112,16 @@ int cf_divergence_check(const cfModel* m, cfData* d) {
                     "step %ld, t = %.6g s: the dynamics diverged: node index %d moved %.4g m relative to the part's mass "
                     "centre, more than %d x the part's size (%.4g m); %s",
                     step, d->t, at + 1, worst, MON_SIZE_FACTOR, d->mon_size, advice(m));
+  /* 3. energy against the work put in */
+  const double E = cf_kinetic_energy(m, d) + cf_strain_energy(m, d);
+  d->mon_energy = E;
+  const double scale = fmax(fmax(d->mon_energy0, d->mon_work_max), energy_floor(m));
+  if (!isfinite(E) || E - d->mon_energy0 > d->mon_work + MON_FACTOR * scale)
+    return cf_error(CF_ERR_DIVERGED,
+                    "step %ld, t = %.6g s: the dynamics diverged: the energy grew to %.4g J (kinetic %.4g J + strain "
+                    "%.4g J) from %.4g J, while the loads did %.4g J of work (the limit is %d x the energy scale "
+                    "%.4g J above that); %s",
+                    step, d->t, E, cf_kinetic_energy(m, d), E - cf_kinetic_energy(m, d), d->mon_energy0,
+                    d->mon_work, MON_FACTOR, scale, advice(m));
   return CF_OK;
 }

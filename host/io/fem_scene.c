@@ -140,10 +140,16 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(get_string(time, "integrator", integ, sizeof integ, 0, path, "time."));
     if (strcmp(integ, "backward_euler") == 0) s->def.integrator = CF_INTEGRATOR_BACKWARD_EULER;
     else if (strcmp(integ, "newmark") == 0) s->def.integrator = CF_INTEGRATOR_NEWMARK;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\" or \"newmark\"", path, integ));
+    else if (strcmp(integ, "generalized_alpha") == 0) s->def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\", \"newmark\" or "
+                      "\"generalized_alpha\"", path, integ));
+    TRY(get_number(time, "rho_inf", &s->def.rho_inf, 0, path, "time."));
+    if (!(s->def.rho_inf >= 0 && s->def.rho_inf <= 1))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"time.rho_inf\" = %g must lie in [0, 1]", path, s->def.rho_inf));
     if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
   if (solver) {
     char mass[16] = "lumped";
     TRY(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
@@ -152,8 +158,16 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(cf_json_int_range(solver, "threads", &s->def.threads, 0, CF_SCENE_MAX_THREADS, AT(path, "solver.")));
     TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
     TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
+    /* generalized-alpha's Newton iterations take the consistent tangent unless told otherwise */
     char tan[32] = "KR";
+    if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) snprintf(tan, sizeof tan, "symmetric_consistent");
     TRY(get_string(solver, "tangent", tan, sizeof tan, 0, path, "solver."));
+    TRY(get_number(solver, "newton_tol", &s->def.newton_tol, 0, path, "solver."));
+    if (!(s->def.newton_tol > 0 && s->def.newton_tol < 1))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.newton_tol\" = %g must lie in (0, 1)", path, s->def.newton_tol));
+    TRY(cf_json_int_range(solver, "newton_max_iter", &s->def.newton_max_iter, 1, 1000, AT(path, "solver.")));
+    TRY(cf_json_int_range(solver, "newton_max_cuts", &s->def.newton_max_cuts, 0, 20, AT(path, "solver.")));
+    TRY(get_bool(solver, "divergence_check", &s->def.divergence_check, path, "solver."));
     if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
     else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
     else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
