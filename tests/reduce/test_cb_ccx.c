@@ -11,7 +11,7 @@
  *  1. one-point mass: cfModalOptions.mass = CF_MODAL_MASS_ONE_POINT (in cfReduceOptions.modal
  *     for cf_reduce), i.e. CalculiX's discrete model. Checked: the full FE modes (cf_modal_solve)
  *     equal ccx's to 1e-5; the reduced frequencies are at or above ccx's (Rayleigh-Ritz) and,
- *     with 24 and 48 normal modes, within 0.5% of them (the issue's bound);
+ *     with 24 and 48 normal modes, within 0.25% of them (issue 9 asked 0.5%; 0.085% measured);
  *  2. consistent mass (cfModelDef.consistent_mass): converges from above to the consistent-mass
  *     full FE frequencies, which lie below ccx's (M_consistent - M_one-point is positive
  *     semi-definite per element): the gap to ccx is printed, and checked to be the full-FE one
@@ -36,7 +36,7 @@
 #endif
 
 enum { NF = 6, NCCX = 10 };
-static const double BOUND = 0.005; /* the issue's 0.5% */
+static const double BOUND = 0.0025; /* issue 9 asked 0.5%; 0.085% measured (lug, load, 24 modes) */
 /* reduced (24, 48 normal modes) against the full FE model of the same mass: 0.106% measured at
  * most (lumped lug, load interface, 24 modes) */
 static const double REDUCED_BOUND = 0.003;
