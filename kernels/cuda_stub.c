@@ -74,6 +74,9 @@ int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h) {
 int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d) {
   return unsupported("cf_cuda_stage_pcg");
 }
+int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c) {
+  return unsupported("cf_cuda_stage_warm_start");
+}
 int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
   return unsupported("cf_cuda_stage_update");
 }

@@ -1200,6 +1200,22 @@ int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d) {
   return record_pcg(g, m, d);
 }
 
+int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c) {
+  TRY(check_model(g, m));
+  CU(cudaSetDevice(g->device));
+  /* as cf_cuda_step: p = v_prev is the second vector */
+  CU(cudaMemcpyAsync(g->p, g->v_prev, (size_t)g->ndof * sizeof(double), cudaMemcpyDeviceToDevice,
+                     g->s));
+  TRY(enqueue_warm_start(g, m->def.pcg_tol));
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "k_warm_*"));
+  if (c) {
+    c[0] = g->st_host->wc0;
+    c[1] = g->st_host->wc1;
+  }
+  return CF_OK;
+}
+
 int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
   TRY(check_model(g, m));
   CU(cudaSetDevice(g->device));

@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
             warm.ms_min, 10.0 / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
             rc.stage_ms[2], rc.stage_ms[3], warm.cpu_ms_median, rc.cpu_ms_median, warm.pcg_bytes, gbs);
+    fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     cf_mesh_free(&mesh);
   }
   fclose(csv);

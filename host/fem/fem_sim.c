@@ -58,10 +58,11 @@ int cf_sim_set_supports(cfSim* s, int active) {
 
 int cf_sim_step(cfSim* s) { return s->gpu ? cf_cuda_step(s->gpu, s->m, s->d) : cf_step(s->m, s->d); }
 
-/* cf_cuda_download adds its time to timer[CF_STAGE_TRANSFER] itself */
+/* the whole state a step carries (x, v, v_prev, R): the host copy can take over from there;
+ * cf_cuda_download adds its time to timer[CF_STAGE_TRANSFER] itself */
 int cf_sim_fetch(cfSim* s) {
   if (!s->gpu) return CF_OK;
-  return cf_cuda_download(s->gpu, s->d, CF_CUDA_X | CF_CUDA_V | CF_CUDA_R);
+  return cf_cuda_download(s->gpu, s->d, CF_CUDA_STATE);
 }
 
 /* The state a step carries (x, v, v_prev, R) and the loads; not the per-step arrays (KR, A, b,

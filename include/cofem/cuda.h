@@ -106,6 +106,9 @@ int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d);
 int cf_cuda_stage_elastic(cfCuda* g, const cfModel* m);
 int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h);
 int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d);
+/* The warm start alone (cf_pcg_warm_start): v = c0 v + c1 v_prev on the device's A, b, b_scale,
+ * v and v_prev (v_prev itself unchanged); the coefficients into c[2] when c is not NULL. */
+int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c);
 int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h);
 
 /* y = A x with the device's current A and the chosen SpMV (enum cfCudaSpmv), no projection of

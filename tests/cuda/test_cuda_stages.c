@@ -1,9 +1,18 @@
-/* The CUDA backend against the CPU reference: each stage alone on the same input, the block SpMV
- * (own kernel and cuSPARSE), the PCG's stopping rule, then whole trajectories (GPU vs CPU, and
- * GPU vs GPU with another launch configuration, which must agree bit for bit).
- * Meshes: a clamped 1 x 0.1 x 0.1 m steel box beam with a 300 kN tip load (50 steps), and
- * meshes/lug.msh and meshes/hinge.msh when present (20 steps); dt = 1e-3 keeps the beam moving.
- * The load is reversed half-way and the supports released at 4/5 of each run.
+/* The CUDA backend against the CPU reference: each stage alone on the same input (the warm start
+ * too), the block SpMV (own kernel and cuSPARSE), the PCG's stopping rule, then whole
+ * trajectories (GPU vs CPU with warm and cold start, and GPU vs GPU with another launch
+ * configuration, which must agree bit for bit), inverted elements, a non-finite load (CF_ERR_ARG
+ * on both, the state left as the CPU leaves it), and the cf_sim_* path (a run, cf_sim_reset, the
+ * same run again bit for bit).
+ * Meshes: a clamped 1 x 0.1 x 0.1 m steel box beam with a 300 kN tip load (50 steps), lumped and
+ * consistent mass; lug.msh and hinge.msh of the meshes directory (20 steps; a missing one is a
+ * failure); a 40^3-cell box (68,921 nodes > 65,536, so the partial sums of the reductions are
+ * themselves summed over several rounds; 4 steps). dt = 1e-3 keeps the beam moving. The load is
+ * reversed half-way, the supports released at 3/5 of each run and switched back on at 4/5.
+ *   test_cuda_stages [-v] [--quick] [--meshes DIR]
+ * --quick: the beam alone, 10 steps, no cold/consistent/large variants (for compute-sanitizer).
+ * Meshes from --meshes DIR, else ./meshes (the repository root: ctest's working directory), else
+ * meshes/ under cf_data_dir() (an installed tree or the device bundle).
  * Exit 77 with one line when no CUDA device is usable.
  *
  * Tolerances (|gpu - cpu| <= atol + rtol |cpu|). The kernels run the CPU's own per-element and
@@ -32,13 +41,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cf_test.h"
+#include "cofem/cofem.h"
 #include "cofem/cuda.h"
 #include "cofem/fem.h"
 #include "cofem/mesh.h"
 #include "cofem/mesh_box.h"
+#include "cofem/sim.h"
 #include "fem/fem_element.h"
+#include "fem/fem_pcg.h"
 
 #define TOL_R 1e-12
 #define TOL_STAGE 1e-10
@@ -49,6 +62,8 @@
 #define TOL_ITERS_TOTAL 0.03 /* relative difference of the total PCG iterations of a run */
 
 static int verbose = 0;
+static int quick = 0;
+static const char* mesh_dir = NULL;
 
 static double max_abs(const double* a, size_t n) {
   double s = 0;
@@ -87,6 +102,7 @@ static void copy_data(const cfModel* m, cfData* dst, const cfData* src) {
   size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet, nb = (size_t)m->nnzb;
   memcpy(dst->x, src->x, nd * sizeof(double));
   memcpy(dst->v, src->v, nd * sizeof(double));
+  memcpy(dst->v_prev, src->v_prev, nd * sizeof(double));
   memcpy(dst->f_ext, src->f_ext, nd * sizeof(double));
   memcpy(dst->R, src->R, 9 * ne * sizeof(double));
   memcpy(dst->KR, src->KR, 144 * ne * sizeof(double));
@@ -123,6 +139,7 @@ typedef struct Case {
   double load[3]; /* total force on the load set [N] */
   const cfNodeSet* load_set;
   int steps;
+  int big; /* stages and one GPU-vs-CPU trajectory only */
 } Case;
 
 static void set_load(const Case* c, double scale, double* f_ext) {
@@ -145,7 +162,8 @@ static void test_stages(Case* c) {
   CHECK_OK(cf_data_create(m, &gd));
   if (!base || !ref || !gd) goto done;
   set_load(c, 1.0, base->f_ext);
-  /* one CPU step: rotations, velocities and all stage arrays become non-trivial */
+  /* two CPU steps: rotations, velocities (v and v_prev) and all stage arrays become non-trivial */
+  CHECK_OK(cf_step(m, base));
   CHECK_OK(cf_step(m, base));
   copy_data(m, ref, base);
   copy_data(m, gd, base);
@@ -183,8 +201,6 @@ static void test_stages(Case* c) {
   compare("assemble Pinv", gd->Pinv, ref->Pinv, 3 * nd, TOL_STAGE * max_abs(ref->Pinv, 3 * nd),
           TOL_STAGE);
 
-  /* block SpMV on the CPU's A: own kernel and cuSPARSE */
-  CHECK_OK(cf_cuda_upload(g, ref, CF_CUDA_A | CF_CUDA_B | CF_CUDA_PINV | CF_CUDA_V));
   x = malloc(sizeof(double) * nd);
   y = malloc(sizeof(double) * nd);
   yg = malloc(sizeof(double) * nd);
@@ -193,6 +209,36 @@ static void test_stages(Case* c) {
     CHECK(!"out of memory");
     goto done;
   }
+  /* the warm start on the CPU's A, b, b_scale, v and v_prev (k_warm_project, k_spmv, k_warm_sums,
+   * k_warm_finish, k_warm_combine against cf_pcg_warm_start and the coefficients from the sums) */
+  CHECK_OK(cf_cuda_upload(g, ref, CF_CUDA_A | CF_CUDA_B | CF_CUDA_PINV | CF_CUDA_V | CF_CUDA_V_PREV));
+  {
+    const int use_fixed = ref->supports_active && m->nfixed;
+    double sums[CF_WARM_NSUM] = {0}, cc[2], cg[2] = {NAN, NAN};
+    memcpy(x, ref->v, nd * sizeof(double));      /* v0 */
+    memcpy(yc, ref->v_prev, nd * sizeof(double)); /* v1 */
+    for (size_t i = 0; i < nd; i++)
+      if (use_fixed && m->fixed[i]) x[i] = yc[i] = 0;
+    for (int i = 0; i < m->nnode; i++) {
+      cf_bsr_row(i, m->row_ptr, m->col, ref->A, x, y);
+      cf_bsr_row(i, m->row_ptr, m->col, ref->A, yc, yg);
+    }
+    for (int i = 0; i < m->nnode; i++) cf_node_warm_sums(i, x, yc, y, yg, ref->b, m->fixed, use_fixed, sums);
+    cf_warm_coefficients(sums, m->def.pcg_tol, ref->b_scale, cc);
+    memcpy(yc, ref->v_prev, nd * sizeof(double));
+    cf_pcg_warm_start(m, ref, yc);
+    CHECK_OK(cf_cuda_stage_warm_start(g, m, cg));
+    CHECK_OK(cf_cuda_download(g, gd, CF_CUDA_V | CF_CUDA_V_PREV));
+    printf("  warm start: c = (%.17g, %.17g) GPU, (%.17g, %.17g) CPU\n", cg[0], cg[1], cc[0], cc[1]);
+    CHECK(cc[1] != 0); /* both vectors take part */
+    compare("warm c", cg, cc, 2, 1e-8 * fmax(fabs(cc[0]), fabs(cc[1])), 0);
+    compare("warm v", gd->v, ref->v, nd, TOL_STAGE * max_abs(ref->v, nd), TOL_STAGE);
+    compare("warm v_prev unchanged", gd->v_prev, ref->v_prev, nd, 0, 0);
+    memcpy(base->v, ref->v, nd * sizeof(double)); /* the PCG's start below, both sides */
+  }
+
+  /* block SpMV on the CPU's A: own kernel and cuSPARSE */
+  CHECK_OK(cf_cuda_upload(g, ref, CF_CUDA_V));
   {
     unsigned long long s = 12345;
     for (size_t i = 0; i < nd; i++) {
@@ -286,11 +332,15 @@ static void traj_free(Traj* t) {
   free(t->vmax);
 }
 
-/* the scenario: load on; reversed to -1/2 at 1/2 of the run; supports released at 4/5 */
+/* the scenario: load on; reversed to -1/2 at 1/2 of the run; supports released at 3/5 and
+ * switched back on at 4/5 (the warm start's v_prev then holds velocities of released DOFs) */
 static int flip_step(const Case* c) {
   return c->steps / 2;
 }
 static int release_step(const Case* c) {
+  return (3 * c->steps) / 5;
+}
+static int restore_step(const Case* c) {
   return (4 * c->steps) / 5;
 }
 
@@ -301,6 +351,9 @@ static void record(const cfModel* m, const cfData* d, Traj* t, int s) {
   t->iters[s] = d->pcg_iters;
 }
 
+/* the CPU's final v_prev (compared with the GPU's at the end of run_gpu) */
+static double* cpu_v_prev = NULL;
+
 static void run_cpu(Case* c, Traj* t) {
   cfModel* m = c->m;
   cfData* d = NULL;
@@ -310,12 +363,16 @@ static void run_cpu(Case* c, Traj* t) {
   for (int s = 0; s < c->steps; s++) {
     if (s == flip_step(c)) set_load(c, -0.5, d->f_ext);
     if (s == release_step(c)) d->supports_active = 0;
+    if (s == restore_step(c)) d->supports_active = 1;
     CHECK(cf_step(m, d) >= 0);
     record(m, d, t, s);
     double um = max_abs(t->u + (size_t)s * m->ndof, m->ndof), vm = max_abs(d->v, m->ndof);
     t->umax[s] = s ? fmax(t->umax[s - 1], um) : um;
     t->vmax[s] = s ? fmax(t->vmax[s - 1], vm) : vm;
   }
+  free(cpu_v_prev);
+  cpu_v_prev = malloc(sizeof(double) * m->ndof);
+  if (cpu_v_prev) memcpy(cpu_v_prev, d->v_prev, sizeof(double) * m->ndof);
   cf_data_free(d);
 }
 
@@ -341,6 +398,7 @@ static void run_gpu(Case* c, const cfCudaOptions* o, const char* label, const Tr
       CHECK_OK(cf_cuda_set_forces(g, f));
     }
     if (s == release_step(c)) CHECK_OK(cf_cuda_set_supports(g, 0));
+    if (s == restore_step(c)) CHECK_OK(cf_cuda_set_supports(g, 1));
     int st = cf_cuda_step(g, m, d);
     if (st < 0) {
       CHECK_OK(st);
@@ -391,6 +449,13 @@ static void run_gpu(Case* c, const cfCudaOptions* o, const char* label, const Tr
     CHECK(bad_v == 0);
     CHECK(unconverged == 0);
     CHECK(labs(tot_g - tot_c) <= (long)(TOL_ITERS_TOTAL * tot_c));
+    /* v_prev: the unprojected v0 of the last step, as the CPU keeps it */
+    CHECK_OK(cf_cuda_download(g, d, CF_CUDA_V_PREV));
+    if (cpu_v_prev) {
+      const int last = c->steps - 1;
+      compare("steps: final v_prev", d->v_prev, cpu_v_prev, (size_t)m->ndof,
+              TOL_TRAJ * m->def.pcg_tol * cpu->vmax[last], 0);
+    }
   }
   CHECK(d->steps == c->steps);
   CHECK(fabs(d->t - c->steps * m->def.dt) <= 1e-9 * c->steps * m->def.dt);
@@ -418,6 +483,7 @@ static void test_steps(Case* c) {
     run_cpu(c, &cpu);
     cfCudaOptions o = cf_cuda_default_options();
     run_gpu(c, &o, "steps GPU (graphs) vs CPU", &cpu, NULL, &ga);
+    if (c->big || quick) goto done;
     cfCudaOptions ob = o;
     ob.use_graphs = 0;
     ob.check_every = 3;
@@ -425,15 +491,264 @@ static void test_steps(Case* c) {
     cfCudaOptions oc = o;
     oc.spmv = CF_CUDA_SPMV_CUSPARSE;
     run_gpu(c, &oc, "steps GPU (cuSPARSE SpMV) vs CPU", &cpu, NULL, &gc);
+    /* cold start: x = 0 at every solve, v_prev still kept */
+    const int warm = c->m->def.warm_start;
+    c->m->def.warm_start = 0;
+    run_cpu(c, &cpu);
+    run_gpu(c, &o, "steps GPU vs CPU, cold start", &cpu, NULL, &ga);
+    c->m->def.warm_start = warm;
   }
+done:
   traj_free(&cpu);
   traj_free(&ga);
   traj_free(&gb);
   traj_free(&gc);
 }
 
+/* ---- inverted elements: one node pushed through its opposite face ---------------------------- */
+static void test_inverted(Case* c) {
+  cfModel* m = c->m;
+  const size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet;
+  cfData *dc = NULL, *dg = NULL;
+  cfCuda* g = NULL;
+  CHECK_OK(cf_data_create(m, &dc));
+  CHECK_OK(cf_data_create(m, &dg));
+  if (!dc || !dg) goto done;
+  {
+    /* the element's first node mirrored through the centroid of the other three */
+    const int* t = m->tet + 4 * (ne / 2);
+    for (int i = 0; i < 3; i++) {
+      double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
+      dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
+    }
+  }
+  set_load(c, 1.0, dc->f_ext);
+  copy_data(m, dg, dc);
+  CHECK_OK(cf_cuda_create(m, dg, &g));
+  if (!g) goto done;
+  {
+    cfData* ref = dg; /* the polar stage alone first, on the same x and R */
+    cf_stage_polar(m, dc);
+    CHECK_OK(cf_cuda_stage_polar(g, m, ref));
+    CHECK_OK(cf_cuda_download(g, ref, CF_CUDA_R));
+    printf("  inverted: %d elements on the GPU, %d on the CPU\n", ref->ninverted, dc->ninverted);
+    CHECK(dc->ninverted > 0);
+    CHECK(ref->ninverted == dc->ninverted);
+    compare("inverted: polar R", ref->R, dc->R, 9 * ne, 1e-9, 0);
+  }
+  /* a whole step from the same state: the same warning, count and message */
+  cf_data_reset(m, dc);
+  cf_data_reset(m, dg);
+  {
+    const int* t = m->tet + 4 * (ne / 2);
+    for (int i = 0; i < 3; i++) {
+      double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
+      dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
+    }
+  }
+  memcpy(dg->x, dc->x, nd * sizeof(double));
+  CHECK_OK(cf_cuda_upload(g, dg, CF_CUDA_STATE));
+  {
+    int sc = cf_step(m, dc);
+    char mc[512];
+    snprintf(mc, sizeof mc, "%s", cf_last_error());
+    int sg = cf_cuda_step(g, m, dg);
+    printf("  inverted step: GPU %d \"%s\", CPU %d \"%s\"\n", sg, cf_last_error(), sc, mc);
+    CHECK(sc == CF_WARN_INVERTED);
+    CHECK(sg == sc);
+    CHECK(!strcmp(cf_last_error(), mc));
+    CHECK(dg->warning[CF_WARN_INVERTED] == 1 && dc->warning[CF_WARN_INVERTED] == 1);
+    CHECK(dg->ninverted == dc->ninverted);
+    CHECK(dg->steps == 1 && dc->steps == 1);
+    CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_X | CF_CUDA_V));
+    compare("inverted step: v", dg->v, dc->v, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(dc->v, nd), 0);
+  }
+done:
+  cf_cuda_free(g);
+  cf_data_free(dc);
+  cf_data_free(dg);
+}
+
+/* ---- a non-finite load: CF_ERR_ARG on both sides, nothing advanced ---------------------------- */
+static void test_nonfinite(Case* c, double bad, const char* label) {
+  cfModel* m = c->m;
+  const size_t nd = (size_t)m->ndof;
+  cfData *dc = NULL, *dg = NULL;
+  cfCuda* g = NULL;
+  double *x0 = malloc(nd * sizeof(double)), *v0 = malloc(nd * sizeof(double));
+  CHECK_OK(cf_data_create(m, &dc));
+  CHECK_OK(cf_data_create(m, &dg));
+  if (!dc || !dg || !x0 || !v0) goto done;
+  set_load(c, 1.0, dc->f_ext);
+  set_load(c, 1.0, dg->f_ext);
+  CHECK_OK(cf_cuda_create(m, dg, &g));
+  if (!g) goto done;
+  for (int s = 0; s < 3; s++) {
+    CHECK(cf_step(m, dc) >= 0);
+    CHECK(cf_cuda_step(g, m, dg) >= 0);
+  }
+  CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_STATE));
+  memcpy(x0, dg->x, nd * sizeof(double));
+  memcpy(v0, dg->v, nd * sizeof(double));
+  {
+    const long steps = dg->steps, total = dg->pcg_iters_total;
+    const double t = dg->t;
+    const int k = 3 * c->load_set->nodes[0] + 1;
+    dc->f_ext[k] = bad;
+    dg->f_ext[k] = bad;
+    CHECK_OK(cf_cuda_set_forces(g, dg->f_ext));
+    int sc = cf_step(m, dc);
+    char mc[512];
+    snprintf(mc, sizeof mc, "%s", cf_last_error());
+    int sg = cf_cuda_step(g, m, dg);
+    printf("  %s: GPU %d \"%s\"; CPU %d \"%s\"\n", label, sg, cf_last_error(), sc, mc);
+    CHECK(sc == CF_ERR_ARG);
+    CHECK(sg == CF_ERR_ARG);
+    /* the same message up to the printed values (a NaN's sign may differ) */
+    const char* cut = strchr(mc, '(');
+    size_t n = cut ? (size_t)(cut - mc) : strlen(mc);
+    CHECK(!strncmp(cf_last_error(), mc, n));
+    if (isinf(bad)) CHECK(!strcmp(cf_last_error(), mc));
+    CHECK(dg->steps == steps && dg->t == t && dg->pcg_iters_total == total);
+    CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_STATE));
+    CHECK(memcmp(dg->x, x0, nd * sizeof(double)) == 0);
+    CHECK(memcmp(dg->v, v0, nd * sizeof(double)) == 0);
+    CHECK(memcmp(dg->v_prev, v0, nd * sizeof(double)) == 0);
+    /* the load repaired, both go on */
+    dc->f_ext[k] = 0;
+    dg->f_ext[k] = 0;
+    CHECK_OK(cf_cuda_set_forces(g, dg->f_ext));
+    CHECK(cf_step(m, dc) >= 0);
+    CHECK(cf_cuda_step(g, m, dg) >= 0);
+    CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_X | CF_CUDA_V));
+    compare("after the failed step: v", dg->v, dc->v, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(dc->v, nd), 0);
+  }
+done:
+  cf_cuda_free(g);
+  cf_data_free(dc);
+  cf_data_free(dg);
+  free(x0);
+  free(v0);
+}
+
+static void fill_pattern(double* a, size_t n, unsigned long long seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    a[i] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+  }
+}
+
+/* every state bit up and down: what is uploaded comes back bit for bit, nothing else moves */
+static void test_state_round_trip(Case* c) {
+  cfModel* m = c->m;
+  const size_t nd = (size_t)m->ndof, nr = 9 * (size_t)m->ntet;
+  cfData *a = NULL, *b = NULL;
+  cfCuda* g = NULL;
+  CHECK_OK(cf_data_create(m, &a));
+  CHECK_OK(cf_data_create(m, &b));
+  if (!a || !b) goto done;
+  CHECK_OK(cf_cuda_create(m, a, &g));
+  if (!g) goto done;
+  fill_pattern(a->x, nd, 1), fill_pattern(a->v, nd, 2), fill_pattern(a->v_prev, nd, 3);
+  fill_pattern(a->R, nr, 4), fill_pattern(a->f_ext, nd, 5);
+  CHECK_OK(cf_cuda_upload(g, a, CF_CUDA_STATE | CF_CUDA_F_EXT));
+  CHECK_OK(cf_cuda_download(g, b, CF_CUDA_STATE | CF_CUDA_F_EXT));
+  int same = !memcmp(a->x, b->x, nd * sizeof(double)) && !memcmp(a->v, b->v, nd * sizeof(double)) &&
+             !memcmp(a->v_prev, b->v_prev, nd * sizeof(double)) && !memcmp(a->R, b->R, nr * sizeof(double)) &&
+             !memcmp(a->f_ext, b->f_ext, nd * sizeof(double));
+  /* one bit alone moves one array */
+  fill_pattern(a->v_prev, nd, 6);
+  CHECK_OK(cf_cuda_upload(g, a, CF_CUDA_V_PREV));
+  CHECK_OK(cf_cuda_download(g, b, CF_CUDA_STATE));
+  same = same && !memcmp(a->v_prev, b->v_prev, nd * sizeof(double)) && !memcmp(a->v, b->v, nd * sizeof(double));
+  printf("  state round trip (x, v, v_prev, R, f_ext): %s\n", same ? "bitwise identical" : "DIFFER");
+  CHECK(same);
+done:
+  cf_cuda_free(g);
+  cf_data_free(a);
+  cf_data_free(b);
+}
+
+/* ---- cf_sim_*: a run, a reset, the same run again bit for bit; the CPU sim alongside ----------- */
+static int sim_run(Case* c, cfSim* sim, cfData* d, double* x, double* v, double* R, long* iters) {
+  cfModel* m = c->m;
+  set_load(c, 1.0, d->f_ext);
+  CHECK_OK(cf_sim_set_forces(sim, d->f_ext));
+  CHECK_OK(cf_sim_set_supports(sim, 1));
+  for (int s = 0; s < c->steps; s++) {
+    if (s == flip_step(c)) {
+      set_load(c, -0.5, d->f_ext);
+      CHECK_OK(cf_sim_set_forces(sim, d->f_ext));
+    }
+    if (s == release_step(c)) CHECK_OK(cf_sim_set_supports(sim, 0));
+    if (s == restore_step(c)) CHECK_OK(cf_sim_set_supports(sim, 1));
+    int st = cf_sim_step(sim);
+    CHECK(st >= 0);
+    if (st < 0) return st;
+  }
+  double t0 = d->timer[CF_STAGE_TRANSFER], w0 = cf_wall_time();
+  CHECK_OK(cf_sim_fetch(sim));
+  double dw = cf_wall_time() - w0, dt = d->timer[CF_STAGE_TRANSFER] - t0;
+  /* the transfer counted once: no more than the call's own wall time */
+  if (!strcmp(cf_sim_backend_name(sim), "cuda")) CHECK(dt > 0 && dt <= dw);
+  memcpy(x, d->x, sizeof(double) * m->ndof);
+  memcpy(v, d->v, sizeof(double) * m->ndof);
+  memcpy(R, d->R, sizeof(double) * 9 * m->ntet);
+  *iters = d->pcg_iters_total;
+  return CF_OK;
+}
+
+static void test_sim(Case* c) {
+  cfModel* m = c->m;
+  const size_t nd = (size_t)m->ndof, nr = 9 * (size_t)m->ntet;
+  cfData *dg = NULL, *dc = NULL;
+  cfSim *sg = NULL, *sc = NULL;
+  double* buf = malloc(sizeof(double) * 3 * (2 * nd + nr));
+  long it1 = 0, it2 = 0, itc = 0;
+  CHECK_OK(cf_data_create(m, &dg));
+  CHECK_OK(cf_data_create(m, &dc));
+  if (!dg || !dc || !buf) goto done;
+  double *x1 = buf, *v1 = x1 + nd, *R1 = v1 + nd, *x2 = R1 + nr, *v2 = x2 + nd, *R2 = v2 + nd;
+  double *xc = R2 + nr, *vc = xc + nd, *Rc = vc + nd;
+  CHECK_OK(cf_sim_create(m, dg, "cuda", &sg));
+  CHECK_OK(cf_sim_create(m, dc, "cpu", &sc));
+  if (!sg || !sc) goto done;
+  CHECK(!strcmp(cf_sim_backend_name(sg), "cuda"));
+  if (sim_run(c, sg, dg, x1, v1, R1, &it1) < 0) goto done;
+  CHECK_OK(cf_sim_reset(sg)); /* the device state back to rest: v_prev too */
+  CHECK(dg->steps == 0 && dg->pcg_iters_total == 0);
+  {
+    /* what the device holds now, fetched over the host's reset copy */
+    fill_pattern(dg->v_prev, nd, 99);
+    fill_pattern(dg->R, nr, 98);
+    CHECK_OK(cf_sim_fetch(sg));
+    int rest = !memcmp(dg->x, m->X, nd * sizeof(double));
+    for (size_t i = 0; i < nd; i++) rest = rest && dg->v[i] == 0 && dg->v_prev[i] == 0;
+    for (size_t i = 0; i < nr; i++) rest = rest && dg->R[i] == (i % 9 % 4 == 0 ? 1.0 : 0.0);
+    printf("  cf_sim_reset: the device state %s\n", rest ? "at rest (x = X, v = v_prev = 0, R = I)" : "NOT at rest");
+    CHECK(rest);
+  }
+  if (sim_run(c, sg, dg, x2, v2, R2, &it2) < 0) goto done;
+  if (sim_run(c, sc, dc, xc, vc, Rc, &itc) < 0) goto done;
+  int same = !memcmp(x1, x2, nd * sizeof(double)) && !memcmp(v1, v2, nd * sizeof(double)) &&
+             !memcmp(R1, R2, nr * sizeof(double)) && it1 == it2;
+  printf("  cf_sim: run, reset, run: %s (PCG iterations %ld, %ld; CPU %ld)\n",
+         same ? "bitwise identical" : "DIFFER", it1, it2, itc);
+  CHECK(same);
+  double umax = 0;
+  for (size_t i = 0; i < nd; i++) umax = fmax(umax, fabs(xc[i] - m->X[i]));
+  compare("cf_sim cuda vs cpu: x", x2, xc, nd, TOL_TRAJ * m->def.pcg_tol * umax, 0);
+  compare("cf_sim cuda vs cpu: v", v2, vc, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(vc, nd), 0);
+done:
+  cf_sim_free(sg);
+  cf_sim_free(sc);
+  cf_data_free(dg);
+  cf_data_free(dc);
+  free(buf);
+}
+
 /* ---- cases ----------------------------------------------------------------------------------- */
-static int setup(Case* c, double dt) {
+static int setup(Case* c, double dt, int consistent_mass) {
   cfModelDef def = cf_default_model_def();
   def.dt = dt;
   def.gravity[2] = -9.81;
@@ -441,67 +756,103 @@ static int setup(Case* c, double dt) {
   def.rayleigh_beta = 1e-5;
   def.pcg_max_iter = 5000;
   def.pcg_tol = 1e-10; /* see the header: the runs are reproducible to ~10 tol */
+  def.consistent_mass = consistent_mass;
   if (cf_model_create(&c->mesh, &def, &c->m) < 0) return -1;
   return 0;
 }
 
 static void run_case(Case* c) {
+  printf("%s\n", c->name);
   test_stages(c);
   test_steps(c);
+  if (c->big) return;
+  test_nonfinite(c, INFINITY, "Inf load");
+  test_nonfinite(c, NAN, "NaN load");
+  test_inverted(c);
+  test_state_round_trip(c);
+  test_sim(c);
 }
 
-static int run_part(const char* name, const char* file, double load_z, int steps) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/meshes/%s", COFEM_SOURCE_DIR, file);
-  FILE* f = fopen(path, "rb");
-  if (!f) {
-    printf("%s: %s absent, part skipped\n", name, path);
-    return 0;
-  }
-  fclose(f);
+/* a box clamped at xmin, loaded at xmax */
+static void run_box(const char* name, int nx, int ny, int nz, double lx, double ly, double lz,
+                    double load_z, int steps, int consistent_mass, int big) {
   Case c;
   memset(&c, 0, sizeof c);
   c.name = name;
   c.steps = steps;
   c.load[2] = load_z;
-  CHECK_OK(cf_mesh_read(path, &c.mesh));
-  if (c.mesh.nnode == 0) return 0;
+  c.big = big;
+  CHECK_OK(cf_mesh_box(nx, ny, nz, lx, ly, lz, &c.mesh));
+  const cfNodeSet* xmin = cf_mesh_find_nset(&c.mesh, "xmin");
+  c.load_set = cf_mesh_find_nset(&c.mesh, "xmax");
+  CHECK(xmin && c.load_set);
+  if (xmin && c.load_set && setup(&c, 1e-3, consistent_mass) == 0) {
+    CHECK_OK(cf_model_fix_nodes(c.m, xmin->nodes, xmin->count, 7));
+    if (big) CHECK(c.m->nnode > 65536);
+    run_case(&c);
+  }
+  cf_model_free(c.m);
+  cf_mesh_free(&c.mesh);
+}
+
+static int is_dir(const char* path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static void run_part(const char* name, const char* file, double load_z, int steps) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", mesh_dir, file);
+  Case c;
+  memset(&c, 0, sizeof c);
+  c.name = name;
+  c.steps = steps;
+  c.load[2] = load_z;
+  int st = cf_mesh_read(path, &c.mesh);
+  if (st < 0) { /* a committed mesh: its absence is a failure, not a skip */
+    fprintf(stderr, "  FAIL %s: %s\n", name, cf_last_error());
+    CHECK(!"committed mesh readable");
+    return;
+  }
   const cfNodeSet* sup = cf_mesh_find_nset(&c.mesh, "support");
   c.load_set = cf_mesh_find_nset(&c.mesh, "load");
   CHECK(sup && c.load_set);
-  if (sup && c.load_set && setup(&c, 1e-3) == 0) {
+  if (sup && c.load_set && setup(&c, 1e-3, 0) == 0) {
     CHECK_OK(cf_model_fix_nodes(c.m, sup->nodes, sup->count, 7));
     run_case(&c);
   }
   cf_model_free(c.m);
   cf_mesh_free(&c.mesh);
-  return 0;
 }
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-v")) verbose = 1;
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--meshes") && i + 1 < argc) mesh_dir = argv[++i];
+    else {
+      fprintf(stderr, "usage: test_cuda_stages [-v] [--quick] [--meshes DIR]\n");
+      return 2;
+    }
+  }
   char why[256];
   if (!cf_cuda_available(why, sizeof why)) TEST_SKIP(why);
-  verbose = argc > 1 && !strcmp(argv[1], "-v");
+  char data_meshes[4096];
+  snprintf(data_meshes, sizeof data_meshes, "%s/meshes", cf_data_dir());
+  if (!mesh_dir) mesh_dir = is_dir("meshes") ? "meshes" : data_meshes;
 
-  /* steel box beam, clamped at x = 0, 300 kN down at the tip */
-  Case c;
-  memset(&c, 0, sizeof c);
-  c.name = "beam 20x4x4";
-  c.steps = 50;
-  c.load[2] = -3e5;
-  CHECK_OK(cf_mesh_box(20, 4, 4, 1.0, 0.1, 0.1, &c.mesh));
-  const cfNodeSet* xmin = cf_mesh_find_nset(&c.mesh, "xmin");
-  c.load_set = cf_mesh_find_nset(&c.mesh, "xmax");
-  CHECK(xmin && c.load_set);
-  if (xmin && c.load_set && setup(&c, 1e-3) == 0) {
-    CHECK_OK(cf_model_fix_nodes(c.m, xmin->nodes, xmin->count, 7));
-    run_case(&c);
-  }
-  cf_model_free(c.m);
-  cf_mesh_free(&c.mesh);
+  /* steel box beam, clamped at x = 0, 300 kN down at the tip; lumped, then consistent mass */
+  run_box("beam 20x4x4", 20, 4, 4, 1.0, 0.1, 0.1, -3e5, quick ? 10 : 50, 0, 0);
+  if (quick) TEST_END();
+  run_box("beam 20x4x4, consistent mass", 20, 4, 4, 1.0, 0.1, 0.1, -3e5, 50, 1, 0);
 
   /* the demo parts: clamped at their "support" set, pulled up / pushed down at "load" */
+  printf("meshes from %s\n", mesh_dir);
   run_part("lug", "lug.msh", 5e4, 20);
   run_part("hinge", "hinge.msh", -1e3, 20);
+
+  /* 68,921 nodes: more partial sums than one block's threads (multi-round reductions) */
+  run_box("box 40x40x40", 40, 40, 40, 0.4, 0.4, 0.4, -1e6, 4, 0, 1);
+  free(cpu_v_prev);
   TEST_END();
 }
