@@ -1,0 +1,125 @@
+/* A CPU mock of the CUDA backend API (cofem/cuda.h) for checking test_cuda_stages' logic without
+ * a device (tests/cuda/mock/run-mock.sh): the "device" is a private cfData stepped by the CPU
+ * stages. Not the GPU's arithmetic: it checks the test's plumbing, scenarios and bookkeeping, and
+ * a mock broken on purpose (v_prev left out of the upload, a NaN load "converging", supports not
+ * switched back on, a warm start without v_prev) shows which of the test's checks catch what.
+ * Not built by CMake. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/cuda.h"
+#include "fem/fem_backend.h"
+#include "fem/fem_element.h"
+#include "fem/fem_pcg.h"
+
+struct cfCuda {
+  const cfModel* m;
+  cfData* d;
+  int supports;
+  cfCudaOptions opt;
+  int pending;
+  cfData* snap;
+};
+
+cfCudaOptions cf_cuda_default_options(void) {
+  cfCudaOptions o;
+  memset(&o, 0, sizeof o);
+  o.check_every = 8;
+  o.use_graphs = 1;
+  return o;
+}
+int cf_cuda_available(char* why, int n) { return cf_cuda_device_available(0, why, n); }
+int cf_cuda_device_available(int device, char* why, int n) {
+  if (device != 0) { if (why) snprintf(why, n, "mock: device %d absent", device); return 0; }
+  if (why && n) why[0] = 0;
+  return 1;
+}
+static void copy_fields(const cfModel* m, cfData* dst, cfData* src, int what) {
+  for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
+    if (!(what & bit)) continue;
+    size_t n = 0, n2 = 0;
+    double* a = cf_cuda_field(dst, m->nnode, m->ntet, m->nnzb, bit, &n);
+    double* b = cf_cuda_field(src, m->nnode, m->ntet, m->nnzb, bit, &n2);
+    memcpy(a, b, n * sizeof(double));
+  }
+  if (what & CF_CUDA_B) dst->b_scale = src->b_scale;
+}
+int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) { return cf_cuda_create_ex(m, d, NULL, out); }
+int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out) {
+  *out = NULL;
+  int st = cf_cuda_check_model(m);
+  if (st < 0) return st;
+  cfCuda* g = calloc(1, sizeof *g);
+  g->m = m;
+  g->opt = opt ? *opt : cf_cuda_default_options();
+  if (g->opt.device != 0) { int dev = g->opt.device; free(g); return cf_error(CF_ERR_CUDA, "mock: no device %d", dev); }
+  cf_data_create(m, &g->d);
+  cf_data_create(m, &g->snap);
+  copy_fields(m, g->d, (cfData*)d, CF_CUDA_STATE | CF_CUDA_F_EXT);
+  g->supports = d->supports_active;
+  *out = g;
+  return CF_OK;
+}
+void cf_cuda_free(cfCuda* g) { if (!g) return; cf_data_free(g->d); cf_data_free(g->snap); free(g); }
+int cf_cuda_set_forces(cfCuda* g, const double* f) { memcpy(g->d->f_ext, f, sizeof(double) * g->m->ndof); return 0; }
+int cf_cuda_set_supports(cfCuda* g, int a) { g->supports = a ? 1 : 0; return 0; }
+int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
+  cfData* p = g->d;
+  p->supports_active = g->supports;
+  p->steps = d->steps; p->t = d->t; p->pcg_iters_total = d->pcg_iters_total;
+  memcpy(p->warning, d->warning, sizeof d->warning);
+  int st = cf_step(m, p);
+  d->ninverted = p->ninverted;
+  if (st < 0) return st;
+  d->steps = p->steps; d->t = p->t; d->pcg_iters = p->pcg_iters; d->pcg_residual = p->pcg_residual;
+  d->pcg_iters_total = p->pcg_iters_total;
+  memcpy(d->warning, p->warning, sizeof d->warning);
+  for (int i = 0; i < CF_STAGE_COUNT; i++) d->timer[i] += 1e-6;
+  return st;
+}
+int cf_cuda_upload(cfCuda* g, const cfData* d, int what) { copy_fields(g->m, g->d, (cfData*)d, what); return 0; }
+int cf_cuda_download(cfCuda* g, cfData* d, int what) {
+  copy_fields(g->m, d, g->d, what);
+  double t0 = cf_wall_time();
+  d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0 + 1e-9;
+  return 0;
+}
+int cf_cuda_download_async(cfCuda* g, int what) { copy_fields(g->m, g->snap, g->d, what); g->pending |= what; return 0; }
+int cf_cuda_download_wait(cfCuda* g, cfData* d) { copy_fields(g->m, d, g->snap, g->pending); g->pending = 0; return 0; }
+int cf_cuda_sync(cfCuda* g) { return 0; }
+int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d) { cf_stage_polar(m, g->d); if (d) d->ninverted = g->d->ninverted; return 0; }
+int cf_cuda_stage_elastic(cfCuda* g, const cfModel* m) { cf_stage_elastic(m, g->d); return 0; }
+int cf_cuda_stage_assemble_system(cfCuda* g, const cfModel* m, double h) { g->d->supports_active = g->supports; cf_stage_assemble_system(m, g->d, h); return 0; }
+int cf_cuda_stage_pcg(cfCuda* g, const cfModel* m, cfData* d) {
+  g->d->supports_active = g->supports;
+  g->d->pcg_iters_total = d->pcg_iters_total;
+  memcpy(g->d->warning, d->warning, sizeof d->warning);
+  int st = cf_stage_pcg(m, g->d);
+  d->pcg_iters = g->d->pcg_iters; d->pcg_residual = g->d->pcg_residual; d->pcg_iters_total = g->d->pcg_iters_total;
+  memcpy(d->warning, g->d->warning, sizeof d->warning);
+  return st;
+}
+int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c) {
+  cfData* d = g->d;
+  d->supports_active = g->supports;
+  size_t nd = m->ndof;
+  double *x = malloc(nd * 8), *v1 = malloc(nd * 8), *y = malloc(nd * 8), *y1 = malloc(nd * 8);
+  int use_fixed = d->supports_active && m->nfixed;
+  memcpy(x, d->v, nd * 8); memcpy(v1, d->v_prev, nd * 8);
+  for (size_t i = 0; i < nd; i++) if (use_fixed && m->fixed[i]) x[i] = v1[i] = 0;
+  for (int i = 0; i < m->nnode; i++) { cf_bsr_row(i, m->row_ptr, m->col, d->A, x, y); cf_bsr_row(i, m->row_ptr, m->col, d->A, v1, y1); }
+  double s[CF_WARM_NSUM] = {0};
+  for (int i = 0; i < m->nnode; i++) cf_node_warm_sums(i, x, v1, y, y1, d->b, m->fixed, use_fixed, s);
+  if (c) cf_warm_coefficients(s, m->def.pcg_tol, d->b_scale, c);
+  memcpy(v1, d->v_prev, nd * 8);
+  cf_pcg_warm_start(m, d, v1);
+  free(x); free(v1); free(y); free(y1);
+  return 0;
+}
+int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) { cf_stage_update(m, g->d, h); return 0; }
+int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
+  for (int i = 0; i < g->m->nnode; i++) cf_bsr_row(i, g->m->row_ptr, g->m->col, g->d->A, x, y);
+  return 0;
+}
+const char* cf_cuda_device_name(const cfCuda* g) { return "mock (CPU)"; }
