@@ -36,7 +36,7 @@ static const char* advice(const cfModel* m) {
                "or the K_R tangent (solver.tangent \"KR\")";
 }
 
-static double part_size(const cfModel* m) {
+double cf_part_size(const cfModel* m) {
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (int n = 0; n < m->nnode; n++)
     for (int k = 0; k < 3; k++) {
@@ -55,7 +55,7 @@ static double energy_floor(const cfModel* m) {
 }
 
 void cf_divergence_restart(const cfModel* m, cfData* d) {
-  if (!(d->mon_size > 0)) d->mon_size = part_size(m);
+  if (!(d->mon_size > 0)) d->mon_size = cf_part_size(m);
   d->mon_energy0 = cf_kinetic_energy(m, d) + cf_strain_energy(m, d);
   d->mon_energy = d->mon_energy0;
   d->mon_work = 0;
@@ -79,7 +79,7 @@ void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double
 
 int cf_divergence_check(const cfModel* m, cfData* d) {
   const long step = d->steps + 1;
-  if (!(d->mon_size > 0)) d->mon_size = part_size(m);
+  if (!(d->mon_size > 0)) d->mon_size = cf_part_size(m);
   /* 1. finite */
   for (int i = 0; i < m->ndof; i++)
     if (!isfinite(d->x[i]) || !isfinite(d->v[i]))

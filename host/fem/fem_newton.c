@@ -29,9 +29,13 @@
  * step: M a0 = F0 + M g - f_el(x0) - C v0.
  * Predictor: x1 = x0 + h v0 + h^2/2 a0 (a1 = a0).
  * Converged when both
- *   |r| <= tol (|M a_m| + |C v_f| + |f_el,f| + |F_f + M g|)     (norms over the free DOFs)
+ *   |r| <= tol (|M a_m| + |C v_f| + |f_el,f| + |F_f + M g|) + 1e-12 E size^2  (free DOFs)
  *   |dx| <= tol max(|x1 - x0|, 1e-9 size sqrt(ndof))            (the last increment)
- * tol = newton_tol; the predictor is accepted on the force test alone (it has no increment).
+ * tol = newton_tol; the predictor is accepted on the force test alone (it has no increment). The
+ * term 1e-12 E size^2 is the round-off floor of the elastic forces: a rigidly spinning part has all
+ * four terms near zero while each element's K_e (R^T x - X) carries round-off of E size eps h_e
+ * (the 0.6 m bar at 19 rad/s stalls at |r| = 2e-6 N, the floor there is 0.08 N: a displacement of
+ * 1e-12 m).
  * Failure (iteration cap, non-finite residual, PCG error): the (sub)step is redone as two halves,
  * the load interpolated linearly between f_ext_prev (t) and f_ext (t + h), at most newton_max_cuts
  * halvings deep; then the step fails with CF_ERR_DIVERGED and the state as it was. */
@@ -67,6 +71,7 @@ int cf_newton_data_alloc(const cfModel* m, cfData* d) {
   const size_t n = (size_t)m->ndof;
   d->mon_x0 = calloc(n, sizeof(double));
   if (!d->mon_x0) return CF_ERR_NOMEM;
+  d->mon_size = cf_part_size(m);
   if (m->def.integrator != CF_INTEGRATOR_GENERALIZED_ALPHA) return CF_OK;
   double* b = calloc(GA_NARRAY * n, sizeof(double));
   if (!b) return CF_ERR_NOMEM;
@@ -218,6 +223,7 @@ static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
   /* predictor: x1 = x0 + h v0 + h^2/2 a0 */
   for (int i = 0; i < n; i++) x[i] = held(m, d, i) ? x0[i] : x0[i] + h * v0[i] + 0.5 * h * h * a0[i];
   const double floor_dx = 1e-9 * d->mon_size * sqrt((double)n);
+  const double floor_f = 1e-12 * m->def.E * d->mon_size * d->mon_size;
   int st = CF_OK;
   for (int it = 0;; it++) {
     double t0 = cf_wall_time();
@@ -267,7 +273,7 @@ static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
     double dx_scale = 0;
     for (int i = 0; i < n; i++) dx_scale += (x[i] - x0[i]) * (x[i] - x0[i]);
     dx_scale = fmax(sqrt(dx_scale), floor_dx);
-    const int conv_f = rn <= tol * scale;
+    const int conv_f = rn <= tol * scale + floor_f;
     const int conv_u = it == 0 || dx_norm <= tol * dx_scale;
     if (conv_f && conv_u) break;
     if (it == m->def.newton_max_iter) {

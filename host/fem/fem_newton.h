@@ -20,4 +20,6 @@ int cf_step_generalized_alpha(const cfModel* m, cfData* d);
  * over the free DOFs (fem_divergence.c). */
 void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double* u0, double c1, const double* u1,
                             const double* Fa, const double* Fb);
+/* The diagonal of the rest bounding box (d->mon_size, set by cf_data_create). */
+double cf_part_size(const cfModel* m);
 #endif
