@@ -207,16 +207,16 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
                           "(\"node%d\")", who, sl + 1, def->body[b].name, sl + 1);
         if (k >= def->fe[fe].npoint)
           return cf_error(CF_ERR_SCENE, "%s: point %d of FE body '%s' does not exist", who, k, def->body[b].name);
-        if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE)
-          return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical or revolute "
-                          "(attach a virtual body to the set with a revolute or spherical joint... or use a modal body)", who);
+        if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_FIXED)
+          return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical, revolute or fixed "
+                          "(attach a virtual body to the set with one of those... or use a modal body)", who);
         int fe1 = J->body1 >= 0 ? cf_mbs_def_fe_index(def, J->body1) : -1;
         if (sl == 1 && fe1 >= 0 && (def->fe[fe].corotational || def->fe[fe1].corotational))
           return cf_error(CF_ERR_SCENE, "%s: a joint between two FE bodies, one of them corotational, is not supported "
                           "(put a virtual body between them)", who);
-        if (sl == 1 && fe1 >= 0 && J->type == CF_MBS_REVOLUTE)
-          return cf_error(CF_ERR_SCENE, "%s: a revolute joint between two FE bodies is not supported (put a virtual "
-                          "body between them)", who);
+        if (sl == 1 && fe1 >= 0 && J->type != CF_MBS_SPHERICAL)
+          return cf_error(CF_ERR_SCENE, "%s: a %s joint between two FE bodies is not supported (put a virtual "
+                          "body between them)", who, J->type == CF_MBS_FIXED ? "fixed" : "revolute");
         continue;
       }
       if (k == -1) continue;
@@ -391,9 +391,10 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
         if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
                                        "(fewer modes, or one modal point per joint)", J->name, CF_MBS_CON_MAXB);
       }
-    /* FE point of a revolute joint: the set's axis (through the means of its halves) perpendicular
-     * to the other body's f and g */
-    if (t == CF_MBS_REVOLUTE && (fe[0] >= 0 || fe[1] >= 0)) {
+    /* FE point of a revolute joint: the set's axis (its least-squares measure, cf_mbs__fe_axis)
+     * perpendicular to the other body's f and g; of a fixed joint also the set's f perpendicular to
+     * the other body's g (no rotation about the axis) */
+    if ((t == CF_MBS_REVOLUTE || t == CF_MBS_FIXED) && (fe[0] >= 0 || fe[1] >= 0)) {
       int s = fe[1] >= 0, ob = s ? b1 : b2;
       double L;
       char who[CF_MBS_NAME_MAX + 16];
@@ -401,11 +402,17 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       int v = cf_mbs__fe_axis(m, fe[s], mp[s], a, who, def->fe[cf_mbs_def_fe_index(def, s ? b2 : b1)].point[mp[s]].name, &L);
       if (v < 0) return v;
       const double* fo = fr + 12 * (1 - s) + 6; /* f, g of the other body */
-      for (int k = 0; k < 2; k++) {
+      int vf = -1;
+      double Lf = 1;
+      if (t == CF_MBS_FIXED) {
+        vf = cf_mbs__fe_axis(m, fe[s], mp[s], f, who, def->fe[cf_mbs_def_fe_index(def, s ? b2 : b1)].point[mp[s]].name, &Lf);
+        if (vf < 0) return vf;
+      }
+      for (int k = 0; k < (t == CF_MBS_FIXED ? 3 : 2); k++) {
         cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
         c->nft = 1;
-        c->ft_fe[0] = fe[s], c->ft_vec[0] = v, c->ft_comp[0] = -1, c->ft_s[0] = 1 / L;
-        c->ft_b[0] = vec_dir(ob, fo + 3 * k);
+        c->ft_fe[0] = fe[s], c->ft_vec[0] = k < 2 ? v : vf, c->ft_comp[0] = -1, c->ft_s[0] = k < 2 ? 1 / L : 1 / Lf;
+        c->ft_b[0] = vec_dir(ob, fo + 3 * (k < 2 ? k : 1)); /* a.f, a.g; then f_set.g */
         finish_con(c);
         cf_mbs__fe_slots(m, c);
         if (c->nb < 0)
@@ -429,7 +436,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       finish_con(c);
     }
     /* no rotation about the axis */
-    if (t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
+    if (t == CF_MBS_PRISMATIC || (t == CF_MBS_FIXED && fe[0] < 0 && fe[1] < 0)) {
       cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
       add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, f2), vec_dir(b1, g1));
       finish_con(c);
