@@ -1,0 +1,138 @@
+#!/bin/bash
+# The device check of the CUDA backend (docs/cuda.md, "The device check"): run THERE, on a lent
+# GPU machine, in the repository root, with the bundle of tools/gpu-prepare.sh carried:
+#   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=600)
+# One call, under 8 minutes (a deadline of DEADLINE_S = 450 s shares the time out; each part gets
+# what is left), at most 8 files into $OUT:
+#   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
+#   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
+#   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
+#   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
+#   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
+#   bench.csv        1M tetrahedra, beams): ms/step, PCG iterations, bytes per iteration, GB/s
+#   summary.txt    one line per part (PASS/FAIL/TIMEOUT), the benchmark against the card's
+#                  measured copy bandwidth, the estimated block-Jacobi step time at 1M
+# Exit 0 when every part passed, 1 otherwise. Arguments: [BUNDLE_DIR] (default build-gpu/bundle).
+set -u
+cd "$(dirname "$0")/.."
+BUNDLE=${1:-build-gpu/bundle}
+OUT=${OUT:-/tmp/cofem-gpu-out}
+mkdir -p "$OUT"
+START=$(date +%s)
+DEADLINE=$((START + ${DEADLINE_S:-450}))
+W=/tmp/cofem-gpu
+S="$OUT/summary.txt"
+: >"$S"
+fail=0
+note() { echo "$*" | tee -a "$S"; }
+left() { echo $((DEADLINE - $(date +%s))); }
+# budget CAP RESERVE: seconds for the next part: at most CAP, leaving RESERVE for the parts after
+budget() { local l; l=$(( $(left) - $2 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 10 ] && l=10; echo "$l"; }
+verdict() { # name rc [timeout-is-failure]
+  case $2 in
+    0) note "PASS     $1" ;;
+    124|137) note "TIMEOUT  $1 (its time ran out; see its log)"; fail=1 ;;
+    77) note "FAIL     $1: exit 77 (skipped: no usable device?)"; fail=1 ;;
+    *) note "FAIL     $1: exit $2"; fail=1 ;;
+  esac
+}
+
+note "cofem GPU check, $(date -u +%Y-%m-%dT%H:%M:%SZ), tree $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+# ---- the bundle ----------------------------------------------------------------------------------
+if [ ! -s "$BUNDLE/cofem-gpu.tar.xz" ]; then
+  note "FAIL     bundle: $BUNDLE/cofem-gpu.tar.xz absent (run tools/gpu-prepare.sh here, carry $BUNDLE)"
+  exit 1
+fi
+rm -rf "$W" && mkdir -p "$W"
+if ! tar -xJf "$BUNDLE/cofem-gpu.tar.xz" -C "$W"; then note "FAIL     bundle: cannot unpack"; exit 1; fi
+export LD_LIBRARY_PATH="$W/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+MESHES="$W/share/cofem/meshes"
+note "bundle   $(sed -n 2p "$W/MANIFEST")"
+
+# ---- 1. environment ----------------------------------------------------------------------------
+{
+  echo "== nvidia-smi"; nvidia-smi 2>&1
+  echo "== nvidia-smi -q (product, clocks, memory)"
+  nvidia-smi -q 2>&1 | grep -E -i 'Product Name|Driver Version|CUDA Version|Max Clocks|Memory *:|Bus Id|Persistence|MIG Mode' -A0
+  echo "== nvcc"; (nvcc --version || /usr/local/cuda/bin/nvcc --version) 2>&1 | tail -3
+  echo "== uname"; uname -a
+  echo "== nproc $(nproc), OMP_NUM_THREADS $OMP_NUM_THREADS"
+  echo "== bundle MANIFEST"; cat "$W/MANIFEST"
+  for p in "$W"/bin/*; do echo "== ldd $(basename "$p")"; ldd "$p" 2>&1; done
+} >"$OUT/env.txt" 2>&1
+GPU=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
+note "device   ${GPU:-nvidia-smi gave nothing}"
+if grep -q "=> not found" "$OUT/env.txt"; then
+  note "FAIL     libraries: ldd finds some missing (env.txt)"; fail=1
+fi
+# the card's copy bandwidth, measured (PyTorch is on the image): bytes read + written per second
+BW=$(timeout 60 python3 - <<'PY' 2>/dev/null
+import torch
+x = torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda"); y = torch.empty_like(x)
+for _ in range(3): y.copy_(x)
+torch.cuda.synchronize(); s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(20): y.copy_(x)
+e.record(); torch.cuda.synchronize()
+print("%.0f" % (2 * 20 * x.numel() / (s.elapsed_time(e) * 1e-3) / 1e9))
+PY
+)
+note "copy     ${BW:-?} GB/s device-to-device (read + write, PyTorch, 512 MiB x 20)"
+
+# ---- 2. the stage tests (a device is here: exit 77 is a failure) -------------------------------------
+{
+  echo "== test_cuda_host"; "$W/bin/test_cuda_host"; echo "exit $?"
+} >"$OUT/stages.log" 2>&1
+grep -q "^exit 0$" "$OUT/stages.log"; verdict "test_cuda_host (CPU side)" $?
+T=$(budget 200 250)
+{ echo "== test_cuda_stages -v --meshes $MESHES (limit ${T} s)"
+  timeout "$T" "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
+rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
+verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
+
+# ---- 3. the benchmark ---------------------------------------------------------------------------------
+T=$(budget 200 100)
+LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
+{ echo "== cofem_bench --backend cuda --family --big --steps 20 (limit ${T} s)"
+  timeout "$T" "$W/bin/cofem_bench" --backend cuda --family --big --steps 20 --meshes "$MESHES" \
+    --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
+rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
+cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
+verdict "cofem_bench --backend cuda ($(($(wc -l <"$OUT/bench.csv" 2>/dev/null || echo 1) - 1)) cases)" "$rc"
+
+# ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+for tool in memcheck racecheck; do
+  if [ -z "$CS" ]; then note "FAIL     $tool: compute-sanitizer not found"; fail=1; continue; fi
+  if [ "$tool" = memcheck ]; then T=$(budget 120 60); else T=$(budget 200 5); fi
+  { echo "== compute-sanitizer --tool $tool test_cuda_stages --quick (limit ${T} s)"
+    timeout "$T" "$CS" --tool "$tool" --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --meshes "$MESHES"
+    echo "exit $?"; } >"$OUT/$tool.log" 2>&1
+  rc=$(tail -1 "$OUT/$tool.log" | awk '{print $2}')
+  verdict "compute-sanitizer $tool ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1))" "$rc"
+done
+
+# ---- 5. summary of the benchmark ---------------------------------------------------------------------
+if [ -s "$OUT/bench.csv" ]; then
+  python3 - "$OUT/bench.csv" "${BW:-0}" <<'PY' | tee -a "$S"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bw = float(sys.argv[2] or 0)
+print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy  (block Jacobi, warm start, dt 0.01, tol 1e-6)")
+for r in rows:
+    f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
+    it, pcg = f("pcg_iters_warm"), f("pcg_ms")
+    mb, gbs = f("pcg_bytes_per_iter") / 1e6, f("pcg_gb_per_s")
+    msit = pcg / it if it > 0 else float("nan")
+    pct = 100 * gbs / bw if bw > 0 else float("nan")
+    print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%%" % (r["case"], r["nodes"], r["elements"],
+          f("ms_per_step_median"), it, mb, msit, gbs, pct))
+    if r["case"].endswith("_1m") and bw > 0:
+        print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
+              % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))
+PY
+fi
+note "elapsed  $(( $(date +%s) - START )) s; $( [ $fail = 0 ] && echo 'ALL PASSED' || echo 'SOME PARTS FAILED' )"
+ls "$OUT" >/dev/null
+exit $fail
