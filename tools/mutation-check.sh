@@ -78,8 +78,12 @@ if [ "$list" -eq 1 ]; then
 fi
 jobs=${MUT_JOBS:-2} tmo=${MUT_TIMEOUT:-600}
 work=${MUT_WORK:-$(mktemp -d /tmp/cofem-mutation-XXXXXX)}
-rmdir "$work" 2>/dev/null
-git -C "$root" worktree add --detach "$work" HEAD >/dev/null || exit 1
+if [ -e "$work/.git" ]; then # a worktree kept from an earlier run (--keep): reuse it and its build
+  git -C "$work" checkout -q --detach "$(git -C "$root" rev-parse HEAD)" && git -C "$work" checkout -q -- . || exit 1
+else
+  rmdir "$work" 2>/dev/null
+  git -C "$root" worktree add -q --detach "$work" HEAD >/dev/null || exit 1
+fi
 cleanup() { [ "$keep" -eq 1 ] || { git -C "$root" worktree remove --force "$work" >/dev/null 2>&1; }; }
 trap cleanup EXIT
 log="$work/mutation.log"
@@ -90,8 +94,11 @@ build() { cmake --build "$work/build" -j"$jobs" >>"$log" 2>&1; }
 run_suite() { # prints the names of the failed tests
   local sel=()
   [ "$full" -eq 1 ] || sel=(-E "$EXCLUDE")
+  local failed="$work/build/Testing/Temporary/LastTestsFailed.log"
+  rm -f "$failed"
   (cd "$work/build" && ctest -j"$jobs" --timeout "$tmo" "${sel[@]}" >"$work/ctest.out" 2>&1)
-  sed -n 's/^ *[0-9]* - \(test_[A-Za-z0-9_]*\) (.*/\1/p' "$work/ctest.out" | sort -u | tr '\n' ' '
+  # CTest lists the failed tests as "N:name", one a line (the file exists only when some failed)
+  [ -f "$failed" ] && cut -d: -f2 "$failed" | sort -u | tr '\n' ' '
 }
 build || { echo "the unmutated tree does not build"; exit 1; }
 t0=$(date +%s)
