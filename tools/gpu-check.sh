@@ -1,9 +1,10 @@
 #!/bin/bash
 # The device check of the CUDA backend (docs/cuda.md, "The device check"): run THERE, on a lent
 # GPU machine, in the repository root, with the bundle of tools/gpu-prepare.sh carried:
-#   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=600)
-# One call, under 8 minutes (a deadline of DEADLINE_S = 450 s shares the time out; each part gets
-# what is left), at most 8 files into $OUT:
+#   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=450)
+# One call of about 5.5 minutes, so that a lease of 15 minutes holds the machine's start, this run
+# and a rerun after a fix (a deadline of DEADLINE_S = 330 s shares the time out: each part gets
+# at most its cap and what is left), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
 #   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
@@ -19,7 +20,10 @@ BUNDLE=${1:-build-gpu/bundle}
 OUT=${OUT:-/tmp/cofem-gpu-out}
 mkdir -p "$OUT"
 START=$(date +%s)
-DEADLINE=$((START + ${DEADLINE_S:-450}))
+DEADLINE=$((START + ${DEADLINE_S:-330}))
+# line-buffered output: a part stopped by its time limit keeps what it printed
+LB=""
+command -v stdbuf >/dev/null 2>&1 && LB="stdbuf -oL -eL"
 W=/tmp/cofem-gpu
 S="$OUT/summary.txt"
 : >"$S"
@@ -85,17 +89,17 @@ note "copy     ${BW:-?} GB/s device-to-device (read + write, PyTorch, 512 MiB x 
   echo "== test_cuda_host"; "$W/bin/test_cuda_host"; echo "exit $?"
 } >"$OUT/stages.log" 2>&1
 grep -q "^exit 0$" "$OUT/stages.log"; verdict "test_cuda_host (CPU side)" $?
-T=$(budget 200 250)
+T=$(budget 110 200)
 { echo "== test_cuda_stages -v --meshes $MESHES (limit ${T} s)"
-  timeout "$T" "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
+  timeout "$T" $LB "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
 verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
 
 # ---- 3. the benchmark ---------------------------------------------------------------------------------
-T=$(budget 200 100)
+T=$(budget 130 70)
 LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
-{ echo "== cofem_bench --backend cuda --family --big --steps 20 (limit ${T} s)"
-  timeout "$T" "$W/bin/cofem_bench" --backend cuda --family --big --steps 20 --meshes "$MESHES" \
+{ echo "== cofem_bench --backend cuda --family --big --steps 10 (limit ${T} s)"
+  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --meshes "$MESHES" \
     --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
 rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
 cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
@@ -105,9 +109,9 @@ verdict "cofem_bench --backend cuda ($(($(wc -l <"$OUT/bench.csv" 2>/dev/null ||
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 for tool in memcheck racecheck; do
   if [ -z "$CS" ]; then note "FAIL     $tool: compute-sanitizer not found"; fail=1; continue; fi
-  if [ "$tool" = memcheck ]; then T=$(budget 120 60); else T=$(budget 200 5); fi
+  if [ "$tool" = memcheck ]; then T=$(budget 50 30); else T=$(budget 120 5); fi
   { echo "== compute-sanitizer --tool $tool test_cuda_stages --quick (limit ${T} s)"
-    timeout "$T" "$CS" --tool "$tool" --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --meshes "$MESHES"
+    timeout "$T" $LB "$CS" --tool "$tool" --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --meshes "$MESHES"
     echo "exit $?"; } >"$OUT/$tool.log" 2>&1
   rc=$(tail -1 "$OUT/$tool.log" | awk '{print $2}')
   verdict "compute-sanitizer $tool ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1))" "$rc"

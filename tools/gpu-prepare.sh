@@ -145,4 +145,4 @@ fi
 say "cofem_bench (CPU, lug, BLAS and CHOLMOD) from the bundle: ok"
 "$T/bin/cofem" --help >/dev/null 2>&1 || die "cofem --help from the bundle"
 say "cofem --help from the bundle: ok"
-say "ready. On a lent GPU machine: run(command='tools/gpu-check.sh', carry=['$BUNDLE'], timeout_s=600)"
+say "ready. On a lent GPU machine: run(command='tools/gpu-check.sh', carry=['$BUNDLE'], timeout_s=450)"
