@@ -103,7 +103,8 @@ LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
     --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
 rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
 cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
-verdict "cofem_bench --backend cuda ($(($(wc -l <"$OUT/bench.csv" 2>/dev/null || echo 1) - 1)) cases)" "$rc"
+rows=0; [ -s "$OUT/bench.csv" ] && rows=$(tail -n +2 "$OUT/bench.csv" | wc -l)
+verdict "cofem_bench --backend cuda ($rows cases)" "$rc"
 
 # ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
