@@ -29,16 +29,17 @@ say() { printf 'gpu-prepare: %s\n' "$*"; }
 die() { printf 'gpu-prepare: FAILED: %s\n' "$*" >&2; exit 1; }
 
 command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "no nvcc (CUDA toolkit) here"
+mkdir -p "$B"
 git check-ignore -q "$B/" || die "$B/ is not ignored by git (the bundle must not be committed)"
 
 # ---- 1. build -------------------------------------------------------------------------------
 say "configuring $B (Release, CUDA ON, sm_80;90, warnings as errors)"
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCOFEM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="80;90" \
-  -DCOFEM_WERROR=ON -DCOFEM_VIEWER=OFF -DCOFEM_TESTS=ON >"$B.configure.log" 2>&1 ||
-  { tail -20 "$B.configure.log"; die "cmake configure (log: $B.configure.log)"; }
+  -DCOFEM_WERROR=ON -DCOFEM_VIEWER=OFF -DCOFEM_TESTS=ON >"$B/prepare-configure.log" 2>&1 ||
+  { tail -20 "$B/prepare-configure.log"; die "cmake configure (log: $B/prepare-configure.log)"; }
 say "building (JOBS=$JOBS; nvcc takes minutes)"
 cmake --build "$B" -j"$JOBS" --target test_cuda_stages test_cuda_host cofem_bench cofem_cli \
-  >"$B.build.log" 2>&1 || { tail -30 "$B.build.log"; die "build (log: $B.build.log)"; }
+  >"$B/prepare-build.log" 2>&1 || { tail -30 "$B/prepare-build.log"; die "build (log: $B/prepare-build.log)"; }
 PROGS="$B/test_cuda_stages $B/test_cuda_host $B/perf/cofem_bench $B/cofem"
 for p in $PROGS; do [ -x "$p" ] || die "$p was not built"; done
 # the kernels must be there for both architectures
@@ -59,7 +60,7 @@ for part in lug hinge; do for sz in $SIZES; do [ -s "meshes/cache/${part}_$sz.ms
 if [ $need_gen = 1 ]; then
   command -v gmsh >/dev/null 2>&1 || die "meshes/cache lacks family meshes and gmsh is not here"
   say "generating the mesh family (meshes/generate.sh family, binary .msh; minutes for 1M)"
-  BINARY=1 meshes/generate.sh family >"$B.meshes.log" 2>&1 || die "mesh generation (log: $B.meshes.log)"
+  BINARY=1 meshes/generate.sh family >"$B/prepare-meshes.log" 2>&1 || die "mesh generation (log: $B/prepare-meshes.log)"
 fi
 
 # ---- 3. stage the bundle --------------------------------------------------------------------------
