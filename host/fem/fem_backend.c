@@ -13,7 +13,9 @@ int cf_cuda_check_model(const cfModel* m) {
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU runs backward Euler only (the model asks for %s); "
                     "use the cpu backend",
-                    def->integrator == CF_INTEGRATOR_NEWMARK ? "Newmark" : "another integrator");
+                    def->integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
+                    : def->integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha (Newton iterations)"
+                                                                         : "another integrator");
   if (def->dyn_tangent != CF_DYN_TANGENT_KR)
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU linearises with K_R only (the model asks for %s); "

@@ -51,15 +51,7 @@ static int step_generalized_alpha(const cfModel* m, cfData* d) {
     if (dv < 0) return roll_back(m, d, dv, work0);
     cf_error(st, "%s", msg);
   }
-  d->steps++;
-  if (d->ninverted > 0) {
-    d->warning[CF_WARN_INVERTED]++;
-    if (st == CF_OK) {
-      cf_error(CF_WARN_INVERTED, "step %ld: %d inverted elements", d->steps, d->ninverted);
-      st = CF_WARN_INVERTED;
-    }
-  }
-  return st;
+  return cf_step_finish(d, st);
 }
 
 int cf_step(const cfModel* m, cfData* d) {
