@@ -1,7 +1,7 @@
 /* "No allocation inside a step": every mechanism scene, rigid and flexible (the Craig-Bampton
  * lug), steps 200 times after two warm-up steps without a single malloc, calloc or realloc, and
- * so does the FE step (cf_step on scenes/lug_pull.json: backward Euler and Newmark, block Jacobi,
- * the rotated-Cholesky preconditioner, the consistent-tangent step), counted by interposing them;
+ * so does the FE step (cf_step on scenes/lug_pull.json: backward Euler, Newmark and generalized-alpha,
+ * block Jacobi, the rotated-Cholesky preconditioner, the consistent-tangent step), counted by interposing them;
  * glibc only, skipped under sanitizers, which interpose them themselves. */
 #include <stddef.h>
 #include <string.h>
@@ -78,7 +78,8 @@ int main(void) {
       {"Newmark", CF_INTEGRATOR_NEWMARK, CF_PRECOND_BLOCK_JACOBI, CF_DYN_TANGENT_KR},
       {"rotated Cholesky", CF_INTEGRATOR_BACKWARD_EULER, CF_PRECOND_ROTATED_CHOLESKY, CF_DYN_TANGENT_KR},
       {"Newmark, rot. Cholesky", CF_INTEGRATOR_NEWMARK, CF_PRECOND_ROTATED_CHOLESKY, CF_DYN_TANGENT_KR},
-      {"consistent tangent", CF_INTEGRATOR_BACKWARD_EULER, CF_PRECOND_BLOCK_JACOBI, CF_DYN_TANGENT_SYM_CONSISTENT}};
+      {"consistent tangent", CF_INTEGRATOR_BACKWARD_EULER, CF_PRECOND_BLOCK_JACOBI, CF_DYN_TANGENT_SYM_CONSISTENT},
+      {"generalized-alpha", CF_INTEGRATOR_GENERALIZED_ALPHA, CF_PRECOND_BLOCK_JACOBI, CF_DYN_TANGENT_SYM_CONSISTENT}};
   for (size_t i = 0; i < sizeof kFe / sizeof kFe[0]; i++) {
     cfScene s;
     int st = cf_scene_load(COFEM_SOURCE_DIR "/scenes/lug_pull.json", &s);
@@ -92,7 +93,8 @@ int main(void) {
     CHECK_OK(cf_scene_build(&s, &m, &d));
     long allocs = 0;
     for (int k = 0; d && k < 62 && st >= 0; k++) {
-      cf_scene_forces(&s, d->t + s.def.dt, 1.0, d->f_ext);
+      cf_scene_forces(&s, d->t + s.def.dt, 0.2, d->f_ext); /* a fifth of the pull: the linearised
+                                                             * Newmark step diverges at full load */
       if (k >= 2) g_allocs = 0, g_counting = 1;
       st = cf_step(m, d);
       g_counting = 0;
