@@ -72,9 +72,10 @@ STYLE = {
     "ccx": dict(color="tab:blue", marker="s", ms=3, ls="-", lw=0.8),
     "backward_euler": dict(color="tab:orange", marker="v", ms=3, ls="-", lw=0.8),
     "newmark": dict(color="tab:red", marker="o", ms=3, ls="-", lw=0.8),
+    "generalized_alpha": dict(color="tab:purple", marker="d", ms=3, ls="-", lw=0.8),
 }
 LABEL = {"ccx_reference": "CalculiX reference", "ccx": "CalculiX", "backward_euler": "cofem backward Euler",
-         "newmark": "cofem Newmark"}
+         "newmark": "cofem Newmark (linearised)", "generalized_alpha": "cofem generalized-alpha (Newton)"}
 
 
 def plot_dynamic(path, img_dir):
@@ -108,6 +109,9 @@ def plot_dynamic(path, img_dir):
             ax.plot(t * 1e3, s * 1e3, label="%s" % LABEL[solver], **STYLE[solver])
         ax.plot(ts * 1e3, ss * 1e3, label=LABEL["ccx_reference"] + " (dt %.2g s)" % dt_ref, zorder=0,
                 **STYLE["ccx_reference"])
+        # a run that diverged ends where the monitor stopped it; keep the axes on the reference
+        lo, hi = min(ss.min(), 0.0), max(ss.max(), 0.0)
+        ax.set_ylim((lo - 0.5 * (hi - lo)) * 1e3, (hi + 0.5 * (hi - lo)) * 1e3)
         if s_static is not None:
             ax.axhline(s_static * 1e3, color="tab:green", ls=":", lw=1, label="static co-rot. solution")
         ax.set_xlim(0, t_end * 1e3)

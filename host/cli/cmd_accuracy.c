@@ -10,8 +10,9 @@
  * NLGEOM, the same with a neo-Hookean material as a finite-strain diagnostic, *FREQUENCY, and for
  * the dynamic cases *DYNAMIC NLGEOM under a suddenly applied load), runs ccx, parses its .dat,
  * runs cofem's co-rotational and linear statics on the same load steps, cofem's modal analysis
- * (three mass matrices), and cofem's dynamics (backward Euler and Newmark) at the same time
- * steps; then writes per case <case>_static.csv, <case>_modes.csv, <case>_dynamic.csv, errors.md
+ * (three mass matrices), and cofem's dynamics (backward Euler, linearised Newmark and
+ * generalized-alpha with Newton iterations) at the same time steps, for the cantilever also at the
+ * full load (P L^2/EI = 5: large rotations; <case>_large_dynamic.csv); then writes per case <case>_static.csv, <case>_modes.csv, <case>_dynamic.csv, errors.md
  * (the tables) and, unless --no-plots, the PNG plots (tools/plot_accuracy.py). A full run (no
  * --cases, no scenes, dynamics on) also puts the tables into DIR/accuracy.md (default docs/)
  * between its generated-section markers and the plots into DIR/img/accuracy_*.png; a partial run
@@ -54,23 +55,24 @@ typedef struct CaseSpec {
   const char* torque_set;
   int probe_edge;           /* probe = the nodes of torque_set at its largest y (a tip edge) */
   int modes;                /* eigenfrequencies against *FREQUENCY (and the dynamics need them) */
+  double dyn_large;         /* > 0: a second step response at this load fraction (large rotations) */
 } CaseSpec;
 
 static const CaseSpec BUILTIN[] = {
     {"lug", "scenes/accuracy/lug.json", "lug (paper 003, Sec. 5), pulled through its thickness at the eye", 10, 1, 1,
-     0.5, 0, 0, NULL, 0, 1},
+     0.5, 0, 0, NULL, 0, 1, 0},
     {"hinge", "scenes/accuracy/hinge.json", "sliding-door hinge (paper 003, Sec. 4, Fig. 4), roller axle pushed down",
-     10, 1, 0, 0, 0, 0, NULL, 0, 1},
+     10, 1, 0, 0, 0, 0, NULL, 0, 1, 0},
     {"cantilever", "scenes/accuracy/cantilever.json", "cantilever 1 x 0.1 x 0.1 m, tip load up to P L^2/(E I) = 5",
-     20, 0, 1, 0.5, 1, 0, NULL, 0, 1},
+     20, 0, 1, 0.5, 1, 0, NULL, 0, 1, 1.0},
     {"strip", "scenes/accuracy/strip.json", "strip 0.5 x 0.05 x 0.005 m twisted by a torque at its tip", 20, 0, 0,
-     0, 0, 3000.0, "tip", 1, 1},
+     0, 0, 3000.0, "tip", 1, 1, 0},
     {"lug_inplane", "scenes/accuracy/lug_inplane.json",
      "lug pulled sideways in its plane: large rotations only at large strains (a limit, not a check)", 10, 0, 0, 0, 0,
-     0, NULL, 0, 0},
+     0, NULL, 0, 0, 0},
 };
 enum { NBUILTIN = sizeof BUILTIN / sizeof BUILTIN[0] };
-static const CaseSpec GENERIC = {"", "", "", 10, 0, 0, 0.5, 0, 0, NULL, 0, 1};
+static const CaseSpec GENERIC = {"", "", "", 10, 0, 0, 0.5, 0, 0, NULL, 0, 1, 0};
 
 enum { NMODES = 10, NCHECK_MODES = 6 };
 static const double CHECK_CR = 0.02, CHECK_LIN = 0.10, CHECK_FREQ = 0.005;
@@ -829,7 +831,7 @@ static int run_modes(Case* c) {
 
 /* ---- dynamics ---------------------------------------------------------------------------------- */
 typedef struct Run {
-  char solver[32];   /* "ccx_reference", "ccx", "backward_euler", "newmark" */
+  char solver[32];   /* "ccx_reference", "ccx", "backward_euler", "newmark", "generalized_alpha" */
   double dt, t_end;
   int n;
   double* t;
@@ -837,8 +839,12 @@ typedef struct Run {
   int warnings;      /* cofem: steps with a warning */
   int pcg_capped;    /* cofem: steps whose PCG hit its iteration cap */
   int inverted;      /* cofem: steps with inverted elements */
-  int failed;        /* CalculiX stopped early (no convergence at a fixed increment) */
+  int failed;        /* CalculiX stopped early (no convergence at a fixed increment), or cofem diverged */
+  int diverged;      /* cofem: the run stopped with CF_ERR_DIVERGED at step n + 1 */
   long pcg_iters;
+  long newton_iters; /* cofem generalized-alpha */
+  int step_cuts;
+  double rms;        /* RMS of s - s_ref over the run (the reference interpolated), / max |s_ref| */
   double seconds;
   /* measures along the reference direction */
   int has_peak, has_period;
@@ -933,6 +939,7 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   s2.def.pcg_tol = 1e-9;
   s2.def.pcg_max_iter = 20000;
   s2.def.warm_start = 1;
+  if (integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s2.def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
   cfModel* m;
   cfData* d;
   int st = cf_scene_build(&s2, &m, &d);
@@ -946,6 +953,12 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   double t0 = cf_wall_time();
   for (int k = 0; k < steps; k++) {
     st = cf_step(m, d);
+    if (st == CF_ERR_DIVERGED) { /* a result of the comparison, not an error of the harness */
+      printf("    %s dt %g: %s\n", r->solver, dt, cf_last_error());
+      r->diverged = r->failed = 1;
+      st = CF_OK;
+      break;
+    }
     if (st < 0) break;
     if (st > 0) r->warnings++;
     double u[3];
@@ -954,6 +967,8 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   }
   r->seconds = cf_wall_time() - t0;
   r->pcg_iters = d->pcg_iters_total;
+  r->newton_iters = d->newton_iters_total;
+  r->step_cuts = d->warning[CF_WARN_STEP_CUT];
   r->pcg_capped = d->warning[CF_WARN_PCG_NOT_CONVERGED];
   r->inverted = d->warning[CF_WARN_INVERTED];
   c->seconds_cf += r->seconds;
@@ -970,10 +985,33 @@ typedef struct Dyn {
   double u_static[3];  /* co-rotational static displacement under the same load */
 } Dyn;
 
-static int run_dynamics(Case* c, Dyn* D, const char* out_dir) {
+/* RMS of s - s_ref over the run's samples within the reference's span (the reference, at a small
+ * dt, interpolated linearly), relative to max |s_ref| */
+static double run_rms(const Run* r, const Run* ref, const double* e) {
+  double sum = 0, smax = 0;
+  int n = 0, j = 0;
+  for (int i = 0; i < ref->n; i++) smax = fmax(smax, fabs(ref->u[i][0] * e[0] + ref->u[i][1] * e[1] + ref->u[i][2] * e[2]));
+  for (int i = 0; i < r->n; i++) {
+    const double t = r->t[i];
+    if (t > ref->t[ref->n - 1]) break;
+    while (j + 1 < ref->n && ref->t[j + 1] < t) j++;
+    double t0 = j == 0 && t < ref->t[0] ? 0 : ref->t[j], s0 = 0, s1;
+    if (!(j == 0 && t < ref->t[0])) s0 = ref->u[j][0] * e[0] + ref->u[j][1] * e[1] + ref->u[j][2] * e[2];
+    int j1 = j == 0 && t < ref->t[0] ? 0 : (j + 1 < ref->n ? j + 1 : j);
+    double t1 = ref->t[j1];
+    s1 = ref->u[j1][0] * e[0] + ref->u[j1][1] * e[1] + ref->u[j1][2] * e[2];
+    double sr = t1 > t0 ? s0 + (s1 - s0) * (t - t0) / (t1 - t0) : s1;
+    double s = r->u[i][0] * e[0] + r->u[i][1] * e[1] + r->u[i][2] * e[2];
+    sum += (s - sr) * (s - sr);
+    n++;
+  }
+  return n && smax > 0 ? sqrt(sum / n) / smax : NAN;
+}
+
+static int run_dynamics(Case* c, Dyn* D, const char* out_dir, double fraction, const char* suffix) {
   memset(D, 0, sizeof *D);
   if (!(c->T1 > 0)) return cf_error(CF_ERR_ARG, "%s: dynamics need the first period (modes)", c->name);
-  D->scale = c->spec.dyn_fraction;
+  D->scale = fraction;
   D->dt_ref = c->T1 / 100;
   D->t_ref = 3 * c->T1; /* two peaks of the first mode (it stiffens: the cantilever's comes at 0.85 T1) */
   D->t_coarse = fmax(0.1, D->t_ref);
@@ -1004,7 +1042,9 @@ static int run_dynamics(Case* c, Dyn* D, const char* out_dir) {
   /* reference: CalculiX at T1/100 with its default alpha = -0.05. Its numerical damping of the
    * first mode is then ~1e-6 of critical (HHT is third-order dissipative); alpha = 0 leaves the
    * highest modes undamped and Newton diverged on the cantilever after 16 increments. */
-  if ((st = ccx_dynamic(c, &D->scale, r->dt, r->t_end, -0.05, "dynamic_reference", r)) < 0) return st;
+  char job[64];
+  snprintf(job, sizeof job, "dynamic%s_reference", suffix);
+  if ((st = ccx_dynamic(c, &D->scale, r->dt, r->t_end, -0.05, job, r)) < 0) return st;
   if (r->failed) return cf_error(CF_ERR_SOLVER, "%s: the CalculiX reference dynamics stopped at t = %g s", c->name,
                                  r->n ? r->t[r->n - 1] : 0.0);
   const double dts[3] = {0.01, 0.001, D->dt_ref};
@@ -1015,18 +1055,19 @@ static int run_dynamics(Case* c, Dyn* D, const char* out_dir) {
       snprintf(r->solver, sizeof r->solver, "ccx");
       r->dt = dts[q];
       r->t_end = t_end;
-      char job[64];
-      snprintf(job, sizeof job, "dynamic_dt%g", dts[q]);
+      snprintf(job, sizeof job, "dynamic%s_dt%g", suffix, dts[q]);
       /* the same, at the coarse time step */
       if ((st = ccx_dynamic(c, &D->scale, r->dt, r->t_end, -0.05, job, r)) < 0) return st;
     }
-    for (int integ = 0; integ <= 1; integ++) {
+    static const char* const names[3] = {"backward_euler", "newmark", "generalized_alpha"};
+    static const int integrators[3] = {CF_INTEGRATOR_BACKWARD_EULER, CF_INTEGRATOR_NEWMARK,
+                                       CF_INTEGRATOR_GENERALIZED_ALPHA};
+    for (int integ = 0; integ < 3; integ++) {
       r = &D->run[D->nrun++];
-      snprintf(r->solver, sizeof r->solver, "%s", integ ? "newmark" : "backward_euler");
+      snprintf(r->solver, sizeof r->solver, "%s", names[integ]);
       r->dt = dts[q];
       r->t_end = t_end;
-      if ((st = cofem_dynamic(c, integ ? CF_INTEGRATOR_NEWMARK : CF_INTEGRATOR_BACKWARD_EULER, D->scale, r->dt, t_end, r)) < 0)
-        return st;
+      if ((st = cofem_dynamic(c, integrators[integ], D->scale, r->dt, t_end, r)) < 0) return st;
     }
   }
   /* measuring direction: the reference displacement at its largest */
@@ -1038,10 +1079,13 @@ static int run_dynamics(Case* c, Dyn* D, const char* out_dir) {
       for (int k = 0; k < 3; k++) D->e[k] = ref->u[i][k];
     }
   for (int k = 0; k < 3; k++) D->e[k] /= best;
-  for (int i = 0; i < D->nrun; i++) run_measure(&D->run[i], D->e);
+  for (int i = 0; i < D->nrun; i++) {
+    run_measure(&D->run[i], D->e);
+    D->run[i].rms = run_rms(&D->run[i], &D->run[0], D->e);
+  }
   /* csv */
   char path[CF_PATH_MAX + 64];
-  snprintf(path, sizeof path, "%s/%s_dynamic.csv", out_dir, c->name);
+  snprintf(path, sizeof path, "%s/%s%s_dynamic.csv", out_dir, c->name, suffix);
   FILE* f = fopen(path, "w");
   if (!f) return cf_error(CF_ERR_IO, "%s: cannot write", path);
   fprintf(f, "# static co-rotational displacement under the same load: %.9g %.9g %.9g; direction %.6f %.6f %.6f\n",
@@ -1067,6 +1111,88 @@ static const char* pct(double x, char* buf) {
 static const char* pct4(double x, char* buf) {
   snprintf(buf, 32, "%.5f%%", 100 * x);
   return buf;
+}
+
+/* the dynamics table (large: the full-load runs) */
+static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
+  int any_dyn = 0;
+  for (int i = 0; i < nc; i++) any_dyn |= dyn[i].nrun > 0;
+  if (any_dyn) {
+    if (large)
+      fprintf(f, "### Dynamics at large rotation: the full load as a step (P L^2/(E I) = 5 on the cantilever)\n\n"
+                 "As in the table above, with the full static load applied at t = 0 and held: the tip swings through "
+                 "large rotations and back. \"diverged\": the run was stopped by the divergence monitor (energy "
+                 "above the load's work by 10x the energy scale), which is what the linearised Newmark step does "
+                 "wherever dt does not resolve the motion. Generalized-alpha: rho_inf 0.9, Newton on the "
+                 "co-rotational residual with the symmetric consistent tangent, tolerance 1e-6.\n\n");
+    else
+      fprintf(f, "### Dynamics: step response against CalculiX *DYNAMIC NLGEOM\n\n");
+    if (!large)
+    fprintf(f, "Half the full static load is applied at t = 0 and held (no damping). Reference: CalculiX *DYNAMIC "
+               "NLGEOM (HHT, its default alpha = -0.05: numerical damping of the first mode ~1e-6 of critical at this "
+               "step) in fixed increments dt = T1/100, T1 the first period. \"CalculiX\" rows: the same at the given "
+               "dt. cofem uses CalculiX's C3D4 mass matrix (the one-point rule, see the eigenfrequencies) so that both integrate the same discrete "
+               "model. s = u . e, the probe displacement along the direction of the reference's largest displacement; "
+               "first peak = first local maximum of s, period = time between its first two maxima (both interpolated "
+               "by a parabola). Errors relative to the reference; RMS: the root mean square of s - s_ref over the run's "
+               "samples within the reference's span, relative to max |s_ref|. Cost: PCG iterations per step (all "
+               "Newton iterations of generalized-alpha together) and Newton iterations per step.\n\n");
+    fprintf(f, "| case | dt [s] | dt / T1 | solver | first peak s [m] | peak error | period [s] | period error | "
+               "RMS | PCG iterations / step | Newton / step | warnings |\n");
+    fprintf(f, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for (int i = 0; i < nc; i++) {
+      Dyn* D = &dyn[i];
+      if (!D->nrun) continue;
+      const Run* ref = &D->run[0];
+      for (int q = 0; q < D->nrun; q++) {
+        const Run* r = &D->run[q];
+        char peak[64], pe[64], per[64], perr[64], it[32] = "", nw[32] = "", rms[32] = "n/a", warn[96] = "";
+        if (q > 0 && isfinite(r->rms) && !r->failed) snprintf(rms, sizeof rms, "%.2f%%", 100 * r->rms);
+        if (r->has_peak) {
+          snprintf(peak, sizeof peak, "%.5g", r->s_peak);
+          snprintf(pe, sizeof pe, "%+.2f%%", 100 * (r->s_peak - ref->s_peak) / ref->s_peak);
+        } else {
+          snprintf(peak, sizeof peak, "none (max %.5g)", r->s_max);
+          snprintf(pe, sizeof pe, "n/a");
+        }
+        if (r->has_period) {
+          snprintf(per, sizeof per, "%.5g", r->period);
+          snprintf(perr, sizeof perr, "%+.2f%%", 100 * (r->period - ref->period) / ref->period);
+        } else {
+          snprintf(per, sizeof per, "none");
+          snprintf(perr, sizeof perr, "n/a");
+        }
+        if (q == 0) snprintf(pe, sizeof pe, "ref."), snprintf(perr, sizeof perr, "ref.");
+        if (r->failed) {
+          if (r->diverged)
+            snprintf(peak, sizeof peak, "diverged at step %d (t = %.3g s)", r->n + 1, (r->n + 1) * r->dt);
+          else
+            snprintf(peak, sizeof peak, "diverged at t = %.3g s", r->n ? r->t[r->n - 1] + r->dt : r->dt);
+          snprintf(pe, sizeof pe, "n/a");
+          snprintf(per, sizeof per, "n/a");
+          snprintf(perr, sizeof perr, "n/a");
+        }
+        const int cofem = strcmp(r->solver, "backward_euler") == 0 || strcmp(r->solver, "newmark") == 0 ||
+                          strcmp(r->solver, "generalized_alpha") == 0;
+        if (cofem) snprintf(it, sizeof it, "%.1f", (double)r->pcg_iters / (r->n ? r->n : 1));
+        if (strcmp(r->solver, "generalized_alpha") == 0)
+          snprintf(nw, sizeof nw, "%.2f%s", (double)r->newton_iters / (r->n ? r->n : 1), r->step_cuts ? " (halved)" : "");
+        else if (cofem)
+          snprintf(nw, sizeof nw, "1 (linearised)");
+        if (r->pcg_capped || r->inverted)
+          snprintf(warn, sizeof warn, "%d of %d steps PCG capped, %d with inverted elements", r->pcg_capped, r->n,
+                   r->inverted);
+        fprintf(f, "| %s | %.4g | %.3g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cs[i].name, r->dt,
+                r->dt / cs[i].T1,
+                q == 0 ? "CalculiX reference" : strcmp(r->solver, "ccx") == 0 ? "CalculiX" :
+                strcmp(r->solver, "newmark") == 0 ? "cofem Newmark (linearised)" :
+                strcmp(r->solver, "generalized_alpha") == 0 ? "cofem generalized-alpha" : "cofem backward Euler",
+                peak, pe, per, perr, rms, it, nw, warn);
+      }
+      fprintf(f, "\nStatic co-rotational displacement under the same load: s = %.5g m (first period T1 = %.4g s).\n\n",
+              D->u_static[0] * D->e[0] + D->u_static[1] * D->e[1] + D->u_static[2] * D->e[2], cs[i].T1);
+    }
+  }
 }
 
 static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, int* failures) {
@@ -1138,62 +1264,8 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
               100 * (c->hz_cf_lumped[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
     fprintf(f, "\n");
   }
-  int any_dyn = 0;
-  for (int i = 0; i < nc; i++) any_dyn |= dyn[i].nrun > 0;
-  if (any_dyn) {
-    fprintf(f, "### Dynamics: step response against CalculiX *DYNAMIC NLGEOM\n\n");
-    fprintf(f, "Half the full static load is applied at t = 0 and held (no damping). Reference: CalculiX *DYNAMIC "
-               "NLGEOM (HHT, its default alpha = -0.05: numerical damping of the first mode ~1e-6 of critical at this "
-               "step) in fixed increments dt = T1/100, T1 the first period. \"CalculiX\" rows: the same at the given "
-               "dt. cofem uses CalculiX's C3D4 mass matrix (the one-point rule, see the eigenfrequencies) so that both integrate the same discrete "
-               "model. s = u . e, the probe displacement along the direction of the reference's largest displacement; "
-               "first peak = first local maximum of s, period = time between its first two maxima (both interpolated "
-               "by a parabola). Errors relative to the reference.\n\n");
-    fprintf(f, "| case | dt [s] | dt / T1 | solver | first peak s [m] | peak error | period [s] | period error | "
-               "PCG iterations / step | warnings |\n");
-    fprintf(f, "|---|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
-    for (int i = 0; i < nc; i++) {
-      Dyn* D = &dyn[i];
-      if (!D->nrun) continue;
-      const Run* ref = &D->run[0];
-      for (int q = 0; q < D->nrun; q++) {
-        const Run* r = &D->run[q];
-        char peak[64], pe[64], per[64], perr[64], it[32] = "", warn[96] = "";
-        if (r->has_peak) {
-          snprintf(peak, sizeof peak, "%.5g", r->s_peak);
-          snprintf(pe, sizeof pe, "%+.2f%%", 100 * (r->s_peak - ref->s_peak) / ref->s_peak);
-        } else {
-          snprintf(peak, sizeof peak, "none (max %.5g)", r->s_max);
-          snprintf(pe, sizeof pe, "n/a");
-        }
-        if (r->has_period) {
-          snprintf(per, sizeof per, "%.5g", r->period);
-          snprintf(perr, sizeof perr, "%+.2f%%", 100 * (r->period - ref->period) / ref->period);
-        } else {
-          snprintf(per, sizeof per, "none");
-          snprintf(perr, sizeof perr, "n/a");
-        }
-        if (q == 0) snprintf(pe, sizeof pe, "ref."), snprintf(perr, sizeof perr, "ref.");
-        if (r->failed) {
-          snprintf(peak, sizeof peak, "diverged at t = %.3g s", r->n ? r->t[r->n - 1] + r->dt : r->dt);
-          snprintf(pe, sizeof pe, "n/a");
-          snprintf(per, sizeof per, "n/a");
-          snprintf(perr, sizeof perr, "n/a");
-        }
-        if (strcmp(r->solver, "backward_euler") == 0 || strcmp(r->solver, "newmark") == 0)
-          snprintf(it, sizeof it, "%.1f", (double)r->pcg_iters / (r->n ? r->n : 1));
-        if (r->pcg_capped || r->inverted)
-          snprintf(warn, sizeof warn, "%d of %d steps PCG capped, %d with inverted elements", r->pcg_capped, r->n,
-                   r->inverted);
-        fprintf(f, "| %s | %.4g | %.3g | %s | %s | %s | %s | %s | %s | %s |\n", cs[i].name, r->dt, r->dt / cs[i].T1,
-                q == 0 ? "CalculiX reference" : strcmp(r->solver, "ccx") == 0 ? "CalculiX" :
-                strcmp(r->solver, "newmark") == 0 ? "cofem Newmark" : "cofem backward Euler",
-                peak, pe, per, perr, it, warn);
-      }
-      fprintf(f, "\nStatic co-rotational displacement under the same load: s = %.5g m (first period T1 = %.4g s).\n\n",
-              D->u_static[0] * D->e[0] + D->u_static[1] * D->e[1] + D->u_static[2] * D->e[2], cs[i].T1);
-    }
-  }
+  write_dyn_table(f, cs, nc, dyn, 0);
+  write_dyn_table(f, cs, nc, dyn + nc, 1);
   /* the bounds */
   fprintf(f, "### Bounds (lug, hinge)\n\n| case | bound | value | result |\n|---|---|---:|---|\n");
   for (int i = 0; i < nc; i++) {
@@ -1265,6 +1337,9 @@ static int update_doc(const char* path, const char* tables_path, const char* img
       fprintf(o, "![%s: probe displacement against load](%saccuracy_%s_static.png)\n\n", cs[i].name, img_prefix, cs[i].name);
     if (dyn[i].nrun)
       fprintf(o, "![%s: step response](%saccuracy_%s_dynamic.png)\n\n", cs[i].name, img_prefix, cs[i].name);
+    if (dyn[nc + i].nrun)
+      fprintf(o, "![%s: step response at large rotation](%saccuracy_%s_large_dynamic.png)\n\n", cs[i].name, img_prefix,
+              cs[i].name);
   }
   fprintf(o, "![eigenfrequencies](%saccuracy_modes.png)\n\n%s", img_prefix, END);
   if (b && e) fputs(e + strlen(END), o);
@@ -1365,7 +1440,7 @@ int cf_cmd_accuracy(int argc, char** argv) {
   }
   if (nc == 0) return usage_accuracy();
   Case* cs = calloc(nc, sizeof(Case));
-  Dyn* dyn = calloc(nc, sizeof(Dyn));
+  Dyn* dyn = calloc(2 * (size_t)nc, sizeof(Dyn)); /* [nc + i]: the large-rotation runs */
   int errors = 0;
   double wall0 = cf_wall_time();
   for (int i = 0; i < nc; i++) {
@@ -1404,8 +1479,16 @@ int cf_cmd_accuracy(int argc, char** argv) {
         errors++;
       }
       if (st >= 0 && c->spec.dynamics && !no_dyn) {
-        st = run_dynamics(c, &dyn[i], out_dir);
+        st = run_dynamics(c, &dyn[i], out_dir, c->spec.dyn_fraction, "");
         if (st < 0) { fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error()); errors++; dyn[i].nrun = 0; }
+        if (st >= 0 && c->spec.dyn_large > 0) {
+          st = run_dynamics(c, &dyn[nc + i], out_dir, c->spec.dyn_large, "_large");
+          if (st < 0) {
+            fprintf(stderr, "cofem accuracy: %s (large rotation): %s\n", c->name, cf_last_error());
+            errors++;
+            dyn[nc + i].nrun = 0;
+          }
+        }
       }
     }
     printf("  CalculiX %.1f s, cofem %.1f s\n", c->seconds_ccx, c->seconds_cf);
@@ -1449,6 +1532,7 @@ int cf_cmd_accuracy(int argc, char** argv) {
   printf("accuracy: %d cases in %.1f s; %d errors; %d bounds failed\n", nc, cf_wall_time() - wall0, errors, failures);
   for (int i = 0; i < nc; i++) {
     for (int q = 0; q < dyn[i].nrun; q++) run_free(&dyn[i].run[q]);
+    for (int q = 0; q < dyn[nc + i].nrun; q++) run_free(&dyn[nc + i].run[q]);
     case_free(&cs[i]);
   }
   free(cs);
