@@ -8,13 +8,15 @@
  * 3. a free bar spinning at 20 rad/s about an oblique axis for one turn stays undeformed (strain
  *    energy / kinetic) and keeps its angular momentum; the linearised Newmark step on the same
  *    spin gains energy and is stopped by the divergence monitor;
- * 4. bad parameters are refused. */
+ * 4. bad parameters are refused, by the model and by the scene reader (which also gives
+ *    generalized-alpha the consistent tangent unless the scene names one). */
 #include <lapacke.h>
 #include <string.h>
 
 #include "cf_test.h"
 #include "cofem/fem.h"
 #include "cofem/mesh_box.h"
+#include "cofem/scene.h"
 
 static cfModel* beam(cfMesh* mesh, cfModelDef* def) {
   cfModel* m;
@@ -221,6 +223,33 @@ static void test_bad_parameters(void) {
   def.newton_max_iter = 0;
   CHECK(cf_model_create(&mesh, &def, &m) == CF_ERR_ARG && strstr(cf_last_error(), "newton_max_iter"));
   cf_mesh_free(&mesh);
+  /* scenes */
+  cfScene sc;
+  const char* base = "{\"mesh\": \"m.msh\", \"material\": {\"E\": 1e9, \"nu\": 0.3, \"rho\": 1000}, ";
+  char json[512];
+  snprintf(json, sizeof json, "%s\"time\": {\"integrator\": \"generalized_alpha\", \"rho_inf\": 0.6}}", base);
+  CHECK_OK(cf_scene_parse(json, "ga.json", &sc));
+  CHECK(sc.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA && sc.def.rho_inf == 0.6 &&
+        sc.def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && sc.def.divergence_check == 1);
+  cf_scene_free(&sc);
+  snprintf(json, sizeof json,
+           "%s\"time\": {\"integrator\": \"generalized_alpha\"}, \"solver\": {\"tangent\": \"KR\", "
+           "\"newton_tol\": 1e-8, \"newton_max_iter\": 7, \"newton_max_cuts\": 2, \"divergence_check\": false}}",
+           base);
+  CHECK_OK(cf_scene_parse(json, "ga.json", &sc));
+  CHECK(sc.def.dyn_tangent == CF_DYN_TANGENT_KR && sc.def.newton_tol == 1e-8 && sc.def.newton_max_iter == 7 &&
+        sc.def.newton_max_cuts == 2 && sc.def.divergence_check == 0 && sc.def.rho_inf == 0.9);
+  cf_scene_free(&sc);
+  snprintf(json, sizeof json, "%s\"time\": {\"integrator\": \"newmark\"}}", base);
+  CHECK_OK(cf_scene_parse(json, "nm.json", &sc));
+  CHECK(sc.def.dyn_tangent == CF_DYN_TANGENT_KR); /* the other integrators keep K_R by default */
+  cf_scene_free(&sc);
+  snprintf(json, sizeof json, "%s\"time\": {\"integrator\": \"generalized_alpha\", \"rho_inf\": 1.2}}", base);
+  CHECK(cf_scene_parse(json, "bad.json", &sc) == CF_ERR_SCENE && strstr(cf_last_error(), "time.rho_inf"));
+  snprintf(json, sizeof json, "%s\"solver\": {\"newton_max_iter\": 0}}", base);
+  CHECK(cf_scene_parse(json, "bad.json", &sc) == CF_ERR_SCENE && strstr(cf_last_error(), "newton_max_iter"));
+  snprintf(json, sizeof json, "%s\"time\": {\"integrator\": \"hht\"}}", base);
+  CHECK(cf_scene_parse(json, "bad.json", &sc) == CF_ERR_SCENE && strstr(cf_last_error(), "generalized_alpha"));
 }
 
 int main(void) {
