@@ -21,7 +21,8 @@
  * the mass coefficient is ~1 as in the other integrators' matrices:
  *   A = cm M + ck T,   cm = 1 + (1 - af) gamma h alpha / (1 - am),
  *                      ck = (1 - af) (gamma h beta_R + beta h^2) / (1 - am)
- *   A dx = -s r  (block-Jacobi or rotated-Cholesky PCG, warm-started from the last increment),
+ *   A dx = -s r  (block-Jacobi or rotated-Cholesky PCG, warm-started from the last increment, to
+ *                 pcg_tol |s r| or a tenth of Newton's force tolerance, whichever is larger),
  *   x1 <- x1 + dx
  * If A is indefinite with sym(K_T), that iteration is solved with K_R (as cf_step does).
  * rho = 1: am = af = gamma = 1/2, beta = 1/4, the trapezoidal rule with end-point balance
@@ -288,7 +289,10 @@ static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
       if (d->precond) cf_precond_update(m, d);
       else CF_FOR(k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
       for (int i = 0; i < n; i++) d->b[i] = -s * r[i];
-      d->b_scale = 0; /* relative to |b|: an inexact Newton step with forcing term pcg_tol */
+      /* an inexact Newton step: the PCG stops at pcg_tol |b|, or where its residual is a tenth of
+       * what Newton's force test allows (target = pcg_tol max(|b|, b_scale), fem_pcg.c): the last
+       * iterations' small corrections need no more */
+      d->b_scale = 0.1 * s * (tol * scale + floor_f) / m->def.pcg_tol;
       /* the PCG solves into d->v: point it at the increment, which starts from the last one (the
        * previous iteration's, or the first of the last step), scaled by the warm start */
       if (it == 0 || pass == 1) memcpy(du, d->ga_du1, sizeof(double) * n);
