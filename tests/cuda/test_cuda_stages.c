@@ -232,7 +232,9 @@ static void test_stages(Case* c) {
     CHECK_OK(cf_cuda_stage_warm_start(g, m, cg));
     CHECK_OK(cf_cuda_download(g, gd, CF_CUDA_V | CF_CUDA_V_PREV));
     printf("  warm start: c = (%.17g, %.17g) GPU, (%.17g, %.17g) CPU\n", cg[0], cg[1], cc[0], cc[1]);
-    CHECK(cc[1] != 0); /* both vectors take part */
+    /* both vectors take part on the beams (on a part the warm start may drop v1: nearly
+     * parallel to v0, or no gain in |r|; the comparison holds either way) */
+    if (!strncmp(c->name, "beam", 4)) CHECK(cc[1] != 0);
     compare("warm c", cg, cc, 2, 1e-8 * fmax(fabs(cc[0]), fabs(cc[1])), 0);
     compare("warm v", gd->v, ref->v, nd, TOL_STAGE * max_abs(ref->v, nd), TOL_STAGE);
     compare("warm v_prev unchanged", gd->v_prev, ref->v_prev, nd, 0, 0);
