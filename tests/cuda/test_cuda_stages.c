@@ -235,8 +235,18 @@ static void test_stages(Case* c) {
     /* both vectors take part on the beams (on a part the warm start may drop v1: nearly
      * parallel to v0, or no gain in |r|; the comparison holds either way) */
     if (!strncmp(c->name, "beam", 4)) CHECK(cc[1] != 0);
-    compare("warm c", cg, cc, 2, 1e-8 * fmax(fabs(cc[0]), fabs(cc[1])), 0);
-    compare("warm v", gd->v, ref->v, nd, TOL_STAGE * max_abs(ref->v, nd), TOL_STAGE);
+    const int zero_c = cc[0] == 0 && cc[1] == 0, zero_g = cg[0] == 0 && cg[1] == 0;
+    if (zero_c == zero_g) {
+      compare("warm c", cg, cc, 2, 1e-8 * fmax(fabs(cc[0]), fabs(cc[1])), 0);
+      compare("warm v", gd->v, ref->v, nd, TOL_STAGE * max_abs(ref->v, nd), TOL_STAGE);
+    } else {
+      /* the guess is dropped where it does not lower |b - A x| below |b|: a decision that
+       * rounding can tip only where both are equal to rounding */
+      double rg = true_residual(m, ref, gd->v), rc = true_residual(m, ref, ref->v);
+      printf("  warm start: dropped on one side only (GPU c %s, CPU c %s): residuals %.17g, %.17g\n",
+             zero_g ? "0" : "kept", zero_c ? "0" : "kept", rg, rc);
+      CHECK(fabs(rg - rc) <= 1e-8 * fmax(rg, rc));
+    }
     compare("warm v_prev unchanged", gd->v_prev, ref->v_prev, nd, 0, 0);
     memcpy(base->v, ref->v, nd * sizeof(double)); /* the PCG's start below, both sides */
   }
