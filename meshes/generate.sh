@@ -2,7 +2,8 @@
 # Regenerate the cofem test meshes from the .geo files in this directory.
 #
 #   meshes/generate.sh small    committed meshes: lug.msh, hinge.msh, beam_coarse.msh,
-#                               beam_medium.msh, strip.msh (overwritten)
+#                               beam_medium.msh, strip.msh, flex_rod_n1..3.msh, kane_beam_c/f.msh
+#                               (overwritten)
 #   meshes/generate.sh family   refinement family into meshes/cache/ (git-ignored); files that
 #                               already exist there are kept (cache)
 #   meshes/generate.sh all      both
@@ -55,7 +56,25 @@ mesh() {
   fi
 }
 
+# meshp GEO OUT NAME VALUE ...: a structured mesh with its -setnumber parameters (issue 19's rod and beam)
+meshp() {
+  geo=$1; out=$2; shift 2
+  args=""
+  while [ $# -ge 2 ]; do args="$args -setnumber $1 $2"; shift 2; done
+  tmp="$out.tmp.$$"
+  if ! "$GMSH" "$geo" $args -3 -nt 1 -format msh41 -o "$tmp" >/dev/null 2>&1; then
+    echo "generate.sh: gmsh failed on $geo ($args)" >&2; rm -f "$tmp"; exit 1
+  fi
+  mv "$tmp" "$out"
+  echo "$out ($args)"
+}
+
 small() {
+  meshp flex_rod.geo  flex_rod_n1.msh  n 1 nl 40
+  meshp flex_rod.geo  flex_rod_n2.msh  n 2 nl 80
+  meshp flex_rod.geo  flex_rod_n3.msh  n 3 nl 120
+  meshp kane_beam.geo kane_beam_c.msh  ny 3 nz 1 nl 100
+  meshp kane_beam.geo kane_beam_f.msh  ny 4 nz 1 nl 800
   mesh lug.geo   lug.msh         1.0
   mesh hinge.geo hinge.msh       1.0
   mesh beam.geo  beam_coarse.msh 1.0
