@@ -19,6 +19,7 @@ int cf_cli_usage(void) {
           "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond block_jacobi|rotated_cholesky]\n"
           "                 [--backend cpu|cuda|auto] [--max-output BYTES] [--quiet]\n"
           "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
+          "       cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n"
           "       cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] (Craig-Bampton)\n"
           "       cofem info MESH\n"
           "       cofem accuracy [SCENE ...] [--cases lug,hinge,...] [--out DIR] [--docs DIR] [--no-docs] [--no-dynamics]\n"

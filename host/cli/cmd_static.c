@@ -44,6 +44,9 @@ int cf_cmd_static(int argc, char** argv) {
   const char* scene_path = NULL;
   const char* out_arg = NULL;
   int increments = 0, tangent = -1, rc = 0;
+  /* a mechanism scene (bodies, joints) goes to the multibody statics, which has options of its own */
+  for (int i = 2; i < argc; i++)
+    if (argv[i][0] != '-' && cf_mbs_scene_is_mechanism(argv[i]) > 0) return cf_cmd_static_mbs(argc, argv);
   for (int i = 2; i < argc && !rc; i++) {
     const char* a = argv[i];
     if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }

@@ -9,6 +9,7 @@
 
 int cf_cmd_run(int argc, char** argv);      /* cmd_run.c: an FE scene; a mechanism goes to cf_cmd_run_mbs */
 int cf_cmd_run_mbs(int argc, char** argv);  /* cmd_run_mbs.c: a mechanism scene */
+int cf_cmd_static_mbs(int argc, char** argv); /* cmd_static_mbs.c: a mechanism's static equilibrium */
 int cf_cmd_static(int argc, char** argv);   /* cmd_static.c */
 int cf_cmd_info(int argc, char** argv);     /* cmd_info.c */
 int cf_cmd_reduce(int argc, char** argv);   /* cmd_reduce.c: Craig-Bampton reduction */

@@ -759,3 +759,35 @@ double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j) {
 }
 
 double cf_mbs__unwrap(double raw, double ref) { return raw + 2 * M_PI * nearbyint((ref - raw) / (2 * M_PI)); }
+
+/* Ax += scale sum_i mult_i Phi_i,qq over the bilinear terms s A.B of the equations: in natural
+ * coordinates A and B are linear in q (dA = w_A (x) I3), so each term's Hessian is the constant
+ * s (dA^T dB + dB^T dA). The modal and FE terms are left out (their parts bring their own
+ * stiffness). The constraint forces' stiffness: a pendulum's tension is what holds it hanging, so
+ * Newton on the static equations needs it (cf_mbs_static). */
+void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, const double* mult, double scale,
+                                    double* Ax) {
+  for (int i = 0; i < m->ncon; i++) {
+    const cfMbsCon* c = &m->con[i];
+    if (mult[i] == 0) continue;
+    const double* F = c->driver >= 0 ? d->drv + 3 * c->driver : kZero3;
+    for (int k = 0; k < c->nterm; k++) {
+      double co[3];
+      coef_eval(c->coef[k], F, co);
+      double s = scale * mult[i] * c->s[k] * co[0];
+      const cfMbsVec *A = &c->a[k], *B = &c->b[k];
+      for (int ta = 0; ta < A->nb; ta++)
+        for (int tb = 0; tb < B->nb; tb++) {
+          int ba = A->body[ta], bb = B->body[tb];
+          double H[144] = {0};
+          for (int l1 = 0; l1 < 4; l1++)
+            for (int l2 = 0; l2 < 4; l2++) {
+              double v = s * (ba == bb ? A->w[ta][l1] * B->w[tb][l2] + B->w[tb][l1] * A->w[ta][l2]
+                                        : A->w[ta][l1] * B->w[tb][l2]);
+              for (int x = 0; x < 3; x++) H[12 * (3 * l1 + x) + 3 * l2 + x] = v;
+            }
+          cf_mbs__add_blk(m, Ax, ba, bb, H, 12, 1.0);
+        }
+    }
+  }
+}

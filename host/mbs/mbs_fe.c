@@ -376,7 +376,7 @@ static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q)
 
 /* ---- forces and tangents ------------------------------------------------------------------------ */
 void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
-  const double* g = m->opt.gravity;
+  const double* g = d->gravity;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -389,6 +389,7 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
       const cfMbsModalLoad* L = &fb->load[l];
       double sc[3] = {1, 0, 0};
       if (L->has_scale) cf_mbs_func_eval(&L->scale, t, sc);
+      sc[0] *= d->load_factor;
       int v = fb->pt_vec[L->point];
       for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
         for (int a = 0; a < 3; a++) fd->f_ext[3 * fb->vec_node[k] + a] += sc[0] * fb->vec_w[k] * L->force[a];
@@ -485,7 +486,7 @@ double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
-    for (int n = 0; n < fb->nnode; n++) V -= fb->fem->node_mass[n] * cf_mbs_dot3(m->opt.gravity, d->q + fb->qadr[n]);
+    for (int n = 0; n < fb->nnode; n++) V -= fb->fem->node_mass[n] * cf_mbs_dot3(d->gravity, d->q + fb->qadr[n]);
     V += cf_mbs_fe_elastic_energy(m, d, i);
   }
   return V;

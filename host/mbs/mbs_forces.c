@@ -148,7 +148,7 @@ static void rot_spring_G(const cfMbsModel* m, const double* q, const cfMbsForce*
 void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
                          int want_tangent) {
   memset(d->Q, 0, sizeof(double) * (size_t)m->nq);
-  const double* g = m->opt.gravity;
+  const double* g = d->gravity;
   for (int b = 0; b < m->nbody; b++) {
     if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks: cf_mbs__fe_forces */
     const double* Mb = m->body_Mbar + 16 * b;
@@ -168,11 +168,11 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
     memset(Ql, 0, sizeof Ql);
     switch (f->type) {
       case CF_MBS_POINT_FORCE: {
-        double s = 1, F[3];
+        double s = d->load_factor, F[3];
         if (f->has_scale) {
           double y[3];
           cf_mbs_func_eval(&f->scale, t, y);
-          s = y[0];
+          s *= y[0];
         }
         if (f->body_frame) body_vector(m, q, f->body[0], f->vec, F);
         else memcpy(F, f->vec, sizeof F);
@@ -182,11 +182,11 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
         break;
       }
       case CF_MBS_TORQUE: {
-        double s = 1, T[3];
+        double s = d->load_factor, T[3];
         if (f->has_scale) {
           double y[3];
           cf_mbs_func_eval(&f->scale, t, y);
-          s = y[0];
+          s *= y[0];
         }
         if (f->body_frame) body_vector(m, q, f->body[0], f->vec, T);
         else memcpy(T, f->vec, sizeof T);
@@ -298,7 +298,7 @@ void cf_mbs__accept_angles(const cfMbsModel* m, cfMbsData* d) {
 
 double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
-  const double* g = m->opt.gravity;
+  const double* g = d->gravity;
   for (int b = 0; b < m->nbody; b++) {
     if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks below */
     const double* Mb = m->body_Mbar + 16 * b;

@@ -211,6 +211,9 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d);
 void cf_mbs__fe_state_free(cfMbsData* d);
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint row of a corotational body */
+void cf_mbs__set_dt(cfMbsModel* m, double h);
+void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, const double* mult, double scale,
+                                    double* Ax);
 void cf_mbs__fe_jac_mult_condensed(const cfMbsModel* m, const cfMbsData* d, double* y);
 int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x,
                      int (*solve_I)(const cfMbsModel*, cfMbsData*, const double*, double*), double* bI);

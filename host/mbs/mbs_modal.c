@@ -453,7 +453,7 @@ static double scale_of(const cfMbsModalLoad* L, double t) {
 }
 
 void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
-  const double* g = m->opt.gravity;
+  const double* g = d->gravity;
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     int nm = mb->nm;
@@ -492,7 +492,7 @@ void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, co
     /* node loads */
     for (int l = 0; l < mb->nload; l++) {
       const cfMbsModalLoad* L = &mb->load[l];
-      double sc = scale_of(L, t), F[3];
+      double sc = d->load_factor * scale_of(L, t), F[3];
       for (int dd = 0; dd < 3; dd++)
         F[dd] = L->body_frame ? sc * (L->force[0] * qf[3 + dd] + L->force[1] * qf[6 + dd] + L->force[2] * qf[9 + dd])
                               : sc * L->force[dd];
@@ -531,7 +531,7 @@ double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d) {
 
 double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
-  const double* g = m->opt.gravity;
+  const double* g = d->gravity;
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     const double* qf = d->q + m->body_qadr[mb->body];

@@ -559,19 +559,12 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
     cf_mbs_model_free(m);
     return st;
   }
-  double h = m->opt.dt;
-  m->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * (m->kref > m->mref ? m->kref : m->mref) * 4 / (h * h);
   m->con_pen = malloc(sizeof(double) * (size_t)(m->ncon > 0 ? m->ncon : 1));
   if (!m->con_pen) {
     cf_mbs_model_free(m);
     return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   }
-  for (int i = 0; i < m->ncon; i++) { /* the equations that hold no FE node: the penalty of the masses */
-    const cfMbsCon* c = &m->con[i];
-    int fe = c->nft > 0;
-    for (int s = 0; s < c->nb; s++) fe |= m->body_modal[c->body[s]] == 3;
-    m->con_pen[i] = (m->opt.penalty > 0 || fe || !(m->kref > m->mref)) ? 1.0 : m->mref / m->kref;
-  }
+  cf_mbs__set_dt(m, m->opt.dt);
   m->q0 = calloc((size_t)m->nq, sizeof(double));
   m->qd0 = calloc((size_t)m->nq, sizeof(double));
   if (!m->q0 || !m->qd0) {
@@ -693,6 +686,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   memcpy(d->q, m->q0, sizeof(double) * n);
   memcpy(d->qd, m->qd0, sizeof(double) * n);
   memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+  cf_mbs_set_load_factor(m, d, 1.0);
   /* during cf_mbs_model_create the model is not complete yet (rank 0 and no ndof): the caller
    * assembles; otherwise start from the assembled state with consistent accelerations */
   if (m->rank > 0) {
@@ -704,6 +698,25 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   }
   *out = d;
   return CF_OK;
+}
+
+/* the members that depend on the step: dt, the FE stiffness scale h^2/4 K, alpha and the
+ * equations' penalties (the statics' relaxation grows its pseudo-step with this) */
+void cf_mbs__set_dt(cfMbsModel* m, double h) {
+  if (m->kref > 0) m->kref *= (h * h) / (m->opt.dt * m->opt.dt); /* kref = h^2/4 K_max */
+  m->opt.dt = h;
+  m->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * (m->kref > m->mref ? m->kref : m->mref) * 4 / (h * h);
+  for (int i = 0; i < m->ncon; i++) { /* the equations that hold no FE node: the penalty of the masses */
+    const cfMbsCon* c = &m->con[i];
+    int fe = c->nft > 0;
+    for (int s = 0; s < c->nb; s++) fe |= m->body_modal[c->body[s]] == 3;
+    m->con_pen[i] = (m->opt.penalty > 0 || fe || !(m->kref > m->mref)) ? 1.0 : m->mref / m->kref;
+  }
+}
+
+void cf_mbs_set_load_factor(const cfMbsModel* m, cfMbsData* d, double factor) {
+  d->load_factor = factor;
+  for (int i = 0; i < 3; i++) d->gravity[i] = factor * m->opt.gravity[i];
 }
 
 int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
@@ -718,6 +731,7 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   memset(d->qdd, 0, sizeof(double) * m->nq);
   memset(d->lambda, 0, sizeof(double) * (m->ncon > 0 ? m->ncon : 1));
   memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+  cf_mbs_set_load_factor(m, d, 1.0);
   memset(d->rot_angle, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));
   memset(d->rot_angle_prev, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));
   memset(d->joint_angle, 0, sizeof(double) * (m->njoint > 0 ? m->njoint : 1));

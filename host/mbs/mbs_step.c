@@ -112,6 +112,10 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
     t0 = cf_wall_time();
     cf_mbs__assemble(m, d, 1, sc.cC, h2, a, 0);
+    /* statics: the constraint forces' stiffness with the multipliers lambda* (with the penalty part
+     * alpha Phi, which swings with the iteration's second-order error in the rigidity equations, the
+     * matrix lost its definiteness) */
+    if (d->constraint_hessian) cf_mbs__add_constraint_hessian(m, d, d->lambda, h2, d->Ax);
     d->timer[CF_MBS_STAGE_ASSEMBLE] += cf_wall_time() - t0;
     st = cf_mbs__factor(m, d);
     if (st >= 0) st = cf_mbs__solve(m, d, d->r, d->dq);

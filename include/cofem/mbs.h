@@ -389,6 +389,10 @@ typedef struct cfMbsData {
   struct cfData** fe_data;   /* [nfe] FE data of each FE body: the stages' rotations, K_R, forces */
   int nfe_data;
   struct cfMbsFeState* fe_state; /* [nfe] the condensation of corotational FE bodies (mbs_fe.c) */
+  double load_factor;        /* applied loads and gravity are scaled by it (1; statics steps it up,
+                                cf_mbs_set_load_factor) */
+  double gravity[3];         /* the model's gravity times load_factor */
+  int constraint_hessian;    /* the Newton matrix includes sum lambda_i Phi_i,qq (statics: 1) */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks
                                 are formed by cf_mbs__factor with them) */
   /* last step */
@@ -410,6 +414,24 @@ typedef struct cfMbsData {
 int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out);
 void cf_mbs_data_free(cfMbsData* d);
 int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d);
+/* Scale gravity and the applied loads (point forces, torques, loads at node sets) by factor. */
+void cf_mbs_set_load_factor(const cfMbsModel* m, cfMbsData* d, double factor);
+
+/* Static equilibrium (mbs_static.c): load increments, each solved by pseudo-transient continuation
+ * with the model's own step from rest, the pseudo-step starting at the model's dt and growing as the
+ * moves shrink (the model's dt is changed during the call and restored). Drivers and load functions are held at `time`. On success d holds the
+ * equilibrium (velocities zero) and d->reaction the multipliers (cf_mbs_joint_reaction). */
+typedef struct cfMbsStaticOptions {
+  double time;    /* drivers and load functions evaluated at this time (0) */
+  int increments; /* load factor k / increments, k = 1..increments (5) */
+  double tol;     /* converged when a pseudo-step moves no coordinate by more than tol [m] (1e-10) */
+  int max_steps;  /* pseudo-steps per increment before "no equilibrium" (500) */
+} cfMbsStaticOptions;
+void cf_mbs_static_defaults(cfMbsStaticOptions* o);
+/* called after each converged increment; a non-zero return stops */
+typedef int (*cfMbsStaticCallback)(double load_factor, int steps, int newton_iters, double last_move,
+                                   const cfMbsModel* m, const cfMbsData* d, void* user);
+int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMbsStaticCallback cb, void* user);
 
 /* One step of dt: trapezoidal rule + index-3 augmented Lagrangian (eqs. 1-2, 35-37), Newton with
  * the approximate tangent of eq. 37 factored by CHOLMOD, then the velocity and acceleration

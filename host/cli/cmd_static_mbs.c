@@ -1,0 +1,133 @@
+#define _POSIX_C_SOURCE 200809L
+/* `cofem static MECHANISM.json`: the mechanism's static equilibrium (cf_mbs_static), dispatched
+ * from `cofem static` when the scene is a mechanism. Options: --increments N (5), --time T (drivers
+ * and load functions held at T: 0), --pseudo-dt H (the first pseudo-step: the scene's dt),
+ * --tol X (1e-10 m), --max-steps N (500), --out DIR. Prints each increment and the joint
+ * reactions; writes DIR/static.csv (a row per increment: load factor, pseudo-steps, Newton
+ * iterations, the scene's channels) and each flexible body's deformed mesh (DIR/BODY_static.vtu).
+ * Exit status 0, 1 error (no equilibrium included), 2 usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cofem/fem.h"
+#include "cofem/mbs_fe.h"
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
+#include "cofem/output.h"
+#include "mbs/mbs_internal.h"
+
+typedef struct StaticMbsLog {
+  FILE* csv;
+  const cfMbsScene* s;
+  int rows;
+} StaticMbsLog;
+
+static int on_increment(double lf, int steps, int newton, double move, const cfMbsModel* m, const cfMbsData* d,
+                        void* user) {
+  StaticMbsLog* L = user;
+  fprintf(L->csv, "%.9g,%d,%d,%.3e", lf, steps, newton, move);
+  for (int c = 0; c < L->s->nchannel; c++) {
+    double v[3];
+    cf_mbs_channel_eval(m, d, &L->s->channel[c], v);
+    for (int i = 0; i < cf_mbs_channel_size(&L->s->channel[c]); i++) fprintf(L->csv, ",%.12g", v[i]);
+  }
+  fprintf(L->csv, "\n");
+  L->rows++;
+  printf("  load factor %.4f: %3d pseudo-steps, %4d Newton iterations, last move %.2e m\n", lf, steps, newton, move);
+  return 0;
+}
+
+static int fail(const char* path, int st) {
+  fprintf(stderr, "cofem: error: %s: %s (%s)\n", path, cf_last_error(), cf_status_name(st));
+  return 1;
+}
+
+int cf_cmd_static_mbs(int argc, char** argv) {
+  const char* scene_path = NULL;
+  const char* out_arg = NULL;
+  cfMbsStaticOptions o;
+  cf_mbs_static_defaults(&o);
+  double pseudo_dt = 0;
+  int rc = 0;
+  for (int i = 2; i < argc && !rc; i++) {
+    const char* a = argv[i];
+    if (!strcmp(a, "--increments")) rc = cf_cli_opt_int(argc, argv, &i, 1, 1000000, &o.increments);
+    else if (!strcmp(a, "--time")) rc = cf_cli_opt_double(argc, argv, &i, -1e12, 1e12, &o.time);
+    else if (!strcmp(a, "--pseudo-dt")) rc = cf_cli_opt_double(argc, argv, &i, 1e-9, 1e6, &pseudo_dt);
+    else if (!strcmp(a, "--tol")) rc = cf_cli_opt_double(argc, argv, &i, 1e-300, 1, &o.tol);
+    else if (!strcmp(a, "--max-steps")) rc = cf_cli_opt_int(argc, argv, &i, 1, 100000000, &o.max_steps);
+    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
+    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else scene_path = a;
+  }
+  if (rc) return rc;
+  if (!scene_path) return cf_cli_usage();
+  cfMbsScene s;
+  int st = cf_mbs_scene_load(scene_path, &s);
+  if (st < 0) return fail(scene_path, st);
+  if (pseudo_dt > 0) s.def.opt.dt = pseudo_dt;
+  cfMbsModel* m = NULL;
+  cfMbsData* d = NULL;
+  st = cf_mbs_model_create(&s.def, &m);
+  if (st >= 0) st = cf_mbs_data_create(m, &d);
+  if (st < 0) {
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return fail(scene_path, st);
+  }
+  char out_dir[CF_MBS_PATH_MAX];
+  if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
+  else if (s.out_dir[0]) snprintf(out_dir, sizeof out_dir, "%s", s.out_dir);
+  else snprintf(out_dir, sizeof out_dir, "out/static");
+  printf("cofem static %s (mechanism)\n  %d bodies, %d joints, %d coordinates, %d degrees of freedom; %d load "
+         "increments, drivers and loads at t = %g s, first pseudo-step %g s, converged at moves <= %.1e m\n",
+         scene_path, m->nbody, m->njoint, m->nq, m->ndof, o.increments, o.time, m->opt.dt, o.tol);
+  char csv_path[CF_MBS_PATH_MAX + 32], tmp[CF_MBS_PATH_MAX + 40];
+  FILE* csv = NULL;
+  st = cf_make_dirs(out_dir);
+  if (st >= 0) {
+    snprintf(csv_path, sizeof csv_path, "%s/static.csv", out_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", csv_path);
+    csv = fopen(tmp, "w");
+    if (!csv) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+  }
+  double t0 = cf_wall_time();
+  if (csv) {
+    fprintf(csv, "load_factor,pseudo_steps,newton_iters,last_move");
+    for (int c = 0; c < s.nchannel; c++) { /* as cofem run's mbs.csv */
+      if (cf_mbs_channel_size(&s.channel[c]) == 1) fprintf(csv, ",%s", s.channel[c].label);
+      else fprintf(csv, ",%s_x,%s_y,%s_z", s.channel[c].label, s.channel[c].label, s.channel[c].label);
+    }
+    fprintf(csv, "\n");
+    StaticMbsLog log = {csv, &s, 0};
+    st = cf_mbs_static(m, d, &o, on_increment, &log);
+    if (fclose(csv) != 0 && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
+    if (st < 0) remove(tmp);
+    else rename(tmp, csv_path);
+  }
+  if (st >= 0) {
+    printf("done in %.3f s: equilibrium at load factor 1\n", cf_wall_time() - t0);
+    for (int j = 0; j < m->njoint; j++) {
+      double F[3];
+      cf_mbs_joint_reaction(m, d, j, F);
+      printf("  joint '%s' reaction on body2: (%.6g, %.6g, %.6g) N\n", m->joint_name[j], F[0], F[1], F[2]);
+    }
+    for (int k = 0; k < s.nflex && st >= 0; k++) {
+      char path[CF_MBS_PATH_MAX + CF_MBS_NAME_MAX + 20];
+      snprintf(path, sizeof path, "%s/%s_static.vtu", out_dir, m->body_name[s.flex_body[k]]);
+      int fe = cf_mbs_fe_index(m, s.flex_body[k]);
+      st = fe >= 0 ? cf_mbs_fe_write_vtu(m, d, fe, &s.flex[k]->scene.mesh, path)
+                   : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s.flex_body[k]), &s.flex[k]->scene.mesh, path);
+      if (st >= 0) printf("  wrote %s\n", path);
+    }
+    if (st >= 0) printf("  wrote %s\n", csv_path);
+  }
+  int code = st < 0 ? fail(scene_path, st) : 0;
+  cf_mbs_data_free(d);
+  cf_mbs_model_free(m);
+  cf_mbs_scene_free(&s);
+  return code;
+}
