@@ -62,6 +62,30 @@ static int parse_mask(const char* s, int* mask, const char* path, int idx) {
     }                           \
   } while (0)
 
+/* every key of obj is one of known (a typo such as "preconditoner" or "Young" would otherwise be
+ * skipped and the run use the default); where: "solver." etc., as the messages name keys */
+static int known_keys(const cJSON* obj, const char* const* known, const char* path, const char* where) {
+  if (!cJSON_IsObject(obj)) {
+    char name[64];
+    snprintf(name, sizeof name, "%s", where);
+    size_t n = strlen(name);
+    if (n && name[n - 1] == '.') name[n - 1] = 0;
+    return cf_error(CF_ERR_SCENE, "%s: \"%s\" must be an object", path, name);
+  }
+  for (const cJSON* it = obj->child; it; it = it->next) {
+    int ok = 0;
+    for (int k = 0; known[k]; k++) ok |= strcmp(it->string, known[k]) == 0;
+    if (!ok) {
+      char list[512] = "";
+      size_t len = 0;
+      for (int k = 0; known[k] && len < sizeof list; k++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s\"%s\"", k ? ", " : "", known[k]);
+      return cf_error(CF_ERR_SCENE, "%s: unknown key \"%s%s\" (known there: %s)", path, where, it->string, list);
+    }
+  }
+  return CF_OK;
+}
+
 int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
@@ -89,11 +113,15 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
 
   const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
   if (!cJSON_IsObject(mat)) TRY(cf_error(CF_ERR_SCENE, "%s: missing \"material\" object {E, nu, rho}", path));
+  static const char* const k_mat[] = {"E", "nu", "rho", NULL};
+  TRY(known_keys(mat, k_mat, path, "material."));
   TRY(get_number(mat, "E", &s->def.E, 1, path, "material."));
   TRY(get_number(mat, "nu", &s->def.nu, 1, path, "material."));
   TRY(get_number(mat, "rho", &s->def.rho, 1, path, "material."));
   const cJSON* damp = cJSON_GetObjectItemCaseSensitive(root, "damping");
   if (damp) {
+    static const char* const k_damp[] = {"alpha", "beta", NULL};
+    TRY(known_keys(damp, k_damp, path, "damping."));
     TRY(get_number(damp, "alpha", &s->def.rayleigh_alpha, 0, path, "damping."));
     TRY(get_number(damp, "beta", &s->def.rayleigh_beta, 0, path, "damping."));
   }
@@ -107,6 +135,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
       if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d \"fixed\" entries", path, CF_SCENE_MAX_ITEMS));
       char ctx[32], dofs[8] = "xyz";
       snprintf(ctx, sizeof ctx, "fixed[%d].", i);
+      static const char* const k_fix[] = {"set", "dofs", NULL};
+      TRY(known_keys(f, k_fix, path, ctx));
       TRY(get_string(f, "set", s->fix[i].set, sizeof s->fix[i].set, 1, path, ctx));
       TRY(get_string(f, "dofs", dofs, sizeof dofs, 0, path, ctx));
       TRY(parse_mask(dofs, &s->fix[i].dir_mask, path, i));
@@ -121,6 +151,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
       if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d loads", path, CF_SCENE_MAX_ITEMS));
       char ctx[32];
       snprintf(ctx, sizeof ctx, "loads[%d].", i);
+      static const char* const k_load[] = {"set", "force", "start", "ramp", "stop", NULL};
+      TRY(known_keys(l, k_load, path, ctx));
       cfSceneLoad* L = &s->load[i];
       L->t_stop = INFINITY;
       TRY(get_string(l, "set", L->set, sizeof L->set, 1, path, ctx));
@@ -134,6 +166,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   }
   const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
   if (time) {
+    static const char* const k_time[] = {"dt", "end", "integrator", "rho_inf", NULL};
+    TRY(known_keys(time, k_time, path, "time."));
     TRY(get_number(time, "dt", &s->def.dt, 0, path, "time."));
     TRY(get_number(time, "end", &s->t_end, 0, path, "time."));
     char integ[32] = "backward_euler";
@@ -151,6 +185,10 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
   if (solver) {
+    static const char* const k_solver[] = {"tol", "max_iter", "warm_start", "threads", "backend", "mass", "tangent",
+                                           "newton_tol", "newton_max_iter", "newton_max_cuts", "divergence_check",
+                                           "preconditioner", NULL};
+    TRY(known_keys(solver, k_solver, path, "solver."));
     char mass[16] = "lumped";
     TRY(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
     TRY(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
@@ -184,6 +222,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   }
   const cJSON* st = cJSON_GetObjectItemCaseSensitive(root, "static");
   if (st) {
+    static const char* const k_static[] = {"increments", "tol", "max_iter", "max_cuts", "tangent", NULL};
+    TRY(known_keys(st, k_static, path, "static."));
     char tangent[16] = "consistent";
     TRY(get_int(st, "increments", &s->stat.increments, path, "static."));
     TRY(get_number(st, "tol", &s->stat.tol, 0, path, "static."));
@@ -198,6 +238,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   }
   const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
   if (out) {
+    static const char* const k_out[] = {"dir", "vtu_every", "probes", NULL};
+    TRY(known_keys(out, k_out, path, "output."));
     char dir[CF_PATH_MAX] = "";
     TRY(get_string(out, "dir", dir, sizeof dir, 0, path, "output."));
     if (dir[0]) snprintf(s->out_dir, sizeof s->out_dir, "%s", dir); /* relative to the cwd */

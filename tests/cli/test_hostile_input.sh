@@ -143,6 +143,11 @@ scene '"fixed": [{"set": "support", "dofs": "x", "dofs": "xyz"}]' dup2.json
 expect "duplicate fixed[0].dofs" 1 "duplicate key \"fixed[0].dofs\"" -- "$BIN" static "$tmp/dup2.json" --out "$tmp/o"
 scene '"solver": {"tol": 1e-6, "tol": 1e-3}' dup3.json
 expect "duplicate solver.tol" 1 "duplicate key \"solver.tol\"" -- "$BIN" run "$tmp/dup3.json" --out "$tmp/o"
+# a typo in a nested key is an error naming it, not a silent default (issue 13)
+scene '"solver": {"preconditoner": "rotated_cholesky"}' typo.json
+expect "typo solver.preconditoner" 1 "unknown key \"solver.preconditoner\"" -- "$BIN" run "$tmp/typo.json" --out "$tmp/o"
+scene '"loads": [{"set": "load", "force": [1, 0, 0], "rmap": 0.3}]' typo2.json
+expect "typo loads[0].rmap" 1 "unknown key \"loads[0].rmap\"" -- "$BIN" run "$tmp/typo2.json" --out "$tmp/o"
 scene '"solver": {"threads": 100000}' thr.json
 expect "solver.threads 100000" 1 "\"solver.threads\" must be an integer from 0 to" -- "$BIN" run "$tmp/thr.json" --out "$tmp/o"
 scene '"solver": {"threads": -2}' thr2.json
