@@ -98,7 +98,9 @@ int main(void) {
         d->supports_active = 0;
         p_release = momentum_z(m, d);
       }
-      CHECK(cf_step(m, d) == CF_OK);
+      int st = cf_step(m, d);
+      CHECK(st == CF_OK);
+      if (st != CF_OK) fprintf(stderr, "step %d: %s\n", k, cf_last_error());
     }
     /* once free, the elastic forces sum to zero: backward Euler's momentum gains h F per step
      * exactly, whatever the preconditioner (independent of the mesh and the material) */
