@@ -13,7 +13,8 @@
 #   --no-docs   print the table, leave docs/testing.md alone
 #   --keep      keep the worktree (default: removed at the end)
 # Environment: MUT_WORK (the worktree, default a fresh mktemp -d), MUT_JOBS (default 2),
-# MUT_TIMEOUT (per test, seconds, default 600), MUT_EXCLUDE (a ctest -E regex replacing EXCLUDE).
+# MUT_TIMEOUT (per test, seconds, default 600), MUT_EXCLUDE (a ctest -E regex replacing EXCLUDE),
+# MUT_BASELINE (the unmutated suite's failing tests, space-separated: skips the baseline run).
 #
 # A mutation is "file|old text|new text|what it breaks": the first occurrence of the old text
 # (a fixed string, one line) is replaced; the run refuses a mutation whose text is not found
@@ -102,14 +103,22 @@ run_suite() { # prints the names of the failed tests
 }
 build || { echo "the unmutated tree does not build"; exit 1; }
 t0=$(date +%s)
-base=$(run_suite)
+if [ -n "${MUT_BASELINE+x}" ]; then # the unmutated suite's failures known from an earlier run
+  base=$MUT_BASELINE
+else
+  base=$(run_suite)
+fi
 echo "baseline ($(($(date +%s) - t0)) s): failing: ${base:-none}"
 [ -z "$base" ] || echo "warning: tests failing without a mutation are not counted as catches: $base"
 rows=()
 ncaught=0 ntotal=0
-for i in "${!MUTATIONS[@]}"; do
+order=("${!MUTATIONS[@]}")
+if [ -n "$only" ]; then # in the order given
+  order=()
+  for id in ${only//,/ }; do order+=($((10#${id#M} - 1))); done
+fi
+for i in "${order[@]}"; do
   id=$(printf 'M%02d' $((i + 1)))
-  if [ -n "$only" ] && ! [[ ",$only," == *",$id,"* ]]; then continue; fi
   IFS='|' read -r file old new what <<<"${MUTATIONS[$i]}"
   ntotal=$((ntotal + 1))
   if ! OLD="$old" NEW="$new" perl -0pi -e 'BEGIN{$o=$ENV{OLD};$n=$ENV{NEW}} s/\Q$o\E/$n/ or exit 3' "$work/$file"; then
