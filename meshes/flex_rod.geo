@@ -8,7 +8,8 @@
 //
 // Parameters (-setnumber): n = divisions of the cross-section side (2 triangles per square cell),
 // nl = element layers along the rod (even). Committed meshes (meshes/generate.sh small):
-//   flex_rod_n1.msh  n 1, nl 40 ; flex_rod_n2.msh  n 2, nl 80 ; flex_rod_n3.msh  n 3, nl 120
+//   flex_rod_n1.msh  n 1, nl 40 (172 nodes) ; flex_rod_n2.msh  n 2, nl 80 (747)
+//   flex_rod_n3.msh  n 3, nl 120 (1968) ; flex_rod_n4.msh  n 4, nl 160 (4075)
 //
 // Physical groups (node sets):
 //   "end_a" (volume) the first element layer x in [-h/2, h/2]: the crank end's joint set (3-D, so

@@ -2,7 +2,7 @@
 # Regenerate the cofem test meshes from the .geo files in this directory.
 #
 #   meshes/generate.sh small    committed meshes: lug.msh, hinge.msh, beam_coarse.msh,
-#                               beam_medium.msh, strip.msh, flex_rod_n1..3.msh, kane_beam_c/f.msh
+#                               beam_medium.msh, strip.msh, flex_rod_n1..4.msh, kane_beam_c/f.msh
 #                               (overwritten)
 #   meshes/generate.sh family   refinement family into meshes/cache/ (git-ignored); files that
 #                               already exist there are kept (cache)
@@ -73,6 +73,7 @@ small() {
   meshp flex_rod.geo  flex_rod_n1.msh  n 1 nl 40
   meshp flex_rod.geo  flex_rod_n2.msh  n 2 nl 80
   meshp flex_rod.geo  flex_rod_n3.msh  n 3 nl 120
+  meshp flex_rod.geo  flex_rod_n4.msh  n 4 nl 160
   meshp kane_beam.geo kane_beam_c.msh  ny 3 nz 1 nl 100
   meshp kane_beam.geo kane_beam_f.msh  ny 4 nz 1 nl 800
   mesh lug.geo   lug.msh         1.0
