@@ -374,6 +374,8 @@ static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q)
   cf_stage_elastic(fb->fem, fd);
 }
 
+static const double* fe_extra(const cfMbsData* d, int i);
+
 /* ---- forces and tangents ------------------------------------------------------------------------ */
 void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
   const double* g = d->gravity;
@@ -412,6 +414,9 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
         for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++)
           for (int a = 0; a < 3; a++) fd->f_ext[3 * n + a] -= ra * fem->Mblk[p] * fd->v[3 * fem->col[p] + a];
     }
+    const double* extra = fe_extra(d, i);
+    if (extra)
+      for (int k = 0; k < 3 * fb->nnode; k++) fd->f_ext[k] += extra[k];
     double ral = fb->corotational ? 0 : ra;
     for (int n = 0; n < fb->nnode; n++) {
       double mn = fem->node_mass[n];
@@ -701,6 +706,7 @@ struct cfMbsFeState {
   double* Z;                /* [nrow][ndof] mesh order */
   double* H;                /* [nrow^2] */
   double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
+  double* extra;            /* [ndof] extra nodal forces (cf_mbs_fe_set_extra_force), or NULL */
 };
 
 static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0] == i; }
@@ -742,6 +748,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
     struct cfMbsFeState* s = &d->fe_state[i];
     if (s->sp_ready) cf_sparse_free(&s->sp);
     free(s->row), free(s->Z), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
+    free(s->extra);
   }
   free(d->fe_state);
   d->fe_state = NULL;
@@ -971,3 +978,21 @@ void cf_mbs__fe_jac_mult_condensed(const cfMbsModel* m, const cfMbsData* d, doub
   }
 }
 
+/* ---- extra nodal forces (the viewer's mouse spring) ---------------------------------------------- */
+static const double* fe_extra(const cfMbsData* d, int i) { return d->fe_state ? d->fe_state[i].extra : NULL; }
+
+int cf_mbs_fe_set_extra_force(const cfMbsModel* m, cfMbsData* d, int ib, const double* f) {
+  if (ib < 0 || ib >= m->nfe || !d->fe_state)
+    return cf_error(CF_ERR_ARG, "cf_mbs_fe_set_extra_force: no FE body %d", ib);
+  struct cfMbsFeState* s = &d->fe_state[ib];
+  size_t n = 3 * (size_t)m->fe[ib].nnode;
+  if (!f) {
+    free(s->extra);
+    s->extra = NULL;
+    return CF_OK;
+  }
+  if (!s->extra && !(s->extra = malloc(sizeof(double) * n)))
+    return cf_error(CF_ERR_NOMEM, "cf_mbs_fe_set_extra_force: out of memory");
+  memcpy(s->extra, f, sizeof(double) * n);
+  return CF_OK;
+}

@@ -54,6 +54,11 @@ int cf_mbs_add_fe_point(cfMbsDef* def, int body, const char* name, const int* no
 int cf_mbs_find_fe_point(const cfMbsDef* def, int body, const char* name);
 /* A load at a point of an FE body (load->at_point must be 1; shared equally by its nodes). */
 int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load);
+/* Extra nodal forces on FE body ib (index, as below) [3 nnode, mesh order, global, N], added to its
+ * loads at every force evaluation until replaced; NULL removes them. For interactive use (the
+ * viewer's mouse spring): they are constant within a step, and neither statics nor the energy
+ * report account for them. Copied; 0 or a negative status. */
+int cf_mbs_fe_set_extra_force(const cfMbsModel* m, cfMbsData* d, int ib, const double* f);
 /* Index of the FE body whose first block is `body` in the definition / model, or -1. */
 int cf_mbs_def_fe_index(const cfMbsDef* def, int body);
 int cf_mbs_fe_index(const cfMbsModel* m, int body);
