@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cofem/mbs_fe.h"
+#include "cofem/mbs_modal.h"
+#include "cofem/modal_part.h"
 #include "vmath.h"
 
 #ifndef COFEM_SOURCE_DIR
@@ -39,7 +42,12 @@ static void resolve_scene(const char* name, char* out, size_t n) {
   snprintf(out, n, "%s", name);
 }
 
+static void free_mbs(vwApp* a);
+static void mbs_release(vwApp* a);
+double vw_mbs_gain(const vwApp* a, int k);
+
 static void free_scene(vwApp* a) {
+  free_mbs(a);
   cf_sim_free(a->sim);
   cf_data_free(a->scratch);
   cf_data_free(a->d);
@@ -82,19 +90,16 @@ static int cmp_u64(const void* x, const void* y) {
 
 /* Corner normal lists (faces at the corner's node within 50 degrees of the corner's face, at
  * rest), unique edges, node volumes, buffers. */
-static int build_surface(vwApp* a) {
-  const cfMesh* me = &a->scene.mesh;
-  const cfModel* m = a->m;
-  const int nn = m->nnode, nt = me->ntri;
+static int build_surface(vwApp* a, const int* tri, int nt, const double* X, int nn) {
   a->ntri = nt;
   int* cnt = calloc((size_t)nn + 1, sizeof(int));
   double* nrest = malloc(sizeof(double) * 3 * (size_t)(nt > 0 ? nt : 1));
   if (!cnt || !nrest) goto nomem;
   for (int t = 0; t < nt; t++) {
-    const int* v = me->tri + 3 * t;
+    const int* v = tri + 3 * t;
     double e1[3], e2[3];
-    v3_sub(e1, m->X + 3 * v[1], m->X + 3 * v[0]);
-    v3_sub(e2, m->X + 3 * v[2], m->X + 3 * v[0]);
+    v3_sub(e1, X + 3 * v[1], X + 3 * v[0]);
+    v3_sub(e2, X + 3 * v[2], X + 3 * v[0]);
     v3_cross(nrest + 3 * t, e1, e2);
     v3_normalize(nrest + 3 * t);
     for (int k = 0; k < 3; k++) cnt[v[k] + 1]++;
@@ -109,13 +114,13 @@ static int build_surface(vwApp* a) {
   }
   for (int t = 0; t < nt; t++)
     for (int k = 0; k < 3; k++) {
-      int n = me->tri[3 * t + k];
+      int n = tri[3 * t + k];
       node_tri[cnt[n] + fill[n]++] = t;
     }
   free(fill);
   size_t bound = 0;
   for (int c = 0; c < 3 * nt; c++) {
-    int n = me->tri[c];
+    int n = tri[c];
     bound += (size_t)(cnt[n + 1] - cnt[n]);
   }
   a->corner_ptr = malloc(sizeof(int) * (3 * (size_t)nt + 1));
@@ -127,7 +132,7 @@ static int build_surface(vwApp* a) {
   const double crease = cos(50.0 * M_PI / 180.0);
   int k = 0;
   for (int c = 0; c < 3 * nt; c++) {
-    int t = c / 3, n = me->tri[c];
+    int t = c / 3, n = tri[c];
     a->corner_ptr[c] = k;
     for (int j = cnt[n]; j < cnt[n + 1]; j++) {
       int f = node_tri[j];
@@ -141,7 +146,7 @@ static int build_surface(vwApp* a) {
   if (!keys) goto nomem;
   for (int t = 0; t < nt; t++)
     for (int j = 0; j < 3; j++) {
-      uint64_t p = (uint64_t)me->tri[3 * t + j], q = (uint64_t)me->tri[3 * t + (j + 1) % 3];
+      uint64_t p = (uint64_t)tri[3 * t + j], q = (uint64_t)tri[3 * t + (j + 1) % 3];
       keys[3 * t + j] = p < q ? (p << 32) | q : (q << 32) | p;
     }
   qsort(keys, 3 * (size_t)nt, sizeof(uint64_t), cmp_u64);
@@ -162,13 +167,9 @@ static int build_surface(vwApp* a) {
   /* buffers */
   a->fnrm = malloc(sizeof(double) * 3 * (size_t)(nt > 0 ? nt : 1));
   a->node_val = calloc((size_t)nn, sizeof(double));
-  a->elem_vm = calloc((size_t)m->ntet, sizeof(double));
-  a->node_vol = calloc((size_t)nn, sizeof(double));
   a->vbuf = malloc(sizeof(float) * 21 * (size_t)(nt > 0 ? nt : 1));
   a->ebuf = malloc(sizeof(float) * 6 * (size_t)(ne > 0 ? ne : 1));
-  if (!a->fnrm || !a->node_val || !a->elem_vm || !a->node_vol || !a->vbuf || !a->ebuf) goto nomem;
-  for (int e = 0; e < m->ntet; e++)
-    for (int j = 0; j < 4; j++) a->node_vol[m->tet[4 * e + j]] += m->vol[e];
+  if (!a->fnrm || !a->node_val || !a->vbuf || !a->ebuf) goto nomem;
   free(cnt);
   free(nrest);
   return CF_OK;
@@ -186,9 +187,42 @@ static void reset_timing(vwApp* a) {
   a->behind = 0;
 }
 
+static int load_mbs(vwApp* a, const char* path);
+static void mbs_update(vwApp* a);
+
+static void reset_common(vwApp* a) {
+  a->supports = 1;
+  a->vmax = 0;
+  a->error = 0;
+  a->paused = 0;
+  a->warn_steps = 0;
+  a->last_status = 0;
+  a->follow = 0;
+  a->mouse_mode = VW_MOUSE_NONE;
+  reset_timing(a);
+  vw_camera_fit(a);
+  vw_app_update_visuals(a);
+}
+
 int vw_app_load(vwApp* a, int idx) {
   char path[CF_PATH_MAX];
   resolve_scene(a->opt.scenes[idx], path, sizeof path);
+  if (cf_mbs_scene_is_mechanism(path) > 0) {
+    int st = load_mbs(a, path);
+    if (st < 0) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", cf_last_error());
+      free_scene(a);
+      return cf_error(st, "%s", msg);
+    }
+    a->cur = idx;
+    const char* base = strrchr(path, '/');
+    snprintf(a->name, sizeof a->name, "%s", base ? base + 1 : path);
+    a->gravity = 1;
+    a->loads = 1;
+    reset_common(a);
+    return CF_OK;
+  }
   cfScene sc;
   memset(&sc, 0, sizeof sc);
   int st = cf_scene_load(path, &sc);
@@ -216,8 +250,16 @@ int vw_app_load(vwApp* a, int idx) {
     st = cf_error(CF_ERR_NOMEM, "viewer: out of memory");
     goto fail;
   }
-  st = build_surface(a);
+  st = build_surface(a, a->scene.mesh.tri, a->scene.mesh.ntri, m->X, m->nnode);
   if (st < 0) goto fail;
+  a->elem_vm = calloc((size_t)m->ntet, sizeof(double));
+  a->node_vol = calloc((size_t)m->nnode, sizeof(double));
+  if (!a->elem_vm || !a->node_vol) {
+    st = cf_error(CF_ERR_NOMEM, "viewer: out of memory for the surface of %s", a->name);
+    goto fail;
+  }
+  for (int e = 0; e < m->ntet; e++)
+    for (int j = 0; j < 4; j++) a->node_vol[m->tet[4 * e + j]] += m->vol[e];
   /* size, mass, automatic gain */
   for (int i = 0; i < 3; i++) a->bmin[i] = a->bmax[i] = m->X[i];
   a->mass = 0;
@@ -268,6 +310,19 @@ void vw_app_free(vwApp* a) {
 }
 
 void vw_app_reset(vwApp* a) {
+  if (a->mbs) {
+    if (a->pick.active) mbs_release(a);
+    cf_mbs_reset(a->mbs->m, a->mbs->d);
+    a->error = 0;
+    a->pick.active = 0;
+    a->pick.valid = 0;
+    a->mbs->pick_flex = -1;
+    if (a->mouse_mode == VW_MOUSE_PULL) a->mouse_mode = VW_MOUSE_NONE;
+    a->vmax = 0;
+    reset_timing(a);
+    vw_app_update_visuals(a);
+    return;
+  }
   if (!a->sim) return;
   cf_sim_reset(a->sim);
   cf_sim_set_supports(a->sim, 1);
@@ -284,6 +339,7 @@ void vw_app_reset(vwApp* a) {
 }
 
 double vw_gain(const vwApp* a) {
+  if (a->mbs) return vw_mbs_gain(a, a->mbs->pick_flex >= 0 ? a->mbs->pick_flex : 0);
   return (a->opt.gain > 0 ? a->opt.gain : a->gain_auto) * pow(2.0, a->gain_exp);
 }
 
@@ -412,6 +468,8 @@ static void drag_force(vwApp* a, double* f) {
 /* ---- stepping ---------------------------------------------------------------------------------
  */
 
+static int mbs_step(vwApp* a);
+
 static int do_step(vwApp* a) {
   const cfModel* m = a->m;
   cfData* d = a->d;
@@ -446,8 +504,8 @@ static int do_step(vwApp* a) {
 
 void vw_app_advance(vwApp* a, double wall_dt, double now) {
   (void)now;
-  if (!a->sim) return;
-  const double h = a->m->def.dt;
+  if (!a->sim && !a->mbs) return;
+  const double h = vw_dt(a);
   const int fixed = a->opt.fixed_steps > 0;
   int n = 0, dropped = 0, done = 0;
   if (a->paused || a->error) {
@@ -465,7 +523,7 @@ void vw_app_advance(vwApp* a, double wall_dt, double now) {
       dropped = 1;
       break;
     }
-    if (do_step(a) < 0) break;
+    if ((a->mbs ? mbs_step(a) : do_step(a)) < 0) break;
   }
   double sim_ms = (cf_wall_time() - t0) * 1e3;
   if (!fixed) {
@@ -497,10 +555,16 @@ void vw_app_advance(vwApp* a, double wall_dt, double now) {
   }
 }
 
+static void fill_surface(vwApp* a, const int* tri, const double* x);
+
 /* ---- visuals ----------------------------------------------------------------------------------
  */
 
 void vw_app_update_visuals(vwApp* a) {
+  if (a->mbs) {
+    mbs_update(a);
+    return;
+  }
   if (!a->sim) return;
   cf_sim_fetch(a->sim);
   const cfModel* m = a->m;
@@ -528,16 +592,29 @@ void vw_app_update_visuals(vwApp* a) {
    * at rest from being painted over the whole range */
   double floor_v = a->color == VW_COLOR_STRESS ? 1e-4 * m->def.E : 1e-3 * a->L;
   a->vmax = fmax(fmax(vmax, 0.97 * a->vmax), floor_v);
-  /* face normals, then the triangle corners */
+  fill_surface(a, me->tri, x);
+  /* camera follows the part's centroid */
+  if (a->follow) {
+    double c[3] = {0, 0, 0};
+    for (int n = 0; n < m->nnode; n++) v3_axpy(c, x + 3 * n, m->node_mass[n] / a->mass);
+    double dc[3];
+    v3_sub(dc, c, a->follow_ref);
+    v3_add(a->cam.target, a->cam.target, dc);
+    v3_copy(a->follow_ref, c);
+  }
+}
+
+/* face normals, then the triangle corners (position, normal, node_val), then the edges */
+static void fill_surface(vwApp* a, const int* tri, const double* x) {
   for (int t = 0; t < a->ntri; t++) {
-    const int* v = me->tri + 3 * t;
+    const int* v = tri + 3 * t;
     double e1[3], e2[3];
     v3_sub(e1, x + 3 * v[1], x + 3 * v[0]);
     v3_sub(e2, x + 3 * v[2], x + 3 * v[0]);
     v3_cross(a->fnrm + 3 * t, e1, e2);
   }
   for (int c = 0; c < 3 * a->ntri; c++) {
-    int n = me->tri[c];
+    int n = tri[c];
     double nr[3] = {0, 0, 0};
     for (int k = a->corner_ptr[c]; k < a->corner_ptr[c + 1]; k++)
       v3_axpy(nr, a->fnrm + 3 * a->corner_face[k], 1.0);
@@ -552,15 +629,448 @@ void vw_app_update_visuals(vwApp* a) {
   for (int e = 0; e < a->nedge; e++)
     for (int j = 0; j < 2; j++)
       for (int i = 0; i < 3; i++) a->ebuf[6 * e + 3 * j + i] = (float)x[3 * a->edge[2 * e + j] + i];
-  /* camera follows the part's centroid */
-  if (a->follow) {
-    double c[3] = {0, 0, 0};
-    for (int n = 0; n < m->nnode; n++) v3_axpy(c, x + 3 * n, m->node_mass[n] / a->mass);
-    double dc[3];
-    v3_sub(dc, c, a->follow_ref);
-    v3_add(a->cam.target, a->cam.target, dc);
-    v3_copy(a->follow_ref, c);
+}
+
+/* ---- mechanism scenes -------------------------------------------------------------------------
+ * cf_mbs_scene_is_mechanism(path): the mechanism runs with cf_mbs_step in real time; the flexible
+ * bodies' boundary surfaces are concatenated into the surface the FE path draws (a->ntri, vbuf,
+ * ebuf), rigid bodies and joints go to xbuf. The mouse pulls an FE body through
+ * cf_mbs_fe_set_extra_force: a spring-damper from the picked triangle's point to the cursor,
+ * evaluated at the start of each step (explicit), its gain kept below the body's inertia over a
+ * step (k h^2 / m = 1/4). */
+
+static void free_mbs(vwApp* a) {
+  vwMbs* b = a->mbs;
+  if (!b) return;
+  cf_mbs_data_free(b->d);
+  cf_mbs_model_free(b->m);
+  if (b->s_loaded) cf_mbs_scene_free(&b->s);
+  free(b->X);
+  free(b->x);
+  free(b->x0);
+  free(b->tri);
+  free(b->tri_flex);
+  free(b->fx);
+  free(b->fv);
+  free(b->fextra);
+  free(b);
+  a->mbs = NULL;
+  free(a->xbuf);
+  a->xbuf = NULL;
+  a->nxtri = a->nxrigid = a->xcap = 0;
+}
+
+double vw_dt(const vwApp* a) {
+  if (a->mbs) return a->mbs->m->opt.dt;
+  return a->m ? a->m->def.dt : 0.01;
+}
+
+const double* vw_surface_x(const vwApp* a) {
+  if (a->mbs) return a->mbs->x;
+  return a->d ? a->d->x : NULL;
+}
+
+const int* vw_surface_tri(const vwApp* a) {
+  if (a->mbs) return a->mbs->tri;
+  return a->scene.mesh.tri;
+}
+
+static void closest_rotation(const double* H, double* R);
+
+/* the nodes of every flexible body into b->x; centroids and the elastic displacement (x less the
+ * best rigid motion of the body's rest mesh) into node_val */
+static void mbs_gather(vwApp* a) {
+  vwMbs* b = a->mbs;
+  double vmax = 0;
+  for (int k = 0; k < b->nflex; k++) {
+    vwMbsFlex* f = &b->flex[k];
+    double* x = b->x + 3 * (size_t)f->node0;
+    const double* X = b->X + 3 * (size_t)f->node0;
+    if (f->fe >= 0)
+      cf_mbs_fe_nodes(b->m, b->d, f->fe, x, NULL);
+    else
+      cf_mbs_modal_nodes(b->m, b->d, f->modal, x, NULL);
+    double cx[3] = {0, 0, 0}, cX[3] = {0, 0, 0}, H[9] = {0}, R[9];
+    for (int n = 0; n < f->nnode; n++) {
+      v3_axpy(cx, x + 3 * n, 1.0 / f->nnode);
+      v3_axpy(cX, X + 3 * n, 1.0 / f->nnode);
+    }
+    for (int n = 0; n < f->nnode; n++) {
+      double p[3], q[3];
+      v3_sub(p, x + 3 * n, cx);
+      v3_sub(q, X + 3 * n, cX);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) H[3 * i + j] += p[i] * q[j];
+    }
+    closest_rotation(H, R);
+    f->uel_max = 0;
+    for (int n = 0; n < f->nnode && f->clamped; n++) {
+      double e[3];
+      v3_sub(e, x + 3 * n, b->x0 + 3 * (size_t)(f->node0 + n));
+      a->node_val[f->node0 + n] = v3_norm(e);
+      f->uel_max = fmax(f->uel_max, a->node_val[f->node0 + n]);
+    }
+    for (int n = 0; n < f->nnode && !f->clamped; n++) {
+      double q[3], rq[3], e[3];
+      v3_sub(q, X + 3 * n, cX);
+      m3_mulv(rq, R, q);
+      v3_add(rq, rq, cx);
+      v3_sub(e, x + 3 * n, rq);
+      double u = v3_norm(e);
+      a->node_val[f->node0 + n] = u;
+      f->uel_max = fmax(f->uel_max, u);
+    }
+    v3_copy(f->c, cx);
+    vmax = fmax(vmax, f->uel_max);
   }
+  a->vmax_frame = vmax;
+  a->vmax = fmax(fmax(vmax, 0.97 * a->vmax), 1e-6 * a->L);
+}
+
+/* global position of joint j (its point on the body whose point can be evaluated) */
+static void mbs_joint_pos(const vwMbs* b, int j, double* x) {
+  const cfMbsModel* m = b->m;
+  for (int slot = 0; slot < 2; slot++) {
+    int body = m->joint_body[2 * j + slot], mp = m->joint_mpoint[2 * j + slot];
+    const double* p = m->joint_frame + 24 * j + 12 * slot;
+    if (mp >= 0) {
+      int fe = cf_mbs_fe_index(m, body), mo = cf_mbs_modal_index(m, body);
+      if (fe >= 0) {
+        cf_mbs_fe_point(m, b->d, fe, mp, x);
+        return;
+      }
+      if (mo >= 0) {
+        int idx = -1;
+        for (int i = 0; i < b->s.def.nmodal; i++)
+          if (b->s.def.modal[i].body == body) idx = i;
+        if (idx >= 0 && mp < b->s.def.modal[idx].npoint) {
+          const cfMbsModalPoint* pt = &b->s.def.modal[idx].point[mp];
+          v3_set(x, 0, 0, 0);
+          for (int i = 0; i < pt->nnode; i++) {
+            double y[3];
+            cf_mbs_modal_node(m, b->d, mo, pt->nodes[i], y, NULL);
+            v3_axpy(x, y, 1.0 / pt->nnode);
+          }
+          return;
+        }
+      }
+      continue;
+    }
+    if (body == CF_MBS_GROUND) {
+      v3_copy(x, p);
+      return;
+    }
+    if (cf_mbs_fe_index(m, body) >= 0) continue;
+    cf_mbs_point(m, b->d, body, p, x);
+    return;
+  }
+  v3_set(x, 0, 0, 0);
+}
+
+/* a drawable rigid body: not virtual, not a flexible body's frame or node / amplitude block */
+static int mbs_rigid(const cfMbsModel* m, int body) {
+  return !m->body_virtual[body] && m->body_modal[body] == 0 && cf_mbs_fe_index(m, body) < 0 &&
+         m->body_mass[body] > 0;
+}
+
+/* half extents of the box with the body's mass and (diagonal) inertia */
+static void mbs_box(const cfMbsModel* m, int body, double* h) {
+  const double* I = m->body_inertia + 6 * body;
+  double mass = m->body_mass[body], e2[3];
+  e2[0] = 6 * (I[1] + I[2] - I[0]) / mass;
+  e2[1] = 6 * (I[0] + I[2] - I[1]) / mass;
+  e2[2] = 6 * (I[0] + I[1] - I[2]) / mass;
+  double emax = 0;
+  for (int i = 0; i < 3; i++) emax = fmax(emax, sqrt(fmax(e2[i], 0)));
+  if (!(emax > 0)) emax = 0.05;
+  for (int i = 0; i < 3; i++) h[i] = 0.5 * fmax(sqrt(fmax(e2[i], 0)), 0.04 * emax);
+}
+
+static int xbuf_reserve(vwApp* a, int ntri) {
+  if (a->nxtri + ntri <= a->xcap) return 1;
+  int cap = a->xcap ? a->xcap : 256;
+  while (cap < a->nxtri + ntri) cap *= 2;
+  float* v = realloc(a->xbuf, sizeof(float) * 21 * (size_t)cap);
+  if (!v) return 0;
+  a->xbuf = v;
+  a->xcap = cap;
+  return 1;
+}
+
+static void xbuf_tri(vwApp* a, const double* p0, const double* p1, const double* p2,
+                     const double* n0, const double* n1, const double* n2) {
+  if (!xbuf_reserve(a, 1)) return;
+  float* o = a->xbuf + 21 * (size_t)a->nxtri++;
+  const double *p[3] = {p0, p1, p2}, *n[3] = {n0, n1, n2};
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < 3; i++) {
+      o[7 * k + i] = (float)p[k][i];
+      o[7 * k + 3 + i] = (float)n[k][i];
+    }
+    o[7 * k + 6] = 0;
+  }
+}
+
+static void mbs_solids(vwApp* a) {
+  vwMbs* b = a->mbs;
+  const cfMbsModel* m = b->m;
+  a->nxtri = 0;
+  for (int body = 0; body < m->nbody; body++) {
+    if (!mbs_rigid(m, body)) continue;
+    double h[3], R[9];
+    mbs_box(m, body, h);
+    cf_mbs_rotation(m, b->d, body, R);
+    const double* com = m->body_com + 3 * body;
+    for (int ax = 0; ax < 3; ax++)
+      for (int sg = -1; sg <= 1; sg += 2) {
+        int u = (ax + 1) % 3, v = (ax + 2) % 3;
+        double c[4][3], n[3];
+        for (int k = 0; k < 4; k++) {
+          double p[3];
+          p[ax] = com[ax] + sg * h[ax];
+          p[u] = com[u] + ((k == 1 || k == 2) ? h[u] : -h[u]) * sg;
+          p[v] = com[v] + (k >= 2 ? h[v] : -h[v]);
+          cf_mbs_point(m, b->d, body, p, c[k]);
+        }
+        for (int i = 0; i < 3; i++) n[i] = sg * R[3 * i + ax];
+        xbuf_tri(a, c[0], c[1], c[2], n, n, n);
+        xbuf_tri(a, c[0], c[2], c[3], n, n, n);
+      }
+  }
+  a->nxrigid = a->nxtri;
+  /* joints: spheres of radius 1.2% of the scene's size, or 5% of the smallest flexible body's */
+  const int ns = 6, nl = 10;
+  double r = 0.012 * a->L;
+  for (int k = 0; k < b->nflex; k++) {
+    const vwMbsFlex* f = &b->flex[k];
+    double lo[3], hi[3], dd[3];
+    for (int i = 0; i < 3; i++) lo[i] = hi[i] = b->X[3 * (size_t)f->node0 + i];
+    for (int n = 0; n < f->nnode; n++)
+      for (int i = 0; i < 3; i++) {
+        lo[i] = fmin(lo[i], b->X[3 * (size_t)(f->node0 + n) + i]);
+        hi[i] = fmax(hi[i], b->X[3 * (size_t)(f->node0 + n) + i]);
+      }
+    v3_sub(dd, hi, lo);
+    r = fmin(r, 0.05 * v3_norm(dd));
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    double c[3];
+    mbs_joint_pos(b, j, c);
+    for (int i = 0; i < ns; i++)
+      for (int k = 0; k < nl; k++) {
+        double pt[4][3], nr[4][3];
+        for (int q = 0; q < 4; q++) {
+          int ii = i + (q >= 2), kk = k + (q == 1 || q == 2);
+          double th = M_PI * ii / ns, ph = 2 * M_PI * kk / nl;
+          double d[3] = {sin(th) * cos(ph), sin(th) * sin(ph), cos(th)};
+          v3_copy(nr[q], d);
+          v3_copy(pt[q], c);
+          v3_axpy(pt[q], d, r);
+        }
+        xbuf_tri(a, pt[0], pt[1], pt[2], nr[0], nr[1], nr[2]);
+        xbuf_tri(a, pt[0], pt[2], pt[3], nr[0], nr[2], nr[3]);
+      }
+  }
+}
+
+static void mbs_update(vwApp* a) {
+  mbs_gather(a);
+  fill_surface(a, a->mbs->tri, a->mbs->x);
+  mbs_solids(a);
+  if (a->follow && a->mbs->nflex > 0) {
+    double dc[3];
+    v3_sub(dc, a->mbs->flex[0].c, a->follow_ref);
+    v3_add(a->cam.target, a->cam.target, dc);
+    v3_copy(a->follow_ref, a->mbs->flex[0].c);
+  }
+}
+
+static int load_mbs(vwApp* a, const char* path) {
+  vwMbs* b = calloc(1, sizeof *b);
+  if (!b) return cf_error(CF_ERR_NOMEM, "viewer: out of memory");
+  int st = cf_mbs_scene_load(path, &b->s);
+  if (st < 0) {
+    free(b);
+    return st;
+  }
+  b->s_loaded = 1;
+  free_scene(a);
+  a->mbs = b;
+  st = cf_mbs_model_create(&b->s.def, &b->m);
+  if (st >= 0) st = cf_mbs_data_create(b->m, &b->d);
+  if (st < 0) return st;
+  const cfMbsModel* m = b->m;
+  /* the flexible bodies' meshes, concatenated */
+  int nn = 0, nt = 0, nmax = 1;
+  for (int k = 0; k < b->s.nflex; k++) {
+    vwMbsFlex* f = &b->flex[b->nflex++];
+    f->body = b->s.flex_body[k];
+    f->fe = cf_mbs_fe_index(m, f->body);
+    f->modal = f->fe >= 0 ? -1 : cf_mbs_modal_index(m, f->body);
+    f->mesh = &b->s.flex[k]->scene.mesh;
+    f->nnode = f->mesh->nnode;
+    f->node0 = nn;
+    f->mass = f->fe >= 0 ? cf_mbs_fe_total_mass(m, f->fe) : 0;
+    if (f->fe >= 0) {
+      const cfModel* fem = cf_mbs_fe_model(m, f->fe);
+      for (int i = 0; i < 3 * fem->nnode && fem->fixed; i++) f->clamped |= fem->fixed[i] != 0;
+    }
+    nn += f->nnode;
+    nt += f->mesh->ntri;
+    if (f->nnode > nmax) nmax = f->nnode;
+  }
+  b->nnode = nn;
+  b->X = malloc(sizeof(double) * 3 * (size_t)(nn > 0 ? nn : 1));
+  b->x = malloc(sizeof(double) * 3 * (size_t)(nn > 0 ? nn : 1));
+  b->x0 = malloc(sizeof(double) * 3 * (size_t)(nn > 0 ? nn : 1));
+  b->tri = malloc(sizeof(int) * 3 * (size_t)(nt > 0 ? nt : 1));
+  b->tri_flex = malloc(sizeof(int) * (size_t)(nt > 0 ? nt : 1));
+  b->fx = malloc(sizeof(double) * 3 * (size_t)nmax);
+  b->fv = malloc(sizeof(double) * 3 * (size_t)nmax);
+  b->fextra = calloc(3 * (size_t)nmax, sizeof(double));
+  if (!b->X || !b->x || !b->x0 || !b->tri || !b->tri_flex || !b->fx || !b->fv || !b->fextra)
+    return cf_error(CF_ERR_NOMEM, "viewer: out of memory");
+  nt = 0;
+  for (int k = 0; k < b->nflex; k++) {
+    vwMbsFlex* f = &b->flex[k];
+    memcpy(b->X + 3 * (size_t)f->node0, f->mesh->X, sizeof(double) * 3 * (size_t)f->nnode);
+    for (int t = 0; t < f->mesh->ntri; t++) {
+      for (int i = 0; i < 3; i++) b->tri[3 * nt + i] = f->mesh->tri[3 * t + i] + f->node0;
+      b->tri_flex[nt++] = k;
+    }
+  }
+  /* the current positions first: the surface's crease normals are taken from the rest shape
+   * as placed in the mechanism at t = 0 */
+  for (int k = 0; k < b->nflex; k++) {
+    vwMbsFlex* f = &b->flex[k];
+    double* x = b->x + 3 * (size_t)f->node0;
+    if (f->fe >= 0)
+      cf_mbs_fe_nodes(m, b->d, f->fe, x, NULL);
+    else
+      cf_mbs_modal_nodes(m, b->d, f->modal, x, NULL);
+  }
+  memcpy(b->x0, b->x, sizeof(double) * 3 * (size_t)(nn > 0 ? nn : 1));
+  st = build_surface(a, b->tri, nt, b->x, nn);
+  if (st < 0) return st;
+  /* size: flexible bodies' nodes, rigid bodies' boxes, joints */
+  int first = 1;
+#define VW_GROW(p)                                                 \
+  do {                                                             \
+    for (int i_ = 0; i_ < 3; i_++) {                               \
+      a->bmin[i_] = first ? (p)[i_] : fmin(a->bmin[i_], (p)[i_]); \
+      a->bmax[i_] = first ? (p)[i_] : fmax(a->bmax[i_], (p)[i_]); \
+    }                                                              \
+    first = 0;                                                     \
+  } while (0)
+  for (int n = 0; n < nn; n++) VW_GROW(b->x + 3 * n);
+  for (int body = 0; body < m->nbody; body++) {
+    if (!mbs_rigid(m, body)) continue;
+    double h[3];
+    mbs_box(m, body, h);
+    for (int c = 0; c < 8; c++) {
+      double p[3], x[3];
+      for (int i = 0; i < 3; i++) p[i] = m->body_com[3 * body + i] + ((c >> i) & 1 ? h[i] : -h[i]);
+      cf_mbs_point(m, b->d, body, p, x);
+      VW_GROW(x);
+    }
+  }
+  for (int j = 0; j < m->njoint; j++) {
+    double x[3];
+    mbs_joint_pos(b, j, x);
+    VW_GROW(x);
+  }
+#undef VW_GROW
+  if (first) {
+    v3_set(a->bmin, -0.5, -0.5, -0.5);
+    v3_set(a->bmax, 0.5, 0.5, 0.5);
+  }
+  double diag[3];
+  v3_sub(diag, a->bmax, a->bmin);
+  a->L = fmax(v3_norm(diag), 1e-3);
+  for (int k = 0; k < b->nflex; k++) {
+    vwMbsFlex* f = &b->flex[k];
+    v3_set(f->c0, 0, 0, 0);
+    for (int n = 0; n < f->nnode; n++) v3_axpy(f->c0, b->x + 3 * (size_t)(f->node0 + n), 1.0 / f->nnode);
+  }
+  b->pick_flex = -1;
+  return CF_OK;
+}
+
+double vw_mbs_gain(const vwApp* a, int k) {
+  const vwMbs* b = a->mbs;
+  double h = b->m->opt.dt, mass = k >= 0 && k < b->nflex ? b->flex[k].mass : 0;
+  double base = a->opt.gain > 0 ? a->opt.gain : 0.25 * mass / (h * h);
+  return base * pow(2.0, a->gain_exp);
+}
+
+/* the mouse spring on FE body pick_flex: nodal forces for the next step */
+static void mbs_drag_force(vwApp* a) {
+  vwMbs* b = a->mbs;
+  vwPick* p = &a->pick;
+  const vwMbsFlex* f = &b->flex[b->pick_flex];
+  cf_mbs_fe_nodes(b->m, b->d, f->fe, b->fx, b->fv);
+  double x[3] = {0, 0, 0}, v[3] = {0, 0, 0}, r[3];
+  for (int i = 0; i < 3; i++) {
+    int n = p->node[i] - f->node0;
+    v3_axpy(x, b->fx + 3 * n, p->w[i]);
+    v3_axpy(v, b->fv + 3 * n, p->w[i]);
+  }
+  double k = vw_mbs_gain(a, b->pick_flex), c = sqrt(k * f->mass);
+  v3_sub(r, p->target, x);
+  v3_scale(p->force, r, k);
+  v3_axpy(p->force, v, -c);
+  p->k_used = k;
+  memset(b->fextra, 0, sizeof(double) * 3 * (size_t)f->nnode);
+  for (int i = 0; i < 3; i++) v3_axpy(b->fextra + 3 * (p->node[i] - f->node0), p->force, p->w[i]);
+  cf_mbs_fe_set_extra_force(b->m, b->d, f->fe, b->fextra);
+}
+
+static void mbs_release(vwApp* a) {
+  vwMbs* b = a->mbs;
+  if (b->pick_flex >= 0 && b->flex[b->pick_flex].fe >= 0)
+    cf_mbs_fe_set_extra_force(b->m, b->d, b->flex[b->pick_flex].fe, NULL);
+  v3_set(a->pick.force, 0, 0, 0);
+}
+
+static int mbs_step(vwApp* a) {
+  vwMbs* b = a->mbs;
+  if (a->pick.active && b->pick_flex >= 0) mbs_drag_force(a);
+  double t0 = cf_wall_time();
+  int st = cf_mbs_step(b->m, b->d);
+  double ms = (cf_wall_time() - t0) * 1e3;
+  b->step_ms = b->step_ms > 0 ? 0.9 * b->step_ms + 0.1 * ms : ms;
+  a->last_status = st;
+  if (st < 0) {
+    a->error = 1;
+    snprintf(a->message, sizeof a->message, "stopped: %s", cf_last_error());
+    a->message_until = 1e300;
+    fprintf(stderr, "cofem_view: step failed: %s\n", cf_last_error());
+  }
+  return st;
+}
+
+static int mbs_start_pull(vwApp* a, double sx, double sy) {
+  vwMbs* b = a->mbs;
+  double o[3], dir[3], w[3], t;
+  vw_ray(&a->cam, sx, sy, o, dir);
+  int tri = vw_raycast(a, o, dir, w, &t);
+  if (tri < 0) return 0;
+  int k = b->tri_flex[tri];
+  if (b->flex[k].fe < 0) return 0; /* modal bodies are not pulled (yet) */
+  vwPick* p = &a->pick;
+  p->tri = tri;
+  for (int i = 0; i < 3; i++) {
+    p->node[i] = b->tri[3 * tri + i];
+    p->w[i] = w[i];
+  }
+  b->pick_flex = k;
+  pick_point(a, b->X, p->rest);
+  pick_point(a, b->x, p->pos0);
+  vw_camera_basis(&a->cam, NULL, p->plane_n, NULL, NULL);
+  v3_copy(p->target, p->pos0);
+  v3_set(p->force, 0, 0, 0);
+  p->active = p->valid = 1;
+  return 1;
 }
 
 /* ---- camera -----------------------------------------------------------------------------------
@@ -670,14 +1180,13 @@ void vw_app_set_size(vwApp* a, int width, int height) {
  */
 
 int vw_raycast(const vwApp* a, const double* o, const double* dir, double* w, double* tout) {
-  const cfMesh* me = &a->scene.mesh;
-  const double* x = a->d->x;
+  const int* tri = vw_surface_tri(a);
+  const double* x = vw_surface_x(a);
   int best = -1;
   double tbest = 1e300;
   for (int t = 0; t < a->ntri; t++) {
     /* Moller-Trumbore */
-    const double *p0 = x + 3 * me->tri[3 * t], *p1 = x + 3 * me->tri[3 * t + 1],
-                 *p2 = x + 3 * me->tri[3 * t + 2];
+    const double *p0 = x + 3 * tri[3 * t], *p1 = x + 3 * tri[3 * t + 1], *p2 = x + 3 * tri[3 * t + 2];
     double e1[3], e2[3], pv[3], tv[3], qv[3];
     v3_sub(e1, p1, p0);
     v3_sub(e2, p2, p0);
@@ -715,7 +1224,10 @@ static void drag_target(vwApp* a, double sx, double sy) {
   v3_axpy(a->pick.target, dir, t);
 }
 
+static int mbs_start_pull(vwApp* a, double sx, double sy);
+
 static int start_pull(vwApp* a, double sx, double sy) {
+  if (a->mbs) return mbs_start_pull(a, sx, sy);
   double o[3], dir[3], w[3], t;
   cf_sim_fetch(a->sim);
   vw_ray(&a->cam, sx, sy, o, dir);
@@ -745,13 +1257,14 @@ void vw_app_mouse_button(vwApp* a, int button, int press, int mods, double x, do
   a->my = y;
   if (!press) {
     if (a->mouse_mode == VW_MOUSE_PULL) {
+      if (a->mbs) mbs_release(a);
       a->pick.active = 0;
       v3_set(a->pick.force, 0, 0, 0);
     }
     a->mouse_mode = VW_MOUSE_NONE;
     return;
   }
-  if (!a->sim || a->mouse_mode != VW_MOUSE_NONE) return;
+  if ((!a->sim && !a->mbs) || a->mouse_mode != VW_MOUSE_NONE) return;
   a->press_x = x;
   a->press_y = y;
   if (button == VW_BUTTON_LEFT && (mods & VW_MOD_SHIFT)) {
@@ -819,19 +1332,27 @@ int vw_app_key(vwApp* a, int key, int mods, double now) {
       say(a, now, "reset");
       break;
     case 'S':
+    case 'G':
+    case 'L':
+      if (a->mbs) {
+        say(a, now, "not in a mechanism (supports, gravity and loads are the scene's)");
+        break;
+      }
+      if (key != 'S') goto toggles;
       if (!a->sim) break;
       a->supports = !a->supports;
       cf_sim_set_supports(a->sim, a->supports);
       say(a, now,
           a->supports ? "supports set again (held where they are now)" : "supports removed");
       break;
-    case 'G':
-      a->gravity = !a->gravity;
-      say(a, now, a->gravity ? "gravity on" : "gravity off");
-      break;
-    case 'L':
-      a->loads = !a->loads;
-      say(a, now, a->loads ? "scene loads on" : "scene loads off");
+    toggles:
+      if (key == 'G') {
+        a->gravity = !a->gravity;
+        say(a, now, a->gravity ? "gravity on" : "gravity off");
+      } else {
+        a->loads = !a->loads;
+        say(a, now, a->loads ? "scene loads on" : "scene loads off");
+      }
       break;
     case 'C':
       a->color = (a->color + 1) % VW_COLOR_COUNT;
@@ -842,7 +1363,9 @@ int vw_app_key(vwApp* a, int key, int mods, double now) {
       break;
     case 'F':
       a->follow = !a->follow;
-      if (a->follow && a->m) {
+      if (a->follow && a->mbs && a->mbs->nflex > 0) {
+        v3_copy(a->follow_ref, a->mbs->flex[0].c);
+      } else if (a->follow && a->m) {
         double c[3] = {0, 0, 0};
         for (int n = 0; n < a->m->nnode; n++)
           v3_axpy(c, a->d->x + 3 * n, a->m->node_mass[n] / a->mass);
@@ -894,10 +1417,11 @@ int vw_app_key(vwApp* a, int key, int mods, double now) {
       if (vw_app_load(a, idx) < 0) {
         snprintf(msg, sizeof msg, "cannot open %s: %s", a->opt.scenes[idx], cf_last_error());
         fprintf(stderr, "cofem_view: %s\n", msg);
-        if (!a->sim) vw_app_load(a, prev);
+        if (!a->sim && !a->mbs) vw_app_load(a, prev);
         say(a, now, msg);
       } else {
-        snprintf(msg, sizeof msg, "scene %s (%s backend)", a->name, cf_sim_backend_name(a->sim));
+        snprintf(msg, sizeof msg, "scene %s (%s)", a->name,
+                 a->mbs ? "mechanism" : cf_sim_backend_name(a->sim));
         say(a, now, msg);
       }
       break;
@@ -918,6 +1442,23 @@ double vw_load_factor(const cfSceneLoad* l, double t) {
 }
 
 int vw_set_position(const vwApp* a, const char* set, double* p) {
+  if (a->mbs) { /* SET (the first flexible body that has it) or BODY/SET */
+    const vwMbs* b = a->mbs;
+    const char* slash = strchr(set, '/');
+    for (int k = 0; k < b->nflex; k++) {
+      const vwMbsFlex* f = &b->flex[k];
+      if (slash && (strncmp(b->m->body_name[f->body], set, (size_t)(slash - set)) ||
+                    b->m->body_name[f->body][slash - set]))
+        continue;
+      const cfNodeSet* ns = cf_mesh_find_nset(f->mesh, slash ? slash + 1 : set);
+      if (!ns || ns->count == 0) continue;
+      v3_set(p, 0, 0, 0);
+      for (int i = 0; i < ns->count; i++)
+        v3_axpy(p, b->x + 3 * (size_t)(f->node0 + ns->nodes[i]), 1.0 / ns->count);
+      return 1;
+    }
+    return 0;
+  }
   const cfNodeSet* s = cf_mesh_find_nset(&a->scene.mesh, set);
   if (!s || s->count == 0) return 0;
   v3_set(p, 0, 0, 0);
@@ -934,8 +1475,40 @@ static const char* color_name(int c) {
                                 : "colour plain";
 }
 
+static void mbs_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2) {
+  const vwMbs* b = a->mbs;
+  char rt[64];
+  if (a->rt_ratio < 0)
+    snprintf(rt, sizeof rt, "x-- real time");
+  else
+    snprintf(rt, sizeof rt, "x%.2f real time", a->rt_ratio);
+  char mode[64] = "";
+  if (a->opt.fixed_steps > 0)
+    snprintf(mode, sizeof mode, " (fixed %d steps/frame)", a->opt.fixed_steps);
+  snprintf(l1, n1, "t %.2f s  %s%s  %.2f ms/step  Newton %d it (mean %.1f)  %.1f ms/frame", b->d->t,
+           rt, mode, b->step_ms, b->d->iters,
+           b->d->steps > 0 ? (double)b->d->iters_total / (double)b->d->steps : 0.0, a->frame_ms);
+  int nfe = 0, nrig = 0;
+  for (int k = 0; k < b->nflex; k++) nfe += b->flex[k].fe >= 0;
+  for (int i = 0; i < b->m->nbody; i++) nrig += mbs_rigid(b->m, i);
+  snprintf(l2, n2,
+           "mechanism: %d FE + %d modal + %d rigid bodies, %d joints  pull an FE body: gain %.2g "
+           "N/m [+/-]  colour elastic |u|  help [H]",
+           nfe, b->nflex - nfe, nrig, b->m->njoint, vw_gain(a));
+}
+
 void vw_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2, char* warn, int nw) {
   warn[0] = 0;
+  if (a->mbs) {
+    mbs_status_text(a, l1, n1, l2, n2);
+    if (a->error)
+      snprintf(warn, nw, "%s", a->message);
+    else if (a->paused)
+      snprintf(warn, nw, "paused [P]");
+    else if (a->behind && a->opt.fixed_steps <= 0)
+      snprintf(warn, nw, "slower than real time (x%.2f)", a->rt_ratio >= 0 ? a->rt_ratio : 0.0);
+    return;
+  }
   if (!a->sim) {
     snprintf(l1, n1, "no scene");
     l2[0] = 0;
@@ -1051,7 +1624,57 @@ static void put_vec(FILE* out, const char* key, const double* v) {
   fprintf(out, " %s=%.6g,%.6g,%.6g", key, v[0], v[1], v[2]);
 }
 
+static void mbs_report(vwApp* a, FILE* out, const char* label, long frame) {
+  vwMbs* b = a->mbs;
+  char l1[512], l2[512], warn[256];
+  vw_status_text(a, l1, sizeof l1, l2, sizeof l2, warn, sizeof warn);
+  fprintf(out, "report label=%s frame=%ld t=%.6g steps=%ld scene=%s mechanism=1 newton=%d paused=%d",
+          label, frame, b->d->t, b->d->steps, a->name, b->d->iters, a->paused);
+  fprintf(out, " error=%d gain=%.6g drag=%d picked=%d", a->error, vw_gain(a), a->pick.active,
+          a->pick.valid);
+  if (a->pick.valid && b->pick_flex >= 0) {
+    double p[3];
+    pick_point(a, b->x, p);
+    fprintf(out, " pick_body=%s", b->m->body_name[b->flex[b->pick_flex].body]);
+    put_vec(out, "pick0", a->pick.pos0);
+    put_vec(out, "pick", p);
+    put_vec(out, "target", a->pick.target);
+    put_vec(out, "force", a->pick.force);
+    fprintf(out, " fmag=%.6g", v3_norm(a->pick.force));
+  }
+  for (int k = 0; k < b->nflex; k++) {
+    const vwMbsFlex* f = &b->flex[k];
+    char key[CF_MBS_NAME_MAX + 16];
+    double du[3];
+    v3_sub(du, f->c, f->c0);
+    snprintf(key, sizeof key, "c_%s", b->m->body_name[f->body]);
+    put_vec(out, key, f->c);
+    snprintf(key, sizeof key, "du_%s", b->m->body_name[f->body]);
+    put_vec(out, key, du);
+    fprintf(out, " uel_%s=%.6g", b->m->body_name[f->body], f->uel_max);
+  }
+  for (int i = 0; i < b->m->nbody; i++) {
+    if (!mbs_rigid(b->m, i)) continue;
+    double x[3];
+    cf_mbs_point(b->m, b->d, i, b->m->body_com + 3 * i, x);
+    char key[CF_MBS_NAME_MAX + 16];
+    snprintf(key, sizeof key, "x_%s", b->m->body_name[i]);
+    put_vec(out, key, x);
+  }
+  fprintf(out, " ntri=%d nxtri=%d njoint=%d", a->ntri, a->nxtri, b->m->njoint);
+  fprintf(out, " cam=%.6g,%.6g,%.6g", a->cam.yaw * 180 / M_PI, a->cam.pitch * 180 / M_PI,
+          a->cam.dist);
+  fprintf(out, " vmax=%.6g rt=%.4g behind=%d", a->vmax_frame, a->rt_ratio,
+          a->behind && a->opt.fixed_steps <= 0);
+  fprintf(out, " warn=\"%s\" status=\"%s\"\n", warn, l1);
+  fflush(out);
+}
+
 void vw_report(vwApp* a, FILE* out, const char* label, long frame) {
+  if (a->mbs) {
+    mbs_report(a, out, label, frame);
+    return;
+  }
   if (!a->sim) {
     fprintf(out, "report label=%s frame=%ld scene=none\n", label, frame);
     fflush(out);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cofem/cofem.h"
+#include "cofem/mbs.h"
 
 #define VW_MAX_SCENES 16
 
@@ -54,6 +55,43 @@ typedef struct vwPick {
   int C_supports;    /* supports state C was computed with */
   double* z[3];      /* [ndof] warm starts of the three compliance solves */
 } vwPick;
+
+/* A mechanism scene (cf_mbs_scene_is_mechanism): the flexible bodies' meshes are drawn as one
+ * surface (their nodes concatenated: body k's nodes are node0 .. node0 + nnode - 1 of x), coloured
+ * by the elastic displacement (what is left of x - X after the best rigid motion of the body; a
+ * clamped FE body: x - x(t = 0));
+ * rigid bodies as boxes from their mass and inertia, joints as spheres (xbuf). */
+typedef struct vwMbsFlex {
+  int body;          /* body id of the mechanism */
+  int fe, modal;     /* FE body index / modal body index (the other is -1) */
+  const cfMesh* mesh;
+  int nnode, node0;  /* its nodes in the concatenated arrays */
+  double mass;       /* FE bodies: total mass */
+  int clamped;       /* FE body with fixed nodes: coloured by x - x(t = 0), no rigid fit */
+  double c0[3];      /* centroid at t = 0 */
+  double c[3];       /* centroid now (the mean of the nodes) */
+  double uel_max;    /* largest elastic displacement now [m] */
+} vwMbsFlex;
+
+typedef struct vwMbs {
+  cfMbsScene s;
+  int s_loaded;
+  cfMbsModel* m;
+  cfMbsData* d;
+  int nflex;
+  vwMbsFlex flex[CF_MBS_MAX_FLEX];
+  int nnode;      /* nodes of all flexible bodies */
+  double* X;      /* [3 nnode] rest positions (mesh coordinates of each body) */
+  double* x;      /* [3 nnode] current positions */
+  double* x0;     /* [3 nnode] positions at t = 0 */
+  int* tri;       /* [3 ntri] boundary triangles, concatenated node numbers */
+  int* tri_flex;  /* [ntri] flexible body of each triangle */
+  double *fx, *fv, *fextra; /* scratch [3 * largest nnode] */
+  double gain_auto;         /* mouse spring gain (per picked FE body) [N/m] */
+  int pick_flex;            /* flexible body of the pick */
+  double step_ms;           /* smoothed wall time per step */
+  double newton_mean;
+} vwMbs;
 
 typedef struct vwOptions {
   const char* scenes[VW_MAX_SCENES];
@@ -123,7 +161,16 @@ typedef struct vwApp {
   double mx, my, press_x, press_y;
   vwPick pick;
   double report_pick_rest[3];
+  /* mechanism scenes (NULL for FE scenes): the surface above is the flexible bodies' */
+  vwMbs* mbs;
+  float* xbuf;  /* [nxtri * 21] rigid bodies' boxes, then the joint markers */
+  int nxtri, nxrigid, xcap;
 } vwApp;
+
+/* Time step of the current scene [s]; node positions of the drawn surface (FE scene: d->x). */
+double vw_dt(const vwApp* a);
+const double* vw_surface_x(const vwApp* a);
+const int* vw_surface_tri(const vwApp* a);
 
 /* Load scene number idx of the options (error: negative, message in cf_last_error). */
 int vw_app_init(vwApp* a, const vwOptions* opt);

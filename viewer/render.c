@@ -40,7 +40,7 @@ static const char* MESH_VS =
 static const char* MESH_FS =
     "#version 330 core\n"
     "in vec3 vN; in vec3 vP; in float vVal;\n"
-    "uniform int mode; uniform float vmax; uniform vec3 base;\n"
+    "uniform int mode; uniform float vmax; uniform vec3 base; uniform float alpha;\n"
     "out vec4 frag;\n"
     "vec3 turbo(float x) {\n"
     "  const vec4 kr = vec4(0.13572138, 4.61539260, -42.66032258, 132.13108234);\n"
@@ -61,7 +61,7 @@ static const char* MESH_FS =
     "  vec3 l1 = normalize(vec3(-0.45, 0.65, 0.6)), l2 = normalize(vec3(0.7, -0.25, 0.45));\n"
     "  float d = 0.8 * max(dot(n, l1), 0.0) + 0.3 * max(dot(n, l2), 0.0);\n"
     "  float s = 0.35 * pow(max(dot(n, normalize(l1 + v)), 0.0), 36.0);\n"
-    "  frag = vec4(c * (0.25 + 0.8 * d) + vec3(s), 1.0);\n"
+    "  frag = vec4(c * (0.25 + 0.8 * d) + vec3(s), alpha);\n"
     "}\n";
 
 static const char* LINE_VS =
@@ -111,7 +111,7 @@ typedef struct vwColor {
 
 struct vwRender {
   GLuint p_mesh, p_line, p_ov;
-  GLint mesh_view, mesh_proj, mesh_mode, mesh_vmax, mesh_base, line_view, line_proj, ov_screen;
+  GLint mesh_view, mesh_proj, mesh_mode, mesh_vmax, mesh_base, mesh_alpha, line_view, line_proj, ov_screen;
   GLuint vao[3], vbo[3]; /* mesh, 3-D lines, overlay */
   vwList lines, ov;
   double ui, ts; /* ui scale, text scale */
@@ -293,6 +293,7 @@ vwRender* vw_render_create(void) {
   r->mesh_mode = glGetUniformLocation(r->p_mesh, "mode");
   r->mesh_vmax = glGetUniformLocation(r->p_mesh, "vmax");
   r->mesh_base = glGetUniformLocation(r->p_mesh, "base");
+  r->mesh_alpha = glGetUniformLocation(r->p_mesh, "alpha");
   r->line_view = glGetUniformLocation(r->p_line, "view");
   r->line_proj = glGetUniformLocation(r->p_line, "proj");
   r->ov_screen = glGetUniformLocation(r->p_ov, "screen");
@@ -352,9 +353,9 @@ static int proj_fb(const vwApp* a, const vwRender* r, const double* p, double* x
 
 static void draw_scene_marks(vwRender* r, const vwApp* a, int fbw) {
   const cfMesh* me = &a->scene.mesh;
-  const double* x = a->d->x;
+  const double* x = vw_surface_x(a);
   /* supports: blue squares at the fixed nodes (seen through the part); outlines when removed */
-  for (int s = 0; s < a->scene.nfix; s++) {
+  for (int s = 0; s < (a->mbs ? 0 : a->scene.nfix); s++) {
     const cfNodeSet* set = cf_mesh_find_nset(me, a->scene.fix[s].set);
     if (!set) continue;
     int step = set->count > 3000 ? set->count / 3000 : 1;
@@ -370,7 +371,7 @@ static void draw_scene_marks(vwRender* r, const vwApp* a, int fbw) {
     }
   }
   /* loads: an arrow from the set's centroid along the force, labelled with its current value */
-  for (int l = 0; l < a->scene.nload; l++) {
+  for (int l = 0; l < (a->mbs ? 0 : a->scene.nload); l++) {
     const cfSceneLoad* ld = &a->scene.load[l];
     double p[3], q[3], dir[3], x0, y0, x1, y1;
     if (!vw_set_position(a, ld->set, p)) continue;
@@ -416,6 +417,7 @@ static void draw_legend(vwRender* r, const vwApp* a, int fbw, int fbh) {
   double scale;
   const char *unit, *title;
   vw_legend_unit(a->color, a->vmax, &scale, &unit, &title);
+  if (a->mbs) title = "elastic |u|";
   const double ui = r->ui, lh = 12 * r->ts;
   double bw = 18 * ui, bh = 0.42 * fbh, x0 = fbw - 120 * ui, y0 = 0.14 * fbh;
   char t[64];
@@ -454,9 +456,13 @@ static void draw_text(vwRender* r, const vwApp* a, int fbw, int fbh, double now)
   ov_text(r, pad, fbh - lh - pad + 0.15 * lh, l1, (vwColor){1, 1, 1, 1});
   /* title */
   char title[256];
-  snprintf(title, sizeof title, "cofem viewer - %s (%d nodes, %d tets, %s)", a->name,
-           a->m ? a->m->nnode : 0, a->m ? a->m->ntet : 0,
-           a->sim ? cf_sim_backend_name(a->sim) : "-");
+  if (a->mbs)
+    snprintf(title, sizeof title, "cofem viewer - %s (mechanism, %d flexible bodies, %d nodes)",
+             a->name, a->mbs->nflex, a->mbs->nnode);
+  else
+    snprintf(title, sizeof title, "cofem viewer - %s (%d nodes, %d tets, %s)", a->name,
+             a->m ? a->m->nnode : 0, a->m ? a->m->ntet : 0,
+             a->sim ? cf_sim_backend_name(a->sim) : "-");
   ov_text(r, pad, pad, title, (vwColor){1, 1, 1, 0.95f});
   /* warning (slower than real time, paused, stopped) */
   double y = pad;
@@ -524,7 +530,7 @@ void vw_render_frame(vwRender* r, const vwApp* a, int fbw, int fbh, double ui, d
   glBindVertexArray(r->vao[2]);
   glDrawArrays(GL_TRIANGLES, 0, r->ov.n / 6);
   r->ov.n = 0;
-  if (!a->sim) return;
+  if (!a->sim && !a->mbs) return;
   glEnable(GL_BLEND);
   glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
 
@@ -554,12 +560,29 @@ void vw_render_frame(vwRender* r, const vwApp* a, int fbw, int fbh, double ui, d
   glUniform1i(r->mesh_mode, a->color);
   glUniform1f(r->mesh_vmax, (float)(a->vmax > 0 ? a->vmax : 1));
   glUniform3f(r->mesh_base, 0.74f, 0.71f, 0.66f);
+  glUniform1f(r->mesh_alpha, 1.0f);
   upload(r->vbo[0], a->vbuf, 21 * (size_t)a->ntri);
   glBindVertexArray(r->vao[0]);
   glEnable(GL_POLYGON_OFFSET_FILL);
   glPolygonOffset(1.0f, 1.0f);
   glDrawArrays(GL_TRIANGLES, 0, 3 * a->ntri);
   glDisable(GL_POLYGON_OFFSET_FILL);
+  /* mechanisms: rigid bodies (translucent boxes, so that the flexible bodies show through),
+   * then the joints (spheres, seen through the bodies) */
+  if (a->mbs && a->nxtri > 0) {
+    upload(r->vbo[0], a->xbuf, 21 * (size_t)a->nxtri);
+    glUniform1i(r->mesh_mode, 2);
+    glUniform3f(r->mesh_base, 0.62f, 0.68f, 0.78f);
+    glUniform1f(r->mesh_alpha, 0.45f);
+    glDepthMask(GL_FALSE);
+    glDrawArrays(GL_TRIANGLES, 0, 3 * a->nxrigid);
+    glDepthMask(GL_TRUE);
+    glUniform1f(r->mesh_alpha, 1.0f);
+    glDisable(GL_DEPTH_TEST);
+    glUniform3f(r->mesh_base, 1.0f, 0.72f, 0.15f);
+    glDrawArrays(GL_TRIANGLES, 3 * a->nxrigid, 3 * (a->nxtri - a->nxrigid));
+    glEnable(GL_DEPTH_TEST);
+  }
   /* wireframe and grid */
   if (a->wireframe) {
     for (int e = 0; e < a->nedge; e++) {
