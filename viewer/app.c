@@ -1491,10 +1491,10 @@ static void mbs_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2) 
   int nfe = 0, nrig = 0;
   for (int k = 0; k < b->nflex; k++) nfe += b->flex[k].fe >= 0;
   for (int i = 0; i < b->m->nbody; i++) nrig += mbs_rigid(b->m, i);
-  snprintf(l2, n2,
-           "mechanism: %d FE + %d modal + %d rigid bodies, %d joints  pull an FE body: gain %.2g "
-           "N/m [+/-]  colour elastic |u|  help [H]",
-           nfe, b->nflex - nfe, nrig, b->m->njoint, vw_gain(a));
+  char pull[96] = "";
+  if (nfe > 0) snprintf(pull, sizeof pull, "  pull an FE body: gain %.2g N/m [+/-]", vw_gain(a));
+  snprintf(l2, n2, "mechanism: %d FE + %d modal + %d rigid bodies, %d joints%s%s  help [H]", nfe,
+           b->nflex - nfe, nrig, b->m->njoint, pull, b->nflex > 0 ? "  colour elastic |u|" : "");
 }
 
 void vw_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2, char* warn, int nw) {

@@ -413,7 +413,7 @@ static void draw_scene_marks(vwRender* r, const vwApp* a, int fbw) {
 }
 
 static void draw_legend(vwRender* r, const vwApp* a, int fbw, int fbh) {
-  if (a->color == VW_COLOR_PLAIN) return;
+  if (a->color == VW_COLOR_PLAIN || (a->mbs && a->ntri == 0)) return;
   double scale;
   const char *unit, *title;
   vw_legend_unit(a->color, a->vmax, &scale, &unit, &title);

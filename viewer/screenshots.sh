@@ -65,4 +65,24 @@ frame 36 screenshot $OUT/viewer_hinge.png
 quit
 EOT
 shot hinge hinge --color stress --wireframe
+# mechanisms (issue 14): the rigid door swinging on the corotational FE hinge, clamped at its
+# bolt holes (the view panned to the pin and zoomed in; the door is the translucent box)
+cat >"$tmp/door.txt" <<EOT
+frame 0 press right 640 155
+move 640 400
+release right
+scroll 16
+frame 30 screenshot $OUT/viewer_mbs_door.png
+quit
+EOT
+shot door scenes/mbs/door_on_fe_hinge.json --fixed-steps 2
+
+# the chain of two FE lugs swinging under gravity, the upper one pulled by the mouse
+cat >"$tmp/chain.txt" <<EOT
+frame 2 drag_start @lug2/probe
+frame 3 drag_by 120 -40
+frame 30 screenshot $OUT/viewer_mbs_chain.png
+quit
+EOT
+shot chain scenes/mbs/fe_chain.json --fixed-steps 1
 ls -l "$OUT"/viewer_*.png

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Viewer, headless (Xvfb), on mechanism scenes (issue 14):
+#  - the chain of two corotational FE lugs (scenes/mbs/fe_chain.json) runs: the lower lug swings
+#    under gravity, the screenshot shows the parts (not blank), the status line has the step time
+#    and the Newton iterations;
+#  - the mouse pulls the lug of scenes/mbs/lug_corotational.json (cf_mbs_fe_set_extra_force):
+#    against the same run without the pull, the lug has moved and the picked point is nearer the
+#    cursor's point;
+#  - a rigid mechanism (scenes/mbs/double_fourbar.json) is drawn as boxes and joint spheres.
+# Exits 77 without Xvfb or OpenGL.
+set -u
+. "$(dirname "$0")/../../viewer/test_env.sh"
+
+cat >"$tmp/chain.txt" <<EOF
+frame 0 report start
+frame 8 report swung
+screenshot $tmp/chain.png
+quit
+EOF
+run_view chain scenes/mbs/fe_chain.json --script "$tmp/chain.txt" --fixed-steps 2 --size 800x500 --samples 0
+out=$tmp/chain.out
+check "chain: viewer exits 0" "[ $(cat "$tmp/chain.rc") -eq 0 ]"
+check "chain: opened as a mechanism" "[ '$(f "$out" start mechanism)' = 1 ]"
+t0=$(f "$out" start t); t1=$(f "$out" swung t)
+d0=$(f "$out" start du_lug2); d1=$(f "$out" swung du_lug2)
+echo "chain: t $t0 -> $t1 s, lower lug's centroid moved $d0 -> $d1 m, elastic |u| $(f "$out" swung uel_lug1) m"
+check "chain: the mechanism ran (t = 0.18 s after 9 frames of 2 steps)" "cond '($t1 - 0.18)^2 < 1e-8'"
+check "chain: no step failed" "[ '$(f "$out" swung error)' = 0 ]"
+check "chain: the lower FE lug swings (> 2 mm)" "cond '$(vnorm "$d1") > 2e-3'"
+check "chain: two FE surfaces, the bolt's box and three joints drawn" \
+  "cond '$(f "$out" swung ntri) > 1000 && $(f "$out" swung nxtri) > 12 && $(f "$out" swung njoint) == 3'"
+check "chain: status shows ms/step and Newton iterations" "grep -q 'ms/step  Newton [0-9]' '$out'"
+python3 "$VIEWER_DIR/pngstats.py" stats "$tmp/chain.png" >"$tmp/px.txt"
+check "chain: pixel statistics computed" "[ $? -eq 0 ]"
+v() { grep "^$1 $2=" "$tmp/px.txt" | cut -d= -f2; }
+echo "chain screenshot: $(cut -d' ' -f2 "$tmp/px.txt" | tr '\n' ' ')"
+check "chain: the screenshot is not blank (parts fill $(v chain part_frac) of the scene)" \
+  "cond '$(v chain part_frac) > 0.03 && $(v chain part_frac) < 0.7'"
+check "chain: the FE parts are coloured (cool fraction $(v chain cool_frac))" "cond '$(v chain cool_frac) > 0.3'"
+
+# the same run of the lug with and without a pull
+for run in free pulled; do
+  {
+    echo "frame 2 drag_start @probe"
+    if [ $run = pulled ]; then echo "frame 3 drag_by 80 30"; else echo "frame 3 drag_end"; fi
+    echo "frame 14 report end"
+    echo "quit"
+  } >"$tmp/$run.txt"
+  run_view $run scenes/mbs/lug_corotational.json --script "$tmp/$run.txt" --fixed-steps 1 --size 800x500 --samples 0
+  check "lug ($run): viewer exits 0" "[ $(cat "$tmp/$run.rc") -eq 0 ]"
+done
+pf=$tmp/pulled.out
+target=$(f "$pf" end target)
+gap_free=$(vnorm "$(vsub "$target" "$(f "$tmp/free.out" end pick)")")
+gap_pull=$(vnorm "$(vsub "$target" "$(f "$pf" end pick)")")
+moved=$(vsub "$(f "$pf" end c_lug)" "$(f "$tmp/free.out" end c_lug)")
+echo "lug: picked $(f "$pf" end pick_body), force $(f "$pf" end force) N; the picked point is $gap_pull m from the" \
+  "cursor's point ($gap_free m without the pull); centroid moved by the pull $moved m"
+check "lug: the pull is on the FE body and its force is not zero" \
+  "[ '$(f "$pf" end pick_body)' = lug ] && cond '$(f "$pf" end fmag) > 0'"
+check "lug: no step failed" "[ '$(f "$pf" end error)' = 0 ]"
+check "lug: the pull moves the lug (> 1 mm against the same run without it)" "cond '$(vnorm "$moved") > 1e-3'"
+check "lug: towards the cursor (gap < 0.7 x the gap without the pull)" "cond '$gap_pull < 0.7 * $gap_free'"
+
+# a rigid mechanism: boxes and joints
+printf 'frame 3 report end\nquit\n' >"$tmp/fb.txt"
+run_view fb scenes/mbs/double_fourbar.json --script "$tmp/fb.txt" --fixed-steps 2 --size 640x400 --samples 0
+check "double four-bar: exits 0, five boxes and seven joint spheres" \
+  "[ $(cat "$tmp/fb.rc") -eq 0 ] && cond '$(f "$tmp/fb.out" end nxtri) == 5 * 12 + 7 * 120'"
+
+echo "viewer mbs: $fail failed"
+[ $fail -eq 0 ]
