@@ -220,6 +220,7 @@ int vw_app_load(vwApp* a, int idx) {
     snprintf(a->name, sizeof a->name, "%s", base ? base + 1 : path);
     a->gravity = 1;
     a->loads = 1;
+    if (a->color == VW_COLOR_STRESS) a->color = VW_COLOR_DISP; /* no stress for mechanisms */
     reset_common(a);
     return CF_OK;
   }
@@ -1355,7 +1356,10 @@ int vw_app_key(vwApp* a, int key, int mods, double now) {
       }
       break;
     case 'C':
-      a->color = (a->color + 1) % VW_COLOR_COUNT;
+      if (a->mbs) /* elastic |u| or plain */
+        a->color = a->color == VW_COLOR_PLAIN ? VW_COLOR_DISP : VW_COLOR_PLAIN;
+      else
+        a->color = (a->color + 1) % VW_COLOR_COUNT;
       a->vmax = 0;
       break;
     case 'W':
