@@ -20,7 +20,7 @@ int cf_step_generalized_alpha(const cfModel* m, cfData* d);
  * over the free DOFs (fem_divergence.c). */
 void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double* u0, double c1, const double* u1,
                             const double* Fa, const double* Fb);
-/* The strain energy of the current x (its own polar rotations) in the stress form (the monitor's). */
+/* cf_strain_energy in the stress form (the monitor's; R = d->R). */
 double cf_strain_energy_fast(const cfModel* m, const cfData* d);
 /* The diagonal of the rest bounding box (d->mon_size, set by cf_data_create). */
 double cf_part_size(const cfModel* m);
