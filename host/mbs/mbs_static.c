@@ -31,6 +31,12 @@ void cf_mbs_static_defaults(cfMbsStaticOptions* o) {
   o->max_steps = 500;
 }
 
+/* the model's step set to h, and the equations' penalties that depend on it into the data */
+static void pseudo_step(cfMbsModel* m, cfMbsData* d, double h) {
+  cf_mbs__set_dt(m, h);
+  memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+}
+
 int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMbsStaticCallback cb, void* user) {
   if (!(o->increments >= 1) || !(o->tol > 0) || !(o->max_steps >= 1) || !isfinite(o->time))
     return cf_error(CF_ERR_ARG, "mechanism statics: increments >= 1, tol > 0, max_steps >= 1 and a finite time");
@@ -53,8 +59,7 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
       if (st < 0) { /* Newton failed from this far: a quarter of the pseudo-step (the state is restored) */
         if (++cuts > 8) break; /* eight in a row: 1/65536 of the step that last worked */
         h *= 0.25;
-        cf_mbs__set_dt(m, h);
-        memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+        pseudo_step(m, d, h);
         step--;
         continue;
       }
@@ -74,8 +79,7 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
       double grow = d->iters <= 6 ? 2 : (d->iters > 12 ? 0.5 : 1);
       if (grow != 1) {
         h = fmin(h * grow, 1e4 * h0);
-        cf_mbs__set_dt(m, h);
-        memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+        pseudo_step(m, d, h);
       }
     }
     memset(d->qd, 0, sizeof(double) * (size_t)n);
@@ -94,8 +98,7 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
     else {
       /* the reactions of the equilibrium: M qdd + J^T lambda = Q, J qdd = -bias at rest (the last
        * pseudo-step's lambda* still carries its M (q_k+1 - q_k) / (beta' h^2)); qdd ~ 0 */
-      cf_mbs__set_dt(m, h0);
-      memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+      pseudo_step(m, d, h0);
       st = cf_mbs__initial_accelerations(m, d);
       if (st < 0) {
         st = cf_mbs__rethrow(st, "statics, reactions: ");
@@ -103,14 +106,12 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
       }
       memcpy(d->reaction, d->lambda, sizeof(double) * (size_t)m->ncon);
       memset(d->qdd, 0, sizeof(double) * (size_t)n);
-      cf_mbs__set_dt(m, h);
-      memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+      pseudo_step(m, d, h);
       if (cb && cb(s, step, newton, dq, m, d, user)) break;
     }
   }
   d->constraint_hessian = 0;
   m->opt.tol_dq = tol_dq0;
-  cf_mbs__set_dt(m, h0); /* the model as it came */
-  memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+  pseudo_step(m, d, h0); /* the model as it came */
   return st;
 }
