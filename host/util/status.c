@@ -2,6 +2,7 @@
 #include "cofem/status.h"
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char g_message[1024];
 
@@ -9,11 +10,16 @@ const char* cf_last_error(void) { return g_message; }
 
 void cf_clear_error(void) { g_message[0] = '\0'; }
 
+/* Formatted into a local buffer first: callers may pass cf_last_error() itself as an argument
+ * ("backend cuda: %s", cf_last_error()), and vsnprintf into the buffer it reads from is undefined
+ * (glibc printed "backend cuda: backend cuda: :"). */
 int cf_error(int code, const char* fmt, ...) {
+  char buf[sizeof g_message];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(g_message, sizeof g_message, fmt, ap);
+  vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  memcpy(g_message, buf, sizeof g_message);
   return code;
 }
 

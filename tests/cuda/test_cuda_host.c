@@ -218,6 +218,12 @@ static void refused(cfModelDef def, int integrator, const char* what, const char
     CHECK(cf_sim_create(m, d, "cuda", &s) == CF_ERR_UNSUPPORTED);
     CHECK(s == NULL);
     CHECK(contains(cf_last_error(), what));
+    /* the check's message once, after one "backend cuda: " (cf_error formatting its own
+     * buffer into itself printed "backend cuda: backend cuda: :") */
+    char want[600];
+    snprintf(want, sizeof want, "backend cuda: %s", msg);
+    if (strcmp(cf_last_error(), want)) printf("%s: cf_sim_create said \"%s\"\n", label, cf_last_error());
+    CHECK(!strcmp(cf_last_error(), want));
     CHECK_OK(cf_sim_create(m, d, "auto", &s)); /* auto falls back to the CPU */
     if (s) CHECK(!strcmp(cf_sim_backend_name(s), "cpu"));
     cf_sim_free(s);
