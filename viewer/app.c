@@ -191,6 +191,8 @@ static int load_mbs(vwApp* a, const char* path);
 static void mbs_update(vwApp* a);
 
 static void reset_common(vwApp* a) {
+  a->ndiverged = 0;
+  a->diverged[0] = 0;
   a->supports = 1;
   a->vmax = 0;
   a->error = 0;
@@ -301,6 +303,7 @@ void vw_app_free(vwApp* a) {
 }
 
 void vw_app_reset(vwApp* a) {
+  a->diverged[0] = 0;
   if (a->mbs) {
     if (a->pick.active) mbs_release(a);
     cf_mbs_reset(a->mbs->m, a->mbs->d);
@@ -461,6 +464,26 @@ static void drag_force(vwApp* a, double* f) {
 
 static int mbs_step(vwApp* a);
 
+/* A step the divergence monitor stopped (CF_ERR_DIVERGED, issue 15): the library's message on
+ * stderr as `cofem run` prints it (step, time, what grew, what to try) and on screen; the part is
+ * reset to rest instead of drawing the last state (rolled back to the step's start, which may
+ * already be far off) and paused, so that the message can be read; P runs it again. */
+static void step_diverged(vwApp* a, int st) {
+  char msg[sizeof a->diverged];
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  const long step = (a->mbs ? a->mbs->d->steps : a->d->steps) + 1;
+  const double t = (a->mbs ? a->mbs->d->t : a->d->t) + vw_dt(a);
+  fprintf(stderr, "cofem_view: error: %s: %s (%s)\n", a->name, msg, cf_status_name(st));
+  fprintf(stderr, "cofem_view: stopped: diverged at step %ld (t = %.6g s); the part was reset to rest and paused "
+                  "[P runs it again]\n", step, t);
+  vw_app_reset(a);
+  a->paused = 1;
+  a->ndiverged++;
+  snprintf(a->diverged, sizeof a->diverged, "%s", msg);
+  snprintf(a->message, sizeof a->message, "diverged at step %ld (t = %.4g s): reset to rest, paused [P]", step, t);
+  a->message_until = 1e300;
+}
+
 static int do_step(vwApp* a) {
   const cfModel* m = a->m;
   cfData* d = a->d;
@@ -482,7 +505,9 @@ static int do_step(vwApp* a) {
   int st = cf_sim_step(a->sim);
   a->last_status = st;
   a->pick.steps_since_C++;
-  if (st < 0) {
+  if (st == CF_ERR_DIVERGED) {
+    step_diverged(a, st);
+  } else if (st < 0) {
     a->error = 1;
     snprintf(a->message, sizeof a->message, "stopped: %s", cf_last_error());
     a->message_until = 1e300;
@@ -1031,7 +1056,9 @@ static int mbs_step(vwApp* a) {
   double ms = (cf_wall_time() - t0) * 1e3;
   b->step_ms = b->step_ms > 0 ? 0.9 * b->step_ms + 0.1 * ms : ms;
   a->last_status = st;
-  if (st < 0) {
+  if (st == CF_ERR_DIVERGED) {
+    step_diverged(a, st);
+  } else if (st < 0) {
     a->error = 1;
     snprintf(a->message, sizeof a->message, "stopped: %s", cf_last_error());
     a->message_until = 1e300;
@@ -1317,6 +1344,10 @@ int vw_app_key(vwApp* a, int key, int mods, double now) {
     case 'P':
     case ' ':
       a->paused = !a->paused;
+      if (!a->paused && a->diverged[0]) { /* running again after a divergence: the note goes */
+        a->diverged[0] = 0;
+        a->message_until = 0;
+      }
       break;
     case 'R':
       vw_app_reset(a);
@@ -1495,7 +1526,7 @@ void vw_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2, char* wa
   warn[0] = 0;
   if (a->mbs) {
     mbs_status_text(a, l1, n1, l2, n2);
-    if (a->error)
+    if (a->error || (a->diverged[0] && a->paused))
       snprintf(warn, nw, "%s", a->message);
     else if (a->paused)
       snprintf(warn, nw, "paused [P]");
@@ -1525,7 +1556,7 @@ void vw_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2, char* wa
            "supports %s [S]  gravity %s [G]  loads %s [L]  gain %.2g N/m [+/-]  %s [C]  help [H]",
            a->supports ? "ON" : "OFF", a->gravity ? "ON" : "OFF", a->loads ? "ON" : "OFF",
            vw_gain(a), color_name(a->color));
-  if (a->error)
+  if (a->error || (a->diverged[0] && a->paused))
     snprintf(warn, nw, "%s", a->message);
   else if (a->paused)
     snprintf(warn, nw, "paused [P]");
@@ -1660,7 +1691,8 @@ static void mbs_report(vwApp* a, FILE* out, const char* label, long frame) {
           a->cam.dist);
   fprintf(out, " vmax=%.6g rt=%.4g behind=%d", a->vmax_frame, a->rt_ratio,
           a->behind && a->opt.fixed_steps <= 0);
-  fprintf(out, " warn=\"%s\" status=\"%s\"\n", warn, l1);
+  fprintf(out, " diverged=%d warn=\"%s\" status=\"%s\" diverge_msg=\"%s\"\n", a->ndiverged, warn, l1,
+          a->diverged);
   fflush(out);
 }
 
@@ -1749,6 +1781,7 @@ void vw_report(vwApp* a, FILE* out, const char* label, long frame) {
   put_vec(out, "cam_target", a->cam.target);
   fprintf(out, " vmax=%.6g rt=%.4g behind=%d pcg=%d warn_steps=%ld", a->vmax_frame, a->rt_ratio,
           a->behind && a->opt.fixed_steps <= 0, d->pcg_iters, a->warn_steps);
-  fprintf(out, " warn=\"%s\" status=\"%s\"\n", warn, l1);
+  fprintf(out, " diverged=%d warn=\"%s\" status=\"%s\" diverge_msg=\"%s\"\n", a->ndiverged, warn, l1,
+          a->diverged);
   fflush(out);
 }

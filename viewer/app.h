@@ -140,6 +140,10 @@ typedef struct vwApp {
   char message[256];       /* transient message shown on screen */
   double message_until;
   int error; /* a backend error stopped the simulation */
+  /* the divergence monitor stopped a step (CF_ERR_DIVERGED): the part was reset to rest and
+   * paused; the library's message (step, time, what grew, what to try) shown until resumed */
+  char diverged[1024];
+  int ndiverged; /* times this scene diverged */
   /* surface (boundary triangles) for drawing */
   int ntri;
   int* corner_ptr; /* [3*ntri+1] faces whose normals a corner averages (crease 50 deg) */

@@ -474,11 +474,43 @@ static void draw_text(vwRender* r, const vwApp* a, int fbw, int fbh, double now)
     double ts = r->ts;
     r->ts *= 1.25;
     ov_text(r, x, y + 1.6 * lh, warn,
-            a->error ? (vwColor){1, 0.3f, 0.3f, 1} : (vwColor){1, 0.62f, 0.1f, 1});
+            a->error || a->diverged[0] ? (vwColor){1, 0.3f, 0.3f, 1} : (vwColor){1, 0.62f, 0.1f, 1});
     r->ts = ts;
     y += 1.6 * lh;
   }
-  if (a->message[0] && now < a->message_until && !a->error) {
+  if (a->diverged[0] && a->paused) {
+    /* the divergence message in full (step, time, what grew, what to try), wrapped to the
+     * window under the headline */
+    const double wmax = 0.72 * fbw; /* clear of the legend on the right */
+    const char* p = a->diverged;
+    double yl = y + 1.45 * lh + 2 * pad;
+    char line[sizeof a->diverged];
+    int nline = 0;
+    while (*p && nline < 12) {
+      int len = 0, cut = 0;
+      for (;;) { /* the longest run of whole words that fits */
+        int end = len;
+        while (p[end] == ' ') end++;
+        while (p[end] && p[end] != ' ') end++;
+        memcpy(line, p, (size_t)end);
+        line[end] = 0;
+        if (cut > 0 && text_width(r, line) > wmax) break;
+        cut = end;
+        len = end;
+        if (!p[end]) break;
+      }
+      memcpy(line, p, (size_t)cut);
+      line[cut] = 0;
+      double w = text_width(r, line);
+      ov_rect(r, (float)(0.5 * (fbw - w) - pad), (float)(yl - 0.2 * lh), (float)(0.5 * (fbw + w) + pad),
+              (float)(yl + 1.05 * lh), (vwColor){0, 0, 0, 0.6f});
+      ov_text(r, 0.5 * (fbw - w), yl, line, (vwColor){1, 0.85f, 0.85f, 1});
+      yl += 1.1 * lh;
+      nline++;
+      p += cut;
+      while (*p == ' ') p++;
+    }
+  } else if (a->message[0] && now < a->message_until && !a->error) {
     double w = text_width(r, a->message);
     ov_text(r, 0.5 * (fbw - w), y + 1.8 * lh, a->message, (vwColor){1, 1, 1, 0.9f});
   }
