@@ -24,7 +24,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <math.h>
-#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +102,6 @@ static int soak_run(const SoakOptions* o, SoakResult* r) {
   }
   if (!o->gravity) s->def.gravity[0] = s->def.gravity[1] = s->def.gravity[2] = 0;
   if (o->threads > 0) s->def.threads = o->threads;
-  if (s->def.threads > 0) omp_set_num_threads(s->def.threads);
   cfModel* m = NULL;
   cfData* d = NULL;
   cfSim* sim = NULL;

@@ -65,7 +65,6 @@ int cf_cmd_run(int argc, char** argv) {
   if (precond >= 0) s.def.preconditioner = precond;
   if (backend >= 0) snprintf(s.backend, sizeof s.backend, "%s", backend_names[backend]);
   if (t_end > 0) s.t_end = t_end;
-  if (s.def.threads > 0) omp_set_num_threads(s.def.threads);
   char out_dir[CF_PATH_MAX];
   if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
   else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
@@ -105,7 +104,7 @@ int cf_cmd_run(int argc, char** argv) {
          : s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
          s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky" : "block-Jacobi",
          s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
-         cf_sim_backend_name(sim), omp_get_max_threads());
+         cf_sim_backend_name(sim), s.def.threads > 0 ? s.def.threads : omp_get_max_threads());
   if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
     printf("  generalized-alpha: rho_inf %g, Newton tol %.1e, at most %d iterations and %d step halvings, %s tangent\n",
            s.def.rho_inf, s.def.newton_tol, s.def.newton_max_iter, s.def.newton_max_cuts,

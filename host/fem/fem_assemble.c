@@ -25,15 +25,15 @@ static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
 void cf_stage_elastic(const cfModel* m, cfData* d) {
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
+  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
   if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
-    CF_FOR(e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
-  CF_FOR(n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));
+    CF_FOR(m, e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
+  CF_FOR(m, n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));
 }
 
 /* y = M x for the block mass (scalar coefficient per block). */
 static void apply_mass(const cfModel* m, const double* x, double* y) {
-  CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
+  CF_FOR(m, i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
 }
 
 void cf_rhs_euler(const cfModel* m, cfData* d, double h) {
@@ -52,7 +52,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
    * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
   double cm, ck;
   cf_system_coefficients(m, h, &cm, &ck);
-  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
   const double* g = m->def.gravity;
   if (!newmark) {
     cf_rhs_euler(m, d, h);
@@ -70,7 +70,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
         fe2 += d->f_el[k] * d->f_el[k];
       }
     d->b_scale = sqrt(mv2) + h * (sqrt(fx2) + sqrt(fe2));
-    CF_FOR(i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r));
+    CF_FOR(m, i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, d->A, d->v, d->r));
     for (int n = 0; n < m->nnode; n++)
       for (int i = 0; i < 3; i++) {
         int k = 3 * n + i;
@@ -82,7 +82,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
     cf_precond_update(m, d);
     return;
   }
-  CF_FOR(n, m->nnode, m->nnode > 4096, cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+  CF_FOR(m, n, m->nnode, m->nnode > 4096, cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
 }
 
 void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y) {

@@ -143,7 +143,7 @@ static void apply_KR_rotated(const cfModel* m, const cfData* d, const double* v,
 
 /* y = M x (block mass) */
 static void apply_mass(const cfModel* m, const double* x, double* y) {
-  CF_FOR(i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
+  CF_FOR(m, i, m->nnode, m->nnode > 4096, cf_node_mass_row(i, m->row_ptr, m->col, m->Mblk, x, y + 3 * i));
 }
 
 /* |x|^2 over the free DOFs */
@@ -183,8 +183,8 @@ static int initial_acceleration(const cfModel* m, cfData* d, const double* F0) {
     d->b[k] = held(m, d, k) ? 0.0 : F0[k] + m->node_mass[node] * g[k % 3] - d->f_el[k] - d->r[k];
   }
   d->b_scale = 0;
-  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 1.0, 0.0, d->A));
-  CF_FOR(k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 1.0, 0.0, d->A));
+  CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
   /* the PCG solves into d->v: point it at the accelerations, with block Jacobi for the mass */
   double* v = d->v;
   struct cfPrecond* pre = d->precond;
@@ -285,9 +285,9 @@ static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
     /* A dx = -s r */
     double t2 = cf_wall_time();
     for (int pass = 0; pass < 2; pass++) {
-      CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+      CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
       if (d->precond) cf_precond_update(m, d);
-      else CF_FOR(k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+      else CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
       for (int i = 0; i < n; i++) d->b[i] = -s * r[i];
       /* an inexact Newton step: the PCG stops at pcg_tol |b|, or where its residual is a tenth of
        * what Newton's force test allows (target = pcg_tol max(|b|, b_scale), fem_pcg.c): the last

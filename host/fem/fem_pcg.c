@@ -21,16 +21,16 @@ static double dot_chunk(int c, int n, const double* a, const double* b) {
   return s;
 }
 
-static double dot(const cfData* d, int n, const double* a, const double* b) {
+static double dot(const cfModel* m, const cfData* d, int n, const double* a, const double* b) {
   const int nchunk = (n + CF_DOT_CHUNK - 1) / CF_DOT_CHUNK;
-  CF_FOR(c, nchunk, nchunk > 4, d->dot_partial[c] = dot_chunk(c, n, a, b));
+  CF_FOR(m, c, nchunk, nchunk > 4, d->dot_partial[c] = dot_chunk(c, n, a, b));
   double s = 0;
   for (int c = 0; c < nchunk; c++) s += d->dot_partial[c];
   return s;
 }
 
 static void spmv(const cfModel* m, const double* A, const double* x, double* y) {
-  CF_FOR(i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, A, x, y));
+  CF_FOR(m, i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, A, x, y));
 }
 
 static void precondition(const cfModel* m, cfData* d, const double* r, double* z) {
@@ -64,7 +64,7 @@ static void warm_chunk(const cfModel* m, cfData* d, int k, const double* v0, con
 /* The warm start's coefficients c[2] (cf_warm_coefficients). */
 static void warm_coefficients(const cfModel* m, cfData* d, const double* v0, const double* v1, double* c) {
   const int nchunk = (m->nnode + CF_WARM_CHUNK - 1) / CF_WARM_CHUNK;
-  CF_FOR(k, nchunk, nchunk > 4, warm_chunk(m, d, k, v0, v1));
+  CF_FOR(m, k, nchunk, nchunk > 4, warm_chunk(m, d, k, v0, v1));
   double s[CF_WARM_NSUM] = {0};
   for (int k = 0; k < nchunk; k++)
     for (int j = 0; j < CF_WARM_NSUM; j++) s[j] += d->dot_partial[CF_WARM_NSUM * k + j];
@@ -131,18 +131,18 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
   double bnorm, rnorm;
   if (have_r) {
     bnorm = sqrt(b_norm2(m, d));
-    rnorm = sqrt(dot(d, n, r, r));
+    rnorm = sqrt(dot(m, d, n, r, r));
   } else {
     if (!m->def.warm_start) memset(x, 0, sizeof(double) * n);
     project(m, d, x);
     /* b on the free DOFs sets the scale of the tolerance */
     memcpy(r, d->b, sizeof(double) * n);
     project(m, d, r);
-    bnorm = sqrt(dot(d, n, r, r));
+    bnorm = sqrt(dot(m, d, n, r, r));
     apply(m, d, x, q);
     for (int i = 0; i < n; i++) r[i] -= q[i];
     project(m, d, r);
-    rnorm = sqrt(dot(d, n, r, r));
+    rnorm = sqrt(dot(m, d, n, r, r));
   }
   double scale, target; /* absurd inputs (1e300 N, 1e300 kg/m^3) overflow: CF_ERR_ARG */
   if (!cf_pcg_target(bnorm, d->b_scale, m->def.pcg_tol, &scale, &target))
@@ -152,11 +152,11 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
     precondition(m, d, r, z);
     memcpy(p, z, sizeof(double) * n);
     project(m, d, p);
-    double rz = dot(d, n, r, z);
+    double rz = dot(m, d, n, r, z);
     for (it = 1; it <= m->def.pcg_max_iter; it++) {
       apply(m, d, p, q);
       project(m, d, q);
-      double pq = dot(d, n, p, q);
+      double pq = dot(m, d, n, p, q);
       if (!(pq > 0) || !isfinite(pq)) {
         status = CF_WARN_INDEFINITE;
         it--;
@@ -167,10 +167,10 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
         x[i] += alpha * p[i];
         r[i] -= alpha * q[i];
       }
-      rnorm = sqrt(dot(d, n, r, r));
+      rnorm = sqrt(dot(m, d, n, r, r));
       if (rnorm <= target) break;
       precondition(m, d, r, z);
-      double rz_new = dot(d, n, r, z);
+      double rz_new = dot(m, d, n, r, z);
       double beta = rz_new / rz;
       rz = rz_new;
       for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
@@ -232,9 +232,9 @@ static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* c
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
-  if (m->ntet > 2048 && omp_get_max_threads() > 1) {
-    CF_FOR(e, m->ntet, 1, elem_products(m, G, lam, mu, e, nx, x, ye));
-    CF_FOR(n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
+  if (m->ntet > 2048 && cf_threads(m) > 1) {
+    CF_FOR(m, e, m->ntet, 1, elem_products(m, G, lam, mu, e, nx, x, ye));
+    CF_FOR(m, n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
     return;
   }
   for (int k = 0; k < nx; k++) {
@@ -270,9 +270,9 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
   double* G = cf_precond_scratch(d) + 24 * (size_t)m->ntet;
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
-  CF_FOR(e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));
-  CF_FOR(k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
+  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
+  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));
+  CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
   cf_rhs_euler(m, d, m->def.dt);
   cf_precond_update(m, d);
   *t_assembled = cf_wall_time();

@@ -5,11 +5,18 @@
 
 void cf_stage_polar(const cfModel* m, cfData* d) {
   int ninv = 0;
-  if (m->ntet > 4096 && omp_get_max_threads() > 1) { /* see CF_FOR (fem_parallel.h) */
-#pragma omp parallel for schedule(static) reduction(+ : ninv)
-    for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+  const int nt = cf_threads(m);
+  if (m->ntet > 4096 && nt > 1) { /* see CF_FOR (fem_parallel.h) */
+#pragma omp parallel num_threads(nt) reduction(+ : ninv)
+    {
+      CF_NOTE_TEAM();
+#pragma omp for schedule(static)
+      for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+    }
   } else {
     for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
   }
   d->ninverted = ninv;
 }
+
+_Thread_local int cf_fem__last_team;

@@ -283,7 +283,7 @@ static void node_rotation(const cfModel* m, cfData* d, int n) {
 }
 
 void cf_precond_update(const cfModel* m, cfData* d) {
-  CF_FOR(n, m->nnode, m->nnode > 4096, node_rotation(m, d, n));
+  CF_FOR(m, n, m->nnode, m->nnode > 4096, node_rotation(m, d, n));
 }
 
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z) {

@@ -65,7 +65,10 @@ typedef struct cfModelDef {
   int pcg_max_iter;
   int warm_start;                /* 1: start PCG from the previous velocities (paper 003): the
                                   * energy minimum over span{v0, v_-1} (docs/decisions.md) */
-  int threads;                   /* 0: OpenMP default; results do not depend on it */
+  int threads;                   /* threads of the model's OpenMP regions (num_threads), 0: OpenMP's
+                                  * default (omp_get_max_threads); the process-wide setting is not
+                                  * changed; results do not depend on it. CHOLMOD and BLAS (rotated
+                                  * Cholesky's factor, eigen, mechanisms) keep their own counts */
   int integrator;                /* enum cfIntegrator (default backward Euler) */
   int preconditioner;            /* enum cfPreconditioner (default block Jacobi) */
   int dyn_tangent;               /* linearisation of f_el in the step: 0 = K_R (paper 003),
