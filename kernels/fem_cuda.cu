@@ -510,6 +510,8 @@ struct cfCuda {
   /* state, inputs and per-step arrays (as in cfData) */
   double *x, *v, *f_ext, *R, *KR, *fe, *f_el, *A, *b, *Pinv;
   double* v_prev; /* velocities of the step before (the warm start's second vector) */
+  /* the PCG's vectors; before the PCG starts the warm start's (cfData's warm_v1, warm_Av0,
+   * warm_Av1 on the host) in p, q and z: device memory bounds the largest parts */
   double *r, *z, *p, *q;
   double *part0, *part1, *part2; /* [npart] per-block partial sums */
   double* part_warm;             /* [CF_WARM_NSUM * npart] */
@@ -716,25 +718,25 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   return CF_OK;
 }
 
-/* the PCG's starting guess from v = v0 and p = v1, a copy of the velocities of the step before
- * (as cf_pcg_warm_start; cf_cuda_step fills p) */
+/* the PCG's starting guess from v = v0 and v1 (in p), a copy of the velocities of the step before
+ * (as cf_pcg_warm_start; cf_cuda_step fills p); A v0 and A v1 in q and z */
 int enqueue_warm_start(cfCuda* g, double tol) {
   const int use_fixed = g->supports_active && g->nfixed > 0;
+  double *v1 = g->p, *Av0 = g->q, *Av1 = g->z;
   k_warm_project<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v,
-                                                              g->p);
+                                                              v1);
   CU_LAUNCHED(k_warm_project);
   k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->v,
-                                                      g->q);
+                                                      Av0);
   CU_LAUNCHED(k_spmv);
-  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->p,
-                                                      g->z);
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, v1, Av1);
   CU_LAUNCHED(k_spmv);
-  k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, g->p, g->q,
-                                               g->z, g->b, g->part_warm, g->npart);
+  k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, v1, Av0, Av1,
+                                               g->b, g->part_warm, g->npart);
   CU_LAUNCHED(k_warm_sums);
   k_warm_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, tol);
   CU_LAUNCHED(k_warm_finish);
-  k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, g->p, g->st);
+  k_warm_combine<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->v, v1, g->st);
   CU_LAUNCHED(k_warm_combine);
   return CF_OK;
 }

@@ -234,6 +234,7 @@ void cf_data_free(cfData* d) {
   if (!d) return;
   free(d->x); free(d->v); free(d->f_ext); free(d->f_ext_prev); free(d->v_prev); free(d->R); free(d->KR); free(d->fe); free(d->f_el);
   free(d->A); free(d->b); free(d->Pinv); free(d->r); free(d->z); free(d->p); free(d->q);
+  free(d->warm_v1); free(d->warm_Av0); free(d->warm_Av1);
   free(d->dot_partial);
   free(d->node_R);
   cf_newton_data_free(d);
@@ -282,12 +283,16 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->z = malloc(sizeof(double) * nd);
   d->p = malloc(sizeof(double) * nd);
   d->q = malloc(sizeof(double) * nd);
+  d->warm_v1 = malloc(sizeof(double) * nd);
+  d->warm_Av0 = malloc(sizeof(double) * nd);
+  d->warm_Av1 = malloc(sizeof(double) * nd);
   /* per-chunk partials: the dot products and the warm start's CF_WARM_NSUM sums per node chunk */
   size_t npart = nd / CF_DOT_CHUNK + 1, nwarm = CF_WARM_NSUM * ((size_t)m->nnode / CF_WARM_CHUNK + 1);
   d->dot_partial = malloc(sizeof(double) * (npart > nwarm ? npart : nwarm));
   d->node_R = malloc(sizeof(double) * 9 * (size_t)m->nnode);
   if (!d->x || !d->v || !d->f_ext || !d->f_ext_prev || !d->v_prev || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
-      !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->dot_partial || !d->node_R) {
+      !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->warm_v1 || !d->warm_Av0 ||
+      !d->warm_Av1 || !d->dot_partial || !d->node_R) {
     cf_data_free(d);
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
   }

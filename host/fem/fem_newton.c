@@ -299,8 +299,8 @@ static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
       double* v = d->v;
       d->v = du;
       if (m->def.warm_start) {
-        memset(d->p, 0, sizeof(double) * n); /* no second vector: the guess is only scaled */
-        cf_pcg_warm_start(m, d, d->p);
+        memset(d->warm_v1, 0, sizeof(double) * n); /* no second vector: the guess is only scaled */
+        cf_pcg_warm_start(m, d, d->warm_v1);
       }
       st = cf_stage_pcg(m, d);
       d->v = v;

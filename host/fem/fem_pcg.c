@@ -52,13 +52,13 @@ static void project(const cfModel* m, const cfData* d, double* y) {
     if (m->fixed[i]) y[i] = 0;
 }
 
-/* The warm start's sums over node chunk k into d->dot_partial (Av0 in d->q, Av1 in d->z). */
+/* The warm start's sums over node chunk k into d->dot_partial. */
 static void warm_chunk(const cfModel* m, cfData* d, int k, const double* v0, const double* v1) {
   const int use_fixed = d->supports_active && m->nfixed;
   double* s = d->dot_partial + CF_WARM_NSUM * k;
   for (int j = 0; j < CF_WARM_NSUM; j++) s[j] = 0;
   const int hi = (k + 1) * CF_WARM_CHUNK < m->nnode ? (k + 1) * CF_WARM_CHUNK : m->nnode;
-  for (int n = k * CF_WARM_CHUNK; n < hi; n++) cf_node_warm_sums(n, v0, v1, d->q, d->z, d->b, m->fixed, use_fixed, s);
+  for (int n = k * CF_WARM_CHUNK; n < hi; n++) cf_node_warm_sums(n, v0, v1, d->warm_Av0, d->warm_Av1, d->b, m->fixed, use_fixed, s);
 }
 
 /* The warm start's coefficients c[2] (cf_warm_coefficients). */
@@ -80,12 +80,12 @@ static double b_norm2(const cfModel* m, const cfData* d) {
   return bb;
 }
 
-/* A v0 into d->q and A v1 into d->z: the assembled blocks, or the element products */
+/* A v0 into d->warm_Av0 and A v1 into d->warm_Av1: the assembled blocks, or the element products */
 typedef void (*WarmProducts)(const cfModel* m, cfData* d, const double* v0, const double* v1);
 
 static void warm_products_assembled(const cfModel* m, cfData* d, const double* v0, const double* v1) {
-  spmv(m, d->A, v0, d->q);
-  spmv(m, d->A, v1, d->z);
+  spmv(m, d->A, v0, d->warm_Av0);
+  spmv(m, d->A, v1, d->warm_Av1);
 }
 
 /* d->v = c0 v0 + c1 v1 (cf_pcg_warm_start); form_r: also d->r = b - A d->v on the free DOFs,
@@ -109,7 +109,7 @@ static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts pro
   for (int i = 0; i < n; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
   if (form_r) {
     const int fixed = d->supports_active && m->nfixed;
-    for (int i = 0; i < n; i++) d->r[i] = fixed && m->fixed[i] ? 0.0 : d->b[i] - c[0] * d->q[i] - c[1] * d->z[i];
+    for (int i = 0; i < n; i++) d->r[i] = fixed && m->fixed[i] ? 0.0 : d->b[i] - c[0] * d->warm_Av0[i] - c[1] * d->warm_Av1[i];
   }
 }
 
@@ -261,7 +261,7 @@ static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* 
 
 static void warm_products_matfree(const cfModel* m, cfData* d, const double* v0, const double* v1) {
   const double* x[2] = {v0, v1};
-  double* y[2] = {d->q, d->z};
+  double* y[2] = {d->warm_Av0, d->warm_Av1};
   apply_matfree_n(m, d, 2, x, y);
 }
 

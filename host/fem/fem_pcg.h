@@ -10,7 +10,7 @@ enum { CF_WARM_CHUNK = 512 };
  * A v = b over span{v0, v1} (cf_warm_coefficients in fem_element.h), v0 = d->v and v1 the
  * velocities of the step before, both projected on the free DOFs in place; d->v = 0 when |b| is
  * already within the PCG's tolerance (cf_warm_start_needed). Needs d->A, d->b and d->b_scale;
- * uses d->q and d->z as scratch. */
+ * leaves A v0 and A v1 in d->warm_Av0 and d->warm_Av1. cf_step passes d->warm_v1. */
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1);
 
 /* b and b_scale of backward Euler: b = M v0 + h (f_ext + M g - f_el), v0 = d->v, f_el = d->f_el

@@ -64,18 +64,18 @@ int cf_step(const cfModel* m, cfData* d) {
   cf_stage_polar(m, d);
   double t1 = cf_wall_time(), t2;
   /* v_prev still holds the velocities of the step before: the warm start's second vector */
-  memcpy(d->p, d->v_prev, sizeof(double) * m->ndof);
+  memcpy(d->warm_v1, d->v_prev, sizeof(double) * m->ndof);
   memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
   int st;
   if (d->precond && m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
       m->def.dyn_tangent == CF_DYN_TANGENT_KR) {
     /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused) */
-    st = cf_step_solve_matfree(m, d, d->p, &t2);
+    st = cf_step_solve_matfree(m, d, d->warm_v1, &t2);
   } else {
     cf_stage_elastic(m, d);
     cf_stage_assemble_system(m, d, h);
     t2 = cf_wall_time();
-    if (m->def.warm_start) cf_pcg_warm_start(m, d, d->p);
+    if (m->def.warm_start) cf_pcg_warm_start(m, d, d->warm_v1);
     st = cf_stage_pcg(m, d);
   }
   if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT) {

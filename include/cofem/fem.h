@@ -183,6 +183,12 @@ typedef struct cfData {
   double mon_work_max;  /* largest |mon_work| so far */
   double mon_size;      /* the part's size: diagonal of the rest bounding box */
   double mon_energy;    /* kinetic + strain energy after the last step */
+  /* warm start (cf_pcg_warm_start; at the end to keep the offsets of the fields above): the step's
+   * history, apart from the PCG's scratch r, z, p, q */
+  double* warm_v1;      /* [3*nnode] v_-1: the velocities of the step before this one (v_prev
+                         * when the step starts), projected on the free DOFs: the second vector */
+  double* warm_Av0;     /* [3*nnode] A v0 */
+  double* warm_Av1;     /* [3*nnode] A v_-1 */
 } cfData;
 
 /* Build the model: per-element Dm^-1, volume and K_e, masses, block pattern, gather maps.
