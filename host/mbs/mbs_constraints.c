@@ -164,114 +164,116 @@ static int check_body_id(const cfMbsDef* def, int b, const char* who, const char
 
 static int finite3(const double* v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
-int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
-  int nj = def->njoint, nd = def->ndriver, ok;
-  /* checks, and the number of equations */
-  int ncon = 6 * (def->nbody - def->nfe); /* FE bodies have no rigidity equations */
-  for (int j = 0; j < nj; j++) {
-    const cfMbsJointDef* J = &def->joint[j];
-    char who[CF_MBS_NAME_MAX + 16];
-    snprintf(who, sizeof who, "joint '%s'", J->name);
-    if (!J->name[0]) return cf_error(CF_ERR_SCENE, "joint %d has no name", j);
-    for (int k = 0; k < j; k++)
-      if (!strcmp(def->joint[k].name, J->name)) return cf_error(CF_ERR_SCENE, "joint '%s' is defined twice", J->name);
-    if (J->type < 0 || J->type >= CF_MBS_JOINT_TYPES) return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, J->type);
-    int st = check_body_id(def, J->body1, who, "body1");
-    if (st >= 0) st = check_body_id(def, J->body2, who, "body2");
-    if (st < 0) return st;
-    if (J->body1 == J->body2)
-      return cf_error(CF_ERR_SCENE, "%s connects body '%s' to itself", who,
-                      J->body1 < 0 ? "ground" : def->body[J->body1].name);
-    if (!finite3(J->point) || !finite3(J->axis) || !finite3(J->axis2) || !finite3(J->point2) || !isfinite(J->distance))
-      return cf_error(CF_ERR_SCENE, "%s: non-finite number in its definition", who);
-    if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE && cf_mbs_norm3(J->axis) < 1e-12)
-      return cf_error(CF_ERR_SCENE, "%s: axis has zero length", who);
-    if (J->type == CF_MBS_UNIVERSAL) {
-      if (cf_mbs_norm3(J->axis2) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: axis2 has zero length", who);
-      double c = cf_mbs_dot3(J->axis, J->axis2) / (cf_mbs_norm3(J->axis) * cf_mbs_norm3(J->axis2));
-      if (fabs(c) > 1e-9)
-        return cf_error(CF_ERR_SCENE, "%s: axis and axis2 must be perpendicular (they are %.6g degrees apart)", who,
-                        acos(fmax(-1, fmin(1, c))) * 180 / M_PI);
-    }
-    if (J->type == CF_MBS_DISTANCE) {
-      double D[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
-      if (J->distance == 0 || (J->distance < 0 && cf_mbs_norm3(D) < 1e-12))
-        return cf_error(CF_ERR_SCENE, "%s: zero distance (use a spherical joint)", who);
-    }
-    for (int sl = 0; sl < 2; sl++) {
-      int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
-      int fe = b >= 0 ? cf_mbs_def_fe_index(def, b) : -1;
-      if (fe >= 0) { /* FE body: at one of its points, spherical or revolute */
-        if (k < 0)
-          return cf_error(CF_ERR_SCENE, "%s: body%d '%s' is an FE body: the joint must sit at one of its node sets "
-                          "(\"node%d\")", who, sl + 1, def->body[b].name, sl + 1);
-        if (k >= def->fe[fe].npoint)
-          return cf_error(CF_ERR_SCENE, "%s: point %d of FE body '%s' does not exist", who, k, def->body[b].name);
-        if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_FIXED)
-          return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical, revolute or fixed "
-                          "(attach a virtual body to the set with one of those... or use a modal body)", who);
-        int fe1 = J->body1 >= 0 ? cf_mbs_def_fe_index(def, J->body1) : -1;
-        if (sl == 1 && fe1 >= 0 && (def->fe[fe].corotational || def->fe[fe1].corotational))
-          return cf_error(CF_ERR_SCENE, "%s: a joint between two FE bodies, one of them corotational, is not supported "
-                          "(put a virtual body between them)", who);
-        if (sl == 1 && fe1 >= 0 && J->type != CF_MBS_SPHERICAL)
-          return cf_error(CF_ERR_SCENE, "%s: a %s joint between two FE bodies is not supported (put a virtual "
-                          "body between them)", who, J->type == CF_MBS_FIXED ? "fixed" : "revolute");
-        continue;
-      }
-      if (k == -1) continue;
-      int ib = cf_mbs_modal_index(m, b);
-      if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
-                                  sl + 1, b < 0 ? "ground" : def->body[b].name);
-      if (k < 0 || k >= def->modal[ib].npoint)
-        return cf_error(CF_ERR_SCENE, "%s: modal point %d of body '%s' does not exist", who, k, def->body[b].name);
-      if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_UNIVERSAL &&
-          J->type != CF_MBS_FIXED)
-        return cf_error(CF_ERR_SCENE, "%s: a joint at a modal point must be spherical, revolute, universal or fixed", who);
-    }
-    ncon += joint_eq_count(J->type);
+/* checks of joint j */
+static int check_joint(const cfMbsDef* def, const cfMbsModel* m, int j) {
+  const cfMbsJointDef* J = &def->joint[j];
+  char who[CF_MBS_NAME_MAX + 16];
+  snprintf(who, sizeof who, "joint '%s'", J->name);
+  if (!J->name[0]) return cf_error(CF_ERR_SCENE, "joint %d has no name", j);
+  for (int k = 0; k < j; k++)
+    if (!strcmp(def->joint[k].name, J->name)) return cf_error(CF_ERR_SCENE, "joint '%s' is defined twice", J->name);
+  if (J->type < 0 || J->type >= CF_MBS_JOINT_TYPES) return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, J->type);
+  int st = check_body_id(def, J->body1, who, "body1");
+  if (st >= 0) st = check_body_id(def, J->body2, who, "body2");
+  if (st < 0) return st;
+  if (J->body1 == J->body2)
+    return cf_error(CF_ERR_SCENE, "%s connects body '%s' to itself", who,
+                    J->body1 < 0 ? "ground" : def->body[J->body1].name);
+  if (!finite3(J->point) || !finite3(J->axis) || !finite3(J->axis2) || !finite3(J->point2) || !isfinite(J->distance))
+    return cf_error(CF_ERR_SCENE, "%s: non-finite number in its definition", who);
+  if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE && cf_mbs_norm3(J->axis) < 1e-12)
+    return cf_error(CF_ERR_SCENE, "%s: axis has zero length", who);
+  if (J->type == CF_MBS_UNIVERSAL) {
+    if (cf_mbs_norm3(J->axis2) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: axis2 has zero length", who);
+    double c = cf_mbs_dot3(J->axis, J->axis2) / (cf_mbs_norm3(J->axis) * cf_mbs_norm3(J->axis2));
+    if (fabs(c) > 1e-9)
+      return cf_error(CF_ERR_SCENE, "%s: axis and axis2 must be perpendicular (they are %.6g degrees apart)", who,
+                      acos(fmax(-1, fmin(1, c))) * 180 / M_PI);
   }
-  for (int k = 0; k < nd; k++) {
-    const cfMbsDriverDef* D = &def->driver[k];
-    char who[CF_MBS_NAME_MAX + 16];
-    snprintf(who, sizeof who, "driver '%s'", D->name);
-    if (!D->name[0]) return cf_error(CF_ERR_SCENE, "driver %d has no name", k);
-    for (int i = 0; i < k; i++)
-      if (!strcmp(def->driver[i].name, D->name)) return cf_error(CF_ERR_SCENE, "driver '%s' is defined twice", D->name);
-    int st = cf_mbs__check_func(&D->f, who);
-    if (st < 0) return st;
-    if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
-      if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
-      int t = def->joint[D->joint].type;
-      for (int sl = 0; sl < 2; sl++) {
-        int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
-        if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
-          return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s', which has no frame to drive it from", who,
-                          def->joint[D->joint].name, def->body[b].name);
-      }
-      if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
-        return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
-                        def->joint[D->joint].name);
-      if (D->type == CF_MBS_DRIVE_TRANSLATION && t != CF_MBS_PRISMATIC && t != CF_MBS_CYLINDRICAL)
-        return cf_error(CF_ERR_SCENE, "%s: a translation driver needs a prismatic or cylindrical joint; '%s' is not one",
-                        who, def->joint[D->joint].name);
-    } else if (D->type == CF_MBS_DRIVE_DISTANCE) {
-      st = check_body_id(def, D->body1, who, "body1");
-      if (st >= 0) st = check_body_id(def, D->body2, who, "body2");
-      if (st < 0) return st;
-      if (D->body1 == D->body2) return cf_error(CF_ERR_SCENE, "%s: both points are on the same body", who);
-      if (!finite3(D->point1) || !finite3(D->point2)) return cf_error(CF_ERR_SCENE, "%s: non-finite point", who);
-      double P[3] = {D->point2[0] - D->point1[0], D->point2[1] - D->point1[1], D->point2[2] - D->point1[2]};
-      if (cf_mbs_norm3(P) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: the two points coincide at t = 0", who);
-      double y[3];
-      cf_mbs_func_eval(&D->f, 0, y);
-      if (!D->f.rate && !(y[0] > 0))
-        return cf_error(CF_ERR_SCENE, "%s: the prescribed distance at t = 0 is %g; it must be positive", who, y[0]);
-    } else
-      return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, D->type);
-    ncon++;
+  if (J->type == CF_MBS_DISTANCE) {
+    double D[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
+    if (J->distance == 0 || (J->distance < 0 && cf_mbs_norm3(D) < 1e-12))
+      return cf_error(CF_ERR_SCENE, "%s: zero distance (use a spherical joint)", who);
   }
+  for (int sl = 0; sl < 2; sl++) {
+    int k = sl ? J->modal_point2 : J->modal_point1, b = sl ? J->body2 : J->body1;
+    int fe = b >= 0 ? cf_mbs_def_fe_index(def, b) : -1;
+    if (fe >= 0) { /* FE body: at one of its points, spherical or revolute */
+      if (k < 0)
+        return cf_error(CF_ERR_SCENE, "%s: body%d '%s' is an FE body: the joint must sit at one of its node sets "
+                        "(\"node%d\")", who, sl + 1, def->body[b].name, sl + 1);
+      if (k >= def->fe[fe].npoint)
+        return cf_error(CF_ERR_SCENE, "%s: point %d of FE body '%s' does not exist", who, k, def->body[b].name);
+      if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_FIXED)
+        return cf_error(CF_ERR_SCENE, "%s: a joint at a node set of an FE body must be spherical, revolute or fixed "
+                        "(attach a virtual body to the set with one of those... or use a modal body)", who);
+      int fe1 = J->body1 >= 0 ? cf_mbs_def_fe_index(def, J->body1) : -1;
+      if (sl == 1 && fe1 >= 0 && (def->fe[fe].corotational || def->fe[fe1].corotational))
+        return cf_error(CF_ERR_SCENE, "%s: a joint between two FE bodies, one of them corotational, is not supported "
+                        "(put a virtual body between them)", who);
+      if (sl == 1 && fe1 >= 0 && J->type != CF_MBS_SPHERICAL)
+        return cf_error(CF_ERR_SCENE, "%s: a %s joint between two FE bodies is not supported (put a virtual "
+                        "body between them)", who, J->type == CF_MBS_FIXED ? "fixed" : "revolute");
+      continue;
+    }
+    if (k == -1) continue;
+    int ib = cf_mbs_modal_index(m, b);
+    if (ib < 0) return cf_error(CF_ERR_SCENE, "%s: body%d '%s' has no modal points (it is not a modal body)", who,
+                                sl + 1, b < 0 ? "ground" : def->body[b].name);
+    if (k < 0 || k >= def->modal[ib].npoint)
+      return cf_error(CF_ERR_SCENE, "%s: modal point %d of body '%s' does not exist", who, k, def->body[b].name);
+    if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_REVOLUTE && J->type != CF_MBS_UNIVERSAL &&
+        J->type != CF_MBS_FIXED)
+      return cf_error(CF_ERR_SCENE, "%s: a joint at a modal point must be spherical, revolute, universal or fixed", who);
+  }
+  return CF_OK;
+}
 
+/* checks of driver k */
+static int check_driver(const cfMbsDef* def, int k) {
+  const int nj = def->njoint;
+  const cfMbsDriverDef* D = &def->driver[k];
+  char who[CF_MBS_NAME_MAX + 16];
+  snprintf(who, sizeof who, "driver '%s'", D->name);
+  if (!D->name[0]) return cf_error(CF_ERR_SCENE, "driver %d has no name", k);
+  for (int i = 0; i < k; i++)
+    if (!strcmp(def->driver[i].name, D->name)) return cf_error(CF_ERR_SCENE, "driver '%s' is defined twice", D->name);
+  int st = cf_mbs__check_func(&D->f, who);
+  if (st < 0) return st;
+  if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
+    if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
+    int t = def->joint[D->joint].type;
+    for (int sl = 0; sl < 2; sl++) {
+      int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
+      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
+        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s', which has no frame to drive it from", who,
+                        def->joint[D->joint].name, def->body[b].name);
+    }
+    if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
+      return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
+                      def->joint[D->joint].name);
+    if (D->type == CF_MBS_DRIVE_TRANSLATION && t != CF_MBS_PRISMATIC && t != CF_MBS_CYLINDRICAL)
+      return cf_error(CF_ERR_SCENE, "%s: a translation driver needs a prismatic or cylindrical joint; '%s' is not one",
+                      who, def->joint[D->joint].name);
+  } else if (D->type == CF_MBS_DRIVE_DISTANCE) {
+    st = check_body_id(def, D->body1, who, "body1");
+    if (st >= 0) st = check_body_id(def, D->body2, who, "body2");
+    if (st < 0) return st;
+    if (D->body1 == D->body2) return cf_error(CF_ERR_SCENE, "%s: both points are on the same body", who);
+    if (!finite3(D->point1) || !finite3(D->point2)) return cf_error(CF_ERR_SCENE, "%s: non-finite point", who);
+    double P[3] = {D->point2[0] - D->point1[0], D->point2[1] - D->point1[1], D->point2[2] - D->point1[2]};
+    if (cf_mbs_norm3(P) < 1e-12) return cf_error(CF_ERR_SCENE, "%s: the two points coincide at t = 0", who);
+    double y[3];
+    cf_mbs_func_eval(&D->f, 0, y);
+    if (!D->f.rate && !(y[0] > 0))
+      return cf_error(CF_ERR_SCENE, "%s: the prescribed distance at t = 0 is %g; it must be positive", who, y[0]);
+  } else
+    return cf_error(CF_ERR_SCENE, "%s: unknown type %d", who, D->type);
+  return CF_OK;
+}
+
+/* the joint, driver and equation arrays for nj joints, nd drivers and ncon equations */
+static int alloc_constraints(cfMbsModel* m, int nj, int nd, int ncon) {
   m->njoint = nj;
   m->ndriver = nd;
   m->joint_name = calloc((size_t)(nj ? nj : 1), sizeof *m->joint_name);
@@ -288,12 +290,15 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   m->driver_offset = calloc((size_t)(nd ? nd : 1), sizeof(double));
   m->driver_con = calloc((size_t)(nd ? nd : 1), sizeof(int));
   m->con = calloc((size_t)ncon, sizeof(cfMbsCon));
-  ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint && m->joint_ncon &&
+  int ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint && m->joint_ncon &&
        m->driver_name && m->driver_type && m->driver_joint && m->driver_f && m->driver_offset && m->driver_con && m->con;
   if (!ok) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->ncon = 0;
+  return CF_OK;
+}
 
-  /* rigidity: (u, v, w) orthonormal (not for FE bodies: their blocks are node positions) */
+/* rigidity: (u, v, w) orthonormal (not for FE bodies: their blocks are node positions) */
+static void compile_rigidity(const cfMbsDef* def, cfMbsModel* m) {
   for (int b = 0; b < def->nbody; b++) {
     if (cf_mbs_def_fe_index(def, b) >= 0) continue;
     static const int pairs[6][2] = {{1, 1}, {2, 2}, {3, 3}, {1, 2}, {1, 3}, {2, 3}};
@@ -310,195 +315,322 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
       finish_con(c);
     }
   }
+}
 
-  /* joints */
-  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-  for (int j = 0; j < nj; j++) {
-    const cfMbsJointDef* J = &def->joint[j];
-    int b1 = J->body1, b2 = J->body2;
-    snprintf(m->joint_name[j], CF_MBS_NAME_MAX, "%s", J->name);
-    m->joint_type[j] = J->type;
-    m->joint_body[2 * j] = b1, m->joint_body[2 * j + 1] = b2;
-    m->joint_con0[j] = m->ncon;
-    m->joint_ncon[j] = joint_eq_count(J->type);
-    /* global frame at t = 0, then per body */
-    double a[3] = {0, 0, 1}, f[3], g[3];
-    if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE) memcpy(a, J->axis, sizeof a);
-    frame_from_axis(a, a, f, g);
-    double P1g[3], P2g[3];
-    memcpy(P1g, J->point, sizeof P1g);
-    memcpy(P2g, J->type == CF_MBS_DISTANCE ? J->point2 : J->point, sizeof P2g);
-    /* a modal point fixes the joint's point: where the point is at t = 0 (amplitudes left out) */
-    int mp[2] = {J->modal_point1, J->modal_point2}, mib[2] = {-1, -1}, fe[2] = {-1, -1}, fev[2] = {-1, -1};
-    for (int s = 1; s >= 0; s--) {
-      m->joint_mpoint[2 * j + s] = mp[s];
-      if (mp[s] < 0) continue;
-      int bs = s ? b2 : b1;
-      if ((fe[s] = cf_mbs_fe_index(m, bs)) >= 0) { /* FE point: where its nodes' mean is at t = 0 */
-        fev[s] = cf_mbs__fe_point(m, fe[s], mp[s], P1g);
-        if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
-        continue;
-      }
-      int b = s ? b2 : b1, nm, blk0, nblk;
-      double sbar[3], pos[3], R[9];
-      mib[s] = cf_mbs_modal_index(m, b);
-      cf_mbs__modal_point(m, mib[s], mp[s], sbar, NULL, &nm, &blk0, &nblk);
-      cf_mbs__body_pose(def, b, pos, R);
-      for (int i = 0; i < 3; i++) P1g[i] = pos[i] + R[3 * i] * sbar[0] + R[3 * i + 1] * sbar[1] + R[3 * i + 2] * sbar[2];
+/* A joint being compiled: its bodies, frame and points, and the next equation's index. */
+typedef struct JointCtx {
+  const cfMbsJointDef* J;
+  int j, b1, b2;
+  int mp[2], mib[2], fe[2], fev[2]; /* per side: modal or FE point, modal body, FE body, FE point vector */
+  double a[3], f[3], g[3];          /* the joint's frame at t = 0 (global) */
+  const double* fr;                 /* its frame per body, m->joint_frame + 24 j */
+  cfMbsVec D;                       /* P2 - P1 */
+  int eq;
+} JointCtx;
+
+/* the joint's frame: global at t = 0, then per body (m->joint_frame); P2 - P1 */
+static void joint_frame(const cfMbsDef* def, cfMbsModel* m, int j, JointCtx* x) {
+  const cfMbsJointDef* J = x->J = &def->joint[j];
+  int b1 = x->b1 = J->body1, b2 = x->b2 = J->body2;
+  x->j = j;
+  snprintf(m->joint_name[j], CF_MBS_NAME_MAX, "%s", J->name);
+  m->joint_type[j] = J->type;
+  m->joint_body[2 * j] = b1, m->joint_body[2 * j + 1] = b2;
+  m->joint_con0[j] = m->ncon;
+  m->joint_ncon[j] = joint_eq_count(J->type);
+  /* global frame at t = 0, then per body */
+  double *a = x->a, *f = x->f, *g = x->g;
+  a[0] = 0, a[1] = 0, a[2] = 1;
+  if (J->type != CF_MBS_SPHERICAL && J->type != CF_MBS_DISTANCE) memcpy(a, J->axis, sizeof x->a);
+  frame_from_axis(a, a, f, g);
+  double P1g[3], P2g[3];
+  memcpy(P1g, J->point, sizeof P1g);
+  memcpy(P2g, J->type == CF_MBS_DISTANCE ? J->point2 : J->point, sizeof P2g);
+  /* a modal point fixes the joint's point: where the point is at t = 0 (amplitudes left out) */
+  int *mp = x->mp, *mib = x->mib, *fe = x->fe, *fev = x->fev;
+  mp[0] = J->modal_point1, mp[1] = J->modal_point2;
+  mib[0] = mib[1] = fe[0] = fe[1] = fev[0] = fev[1] = -1;
+  for (int s = 1; s >= 0; s--) {
+    m->joint_mpoint[2 * j + s] = mp[s];
+    if (mp[s] < 0) continue;
+    int bs = s ? b2 : b1;
+    if ((fe[s] = cf_mbs_fe_index(m, bs)) >= 0) { /* FE point: where its nodes' mean is at t = 0 */
+      fev[s] = cf_mbs__fe_point(m, fe[s], mp[s], P1g);
       if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
+      continue;
     }
-    double* fr = m->joint_frame + 24 * j;
-    for (int s = 0; s < 2; s++) {
-      int b = s ? b2 : b1;
-      cf_mbs__local_point(def, b, s ? P2g : P1g, fr + 12 * s);
-      to_local_dir(def, b, a, fr + 12 * s + 3);
-      to_local_dir(def, b, f, fr + 12 * s + 6);
-      to_local_dir(def, b, g, fr + 12 * s + 9);
-    }
-    if (J->type == CF_MBS_UNIVERSAL) {
-      double a2[3], n2 = cf_mbs_norm3(J->axis2);
-      for (int i = 0; i < 3; i++) a2[i] = J->axis2[i] / n2;
-      to_local_dir(def, b2, a2, fr + 12 + 3);
-    }
-    const double *p1 = fr, *a1 = fr + 3, *f1 = fr + 6, *g1 = fr + 9;
-    const double *p2 = fr + 12, *a2 = fr + 15, *f2 = fr + 18;
-    cfMbsVec P1 = vec_point(b1, p1), P2 = vec_point(b2, p2);
-    /* at an FE point, the point is the FE term S = mean of the nodes, added to the equations below */
-    static const double origin[3] = {0, 0, 0};
-    if (fe[0] >= 0) P1 = vec_const(origin);
-    if (fe[1] >= 0) P2 = vec_const(origin);
-    cfMbsVec D = vec_sub(P2, &P1);
-    int eq = 0;
-    int t = J->type;
-    /* common point */
-    if (t == CF_MBS_SPHERICAL || t == CF_MBS_REVOLUTE || t == CF_MBS_UNIVERSAL || t == CF_MBS_FIXED)
-      for (int k = 0; k < 3; k++) {
-        cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-        add_term(c, 1, CF_MBS_COEF_ONE, D, vec_const(ex[k]));
-        for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + S2 - S1 of FE points */
-          if (fe[sl] >= 0) {
-            int n = c->nft++;
-            c->ft_fe[n] = fe[sl], c->ft_vec[n] = fev[sl], c->ft_comp[n] = k, c->ft_s[n] = sl ? 1 : -1;
-          }
-        for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + A2 Phibar2 y2 - A1 Phibar1 y1 */
-          if (mp[sl] >= 0 && fe[sl] < 0) {
-            int n = c->nmt++;
-            c->mt_body[n] = mib[sl], c->mt_point[n] = mp[sl], c->mt_comp[n] = k, c->mt_sign[n] = sl ? 1 : -1;
-          }
-        finish_con(c);
-        finish_modal_slots(m, c);
-        cf_mbs__fe_slots(m, c);
-        if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
-                                       "(fewer modes, or one modal point per joint)", J->name, CF_MBS_CON_MAXB);
-      }
-    /* FE point of a revolute joint: the set's axis (its least-squares measure, cf_mbs__fe_axis)
-     * perpendicular to the other body's f and g; of a fixed joint also the set's f perpendicular to
-     * the other body's g (no rotation about the axis) */
-    if ((t == CF_MBS_REVOLUTE || t == CF_MBS_FIXED) && (fe[0] >= 0 || fe[1] >= 0)) {
-      int s = fe[1] >= 0, ob = s ? b1 : b2;
-      double L;
-      char who[CF_MBS_NAME_MAX + 16];
-      snprintf(who, sizeof who, "joint '%s'", J->name);
-      int v = cf_mbs__fe_axis(m, fe[s], mp[s], a, who, def->fe[cf_mbs_def_fe_index(def, s ? b2 : b1)].point[mp[s]].name, &L);
-      if (v < 0) return v;
-      const double* fo = fr + 12 * (1 - s) + 6; /* f, g of the other body */
-      int vf = -1;
-      double Lf = 1;
-      if (t == CF_MBS_FIXED) {
-        vf = cf_mbs__fe_axis(m, fe[s], mp[s], f, who, def->fe[cf_mbs_def_fe_index(def, s ? b2 : b1)].point[mp[s]].name, &Lf);
-        if (vf < 0) return vf;
-      }
-      for (int k = 0; k < (t == CF_MBS_FIXED ? 3 : 2); k++) {
-        cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-        c->nft = 1;
-        c->ft_fe[0] = fe[s], c->ft_vec[0] = k < 2 ? v : vf, c->ft_comp[0] = -1, c->ft_s[0] = k < 2 ? 1 / L : 1 / Lf;
-        c->ft_b[0] = vec_dir(ob, fo + 3 * (k < 2 ? k : 1)); /* a.f, a.g; then f_set.g */
-        finish_con(c);
-        cf_mbs__fe_slots(m, c);
-        if (c->nb < 0)
-          return cf_error(CF_ERR_SCENE, "joint '%s': its node set spans more than %d node blocks", J->name, CF_MBS_CON_MAXB);
-      }
-    } else if (t == CF_MBS_REVOLUTE || t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC || t == CF_MBS_FIXED) {
-      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, a2), vec_dir(b1, f1));
-      finish_con(c);
-      c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, a2), vec_dir(b1, g1));
-      finish_con(c);
-    }
-    /* common line: the offset perpendicular to the axis vanishes */
-    if (t == CF_MBS_CYLINDRICAL || t == CF_MBS_PRISMATIC) {
-      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, D, vec_dir(b1, f1));
-      finish_con(c);
-      c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, D, vec_dir(b1, g1));
-      finish_con(c);
-    }
-    /* no rotation about the axis */
-    if (t == CF_MBS_PRISMATIC || (t == CF_MBS_FIXED && fe[0] < 0 && fe[1] < 0)) {
-      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b2, f2), vec_dir(b1, g1));
-      finish_con(c);
-    }
-    if (t == CF_MBS_UNIVERSAL) {
-      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(b1, a1), vec_dir(b2, a2));
-      finish_con(c);
-    }
-    if (t == CF_MBS_DISTANCE) {
-      double L = J->distance;
-      if (L < 0) {
-        double d0[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
-        L = cf_mbs_norm3(d0);
-      }
-      cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, j, eq++);
-      add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);
-      c->c0 = -0.5 * L * L;
-      finish_con(c);
-    }
+    int b = s ? b2 : b1, nm, blk0, nblk;
+    double sbar[3], pos[3], R[9];
+    mib[s] = cf_mbs_modal_index(m, b);
+    cf_mbs__modal_point(m, mib[s], mp[s], sbar, NULL, &nm, &blk0, &nblk);
+    cf_mbs__body_pose(def, b, pos, R);
+    for (int i = 0; i < 3; i++) P1g[i] = pos[i] + R[3 * i] * sbar[0] + R[3 * i + 1] * sbar[1] + R[3 * i + 2] * sbar[2];
+    if (s == 1 || mp[1] < 0) memcpy(P2g, P1g, sizeof P2g);
   }
+  double* fr = m->joint_frame + 24 * j;
+  x->fr = fr;
+  for (int s = 0; s < 2; s++) {
+    int b = s ? b2 : b1;
+    cf_mbs__local_point(def, b, s ? P2g : P1g, fr + 12 * s);
+    to_local_dir(def, b, a, fr + 12 * s + 3);
+    to_local_dir(def, b, f, fr + 12 * s + 6);
+    to_local_dir(def, b, g, fr + 12 * s + 9);
+  }
+  if (J->type == CF_MBS_UNIVERSAL) {
+    double a2[3], n2 = cf_mbs_norm3(J->axis2);
+    for (int i = 0; i < 3; i++) a2[i] = J->axis2[i] / n2;
+    to_local_dir(def, b2, a2, fr + 12 + 3);
+  }
+  cfMbsVec P1 = vec_point(b1, fr), P2 = vec_point(b2, fr + 12);
+  /* at an FE point, the point is the FE term S = mean of the nodes, added to the equations below */
+  static const double origin[3] = {0, 0, 0};
+  if (fe[0] >= 0) P1 = vec_const(origin);
+  if (fe[1] >= 0) P2 = vec_const(origin);
+  x->D = vec_sub(P2, &P1);
+  x->eq = 0;
+}
 
-  /* drivers */
-  for (int k = 0; k < nd; k++) {
-    const cfMbsDriverDef* Dd = &def->driver[k];
-    snprintf(m->driver_name[k], CF_MBS_NAME_MAX, "%s", Dd->name);
-    m->driver_type[k] = Dd->type;
-    m->driver_joint[k] = Dd->joint;
-    m->driver_f[k] = Dd->f;
-    m->driver_offset[k] = 0;
-    m->driver_con[k] = m->ncon;
-    cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
-    c->driver = k;
-    if (Dd->type == CF_MBS_DRIVE_ANGLE) {
-      /* sin(f) (f1.f2) - cos(f) (g1.f2) = sin(f - angle) */
-      int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-      const double* fr = m->joint_frame + 24 * j;
-      add_term(c, 1, CF_MBS_COEF_SIN, vec_dir(b2, fr + 18), vec_dir(b1, fr + 6));
-      add_term(c, 1, CF_MBS_COEF_NEGCOS, vec_dir(b2, fr + 18), vec_dir(b1, fr + 9));
-    } else if (Dd->type == CF_MBS_DRIVE_TRANSLATION) {
-      /* (P2 - P1) . a1 - f */
-      int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
-      const double* fr = m->joint_frame + 24 * j;
-      cfMbsVec P1 = vec_point(b1, fr), P2 = vec_point(b2, fr + 12);
-      add_term(c, 1, CF_MBS_COEF_ONE, vec_sub(P2, &P1), vec_dir(b1, fr + 3));
-      c->cst = CF_MBS_CST_NEG_F;
-    } else {
-      /* (|P2 - P1|^2 - f^2) / 2 */
-      double p1[3], p2[3];
-      cf_mbs__local_point(def, Dd->body1, Dd->point1, p1);
-      cf_mbs__local_point(def, Dd->body2, Dd->point2, p2);
-      cfMbsVec P1 = vec_point(Dd->body1, p1), P2 = vec_point(Dd->body2, p2);
-      cfMbsVec D = vec_sub(P2, &P1);
-      add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);
-      c->cst = CF_MBS_CST_NEG_HALF_F2;
-      if (Dd->f.rate) {
-        double d0[3] = {Dd->point2[0] - Dd->point1[0], Dd->point2[1] - Dd->point1[1], Dd->point2[2] - Dd->point1[2]};
-        m->driver_offset[k] = cf_mbs_norm3(d0);
+/* common point: P2 - P1 = 0 (with the FE points' node means and the modal points' amplitudes) */
+static int joint_common_point(cfMbsModel* m, JointCtx* x) {
+  static const double ex[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  const int *mp = x->mp, *fe = x->fe;
+  for (int k = 0; k < 3; k++) {
+    cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+    add_term(c, 1, CF_MBS_COEF_ONE, x->D, vec_const(ex[k]));
+    for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + S2 - S1 of FE points */
+      if (fe[sl] >= 0) {
+        int n = c->nft++;
+        c->ft_fe[n] = fe[sl], c->ft_vec[n] = x->fev[sl], c->ft_comp[n] = k, c->ft_s[n] = sl ? 1 : -1;
       }
-    }
+    for (int sl = 0; sl < 2; sl++) /* D = P2 - P1: + A2 Phibar2 y2 - A1 Phibar1 y1 */
+      if (mp[sl] >= 0 && fe[sl] < 0) {
+        int n = c->nmt++;
+        c->mt_body[n] = x->mib[sl], c->mt_point[n] = mp[sl], c->mt_comp[n] = k, c->mt_sign[n] = sl ? 1 : -1;
+      }
     finish_con(c);
+    finish_modal_slots(m, c);
+    cf_mbs__fe_slots(m, c);
+    if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
+                                   "(fewer modes, or one modal point per joint)", x->J->name, CF_MBS_CON_MAXB);
   }
+  return CF_OK;
+}
+
+/* FE point of a revolute joint: the set's axis (its least-squares measure, cf_mbs__fe_axis)
+ * perpendicular to the other body's f and g; of a fixed joint also the set's f perpendicular to
+ * the other body's g (no rotation about the axis) */
+static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  const cfMbsJointDef* J = x->J;
+  const int t = J->type, *fe = x->fe, *mp = x->mp;
+  int s = fe[1] >= 0, ob = s ? x->b1 : x->b2;
+  double L;
+  char who[CF_MBS_NAME_MAX + 16];
+  snprintf(who, sizeof who, "joint '%s'", J->name);
+  int v = cf_mbs__fe_axis(m, fe[s], mp[s], x->a, who, def->fe[cf_mbs_def_fe_index(def, s ? x->b2 : x->b1)].point[mp[s]].name, &L);
+  if (v < 0) return v;
+  const double* fo = x->fr + 12 * (1 - s) + 6; /* f, g of the other body */
+  int vf = -1;
+  double Lf = 1;
+  if (t == CF_MBS_FIXED) {
+    vf = cf_mbs__fe_axis(m, fe[s], mp[s], x->f, who, def->fe[cf_mbs_def_fe_index(def, s ? x->b2 : x->b1)].point[mp[s]].name, &Lf);
+    if (vf < 0) return vf;
+  }
+  for (int k = 0; k < (t == CF_MBS_FIXED ? 3 : 2); k++) {
+    cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+    c->nft = 1;
+    c->ft_fe[0] = fe[s], c->ft_vec[0] = k < 2 ? v : vf, c->ft_comp[0] = -1, c->ft_s[0] = k < 2 ? 1 / L : 1 / Lf;
+    c->ft_b[0] = vec_dir(ob, fo + 3 * (k < 2 ? k : 1)); /* a.f, a.g; then f_set.g */
+    finish_con(c);
+    cf_mbs__fe_slots(m, c);
+    if (c->nb < 0)
+      return cf_error(CF_ERR_SCENE, "joint '%s': its node set spans more than %d node blocks", J->name, CF_MBS_CON_MAXB);
+  }
+  return CF_OK;
+}
+
+/* parallel axes: a2 perpendicular to f1 and g1 */
+static void joint_parallel_axes(cfMbsModel* m, JointCtx* x) {
+  const double *f1 = x->fr + 6, *g1 = x->fr + 9, *a2 = x->fr + 15;
+  cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, a2), vec_dir(x->b1, f1));
+  finish_con(c);
+  c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, a2), vec_dir(x->b1, g1));
+  finish_con(c);
+}
+
+/* common line: the offset perpendicular to the axis vanishes */
+static void joint_common_line(cfMbsModel* m, JointCtx* x) {
+  const double *f1 = x->fr + 6, *g1 = x->fr + 9;
+  cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, x->D, vec_dir(x->b1, f1));
+  finish_con(c);
+  c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, x->D, vec_dir(x->b1, g1));
+  finish_con(c);
+}
+
+/* no rotation about the axis: f2 perpendicular to g1 */
+static void joint_no_twist(cfMbsModel* m, JointCtx* x) {
+  const double *g1 = x->fr + 9, *f2 = x->fr + 18;
+  cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, f2), vec_dir(x->b1, g1));
+  finish_con(c);
+}
+
+/* universal: a1 perpendicular to a2 */
+static void joint_universal(cfMbsModel* m, JointCtx* x) {
+  const double *a1 = x->fr + 3, *a2 = x->fr + 15;
+  cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b1, a1), vec_dir(x->b2, a2));
+  finish_con(c);
+}
+
+/* distance: (|P2 - P1|^2 - L^2) / 2 */
+static void joint_distance(cfMbsModel* m, JointCtx* x) {
+  const cfMbsJointDef* J = x->J;
+  double L = J->distance;
+  if (L < 0) {
+    double d0[3] = {J->point2[0] - J->point[0], J->point2[1] - J->point[1], J->point2[2] - J->point[2]};
+    L = cf_mbs_norm3(d0);
+  }
+  cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
+  add_term(c, 0.5, CF_MBS_COEF_ONE, x->D, x->D);
+  c->c0 = -0.5 * L * L;
+  finish_con(c);
+}
+
+/* spherical: a common point */
+static int compile_spherical(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  (void)def;
+  return joint_common_point(m, x);
+}
+
+/* revolute: a common point and parallel axes (at an FE point, the set's axis) */
+static int compile_revolute(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  int st = joint_common_point(m, x);
+  if (st < 0) return st;
+  if (x->fe[0] >= 0 || x->fe[1] >= 0) return joint_fe_axis(def, m, x);
+  joint_parallel_axes(m, x);
+  return CF_OK;
+}
+
+/* universal: a common point and perpendicular axes */
+static int compile_universal(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  (void)def;
+  int st = joint_common_point(m, x);
+  if (st < 0) return st;
+  joint_universal(m, x);
+  return CF_OK;
+}
+
+/* fixed: a common point, parallel axes and no rotation about them (at an FE point, the set's
+ * axis and f) */
+static int compile_fixed(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  int st = joint_common_point(m, x);
+  if (st < 0) return st;
+  if (x->fe[0] >= 0 || x->fe[1] >= 0) return joint_fe_axis(def, m, x);
+  joint_parallel_axes(m, x);
+  joint_no_twist(m, x);
+  return CF_OK;
+}
+
+/* cylindrical: parallel axes and a common line */
+static int compile_cylindrical(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  (void)def;
+  joint_parallel_axes(m, x);
+  joint_common_line(m, x);
+  return CF_OK;
+}
+
+/* prismatic: parallel axes, a common line and no rotation about it */
+static int compile_prismatic(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  (void)def;
+  joint_parallel_axes(m, x);
+  joint_common_line(m, x);
+  joint_no_twist(m, x);
+  return CF_OK;
+}
+
+/* distance: the two points' distance */
+static int compile_distance(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
+  (void)def;
+  joint_distance(m, x);
+  return CF_OK;
+}
+
+/* joint j: its frame and equations */
+static int compile_joint(const cfMbsDef* def, cfMbsModel* m, int j) {
+  typedef int (*CompileJoint)(const cfMbsDef* def, cfMbsModel* m, JointCtx* x);
+  static const CompileJoint by_type[CF_MBS_JOINT_TYPES] = {
+      [CF_MBS_SPHERICAL] = compile_spherical,     [CF_MBS_REVOLUTE] = compile_revolute,
+      [CF_MBS_UNIVERSAL] = compile_universal,     [CF_MBS_FIXED] = compile_fixed,
+      [CF_MBS_CYLINDRICAL] = compile_cylindrical, [CF_MBS_PRISMATIC] = compile_prismatic,
+      [CF_MBS_DISTANCE] = compile_distance};
+  JointCtx x;
+  memset(&x, 0, sizeof x);
+  joint_frame(def, m, j, &x);
+  return by_type[x.J->type](def, m, &x);
+}
+
+/* driver k: its equation */
+static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
+  const cfMbsDriverDef* Dd = &def->driver[k];
+  snprintf(m->driver_name[k], CF_MBS_NAME_MAX, "%s", Dd->name);
+  m->driver_type[k] = Dd->type;
+  m->driver_joint[k] = Dd->joint;
+  m->driver_f[k] = Dd->f;
+  m->driver_offset[k] = 0;
+  m->driver_con[k] = m->ncon;
+  cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
+  c->driver = k;
+  if (Dd->type == CF_MBS_DRIVE_ANGLE) {
+    /* sin(f) (f1.f2) - cos(f) (g1.f2) = sin(f - angle) */
+    int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double* fr = m->joint_frame + 24 * j;
+    add_term(c, 1, CF_MBS_COEF_SIN, vec_dir(b2, fr + 18), vec_dir(b1, fr + 6));
+    add_term(c, 1, CF_MBS_COEF_NEGCOS, vec_dir(b2, fr + 18), vec_dir(b1, fr + 9));
+  } else if (Dd->type == CF_MBS_DRIVE_TRANSLATION) {
+    /* (P2 - P1) . a1 - f */
+    int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    const double* fr = m->joint_frame + 24 * j;
+    cfMbsVec P1 = vec_point(b1, fr), P2 = vec_point(b2, fr + 12);
+    add_term(c, 1, CF_MBS_COEF_ONE, vec_sub(P2, &P1), vec_dir(b1, fr + 3));
+    c->cst = CF_MBS_CST_NEG_F;
+  } else {
+    /* (|P2 - P1|^2 - f^2) / 2 */
+    double p1[3], p2[3];
+    cf_mbs__local_point(def, Dd->body1, Dd->point1, p1);
+    cf_mbs__local_point(def, Dd->body2, Dd->point2, p2);
+    cfMbsVec P1 = vec_point(Dd->body1, p1), P2 = vec_point(Dd->body2, p2);
+    cfMbsVec D = vec_sub(P2, &P1);
+    add_term(c, 0.5, CF_MBS_COEF_ONE, D, D);
+    c->cst = CF_MBS_CST_NEG_HALF_F2;
+    if (Dd->f.rate) {
+      double d0[3] = {Dd->point2[0] - Dd->point1[0], Dd->point2[1] - Dd->point1[1], Dd->point2[2] - Dd->point1[2]};
+      m->driver_offset[k] = cf_mbs_norm3(d0);
+    }
+  }
+  finish_con(c);
+}
+
+int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
+  int nj = def->njoint, nd = def->ndriver, st;
+  /* checks, and the number of equations */
+  int ncon = 6 * (def->nbody - def->nfe); /* FE bodies have no rigidity equations */
+  for (int j = 0; j < nj; j++) {
+    if ((st = check_joint(def, m, j)) < 0) return st;
+    ncon += joint_eq_count(def->joint[j].type);
+  }
+  for (int k = 0; k < nd; k++) {
+    if ((st = check_driver(def, k)) < 0) return st;
+    ncon++;
+  }
+  if ((st = alloc_constraints(m, nj, nd, ncon)) < 0) return st;
+  compile_rigidity(def, m);
+  for (int j = 0; j < nj; j++)
+    if ((st = compile_joint(def, m, j)) < 0) return st;
+  for (int k = 0; k < nd; k++) compile_driver(def, m, k);
   return CF_OK;
 }
 
