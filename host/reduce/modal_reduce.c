@@ -85,62 +85,31 @@ void cf_reduction_set_damping(cfReduction* r, double damping) {
     r->zeta[i] = i < r->nrigid ? 0.0 : damping >= 0 ? damping : adams_damping(cf_reduction_freq_hz(r, i));
 }
 
-int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfReduceOptions* opt_in,
-              cfReduction* out) {
-  cfReduceOptions opt = opt_in ? *opt_in : cf_default_reduce_options();
-  memset(out, 0, sizeof *out);
-  double t0 = cf_wall_time();
-  const int ndof = m->ndof, nnode = m->nnode;
-  int st = CF_OK;
-  if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
-  if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
-  for (int i = 0; i < nbnode_in; i++)
-    if (bnodes_in[i] < 0 || bnodes_in[i] >= nnode)
-      return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);
-
-  cfReduction* r = out;
-  r->version = CF_REDUCTION_VERSION;
-  r->nnode = nnode; r->ntet = m->ntet; r->ndof = ndof;
-  r->consistent_mass = m->def.consistent_mass;
-  r->E = m->def.E; r->nu = m->def.nu; r->rho = m->def.rho;
-  r->fingerprint = cf_reduction_fingerprint(m);
-
-  unsigned char* fixed_i = calloc(ndof, 1);
-  double* Kb = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
-  double *rhs = malloc(sizeof(double) * ndof), *x = malloc(sizeof(double) * ndof);
-  double *KB = NULL, *MB = NULL, *Q = NULL, *Bn = NULL, *Mtmp = NULL, *Phi = NULL, *Wt = NULL;
-  /* the mass the options name (as cf_modal_solve takes it for the normal modes): the model's
-   * blocks or the one-point rule, for the projection and the invariants alike */
-  double* Mone = opt.modal.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * (size_t)m->nnzb) : NULL;
-  const double* Mb = Mone ? Mone : m->Mblk;
-  cfSparseSolver sp;
-  int sp_init = 0;
-  r->bnodes = malloc(sizeof(int) * (nbnode_in > 0 ? nbnode_in : 1));
-  if (!fixed_i || !Kb || !rhs || !x || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
-
-  if (Mone) cf_mass_one_point(m, Mone);
-
-  /* interface nodes (sorted, unique) and DOFs */
+/* interface nodes (sorted, unique) and DOFs; fixed_i: the model's fixed DOFs and the interface's */
+static int reduce_interface(const cfModel* m, const int* bnodes_in, int nbnode_in, cfReduction* r,
+                            unsigned char* fixed_i, int* nfixed_i) {
+  const int ndof = m->ndof;
   if (nbnode_in > 0) memcpy(r->bnodes, bnodes_in, sizeof(int) * nbnode_in); /* NULL when none */
   qsort(r->bnodes, nbnode_in, sizeof(int), cmp_int);
   for (int i = 0; i < nbnode_in; i++)
     if (r->nbnode == 0 || r->bnodes[r->nbnode - 1] != r->bnodes[i]) r->bnodes[r->nbnode++] = r->bnodes[i];
   r->bdof = malloc(sizeof(int) * (3 * r->nbnode + 1));
-  if (!r->bdof) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  if (!r->bdof) return cf_error(CF_ERR_NOMEM, "reduce: out of memory");
   for (int i = 0; i < r->nbnode; i++)
     for (int a = 0; a < 3; a++) {
       int d = 3 * r->bnodes[i] + a;
       if (!m->fixed[d]) r->bdof[r->nb++] = d;
     }
-  int nfixed_i = 0;
+  *nfixed_i = 0;
   for (int d = 0; d < ndof; d++) fixed_i[d] = m->fixed[d];
   for (int i = 0; i < r->nb; i++) fixed_i[r->bdof[i]] = 1;
-  for (int d = 0; d < ndof; d++) nfixed_i += fixed_i[d];
-  int ninterior = ndof - nfixed_i;
-  r->nk = opt.nmodes < ninterior ? opt.nmodes : ninterior;
-  r->n = r->nb + r->nk;
-  const int n = r->n;
-  if (n == 0) { st = cf_error(CF_ERR_ARG, "reduce: empty basis (no interface DOFs and no normal modes)"); goto done; }
+  for (int d = 0; d < ndof; d++) *nfixed_i += fixed_i[d];
+  return CF_OK;
+}
+
+/* the reduction's arrays for a basis of r->n vectors */
+static int alloc_reduction(cfReduction* r) {
+  const int n = r->n, ndof = r->ndof;
   r->basis = calloc((size_t)n * ndof, sizeof(double));
   r->fixed_omega2 = malloc(sizeof(double) * (r->nk + 1));
   r->Kr = malloc(sizeof(double) * (size_t)n * n);
@@ -150,62 +119,60 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   r->P = malloc(sizeof(double) * 3 * (size_t)n);
   r->T = malloc(sizeof(double) * 9 * (size_t)n);
   r->S = malloc(sizeof(double) * 9 * (size_t)n * n);
-  KB = malloc(sizeof(double) * (size_t)n * ndof);
-  MB = malloc(sizeof(double) * (size_t)n * ndof);
-  if (!r->basis || !r->fixed_omega2 || !r->Kr || !r->Mr || !r->omega2 || !r->zeta || !r->P || !r->T ||
-      !r->S || !KB || !MB) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof); goto done; }
-  /* K blocks from the element K_e (rest state), as the modal solve and the preconditioner gather them */
-  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
+  if (!r->basis || !r->fixed_omega2 || !r->Kr || !r->Mr || !r->omega2 || !r->zeta || !r->P || !r->T || !r->S)
+    return cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof);
+  return CF_OK;
+}
 
-  /* 1. constraint modes: u_b = e_j, K_ii u_i = -K_ib e_j (one CHOLMOD factor, nb solves) */
-  double t1 = cf_wall_time();
-  if (r->nb > 0) {
-    st = cf_sparse_init(m, 1, &sp);
-    sp_init = 1;
-    if (st < 0) goto done;
-    st = cf_sparse_factor(&sp, Kb, fixed_i);
-    /* CHOLMOD may well factor a singular K_ii in floating point: look at the pivots */
-    double rc = st < 0 ? 0.0 : cholmod_rcond(sp.L, &sp.cc);
-    if (st < 0 || !(rc > 1e-13)) {
-      st = cf_error(CF_ERR_SOLVER, "reduce: K_ii is singular (rcond %.1e): the interface (%d nodes) and the supports "
-                    "do not hold the part against rigid-body motion", rc, r->nbnode);
-      goto done;
-    }
-    for (int j = 0; j < r->nb; j++) {
-      int dj = r->bdof[j], nj = dj / 3, cj = dj % 3;
-      memset(rhs, 0, sizeof(double) * ndof);
-      /* column dj of K: K(3i+r, dj) = block (nj, i) entry (cj, r), found in row nj */
-      for (int q = m->row_ptr[nj]; q < m->row_ptr[nj + 1]; q++) {
-        int i = m->col[q];
-        for (int rr = 0; rr < 3; rr++)
-          if (!fixed_i[3 * i + rr]) rhs[3 * i + rr] = -Kb[9 * (size_t)q + 3 * cj + rr];
-      }
-      st = cf_sparse_solve(&sp, rhs, x);
-      if (st < 0) goto done;
-      double* col = r->basis + (size_t)j * ndof;
-      for (int d = 0; d < ndof; d++) col[d] = fixed_i[d] ? 0.0 : x[d];
-      col[dj] = 1.0;
-      for (int d = 0; d < ndof; d++)
-        if (!isfinite(col[d])) { st = cf_error(CF_ERR_SOLVER, "reduce: constraint mode %d is not finite (K_ii singular?)", j); goto done; }
-    }
-    cf_sparse_free(&sp);
-    sp_init = 0;
+/* 1. constraint modes: u_b = e_j, K_ii u_i = -K_ib e_j (one CHOLMOD factor, nb solves) */
+static int constraint_modes(const cfModel* m, cfReduction* r, const double* Kb, const unsigned char* fixed_i) {
+  if (r->nb == 0) return CF_OK;
+  const int ndof = m->ndof;
+  double *rhs = malloc(sizeof(double) * ndof), *x = malloc(sizeof(double) * ndof);
+  cfSparseSolver sp;
+  int st = !rhs || !x ? cf_error(CF_ERR_NOMEM, "reduce: out of memory") : cf_sparse_init(m, 1, &sp);
+  const int sp_init = rhs && x;
+  if (st < 0) goto done;
+  st = cf_sparse_factor(&sp, Kb, fixed_i);
+  /* CHOLMOD may well factor a singular K_ii in floating point: look at the pivots */
+  double rc = st < 0 ? 0.0 : cholmod_rcond(sp.L, &sp.cc);
+  if (st < 0 || !(rc > 1e-13)) {
+    st = cf_error(CF_ERR_SOLVER, "reduce: K_ii is singular (rcond %.1e): the interface (%d nodes) and the supports "
+                  "do not hold the part against rigid-body motion", rc, r->nbnode);
+    goto done;
   }
-  double t2 = cf_wall_time();
-  r->t_constraint = t2 - t1;
-
-  /* 2. fixed-interface normal modes: the model with its interface DOFs fixed */
-  if (r->nk > 0) {
-    cfModel mi = *m;
-    mi.fixed = fixed_i;
-    mi.nfixed = nfixed_i;
-    st = cf_modal_solve(&mi, r->nk, &opt.modal, r->fixed_omega2, r->basis + (size_t)r->nb * ndof, NULL);
+  for (int j = 0; j < r->nb; j++) {
+    int dj = r->bdof[j], nj = dj / 3, cj = dj % 3;
+    memset(rhs, 0, sizeof(double) * ndof);
+    /* column dj of K: K(3i+r, dj) = block (nj, i) entry (cj, r), found in row nj */
+    for (int q = m->row_ptr[nj]; q < m->row_ptr[nj + 1]; q++) {
+      int i = m->col[q];
+      for (int rr = 0; rr < 3; rr++)
+        if (!fixed_i[3 * i + rr]) rhs[3 * i + rr] = -Kb[9 * (size_t)q + 3 * cj + rr];
+    }
+    st = cf_sparse_solve(&sp, rhs, x);
     if (st < 0) goto done;
+    double* col = r->basis + (size_t)j * ndof;
+    for (int d = 0; d < ndof; d++) col[d] = fixed_i[d] ? 0.0 : x[d];
+    col[dj] = 1.0;
+    for (int d = 0; d < ndof; d++)
+      if (!isfinite(col[d])) { st = cf_error(CF_ERR_SOLVER, "reduce: constraint mode %d is not finite (K_ii singular?)", j); goto done; }
   }
-  double t3 = cf_wall_time();
-  r->t_normal = t3 - t2;
+done:
+  if (sp_init) cf_sparse_free(&sp);
+  free(rhs); free(x);
+  return st;
+}
 
-  /* 3. K_r = B^T K B, M_r = B^T M B (B stored transposed: n x ndof, row-major) */
+/* 3. K_r = B^T K B, M_r = B^T M B (B stored transposed: n x ndof, row-major) */
+static int project_basis(const cfModel* m, cfReduction* r, const double* Kb, const double* Mb) {
+  const int n = r->n, ndof = m->ndof;
+  double* KB = malloc(sizeof(double) * (size_t)n * ndof);
+  double* MB = malloc(sizeof(double) * (size_t)n * ndof);
+  if (!KB || !MB) {
+    free(KB); free(MB);
+    return cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof);
+  }
   for (int j = 0; j < n; j++) {
     block_mv(m, Kb, 0, r->basis + (size_t)j * ndof, KB + (size_t)j * ndof);
     block_mv(m, Mb, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
@@ -218,14 +185,18 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
       r->Kr[i * n + j] = r->Kr[j * n + i] = k;
       r->Mr[i * n + j] = r->Mr[j * n + i] = mm;
     }
-  free(KB); KB = NULL;
-  free(MB); MB = NULL;
-  double t4 = cf_wall_time();
-  r->t_project = t4 - t3;
+  free(KB);
+  free(MB);
+  return CF_OK;
+}
 
-  /* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q */
-  Q = malloc(sizeof(double) * (size_t)n * n);
-  Mtmp = malloc(sizeof(double) * (size_t)n * n);
+/* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q */
+static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions* opt) {
+  const int n = r->n, ndof = m->ndof;
+  int st = CF_OK;
+  double* Q = malloc(sizeof(double) * (size_t)n * n);
+  double* Mtmp = malloc(sizeof(double) * (size_t)n * n);
+  double* Bn = NULL;
   if (!Q || !Mtmp) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
   memcpy(Q, r->Kr, sizeof(double) * (size_t)n * n);
   memcpy(Mtmp, r->Mr, sizeof(double) * (size_t)n * n);
@@ -238,9 +209,9 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   double wmax = 0;
   for (int i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
   if (m->nfixed == 0)
-    for (int i = 0; i < n && fabs(r->omega2[i]) <= opt.rigid_tol * wmax; i++) r->nrigid++;
-  cf_reduction_set_damping(r, opt.damping);
-  if (opt.orthonormalise) {
+    for (int i = 0; i < n && fabs(r->omega2[i]) <= opt->rigid_tol * wmax; i++) r->nrigid++;
+  cf_reduction_set_damping(r, opt->damping);
+  if (opt->orthonormalise) {
     /* deterministic signs: the largest |component| of each B q_j positive */
     Bn = malloc(sizeof(double) * (size_t)n * ndof);
     if (!Bn) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
@@ -263,82 +234,149 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
       }
     r->orthonormal = 1;
   }
+done:
+  free(Q); free(Mtmp); free(Bn);
+  return st;
+}
+
+/* 5. inertia invariants with the scalar mass coefficients M_pq */
+static int invariants(const cfModel* m, cfReduction* r, const double* Mb) {
+  const int n = r->n, ndof = m->ndof, nnode = m->nnode;
+  const double* X = m->X;
+  double y[3];
+  r->mass = 0;
+  memset(r->c, 0, sizeof r->c);
+  memset(r->J, 0, sizeof r->J);
+  double* rowsum = calloc(nnode, sizeof(double));
+  double* MX = calloc(3 * (size_t)nnode, sizeof(double));         /* sum_p M_qp X_p */
+  double* Phi = malloc(sizeof(double) * 3 * (size_t)n * nnode);    /* Phi_a: [a][j][p] */
+  double* Wt = malloc(sizeof(double) * 3 * (size_t)n * nnode);     /* sum_p M_qp Phi_pj,b: [b][j][q] */
+  if (!rowsum || !MX || !Phi || !Wt) {
+    free(rowsum); free(MX); free(Phi); free(Wt);
+    return cf_error(CF_ERR_NOMEM, "reduce: out of memory for the invariants");
+  }
+  for (int q = 0; q < nnode; q++) {
+    y[0] = y[1] = y[2] = 0;
+    for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) {
+      int p = m->col[k];
+      rowsum[q] += Mb[k];
+      for (int a = 0; a < 3; a++) y[a] += Mb[k] * X[3 * p + a];
+    }
+    for (int a = 0; a < 3; a++) MX[3 * q + a] = y[a];
+    r->mass += rowsum[q];
+    for (int a = 0; a < 3; a++) {
+      r->c[a] += rowsum[q] * X[3 * q + a];
+      for (int b = 0; b < 3; b++) r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];
+    }
+  }
+  for (int a = 0; a < 3; a++)
+    for (int b = a + 1; b < 3; b++) r->J[3 * a + b] = r->J[3 * b + a] = 0.5 * (r->J[3 * a + b] + r->J[3 * b + a]);
+  for (int j = 0; j < n; j++) {
+    const double* b = r->basis + (size_t)j * ndof;
+    for (int a = 0; a < 3; a++) {
+      double* ph = Phi + ((size_t)a * n + j) * nnode;
+      for (int p = 0; p < nnode; p++) ph[p] = b[3 * p + a];
+    }
+    for (int a = 0; a < 3; a++) {
+      double s = 0;
+      for (int q = 0; q < nnode; q++) s += rowsum[q] * b[3 * q + a];
+      r->P[a * n + j] = s;
+      for (int bb = 0; bb < 3; bb++) {
+        double t = 0;
+        for (int q = 0; q < nnode; q++) t += MX[3 * q + a] * b[3 * q + bb];
+        r->T[(a * 3 + bb) * n + j] = t;
+      }
+    }
+    for (int bb = 0; bb < 3; bb++) {
+      const double* ph = Phi + ((size_t)bb * n + j) * nnode;
+      double* w = Wt + ((size_t)bb * n + j) * nnode;
+      for (int q = 0; q < nnode; q++) {
+        double s = 0;
+        for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) s += Mb[k] * ph[m->col[k]];
+        w[q] = s;
+      }
+    }
+  }
+  for (int a = 0; a < 3; a++)
+    for (int bb = 0; bb < 3; bb++)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, nnode, 1.0, Phi + (size_t)a * n * nnode, nnode,
+                  Wt + (size_t)bb * n * nnode, nnode, 0.0, r->S + (size_t)(a * 3 + bb) * n * n, n);
+  free(rowsum); free(MX); free(Phi); free(Wt);
+  return CF_OK;
+}
+
+int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfReduceOptions* opt_in,
+              cfReduction* out) {
+  cfReduceOptions opt = opt_in ? *opt_in : cf_default_reduce_options();
+  memset(out, 0, sizeof *out);
+  double t0 = cf_wall_time();
+  const int ndof = m->ndof, nnode = m->nnode;
+  int st = CF_OK;
+  if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
+  if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
+  for (int i = 0; i < nbnode_in; i++)
+    if (bnodes_in[i] < 0 || bnodes_in[i] >= nnode)
+      return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);
+
+  cfReduction* r = out;
+  r->version = CF_REDUCTION_VERSION;
+  r->nnode = nnode; r->ntet = m->ntet; r->ndof = ndof;
+  r->consistent_mass = m->def.consistent_mass;
+  r->E = m->def.E; r->nu = m->def.nu; r->rho = m->def.rho;
+  r->fingerprint = cf_reduction_fingerprint(m);
+
+  unsigned char* fixed_i = calloc(ndof, 1);
+  double* Kb = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
+  /* the mass the options name (as cf_modal_solve takes it for the normal modes): the model's
+   * blocks or the one-point rule, for the projection and the invariants alike */
+  double* Mone = opt.modal.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * (size_t)m->nnzb) : NULL;
+  const double* Mb = Mone ? Mone : m->Mblk;
+  r->bnodes = malloc(sizeof(int) * (nbnode_in > 0 ? nbnode_in : 1));
+  if (!fixed_i || !Kb || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+
+  if (Mone) cf_mass_one_point(m, Mone);
+
+  int nfixed_i = 0;
+  if ((st = reduce_interface(m, bnodes_in, nbnode_in, r, fixed_i, &nfixed_i)) < 0) goto done;
+  int ninterior = ndof - nfixed_i;
+  r->nk = opt.nmodes < ninterior ? opt.nmodes : ninterior;
+  r->n = r->nb + r->nk;
+  if (r->n == 0) { st = cf_error(CF_ERR_ARG, "reduce: empty basis (no interface DOFs and no normal modes)"); goto done; }
+  if ((st = alloc_reduction(r)) < 0) goto done;
+  /* K blocks from the element K_e (rest state), as the modal solve and the preconditioner gather them */
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
+
+  double t1 = cf_wall_time();
+  if ((st = constraint_modes(m, r, Kb, fixed_i)) < 0) goto done;
+  double t2 = cf_wall_time();
+  r->t_constraint = t2 - t1;
+
+  /* 2. fixed-interface normal modes: the model with its interface DOFs fixed */
+  if (r->nk > 0) {
+    cfModel mi = *m;
+    mi.fixed = fixed_i;
+    mi.nfixed = nfixed_i;
+    st = cf_modal_solve(&mi, r->nk, &opt.modal, r->fixed_omega2, r->basis + (size_t)r->nb * ndof, NULL);
+    if (st < 0) goto done;
+  }
+  double t3 = cf_wall_time();
+  r->t_normal = t3 - t2;
+
+  if ((st = project_basis(m, r, Kb, Mb)) < 0) goto done;
+  double t4 = cf_wall_time();
+  r->t_project = t4 - t3;
+
+  if ((st = reduced_eigen(m, r, &opt)) < 0) goto done;
   double t5 = cf_wall_time();
   r->t_ortho = t5 - t4;
 
-  /* 5. inertia invariants with the scalar mass coefficients M_pq */
-  {
-    const double* X = m->X;
-    double y[3];
-    r->mass = 0;
-    memset(r->c, 0, sizeof r->c);
-    memset(r->J, 0, sizeof r->J);
-    double* rowsum = calloc(nnode, sizeof(double));
-    double* MX = calloc(3 * (size_t)nnode, sizeof(double)); /* sum_p M_qp X_p */
-    Phi = malloc(sizeof(double) * 3 * (size_t)n * nnode);    /* Phi_a: [a][j][p] */
-    Wt = malloc(sizeof(double) * 3 * (size_t)n * nnode);     /* sum_p M_qp Phi_pj,b: [b][j][q] */
-    if (!rowsum || !MX || !Phi || !Wt) {
-      free(rowsum); free(MX);
-      st = cf_error(CF_ERR_NOMEM, "reduce: out of memory for the invariants");
-      goto done;
-    }
-    for (int q = 0; q < nnode; q++) {
-      y[0] = y[1] = y[2] = 0;
-      for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) {
-        int p = m->col[k];
-        rowsum[q] += Mb[k];
-        for (int a = 0; a < 3; a++) y[a] += Mb[k] * X[3 * p + a];
-      }
-      for (int a = 0; a < 3; a++) MX[3 * q + a] = y[a];
-      r->mass += rowsum[q];
-      for (int a = 0; a < 3; a++) {
-        r->c[a] += rowsum[q] * X[3 * q + a];
-        for (int b = 0; b < 3; b++) r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];
-      }
-    }
-    for (int a = 0; a < 3; a++)
-      for (int b = a + 1; b < 3; b++) r->J[3 * a + b] = r->J[3 * b + a] = 0.5 * (r->J[3 * a + b] + r->J[3 * b + a]);
-    for (int j = 0; j < n; j++) {
-      const double* b = r->basis + (size_t)j * ndof;
-      for (int a = 0; a < 3; a++) {
-        double* ph = Phi + ((size_t)a * n + j) * nnode;
-        for (int p = 0; p < nnode; p++) ph[p] = b[3 * p + a];
-      }
-      for (int a = 0; a < 3; a++) {
-        double s = 0;
-        for (int q = 0; q < nnode; q++) s += rowsum[q] * b[3 * q + a];
-        r->P[a * n + j] = s;
-        for (int bb = 0; bb < 3; bb++) {
-          double t = 0;
-          for (int q = 0; q < nnode; q++) t += MX[3 * q + a] * b[3 * q + bb];
-          r->T[(a * 3 + bb) * n + j] = t;
-        }
-      }
-      for (int bb = 0; bb < 3; bb++) {
-        const double* ph = Phi + ((size_t)bb * n + j) * nnode;
-        double* w = Wt + ((size_t)bb * n + j) * nnode;
-        for (int q = 0; q < nnode; q++) {
-          double s = 0;
-          for (int k = m->row_ptr[q]; k < m->row_ptr[q + 1]; k++) s += Mb[k] * ph[m->col[k]];
-          w[q] = s;
-        }
-      }
-    }
-    for (int a = 0; a < 3; a++)
-      for (int bb = 0; bb < 3; bb++)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, nnode, 1.0, Phi + (size_t)a * n * nnode, nnode,
-                    Wt + (size_t)bb * n * nnode, nnode, 0.0, r->S + (size_t)(a * 3 + bb) * n * n, n);
-    free(rowsum);
-    free(MX);
-  }
+  if ((st = invariants(m, r, Mb)) < 0) goto done;
   double t6 = cf_wall_time();
   r->t_invariants = t6 - t5;
   r->t_total = t6 - t0;
 
 done:
-  if (sp_init) cf_sparse_free(&sp);
-  free(fixed_i); free(Kb); free(rhs); free(x); free(KB); free(MB); free(Q); free(Bn); free(Mtmp);
-  free(Phi); free(Wt); free(Mone);
+  free(fixed_i); free(Kb); free(Mone);
   if (st < 0) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cf_last_error());
