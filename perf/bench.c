@@ -1,6 +1,6 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
  *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]
- *               [--meshes DIR] [--out DIR]
+ *               [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--gpu-gbs GBS]
  *               [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]
  * --scene FILE: the scene's own part, material, supports, loads (with their ramps), dt, tolerance
  * and damping, stepped --steps times (the bench's preconditioner and warm/cold variants on it);
@@ -19,7 +19,13 @@
  * CPU also the rotated-Cholesky preconditioner (warm start) on the same run, and the CPU time of
  * the stepping thread per step (median; with --threads 1 the core time, which other processes on
  * a shared machine do not inflate as they do the wall time).
- * --case NAME runs one case only.
+ * --case NAME runs one case only. --warmup N: untimed steps first (3); --no-cold: skip the
+ * cold-start block-Jacobi run (at 1M tetrahedra it costs minutes); --no-amg: skip the AMG run.
+ * AMG (the smoothed-aggregation preconditioner, rotated as the rotated Cholesky, set up once):
+ * on the CPU at every size, PCG iterations, ms/step, the hierarchy's setup apart, the bytes one
+ * V-cycle moves at least (host/fem/fem_amg.c, cf_amg_bytes_per_cycle) and the GPU PCG time per
+ * step they imply at --gpu-gbs GB/s (3000: an H100's measured copy bandwidth) next to block
+ * Jacobi's: iterations x bytes per iteration / bandwidth (an estimate, not a measurement).
  * Scenes: the lug and hinge of paper 003 pulled at their load sets, and VegaFEM's clamped
  * 1.0 x 0.1 x 0.1 m steel beam with a 525 kN tip load (DESIGN.md), dt 0.01 s, tol 1e-6.
  * PCG bytes per iteration: what the GPU's block-Jacobi iteration moves at least (each array read
@@ -39,6 +45,7 @@
 
 #include "cofem/cofem.h"
 #include "cofem/scene.h"
+#include "fem/fem_precond.h" /* the AMG hierarchy's figures */
 
 typedef struct Case {
   const char* name;
@@ -70,6 +77,9 @@ typedef struct Result {
   double iters;
   double stage_ms[CF_STAGE_COUNT];
   double pcg_bytes; /* per iteration, see the header */
+  /* AMG only: bytes per V-cycle, operator complexity, hierarchy setup, its levels */
+  double amg_bytes, amg_opc, amg_setup_ms;
+  char amg_desc[1024];
 } Result;
 
 /* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
@@ -81,6 +91,15 @@ static double pcg_bytes_per_iter(const cfModel* m) {
 
 /* Run `steps` steps with the load ramped over the first half (a pull, as in the demo), or the
  * scene's loads at the scene's times. */
+/* --warmup N (3): steps before the timed ones */
+static int g_warmup = 3;
+
+/* bytes the AMG-preconditioned PCG iteration adds on the GPU besides the V-cycle: the rotations
+ * t = Q^T r and z = Q y (node_R 72, vectors in and out 48 per node, each twice), the projection */
+static double amg_rotation_bytes(int nnode) {
+  return 2 * (72.0 + 48.0) * nnode + 3.0 * nnode;
+}
+
 static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int steps, const char* backend, Result* r) {
   cfModelDef def = c->scene ? c->scene->def : cf_default_model_def();
   def.warm_start = warm;
@@ -107,6 +126,11 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   double w1 = cf_wall_time();
   if (st >= 0) st = cf_data_create(m, &d);
   double w2 = cf_wall_time();
+  r->amg_bytes = r->amg_opc = r->amg_setup_ms = NAN;
+  r->amg_desc[0] = '\0';
+  double setup_s;
+  if (st >= 0 && cf_precond_amg_info(d, &r->amg_bytes, &r->amg_opc, &setup_s, r->amg_desc, sizeof r->amg_desc))
+    r->amg_setup_ms = 1e3 * setup_s;
   if (st >= 0) st = cf_sim_create(m, d, backend, &sim);
   double w3 = cf_wall_time();
   r->setup_ms[0] = 1e3 * (w1 - w0);
@@ -121,7 +145,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   r->pcg_bytes = pcg_bytes_per_iter(m);
   long it0 = 0;
   double t_stage0[CF_STAGE_COUNT];
-  const int warmup = 3;
+  const int warmup = g_warmup;
   for (int k = 0; k < steps + warmup; k++) {
     if (k == warmup) {
       it0 = d->pcg_iters_total;
@@ -188,7 +212,8 @@ int main(int argc, char** argv) {
   const char* meshes = NULL; /* --meshes DIR */
   const char* out = NULL;    /* --out DIR */
   const char* backend = "cpu";
-  int steps = 40, big = 0, fam = 0;
+  int steps = 40, big = 0, fam = 0, no_cold = 0, no_amg = 0;
+  double gpu_gbs = 3000;
   const char* only = NULL; /* --case NAME: run that case alone */
   const char* scene_path = NULL; /* --scene FILE */
   Case user = {"mesh", NULL, 0, 0, 0, NULL, NULL, {0, 0, 0}, NULL}; /* --mesh FILE --fixed --load --force */
@@ -201,9 +226,13 @@ int main(int argc, char** argv) {
     int st = CF_OK;
     if (!strcmp(a, "--big")) { big = 1; continue; }
     if (!strcmp(a, "--family")) { fam = 1; continue; }
+    if (!strcmp(a, "--no-cold")) { no_cold = 1; continue; }
+    if (!strcmp(a, "--no-amg")) { no_amg = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
+    else if (v && !strcmp(a, "--warmup")) st = cf_parse_int(a, v, 0, 1000, &g_warmup);
+    else if (v && !strcmp(a, "--gpu-gbs")) st = cf_parse_double(a, v, 1, 1e6, &gpu_gbs);
     else if (v && !strcmp(a, "--backend")) st = cf_parse_choice(a, v, backends, &b), backend = backends[b];
     else if (v && !strcmp(a, "--case")) only = v;
     else if (v && !strcmp(a, "--meshes")) meshes = v;
@@ -221,7 +250,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -285,13 +314,15 @@ int main(int argc, char** argv) {
                "pcg_iters_warm,pcg_iters_cold,rotchol_ms_per_step,rotchol_pcg_iters,polar_ms,assemble_ms,pcg_ms,"
                "update_ms,transfer_ms,rotchol_polar_ms,rotchol_assemble_ms,rotchol_pcg_ms,rotchol_update_ms,cpu_ms_per_step_median,"
                "rotchol_cpu_ms_per_step,pcg_bytes_per_iter,pcg_gb_per_s,ms_per_step_mean,rotchol_ms_per_step_mean,"
-               "setup_model_ms,setup_data_ms,setup_backend_ms,rotchol_setup_data_ms,dt_ms\n");
+               "setup_model_ms,setup_data_ms,setup_backend_ms,rotchol_setup_data_ms,dt_ms,amg_ms_per_step,amg_pcg_iters,"
+               "amg_ms_per_step_mean,amg_cpu_ms_per_step,amg_setup_data_ms,amg_setup_hierarchy_ms,amg_bytes_per_vcycle,"
+               "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms\n");
   if (scene_path)
-    printf("cofem_bench: backend %s, %d threads, %d steps after 3 warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
-           backend, omp_get_max_threads(), steps, scene_path, scene.def.dt, scene.def.pcg_tol);
+    printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
+           backend, omp_get_max_threads(), steps, g_warmup, scene_path, scene.def.dt, scene.def.pcg_tol);
   else
-    printf("cofem_bench: backend %s, %d threads, %d steps after 3 warm-up, dt 0.01 s, PCG block-Jacobi tol 1e-6; "
-           "meshes from %s\n", backend, omp_get_max_threads(), steps, user.mesh ? "--mesh" : meshes);
+    printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, dt 0.01 s, PCG block-Jacobi tol 1e-6; "
+           "meshes from %s\n", backend, omp_get_max_threads(), steps, g_warmup, user.mesh ? "--mesh" : meshes);
   printf("ms/step: the median over the timed steps (the mean on the line below); x real = dt / median\n");
   printf("%-10s %6s %7s %7s | %8s %7s %8s %8s | %7s %7s %7s | %6s %8s %6s %6s\n", "", "", "", "",
          "block-Jacobi PCG", "", "", "", "rotated-Cholesky", "", "", "stage ms (block-Jacobi)", "", "", "");
@@ -317,9 +348,10 @@ int main(int argc, char** argv) {
       nfailed++;
       continue;
     }
-    Result warm, cold, rc;
+    Result warm, cold, rc, amg;
     st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm);
-    if (st >= 0) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold);
+    cold.iters = cold.ms_mean = NAN;
+    if (st >= 0 && !no_cold) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold);
     rc.ms_median = NAN;
     rc.ms_mean = NAN;
     for (int k = 0; k < 3; k++) rc.setup_ms[k] = NAN;
@@ -327,6 +359,9 @@ int main(int argc, char** argv) {
     rc.iters = NAN;
     if (st >= 0 && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
       st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc);
+    amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
+    amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
+    if (st >= 0 && !strcmp(backend, "cpu") && !no_amg) st = run(&mesh, c, 1, CF_PRECOND_AMG, steps, backend, &amg);
     if (st < 0) {
       printf("%-10s failed: %s\n", c->name, cf_last_error());
       if (!c->scene) cf_mesh_free(&mesh);
@@ -359,12 +394,36 @@ int main(int argc, char** argv) {
       for (int s = 0; s < CF_STAGE_COUNT; s++) rc.stage_ms[s] = NAN;
       if (!strcmp(backend, "cpu")) printf("%-10s rotated-Cholesky not run above 200k tetrahedra (its sparse factor)\n", "");
     }
-    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g\n",
+    /* the GPU's PCG time per step these iteration counts imply at gpu_gbs (an estimate) */
+    const double est_bj = warm.iters * warm.pcg_bytes / (gpu_gbs * 1e9) * 1e3;
+    const double amg_it_bytes = warm.pcg_bytes + amg.amg_bytes + amg_rotation_bytes(mesh.nnode);
+    const double est_amg = amg.iters * amg_it_bytes / (gpu_gbs * 1e9) * 1e3;
+    if (!isnan(amg.ms_median)) {
+      printf("%-10s AMG: %.3f ms/step (mean %.3f, thread CPU %.3f), %.1f PCG it/step (block-Jacobi %.1f: %.1fx fewer), "
+             "%.1fx block-Jacobi's speed; PCG stage %.3f ms/step\n", "", amg.ms_median, amg.ms_mean, amg.cpu_ms_median,
+             amg.iters, warm.iters, warm.iters / amg.iters, warm.ms_median / amg.ms_median, amg.stage_ms[CF_STAGE_PCG]);
+      printf("%-10s AMG setup: data %.1f ms, of which the hierarchies %.1f ms; operator complexity %.2f; %.1f MB per "
+             "V-cycle, %.1f MB per PCG iteration with it (block-Jacobi %.1f)\n", "", amg.setup_ms[1], amg.amg_setup_ms,
+             amg.amg_opc, amg.amg_bytes / 1e6, amg_it_bytes / 1e6, warm.pcg_bytes / 1e6);
+      printf("%-10s estimated GPU PCG ms/step at %.0f GB/s (bytes x iterations): block-Jacobi %.2f, AMG %.2f\n", "",
+             gpu_gbs, est_bj, est_amg);
+      const char* q = amg.amg_desc;
+      while (*q) { /* the hierarchy, one line per level */
+        const char* e = strchr(q, '\n');
+        const int len = e ? (int)(e - q) : (int)strlen(q);
+        printf("%-10s   AMG %.*s\n", "", len, q);
+        q += len + (e ? 1 : 0);
+      }
+    }
+    fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g,"
+                 "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, dt_ms / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
             rc.stage_ms[2], rc.stage_ms[3], warm.cpu_ms_median, rc.cpu_ms_median, warm.pcg_bytes, gbs,
-            warm.ms_mean, rc.ms_mean, warm.setup_ms[0], warm.setup_ms[1], warm.setup_ms[2], rc.setup_ms[1], dt_ms);
+            warm.ms_mean, rc.ms_mean, warm.setup_ms[0], warm.setup_ms[1], warm.setup_ms[2], rc.setup_ms[1], dt_ms,
+            amg.ms_median, amg.iters, amg.ms_mean, amg.cpu_ms_median, amg.setup_ms[1], amg.amg_setup_ms, amg.amg_bytes,
+            amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg);
     fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     if (!c->scene) cf_mesh_free(&mesh);
   }

@@ -27,6 +27,7 @@ int cf_cuda_check_model(const cfModel* m) {
                     "cf_cuda_create: the GPU preconditions with block Jacobi only (the model asks "
                     "for %s); use the cpu backend",
                     def->preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "the rotated Cholesky"
+                    : def->preconditioner == CF_PRECOND_AMG            ? "AMG"
                                                                        : "another preconditioner");
   return CF_OK;
 }

@@ -73,8 +73,10 @@ static int check_def(const cfModelDef* d) {
   }
   if (d->dyn_tangent != CF_DYN_TANGENT_KR && d->dyn_tangent != CF_DYN_TANGENT_SYM_CONSISTENT)
     return cf_error(CF_ERR_ARG, "dynamics tangent %d: use K_R (0) or symmetric consistent (1)", d->dyn_tangent);
-  if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY)
-    return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0) or rotated Cholesky (1)", d->preconditioner);
+  if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY &&
+      d->preconditioner != CF_PRECOND_AMG)
+    return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0), rotated Cholesky (1) or AMG (2)",
+                    d->preconditioner);
   if (d->pcg_max_iter < 1)
     return cf_error(CF_ERR_ARG, "solver: max_iter %d must be >= 1", d->pcg_max_iter);
   for (int i = 0; i < 3; i++)
@@ -302,7 +304,7 @@ int cf_data_create(const cfModel* m, cfData** out) {
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
   }
   cf_data_reset(m, d);
-  if (m->def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY) {
+  if (m->def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY || m->def.preconditioner == CF_PRECOND_AMG) {
     int st = cf_precond_create(m, d);
     if (st < 0) {
       cf_data_free(d);

@@ -10,9 +10,11 @@
 #include "fem/fem_newton.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fem/fem_amg.h"
 #include "fem/fem_element.h"
 #include "fem/fem_parallel.h"
 #include "fem/fem_sparse.h"
@@ -31,6 +33,7 @@ typedef struct SuperFactor {
 } SuperFactor;
 
 struct cfPrecond {
+  cfAmg *amg_supports, *amg_free; /* the AMG preconditioner: P^-1 = Q AMG(A0) Q^T (fem_amg.c) */
   cfSparseSolver with_supports, free_body;
   SuperFactor L_supports, L_free; /* n = 0: not copied, CHOLMOD solves */
   int have_supports;
@@ -204,6 +207,13 @@ void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck) 
   }
 }
 
+void cf_precond_rest_matrix(const cfModel* m, double* A0) {
+  double cm, ck;
+  cf_system_coefficients(m, m->def.dt, &cm, &ck);
+  /* K_R at R = I is K_e itself */
+  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
+}
+
 int cf_precond_create(const cfModel* m, cfData* d) {
   struct cfPrecond* p = calloc(1, sizeof *p);
   double* A0 = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
@@ -219,10 +229,23 @@ int cf_precond_create(const cfModel* m, cfData* d) {
     return cf_error(CF_ERR_NOMEM, "preconditioner: out of memory");
   }
   d->precond = p;
-  double cm, ck;
-  cf_system_coefficients(m, m->def.dt, &cm, &ck);
-  /* K_R at R = I is K_e itself */
-  for (int k = 0; k < m->nnzb; k++) cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0);
+  cf_precond_rest_matrix(m, A0);
+  if (m->def.preconditioner == CF_PRECOND_AMG) {
+    /* the same A0, one hierarchy per support state (the free body's: supports switched off) */
+    int st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, NULL, NULL, &p->amg_free);
+    if (st >= 0 && m->nfixed > 0) {
+      p->have_supports = 1;
+      st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, m->fixed, NULL, &p->amg_supports);
+    }
+    free(A0);
+    if (st < 0) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", cf_last_error());
+      cf_precond_free(d);
+      return cf_error(st, "AMG preconditioner: %s", msg);
+    }
+    return CF_OK;
+  }
   /* supernodal (our solve needs it; CHOLMOD would pick simplicial for some small parts) */
   int st = cf_sparse_init(m, 1, &p->free_body);
   p->free_body.cc.supernodal = CHOLMOD_SUPERNODAL;
@@ -256,6 +279,8 @@ int cf_precond_create(const cfModel* m, cfData* d) {
 void cf_precond_free(cfData* d) {
   struct cfPrecond* p = d->precond;
   if (!p) return;
+  cf_amg_free(p->amg_free);
+  cf_amg_free(p->amg_supports);
   if (p->free_body.Ap) cf_sparse_free(&p->free_body);
   if (p->with_supports.Ap) cf_sparse_free(&p->with_supports);
   super_free(&p->L_free);
@@ -297,7 +322,10 @@ int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z) {
     for (int i = 0; i < m->ndof; i++)
       if (m->fixed[i]) p->t[i] = 0;
   const SuperFactor* f = supports ? &p->L_supports : &p->L_free;
-  if (f->n) { /* y = A0^-1 t = P^T L^-T L^-1 P t */
+  if (p->amg_free) { /* y = AMG(A0) t: one V-cycle */
+    int st = cf_amg_apply(supports ? p->amg_supports : p->amg_free, p->t, p->y);
+    if (st < 0) return st;
+  } else if (f->n) { /* y = A0^-1 t = P^T L^-T L^-1 P t */
     for (int k = 0; k < f->n; k++) p->y[k] = p->t[f->perm[k]];
     super_solve(f, p->y, p->w);
     for (int k = 0; k < f->n; k++) p->t[f->perm[k]] = p->y[k];
@@ -310,4 +338,15 @@ int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z) {
     for (int i = 0; i < 3; i++)
       z[3 * n + i] = Q[9 * n + 3 * i] * p->y[3 * n] + Q[9 * n + 3 * i + 1] * p->y[3 * n + 1] + Q[9 * n + 3 * i + 2] * p->y[3 * n + 2];
   return CF_OK;
+}
+
+int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_complexity, double* setup_s,
+                        char* desc, int size) {
+  const struct cfPrecond* p = d->precond;
+  if (!p || !p->amg_free) return 0;
+  const cfAmg* a = p->amg_supports ? p->amg_supports : p->amg_free;
+  if (bytes_per_cycle) *bytes_per_cycle = cf_amg_bytes_per_cycle(a, op_complexity);
+  if (setup_s) *setup_s = p->amg_free->setup_s + (p->amg_supports ? p->amg_supports->setup_s : 0);
+  if (desc && size > 0) cf_amg_describe(a, desc, size);
+  return 1;
 }

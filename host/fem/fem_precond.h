@@ -1,18 +1,27 @@
-/* Rotated-Cholesky preconditioner (internal; see enum cfPreconditioner in cofem/fem.h). */
+/* Rotated-Cholesky and AMG preconditioners (internal; see enum cfPreconditioner in cofem/fem.h). */
 #ifndef COFEM_FEM_PRECOND_H
 #define COFEM_FEM_PRECOND_H
 #include "cofem/fem.h"
 
-/* Factor A0 = cm M + ck K (rest stiffness) with and without the supports. */
+/* Factor A0 = cm M + ck K (rest stiffness) with and without the supports (rotated Cholesky), or
+ * build the AMG hierarchies of the same A0 (CF_PRECOND_AMG). */
 int cf_precond_create(const cfModel* m, cfData* d);
+/* A0 = cm M + ck K, the system matrix at rest (R_e = I), in the model's blocks [9 nnzb]. */
+void cf_precond_rest_matrix(const cfModel* m, double* A0);
 void cf_precond_free(cfData* d);
 /* Node rotations from the current element rotations (once per step, after the polar stage). */
 void cf_precond_update(const cfModel* m, cfData* d);
-/* z = Q A0^-1 Q^T r (r has its fixed DOFs zeroed; z is projected by the caller). */
+/* z = Q A0^-1 Q^T r, or z = Q AMG(A0) Q^T r (r has its fixed DOFs zeroed; z is projected by the
+ * caller). */
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z);
 /* [33 * ntet] scratch of the matrix-free step (fem_pcg.c): per-element products of two vectors
  * [2 x 12 ntet], then the rotated gradients G_e [9 ntet]. */
 double* cf_precond_scratch(cfData* d);
+/* The AMG preconditioner's hierarchy (d->precond made with CF_PRECOND_AMG; the one used with the
+ * supports active when there are any): bytes one V-cycle moves at least, operator complexity,
+ * setup seconds (both hierarchies) and a line per level into desc. Returns 0 when d has none. */
+int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_complexity, double* setup_s,
+                        char* desc, int size);
 /* The A-matrix coefficients of the integrator: A = cm M + ck K_R. */
 void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck);
 #endif

@@ -213,7 +213,8 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
     if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
     else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"block_jacobi\" or \"rotated_cholesky\"", path, pre));
+    else if (strcmp(pre, "amg") == 0) s->def.preconditioner = CF_PRECOND_AMG;
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
     if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
     else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
     else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));

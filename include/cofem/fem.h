@@ -41,8 +41,12 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1,
  *  and Q the block diagonal of node rotations (following, one Newton step per time step, the polar
  *  of the sum of the element rotations around each node). Exact for a rigidly rotating part, so
  *  PCG needs few iterations while the deformation is moderate. CPU only; memory of a sparse
- *  Cholesky factor. */
-enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1 };
+ *  Cholesky factor.
+ *  AMG: P^-1 = Q AMG(A0) Q^T, the same rotation of the same A0, with one V-cycle of
+ *  smoothed-aggregation algebraic multigrid (rigid-body modes as near-null space, Chebyshev
+ *  smoothing; fem_amg.c) in place of the Cholesky solve: set up once, applied by sparse
+ *  matrix-vector products only, memory linear in the part's size. CPU only (for now). */
+enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1, CF_PRECOND_AMG = 2 };
 
 /* Linearisation of the elastic force inside the step, f_el(x1) ~ f_el(x0) + T (x1 - x0):
  *  T = K_R (paper 003): cheap, but it omits the rotation of the stressed elements, so under a
@@ -150,8 +154,8 @@ typedef struct cfData {
   double* p;
   double* q;
   double* dot_partial;  /* per-chunk partial sums (fixed order): [ndof/CF_DOT_CHUNK + 1] or more */
-  double* node_R;       /* [9*nnode] node rotations (rotated-Cholesky preconditioner) */
-  struct cfPrecond* precond; /* factorisations of the rotated-Cholesky preconditioner, or NULL */
+  double* node_R;       /* [9*nnode] node rotations (rotated-Cholesky and AMG preconditioners) */
+  struct cfPrecond* precond; /* rotated-Cholesky factorisations or AMG hierarchies, or NULL */
   /* counters */
   long steps;
   int pcg_iters;        /* last solve */

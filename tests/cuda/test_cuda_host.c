@@ -261,6 +261,8 @@ static void test_check_model(void) {
   cfModelDef p = def;
   p.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
   refused(p, -1, "block Jacobi only (the model asks for the rotated Cholesky)", "rotated Cholesky");
+  p.preconditioner = CF_PRECOND_AMG;
+  refused(p, -1, "block Jacobi only (the model asks for AMG)", "AMG");
 }
 
 /* ---- the field table and the state bits -------------------------------------------------------- */
