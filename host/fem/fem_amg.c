@@ -57,6 +57,7 @@ cfAmgOptions cf_amg_default_options(void) {
   o.cheb_degree = 2;
   o.max_levels = 25;
   o.coarse_max = 3000;
+  o.block_diag = 1;
   return o;
 }
 
@@ -231,27 +232,47 @@ static double rnd(unsigned long long* s) {
   return (double)(*s >> 11) / 4503599627370496.0 - 1.0;
 }
 
-/* rho(D^-1 A) by power iterations from a fixed random vector: the Rayleigh quotient
- * x^T A x / x^T D x of the last iterate (a lower bound, within a few percent after 20) */
+/* y = D^-1 x: the inverse diagonal blocks of the level's nodes (3x3 on level 0, up to 6x6 above:
+ * an aggregate's translations and rotations together), or 1 / diag(A) */
+static void diag_node(const cfAmgLevel* L, int i, const double* x, double* y) {
+  const int a = L->node_ptr[i], sz = L->node_ptr[i + 1] - a;
+  const double* D = L->dblk + L->dptr[i];
+  for (int r = 0; r < sz; r++) {
+    double t = 0;
+    for (int c = 0; c < sz; c++) t += D[r * sz + c] * x[a + c];
+    y[a + r] = t;
+  }
+}
+
+static void diag_solve(const cfAmgLevel* L, const double* x, double* y) {
+  if (L->dblk) {
+    CF_FOR(i, L->nnode, L->nnode > 2048, diag_node(L, i, x, y));
+  } else {
+    for (int i = 0; i < L->n; i++) y[i] = L->dinv[i] * x[i];
+  }
+}
+
+/* rho(D^-1 A) by power iterations from a fixed random vector: D^-1 A is self-adjoint in the
+ * A-inner product, its Rayleigh quotient (w, D^-1 w) / (x, w), w = A x, is a lower bound (within
+ * a few percent after 20 iterations) */
 static int spectral_radius(const cfAmg* amg, int l, double* rho) {
   const cfAmgLevel* L = amg->lev + l;
   const int n = L->n;
-  double *x = L->x, *y = L->r;
+  double *x = L->x, *w = L->r, *y = L->d;
   unsigned long long s = 0x9E3779B97F4A7C15ULL;
   for (int i = 0; i < n; i++) x[i] = rnd(&s);
   double lam = 0;
   for (int it = 0; it < 20; it++) {
-    double xx = 0;
-    for (int i = 0; i < n; i++) xx += x[i] * x[i] / L->dinv[i];
-    cf_amg_spmv(amg, l, x, y);
-    double xy = 0, yy = 0;
+    cf_amg_spmv(amg, l, x, w);
+    diag_solve(L, w, y);
+    double xw = 0, wy = 0, yy = 0;
     for (int i = 0; i < n; i++) {
-      xy += x[i] * y[i];
-      y[i] *= L->dinv[i];
+      xw += x[i] * w[i];
+      wy += w[i] * y[i];
       yy += y[i] * y[i];
     }
-    if (!(xx > 0) || !(yy > 0) || !isfinite(yy)) break;
-    lam = xy / xx;
+    if (!(xw > 0) || !(yy > 0) || !isfinite(yy)) break;
+    lam = wy / xw;
     const double sc = 1.0 / sqrt(yy);
     for (int i = 0; i < n; i++) x[i] = y[i] * sc;
   }
@@ -454,7 +475,7 @@ done:
   return st;
 }
 
-static int level_vectors(cfAmgLevel* L) {
+static int level_vectors(cfAmgLevel* L, int block_diag) {
   L->x = malloc(sizeof(double) * (L->n + 1));
   L->b = malloc(sizeof(double) * (L->n + 1));
   L->r = malloc(sizeof(double) * (L->n + 1));
@@ -469,6 +490,30 @@ static int level_vectors(cfAmgLevel* L) {
     if (!(dg > 0) || !isfinite(dg))
       return cf_error(CF_ERR_SOLVER, "AMG: diagonal entry %d = %g is not positive: matrix not positive definite", i, dg);
     L->dinv[i] = 1.0 / dg;
+  }
+  if (!block_diag) return CF_OK;
+  /* the inverse diagonal blocks: Cholesky of each (LAPACKE dpotrf, dpotri), both triangles */
+  L->dptr = malloc(sizeof(long) * (L->nnode + 1));
+  if (!L->dptr) return cf_error(CF_ERR_NOMEM, "AMG: out of memory (diagonal blocks)");
+  L->dptr[0] = 0;
+  for (int i = 0; i < L->nnode; i++) {
+    const long sz = L->node_ptr[i + 1] - L->node_ptr[i];
+    L->dptr[i + 1] = L->dptr[i] + sz * sz;
+  }
+  L->dblk = calloc(L->dptr[L->nnode] + 1, sizeof(double));
+  if (!L->dblk) return cf_error(CF_ERR_NOMEM, "AMG: out of memory (diagonal blocks)");
+  for (int i = 0; i < L->nnode; i++) {
+    const int a = L->node_ptr[i], sz = L->node_ptr[i + 1] - a;
+    double* D = L->dblk + L->dptr[i];
+    for (int r = 0; r < sz; r++)
+      for (int k = L->A.ptr[a + r]; k < L->A.ptr[a + r + 1]; k++)
+        if (L->A.col[k] >= a && L->A.col[k] < a + sz) D[r * sz + L->A.col[k] - a] = L->A.val[k];
+    lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', sz, D, sz);
+    if (info == 0) info = LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'L', sz, D, sz);
+    if (info != 0)
+      return cf_error(CF_ERR_SOLVER, "AMG: diagonal block of node %d is not positive definite (LAPACKE %d)", i, (int)info);
+    for (int r = 0; r < sz; r++)
+      for (int c = r + 1; c < sz; c++) D[r * sz + c] = D[c * sz + r];
   }
   return CF_OK;
 }
@@ -502,16 +547,39 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
     double rho;
     st = spectral_radius(amg, l, &rho);
     L->lmax = rho;
-    if (st >= 0) st = csr_alloc(&S, L->n, L->n, L->A.ptr[L->n]);
-    if (st >= 0) {
-      const double omega = 4.0 / 3.0 / rho;
-      memcpy(S.ptr, L->A.ptr, sizeof(int) * (L->n + 1));
-      memcpy(S.col, L->A.col, sizeof(int) * L->A.ptr[L->n]);
-      for (int i = 0; i < L->n; i++)
-        for (int k = L->A.ptr[i]; k < L->A.ptr[i + 1]; k++)
-          S.val[k] = (L->A.col[k] == i ? 1.0 : 0.0) - omega * L->dinv[i] * L->A.val[k];
-      st = cf_csr_matmul(&S, &Pt, &L->P);
+    const double omega = 4.0 / 3.0 / rho;
+    if (st >= 0 && L->dblk) { /* D^-1 A with the blocks: (block-diagonal CSR) A, then I - omega . */
+      cfCsr Di = {0};
+      st = csr_alloc(&Di, L->n, L->n, L->dptr[L->nnode]);
+      if (st >= 0) {
+        long q = 0;
+        Di.ptr[0] = 0;
+        for (int i = 0; i < L->nnode; i++) {
+          const int a = L->node_ptr[i], sz = L->node_ptr[i + 1] - a;
+          for (int r = 0; r < sz; r++) {
+            for (int c = 0; c < sz; c++, q++) {
+              Di.col[q] = a + c;
+              Di.val[q] = L->dblk[L->dptr[i] + r * sz + c];
+            }
+            Di.ptr[a + r + 1] = (int)q;
+          }
+        }
+        st = cf_csr_matmul(&Di, &L->A, &S);
+      }
+      cf_csr_free(&Di);
+      for (int i = 0; st >= 0 && i < L->n; i++)
+        for (int k = S.ptr[i]; k < S.ptr[i + 1]; k++) S.val[k] = (S.col[k] == i ? 1.0 : 0.0) - omega * S.val[k];
+    } else if (st >= 0) {
+      st = csr_alloc(&S, L->n, L->n, L->A.ptr[L->n]);
+      if (st >= 0) {
+        memcpy(S.ptr, L->A.ptr, sizeof(int) * (L->n + 1));
+        memcpy(S.col, L->A.col, sizeof(int) * L->A.ptr[L->n]);
+        for (int i = 0; i < L->n; i++)
+          for (int k = L->A.ptr[i]; k < L->A.ptr[i + 1]; k++)
+            S.val[k] = (L->A.col[k] == i ? 1.0 : 0.0) - omega * L->dinv[i] * L->A.val[k];
+      }
     }
+    if (st >= 0) st = cf_csr_matmul(&S, &Pt, &L->P);
     cf_csr_free(&S);
     cf_csr_free(&Pt);
   } else if (st >= 0) {
@@ -532,7 +600,7 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
   C->nnode = nagg;
   C->node_ptr = cptr;
   C->B = Bc;
-  st = level_vectors(C);
+  st = level_vectors(C, amg->opt.block_diag);
   return st < 0 ? st : 1;
 }
 
@@ -640,7 +708,7 @@ int cf_amg_create(int nnode, const int* row_ptr, const int* col, const double* A
         for (int k = 0; k < nm; k++)
           L0->B[(size_t)(3 * i + r) * nm + k] = fixed && fixed[3 * i + r] ? 0.0 : modes[r][k];
     }
-    st = level_vectors(L0);
+    st = level_vectors(L0, amg->opt.block_diag);
   }
   unsigned char* dof_free = NULL;
   if (st >= 0 && fixed) {
@@ -679,7 +747,7 @@ void cf_amg_free(cfAmg* amg) {
     cf_csr_free(&L->A);
     cf_csr_free(&L->P);
     cf_csr_free(&L->R);
-    free(L->bval); free(L->dinv); free(L->node_ptr); free(L->B);
+    free(L->bval); free(L->dinv); free(L->dptr); free(L->dblk); free(L->node_ptr); free(L->B);
     free(L->x); free(L->b); free(L->r); free(L->d); free(L->w);
   }
   if (amg->cc_started) {
@@ -706,7 +774,6 @@ static void chebyshev(const cfAmg* amg, int l, const double* b, double* x, int z
   const cfAmgLevel* L = amg->lev + l;
   const int n = L->n, deg = amg->opt.cheb_degree;
   double *r = L->r, *d = L->d, *w = L->w;
-  const double* dinv = L->dinv;
   const double up = 1.1 * L->lmax, lo = up / 30.0;
   const double theta = 0.5 * (up + lo), delta = 0.5 * (up - lo), sigma = theta / delta;
   double rho = 1.0 / sigma;
@@ -716,16 +783,18 @@ static void chebyshev(const cfAmg* amg, int l, const double* b, double* x, int z
     cf_amg_spmv(amg, l, x, w);
     for (int i = 0; i < n; i++) r[i] = b[i] - w[i];
   }
+  diag_solve(L, r, d);
   for (int i = 0; i < n; i++) {
-    d[i] = dinv[i] * r[i] / theta;
+    d[i] /= theta;
     x[i] = zero ? d[i] : x[i] + d[i];
   }
   for (int k = 1; k < deg; k++) {
     cf_amg_spmv(amg, l, d, w);
     const double rho1 = 1.0 / (2.0 * sigma - rho), c1 = rho1 * rho, c2 = 2.0 * rho1 / delta;
+    for (int i = 0; i < n; i++) r[i] -= w[i];
+    diag_solve(L, r, w);
     for (int i = 0; i < n; i++) {
-      r[i] -= w[i];
-      d[i] = c1 * d[i] + c2 * dinv[i] * r[i];
+      d[i] = c1 * d[i] + c2 * w[i];
       x[i] += d[i];
     }
     rho = rho1;
@@ -788,9 +857,11 @@ double cf_amg_bytes_per_cycle(const cfAmg* amg, double* op_complexity) {
       bytes += 2 * 12.0 * lnz + 16.0 * L->n;
       continue;
     }
-    /* 2 deg products with A; per Chebyshev step r, d, x, dinv read and r, d, x written (7
-     * vectors); R (its input r, output b_c), P (x read and written) */
-    bytes += 2 * deg * spmv_bytes(L) + 2 * deg * 56.0 * L->n + csr_bytes(&L->R) + csr_bytes(&L->P) + 8.0 * L->n;
+    /* 2 deg products with A; per Chebyshev step r -= w (3 vectors), w = D^-1 r (2 and the
+     * inverse blocks), d = c1 d + c2 w, x += d (5): 10 vectors; R (its input r, output b_c), P
+     * (x read and written) */
+    const double dbytes = 8.0 * (L->dblk ? (double)L->dptr[L->nnode] : (double)L->n);
+    bytes += 2 * deg * (spmv_bytes(L) + 80.0 * L->n + dbytes) + csr_bytes(&L->R) + csr_bytes(&L->P) + 8.0 * L->n;
   }
   if (op_complexity) *op_complexity = nnz0 > 0 ? nnz / nnz0 : 0;
   return bytes;

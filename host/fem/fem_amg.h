@@ -22,6 +22,7 @@ typedef struct cfAmgOptions {
   int cheb_degree; /* Chebyshev smoothing polynomial degree, pre and post (2) */
   int max_levels;  /* including the coarsest, >= 2 (25) */
   int coarse_max;  /* a level with at most this many unknowns is solved by CHOLMOD (3000) */
+  int block_diag;  /* D of the smoothers: 1 = the nodes' diagonal blocks (1), 0 = diag(A) */
 } cfAmgOptions;
 
 cfAmgOptions cf_amg_default_options(void);
@@ -33,6 +34,8 @@ typedef struct cfAmgLevel {
   const int *bptr, *bcol;
   double* bval;    /* [9 nb] copy, fixed DOFs as identity rows and columns */
   double* dinv;    /* [n] 1 / diag(A) */
+  long* dptr;      /* [nnode + 1] block_diag: offsets of the inverse diagonal blocks in dblk */
+  double* dblk;    /* their entries, row-major, one block per node */
   double lmax;     /* estimate of the largest eigenvalue of D^-1 A (power iterations) */
   int nnode;       /* nodes (level 0: mesh nodes; then the aggregates of the level above) */
   int* node_ptr;   /* [nnode + 1] their unknowns node_ptr[i] .. node_ptr[i+1]-1 */

@@ -11,11 +11,15 @@
  * (e) the rotated application: with Q = I it is the V-cycle itself; for a part turned rigidly by
  *     Q, A(R) = Q A0 Q^T exactly and the preconditioned operator turns with it:
  *     P^-1(R) A(R) Q x = Q AMG(A0) A0 x. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cf_test.h"
 #include "cofem/fem.h"
 #include "cofem/mesh_box.h"
+#include "cofem/scene.h"
 #include "fem/fem_amg.h"
 #include "fem/fem_element.h"
 #include "fem/fem_precond.h"
@@ -85,7 +89,7 @@ static void test_spd(const cfModel* m, const double* A0, int supports) {
   }
   printf("(a) V-cycle, %s, %d levels: |x'By - y'Bx| / sqrt(x'Bx y'By) <= %.2e, min x'Bx / (|x| |Bx|) = %.3g\n",
          supports ? "supports" : "free body", a->nlevel, worst_sym, min_pos);
-  /* measured 3.4e-15 (supports), 2.8e-15 (free body): round-off; a non-symmetric cycle
+  /* measured 7.8e-15 (supports), 1.9e-15 (free body): round-off; a non-symmetric cycle
    * (post-smoothing with another polynomial, or none) gives 1e-2 and more */
   CHECK(worst_sym < 1e-12);
   CHECK(min_pos > 0);
@@ -129,8 +133,9 @@ static double two_level_factor(const cfModel* m, const double* A0, int smooth_P,
   return pow(ek / e0, 1.0 / ncyc);
 }
 
-/* (c) PCG iterations of `steps` steps of the pulled beam (the bench's beam_20k load) */
-static long pull_iters(const cfMesh* mesh, int precond, int steps) {
+/* (c) PCG iterations of `steps` steps of the pulled beam (the bench's beam_20k load); the tip's
+ * displacement into tip[3] */
+static long pull_iters(const cfMesh* mesh, int precond, int steps, double* tip) {
   cfModel* m = beam_model(mesh, precond, 1);
   cfData* d = NULL;
   CHECK_OK(cf_data_create(m, &d));
@@ -142,6 +147,7 @@ static long pull_iters(const cfMesh* mesh, int precond, int steps) {
     CHECK(cf_step(m, d) == CF_OK);
   }
   long it = d->pcg_iters_total;
+  cf_set_displacement(mesh, t, d->x, tip);
   cf_data_free(d);
   cf_model_free(m);
   return it;
@@ -198,8 +204,8 @@ static void test_null_space(const cfMesh* mesh) {
       }
       printf("(d) level %d -> %d, %s P: max_k |P B_c - B| / |B| = %.2e\n", l, l + 1, pass ? "smoothed" : "tentative",
              worst);
-      /* measured: tentative 4.8e-16, 5.4e-16 (exact up to round-off); smoothed 4.9e-12 and
-       * 4.5e-11 (A B = M B is 1e-11 of K here: omega D^-1 A B is that small) */
+      /* measured: tentative 4.8e-16, 5.4e-16 (exact up to round-off); smoothed 5.9e-12 and
+       * 6.0e-11 (A B = M B is 1e-11 of K here: omega D^-1 A B is that small) */
       CHECK(worst < (pass == 0 ? 1e-13 : 1e-9));
       free(Pc);
       free(cc);
@@ -283,7 +289,40 @@ static void test_rotated(const cfMesh* mesh) {
   cf_model_free(m);
 }
 
+/* "solver.preconditioner": "amg" in a scene (host/io/fem_scene.c); a wrong name is refused */
+static void test_scene(void) {
+  char cwd[2048], mesh[2200];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL); /* ctest runs in the repository root */
+  snprintf(mesh, sizeof mesh, "%s/meshes/lug.msh", cwd);
+  const char* names[2] = {"amg", "AMG"};
+  for (int k = 0; k < 2; k++) {
+    char path[] = "/tmp/cofem_amg_sceneXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE* f = fdopen(fd, "w");
+    fprintf(f, "{\"mesh\": \"%s\", \"material\": {\"E\": 210e9, \"nu\": 0.3, \"rho\": 7850},\n"
+               " \"fixed\": [{\"set\": \"support\", \"dofs\": \"xyz\"}],\n"
+               " \"solver\": {\"preconditioner\": \"%s\"}}\n", mesh, names[k]);
+    fclose(f);
+    cfScene sc;
+    const int st = cf_scene_load(path, &sc);
+    if (k == 0) {
+      CHECK_OK(st);
+      if (st >= 0) {
+        CHECK(sc.def.preconditioner == CF_PRECOND_AMG);
+        cf_scene_free(&sc);
+      }
+    } else {
+      CHECK(st == CF_ERR_SCENE);
+      printf("scene with \"AMG\": %s\n", cf_last_error());
+      CHECK(strstr(cf_last_error(), "\"amg\"") != NULL);
+    }
+    remove(path);
+  }
+}
+
 int main(void) {
+  test_scene();
   cfMesh small;
   CHECK_OK(cf_mesh_box(20, 4, 4, 1.0, 0.1, 0.1, &small));
   {
@@ -297,9 +336,9 @@ int main(void) {
     const double f_trans = two_level_factor(m, A0, 1, 3);
     printf("(b) two-level error factor per cycle, clamped beam (%d DOFs): SA %.3f, unsmoothed P %.3f, "
            "translations only %.3f\n", m->ndof, f, f_tent, f_trans);
-    /* measured SA 0.651 (5.4 cycles per digit; Chebyshev degree 2 on 3x3x3-node aggregates of a
-     * beam 4 elements thick), unsmoothed P 0.731 (7.3 cycles per digit), translations only
-     * 0.761 (8.4); deterministic (fixed vectors, thread-independent sums) */
+    /* measured SA 0.623 (4.9 cycles per digit; Chebyshev degree 2 on aggregates of 3x3x3 nodes
+     * and more, on a beam 4 elements thick), unsmoothed P 0.728 (7.3 cycles per digit),
+     * translations only 0.758 (8.3); deterministic (fixed vectors, thread-independent sums) */
     CHECK(f < 0.7);
     CHECK(f_tent > f + 0.04);
     CHECK(f_trans > f + 0.04);
@@ -313,12 +352,15 @@ int main(void) {
     cfMesh big;
     CHECK_OK(cf_mesh_box(60, 7, 8, 1.0, 0.1, 0.1, &big));
     const int steps = 6;
-    const long it_bj = pull_iters(&big, CF_PRECOND_BLOCK_JACOBI, steps);
-    const long it_amg = pull_iters(&big, CF_PRECOND_AMG, steps);
+    double tip_bj[3], tip_amg[3];
+    const long it_bj = pull_iters(&big, CF_PRECOND_BLOCK_JACOBI, steps, tip_bj);
+    const long it_amg = pull_iters(&big, CF_PRECOND_AMG, steps, tip_amg);
     printf("(c) beam_20k (%d tetrahedra), %d steps: PCG iterations block Jacobi %ld, AMG %ld (%.1fx fewer)\n", big.ntet,
            steps, it_bj, it_amg, (double)it_bj / it_amg);
-    /* measured: block Jacobi 5418, AMG 67 (81x fewer); the issue asks for 5x at least */
+    /* measured: block Jacobi 5418, AMG 64 (85x fewer); the issue asks for 5x at least */
     CHECK(it_amg > 0 && 5 * it_amg <= it_bj);
+    printf("(c) tip deflection z: block Jacobi %.9f m, AMG %.9f m\n", tip_bj[2], tip_amg[2]);
+    CHECK_CLOSE(tip_amg[2], tip_bj[2], 0, 1e-5); /* measured 1.1e-6 relative: the PCG tolerance */
     cf_mesh_free(&big);
   }
   cf_mesh_free(&small);
