@@ -58,6 +58,7 @@ cfAmgOptions cf_amg_default_options(void) {
   o.max_levels = 25;
   o.coarse_max = 3000;
   o.block_diag = 1;
+  o.threads = 0;
   return o;
 }
 
@@ -90,7 +91,16 @@ static void csr_row(const cfCsr* a, int i, const double* x, double* y) {
 }
 
 void cf_csr_spmv(const cfCsr* a, const double* x, double* y) {
-  CF_FOR(i, a->nrow, a->nrow > 4096, csr_row(a, i, x, y));
+  for (int i = 0; i < a->nrow; i++) csr_row(a, i, x, y);
+}
+
+static void csr_spmv_t(const cfCsr* a, const double* x, double* y, int threads) {
+  CF_FOR_T(threads, i, a->nrow, a->nrow > 4096, csr_row(a, i, x, y));
+}
+
+/* the hierarchy's thread count: the model's (cfModelDef.threads), else OpenMP's default */
+static int amg_threads(const cfAmg* amg) {
+  return amg->opt.threads > 0 ? amg->opt.threads : omp_get_max_threads();
 }
 
 static int cmp_int(const void* a, const void* b) {
@@ -101,13 +111,13 @@ static int cmp_int(const void* a, const void* b) {
 /* Gustavson's row-by-row product, two passes (count, then fill), rows split over the threads;
  * each row is formed alone (a dense accumulator per thread), so the result does not depend on
  * the thread count. Columns sorted. */
-int cf_csr_matmul(const cfCsr* a, const cfCsr* b, cfCsr* c) {
+static int csr_matmul(const cfCsr* a, const cfCsr* b, cfCsr* c, int threads) {
   memset(c, 0, sizeof *c);
   const int nrow = a->nrow, ncol = b->ncol;
   int* cnt = malloc(sizeof(int) * (nrow + 1));
   if (!cnt) return cf_error(CF_ERR_NOMEM, "AMG: out of memory (sparse product)");
   int fail = 0;
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
   {
     int* mark = malloc(sizeof(int) * (ncol > 0 ? ncol : 1));
     if (!mark) {
@@ -149,7 +159,7 @@ int cf_csr_matmul(const cfCsr* a, const cfCsr* b, cfCsr* c) {
   c->ptr[0] = 0;
   for (int i = 0; i < nrow; i++) c->ptr[i + 1] = c->ptr[i] + cnt[i];
   free(cnt);
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
   {
     int* mark = malloc(sizeof(int) * (ncol > 0 ? ncol : 1));
     double* acc = malloc(sizeof(double) * (ncol > 0 ? ncol : 1));
@@ -218,9 +228,9 @@ int cf_csr_transpose(const cfCsr* a, cfCsr* t) {
 void cf_amg_spmv(const cfAmg* amg, int l, const double* x, double* y) {
   const cfAmgLevel* L = amg->lev + l;
   if (L->bval) {
-    CF_FOR(i, L->nnode, L->nnode > 2048, cf_bsr_row(i, L->bptr, L->bcol, L->bval, x, y));
+    CF_FOR_T(amg_threads(amg), i, L->nnode, L->nnode > 2048, cf_bsr_row(i, L->bptr, L->bcol, L->bval, x, y));
   } else {
-    cf_csr_spmv(&L->A, x, y);
+    csr_spmv_t(&L->A, x, y, amg_threads(amg));
   }
 }
 
@@ -244,9 +254,9 @@ static void diag_node(const cfAmgLevel* L, int i, const double* x, double* y) {
   }
 }
 
-static void diag_solve(const cfAmgLevel* L, const double* x, double* y) {
+static void diag_solve(const cfAmg* amg, const cfAmgLevel* L, const double* x, double* y) {
   if (L->dblk) {
-    CF_FOR(i, L->nnode, L->nnode > 2048, diag_node(L, i, x, y));
+    CF_FOR_T(amg_threads(amg), i, L->nnode, L->nnode > 2048, diag_node(L, i, x, y));
   } else {
     for (int i = 0; i < L->n; i++) y[i] = L->dinv[i] * x[i];
   }
@@ -264,7 +274,7 @@ static int spectral_radius(const cfAmg* amg, int l, double* rho) {
   double lam = 0;
   for (int it = 0; it < 20; it++) {
     cf_amg_spmv(amg, l, x, w);
-    diag_solve(L, w, y);
+    diag_solve(amg, L, w, y);
     double xw = 0, wy = 0, yy = 0;
     for (int i = 0; i < n; i++) {
       xw += x[i] * w[i];
@@ -564,7 +574,7 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
             Di.ptr[a + r + 1] = (int)q;
           }
         }
-        st = cf_csr_matmul(&Di, &L->A, &S);
+        st = csr_matmul(&Di, &L->A, &S, amg_threads(amg));
       }
       cf_csr_free(&Di);
       for (int i = 0; st >= 0 && i < L->n; i++)
@@ -579,7 +589,7 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
             S.val[k] = (L->A.col[k] == i ? 1.0 : 0.0) - omega * L->dinv[i] * L->A.val[k];
       }
     }
-    if (st >= 0) st = cf_csr_matmul(&S, &Pt, &L->P);
+    if (st >= 0) st = csr_matmul(&S, &Pt, &L->P, amg_threads(amg));
     cf_csr_free(&S);
     cf_csr_free(&Pt);
   } else if (st >= 0) {
@@ -587,9 +597,9 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
     memset(&Pt, 0, sizeof Pt);
   }
   if (st >= 0) st = cf_csr_transpose(&L->P, &L->R);
-  if (st >= 0) st = cf_csr_matmul(&L->A, &L->P, &AP);
+  if (st >= 0) st = csr_matmul(&L->A, &L->P, &AP, amg_threads(amg));
   cfAmgLevel* C = amg->lev + l + 1;
-  if (st >= 0) st = cf_csr_matmul(&L->R, &AP, &C->A);
+  if (st >= 0) st = csr_matmul(&L->R, &AP, &C->A, amg_threads(amg));
   cf_csr_free(&AP);
   if (st < 0) {
     free(cptr);
@@ -783,7 +793,7 @@ static void chebyshev(const cfAmg* amg, int l, const double* b, double* x, int z
     cf_amg_spmv(amg, l, x, w);
     for (int i = 0; i < n; i++) r[i] = b[i] - w[i];
   }
-  diag_solve(L, r, d);
+  diag_solve(amg, L, r, d);
   for (int i = 0; i < n; i++) {
     d[i] /= theta;
     x[i] = zero ? d[i] : x[i] + d[i];
@@ -792,7 +802,7 @@ static void chebyshev(const cfAmg* amg, int l, const double* b, double* x, int z
     cf_amg_spmv(amg, l, d, w);
     const double rho1 = 1.0 / (2.0 * sigma - rho), c1 = rho1 * rho, c2 = 2.0 * rho1 / delta;
     for (int i = 0; i < n; i++) r[i] -= w[i];
-    diag_solve(L, r, w);
+    diag_solve(amg, L, r, w);
     for (int i = 0; i < n; i++) {
       d[i] = c1 * d[i] + c2 * w[i];
       x[i] += d[i];
@@ -823,10 +833,10 @@ static int vcycle(cfAmg* amg, int l, const double* b, double* x) {
   }
   cfAmgLevel* C = L + 1;
   chebyshev(amg, l, b, x, 1, 1);        /* x = S b, r = b - A x */
-  cf_csr_spmv(&L->R, L->r, C->b);       /* b_c = R r */
+  csr_spmv_t(&L->R, L->r, C->b, amg_threads(amg)); /* b_c = R r */
   int st = vcycle(amg, l + 1, C->b, C->x);
   if (st < 0) return st;
-  CF_FOR(i, L->n, L->n > 4096, prolong_row(&L->P, i, C->x, x)); /* x += P x_c */
+  CF_FOR_T(amg_threads(amg), i, L->n, L->n > 4096, prolong_row(&L->P, i, C->x, x)); /* x += P x_c */
   chebyshev(amg, l, b, x, 0, 0);        /* x += S (b - A x) */
   return CF_OK;
 }

@@ -23,6 +23,7 @@ typedef struct cfAmgOptions {
   int max_levels;  /* including the coarsest, >= 2 (25) */
   int coarse_max;  /* a level with at most this many unknowns is solved by CHOLMOD (3000) */
   int block_diag;  /* D of the smoothers: 1 = the nodes' diagonal blocks (1), 0 = diag(A) */
+  int threads;     /* OpenMP threads of the setup and the cycle; 0: omp_get_max_threads() */
 } cfAmgOptions;
 
 cfAmgOptions cf_amg_default_options(void);
@@ -75,7 +76,6 @@ void cf_amg_describe(const cfAmg* amg, char* buf, int size);
 
 /* sparse helpers (exposed for the tests) */
 void cf_csr_free(cfCsr* a);
-int cf_csr_matmul(const cfCsr* a, const cfCsr* b, cfCsr* c);   /* c = a b */
 int cf_csr_transpose(const cfCsr* a, cfCsr* t);                /* t = a^T */
-void cf_csr_spmv(const cfCsr* a, const double* x, double* y);  /* y = a x */
+void cf_csr_spmv(const cfCsr* a, const double* x, double* y);  /* y = a x, one thread */
 #endif

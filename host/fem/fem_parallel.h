@@ -26,10 +26,14 @@ extern _Thread_local int cf_fem__last_team;
  * futex system calls, ~1-2 us each here) for every region even when if() keeps it on one thread,
  * which is the scale of a whole step of a small part. Results are the same either way (each
  * iteration writes its own outputs; sums are formed in a fixed order elsewhere). */
-#define CF_FOR(m, i, n, parallel, ...)                         \
+#define CF_FOR(m, i, n, parallel, ...) CF_FOR_T(cf_threads(m), i, n, parallel, __VA_ARGS__)
+
+/* The same on `threads` threads (code without a model at hand: the AMG hierarchy keeps the
+ * model's count). */
+#define CF_FOR_T(threads, i, n, parallel, ...)                \
   do {                                                        \
     const int cf_for_n_ = (n);                                \
-    const int cf_for_t_ = cf_threads(m);                      \
+    const int cf_for_t_ = (threads);                          \
     if ((parallel) && cf_for_t_ > 1) {                        \
       _Pragma("omp parallel num_threads(cf_for_t_)")          \
       {                                                       \

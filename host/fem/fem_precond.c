@@ -211,7 +211,7 @@ void cf_precond_rest_matrix(const cfModel* m, double* A0) {
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
   /* K_R at R = I is K_e itself */
-  CF_FOR(k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
 }
 
 int cf_precond_create(const cfModel* m, cfData* d) {
@@ -232,10 +232,12 @@ int cf_precond_create(const cfModel* m, cfData* d) {
   cf_precond_rest_matrix(m, A0);
   if (m->def.preconditioner == CF_PRECOND_AMG) {
     /* the same A0, one hierarchy per support state (the free body's: supports switched off) */
-    int st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, NULL, NULL, &p->amg_free);
+    cfAmgOptions o = cf_amg_default_options();
+    o.threads = cf_threads(m);
+    int st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, NULL, &o, &p->amg_free);
     if (st >= 0 && m->nfixed > 0) {
       p->have_supports = 1;
-      st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, m->fixed, NULL, &p->amg_supports);
+      st = cf_amg_create(m->nnode, m->row_ptr, m->col, A0, m->X, m->fixed, &o, &p->amg_supports);
     }
     free(A0);
     if (st < 0) {
