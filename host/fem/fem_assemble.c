@@ -84,17 +84,3 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
   }
   CF_FOR(m, n, m->nnode, m->nnode > 4096, cf_block_jacobi(n, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
 }
-
-void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y) {
-  memset(y, 0, sizeof(double) * m->ndof);
-  for (int e = 0; e < m->ntet; e++) {
-    const double* K = d->KR + 144 * (size_t)e;
-    for (int a = 0; a < 4; a++)
-      for (int i = 0; i < 3; i++) {
-        double s = 0;
-        for (int b = 0; b < 4; b++)
-          for (int j = 0; j < 3; j++) s += K[(3 * a + i) * 12 + 3 * b + j] * x[3 * m->tet[4 * e + b] + j];
-        y[3 * m->tet[4 * e + a] + i] += s;
-      }
-  }
-}

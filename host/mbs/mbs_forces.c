@@ -283,7 +283,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
       for (int k = 0; k < 12; k++) Qb[k] += Ql[12 * s + k];
     }
   }
-  cf_mbs__modal_forces(m, d, q, qd, t); /* issue 9 hook */
+  cf_mbs__modal_forces(m, d, q, qd, t); /* modal bodies: gravity, velocity, elastic, damping forces, node loads */
   cf_mbs__fe_forces(m, d, q, qd, t);
 }
 
@@ -305,7 +305,7 @@ double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
     const double* qb = d->q + m->body_qadr[b];
     for (int k = 0; k < 4; k++) V -= Mb[k] * cf_mbs_dot3(g, qb + 3 * k);
   }
-  V += cf_mbs__modal_potential(m, d); /* issue 9 hook */
+  V += cf_mbs__modal_potential(m, d); /* modal bodies: gravity (modal part) and elastic energy */
   V += cf_mbs__fe_potential(m, d);
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];

@@ -154,7 +154,7 @@ void cf_mbs__body_pose(const cfMbsDef* def, int b, double pos[3], double R[9]);
 /* Copy cf_last_error() and re-raise it with a prefix */
 int cf_mbs__rethrow(int st, const char* prefix);
 
-/* ---- mbs_modal.c (issue 9 hooks; all no-ops without modal bodies) ---- */
+/* ---- mbs_modal.c: the modal bodies' part of each stage (all no-ops without modal bodies) ---- */
 int cf_mbs__modal_nblock(const cfMbsDef* def);         /* amplitude blocks to append */
 /* after the bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
 int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m);

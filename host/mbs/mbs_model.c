@@ -144,7 +144,7 @@ void cf_mbs_def_free(cfMbsDef* def) {
   free(def->joint);
   free(def->driver);
   free(def->force);
-  cf_mbs__modal_def_free(def); /* issue 9 hook */
+  cf_mbs__modal_def_free(def); /* the modal bodies' definitions */
   cf_mbs__fe_def_free(def);
   cfMbsOptions o = def->opt;
   memset(def, 0, sizeof *def);
@@ -333,7 +333,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   if (!m) return;
   free(m->body_name); free(m->body_qadr); free(m->body_nq); free(m->body_virtual); free(m->body_mass);
   free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
-  cf_mbs__modal_free(m); cf_mbs__fe_free(m); free(m->body_modal); /* issue 9 hook */
+  cf_mbs__modal_free(m); cf_mbs__fe_free(m); free(m->body_modal); /* modal and FE bodies */
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
   free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint);
   free(m->joint_ncon);
@@ -371,7 +371,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
   m->nbody = nb;
   m->nq = 0;
   m->mref = 0;
-  for (int b = 0; b < def->nbody; b++) { /* issue 9 hook: amplitude blocks: cf_mbs__modal_compile */
+  for (int b = 0; b < def->nbody; b++) { /* the modal amplitude blocks follow (cf_mbs__modal_compile) */
     const cfMbsBodyDef* B = &def->body[b];
     snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%s", B->name);
     m->body_qadr[b] = m->nq;
@@ -417,7 +417,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
 
 /* q, qd of the bodies' t = 0 poses and velocities */
 static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
-  for (int b = 0; b < def->nbody; b++) { /* issue 9 hook: modal amplitudes below */
+  for (int b = 0; b < def->nbody; b++) { /* the modal amplitudes below */
     const cfMbsBodyDef* B = &def->body[b];
     double* qb = q + m->body_qadr[b];
     double* vb = qd + m->body_qadr[b];
@@ -428,7 +428,7 @@ static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double
       for (int i = 0; i < 3; i++) qb[3 + 3 * k + i] = e[i], vb[3 + 3 * k + i] = de[i];
     }
   }
-  cf_mbs__modal_initial(def, m, q, qd); /* issue 9 hook */
+  cf_mbs__modal_initial(def, m, q, qd); /* modal amplitudes and their rates */
   cf_mbs__fe_initial(def, m, q, qd);
 }
 
@@ -550,7 +550,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   if (!m) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->opt = def->opt;
   st = build_bodies_markers(def, m);
-  if (st >= 0) st = cf_mbs__modal_compile(def, m); /* issue 9 hook */
+  if (st >= 0) st = cf_mbs__modal_compile(def, m); /* amplitude blocks of the modal bodies */
   if (st >= 0) st = cf_mbs__fe_compile(def, m);
   if (st >= 0) st = cf_mbs__compile_constraints(def, m);
   if (st >= 0) st = cf_mbs__compile_forces(def, m);

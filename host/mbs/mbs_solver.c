@@ -16,7 +16,7 @@ static int cmp_long(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* issue 9 hook: pairs added from mbs_modal.c */
+/* block pairs added by the modal and FE bodies (cf_mbs__modal_pairs, cf_mbs__fe_pairs) */
 struct pair_ctx {
   long* key;
   size_t* n;
@@ -59,7 +59,7 @@ int cf_mbs__build_pattern(cfMbsModel* m) {
   for (int e = 0; e < m->nforce; e++)
     if (m->force[e].body[0] >= 0 && m->force[e].body[1] >= 0) CF_MBS_PAIR(m->force[e].body[0], m->force[e].body[1]);
 #undef CF_MBS_PAIR
-  /* issue 9 hook: the modal bodies' mass couples their frame and amplitude blocks */
+  /* the modal bodies' mass couples their frame and amplitude blocks */
   struct pair_ctx pc = {key, &n, cap, nb};
   cf_mbs__modal_pairs(m, add_pair, &pc);
   cf_mbs__fe_pairs(m, add_pair, &pc); /* the FE bodies' elements couple their node blocks */
@@ -210,7 +210,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
           cf_mbs__add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
         }
     }
-  cf_mbs__modal_assemble(m, d, cM, cC, cK); /* issue 9 hook */
+  cf_mbs__modal_assemble(m, d, cM, cC, cK); /* modal bodies' mass, damping and stiffness blocks */
   cf_mbs__fe_assemble(m, d, cC, cK);
 }
 
@@ -226,7 +226,7 @@ void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, d
         yb[3 * k + i] = s;
       }
   }
-  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y); /* issue 9 hook */
+  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y); /* modal bodies' mass beyond the rigid part */
   cf_mbs__fe_mass_offdiag(m, x, y);
 }
 

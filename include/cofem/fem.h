@@ -5,7 +5,8 @@
  *   1. polar:    F_e = Ds_e Dm_e^-1,  R_e = polar(F_e)  (proper rotation, det R = +1)
  *   2. assemble: K_R = R_e K_e R_e^T,  f_el = R_e K_e (R_e^T x - X)
  *                A = (1 + h a) M + (h b + h^2) K_R,   b = M v0 + h (f_ext + M g - f_el)
- *   3. solve:    A v1 = b by block-Jacobi PCG, fixed DOFs projected out, warm-started (cf_step)
+ *   3. solve:    A v1 = b by PCG (block-Jacobi or rotated-Cholesky preconditioner, def.preconditioner;
+ *                A assembled, or K_R applied element by element), fixed DOFs projected out, warm-started
  *                from c0 v0 + c1 v_-1, the energy minimum over the last two velocities,
  *                until |r| <= tol * max(|b|, b_scale) (b_scale keeps a part at rest under a
  *                constant load from chasing round-off: there |b| -> 0 while the forces do not)
@@ -221,8 +222,6 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h); /* A, b, P
 int cf_stage_pcg(const cfModel* m, cfData* d);       /* solves A v = b into d->v */
 void cf_stage_update(const cfModel* m, cfData* d, double h);
 
-/* y = K_R x with the rotated stiffness of the current data (block SpMV over the element KR). */
-void cf_apply_KR(const cfModel* m, const cfData* d, const double* x, double* y);
 /* Total kinetic energy 1/2 v^T M v and the co-rotational strain energy
  * sum_e 1/2 u_e^T K_e u_e, u_e = R_e^T x_e - X_e. */
 double cf_kinetic_energy(const cfModel* m, const cfData* d);

@@ -166,7 +166,7 @@ typedef struct cfMbsDef {
   cfMbsJointDef* joint;
   cfMbsDriverDef* driver;
   cfMbsForceDef* force;
-  /* issue 9 hook: modal bodies (cofem/mbs_modal.h, cf_mbs_add_modal_body) */
+  /* modal bodies (cofem/mbs_modal.h, cf_mbs_add_modal_body) */
   int nmodal, cap_modal;
   struct cfMbsModalDef* modal;
   /* FE bodies with a node at every mesh node (cofem/mbs_fe.h, cf_mbs_add_fe_body) */
@@ -316,7 +316,7 @@ typedef struct cfMbsModel {
   int rank;                  /* rank of the constraint Jacobian at q0 */
   int ndof;                  /* nq - rank: degrees of freedom left by the joints and drivers */
   int nredundant;            /* ncon - rank */
-  /* issue 9 hook: modal bodies (host/mbs/mbs_modal.c). body_modal[b]: 0 rigid / virtual, 1 the frame
+  /* modal bodies (host/mbs/mbs_modal.c). body_modal[b]: 0 rigid / virtual, 1 the frame
    * of a modal body, 2 an amplitude block (12 modal coordinates, appended after the definition's
    * bodies: no rigidity equations, no gravity; the mass terms are added by the modal code) */
   int nmodal;

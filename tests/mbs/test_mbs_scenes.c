@@ -119,6 +119,10 @@ static void test_double_fourbar(void) {
   if (d) {
     CHECK(m->ndof == 1 && m->nredundant == 6);
     int j = cf_mbs_find_joint(m, "A0");
+    /* the scene's one marker, on the body the scene names; an unknown name is CF_MBS_NONE */
+    int mk = cf_mbs_find_marker(m, "coupler1_mid");
+    CHECK(mk >= 0 && mk < m->nmarker && m->marker_body[mk] == cf_mbs_find_body(m, "coupler1"));
+    CHECK(cf_mbs_find_marker(m, "coupler1") == CF_MBS_NONE);
     double worst = 0;
     for (int k = 0; k < 500; k++) {
       if ((st = cf_mbs_step(m, d)) < 0) {
