@@ -29,8 +29,8 @@
  *   "reference"  the name of the path the others are measured against (it runs first);
  *   "baseline"   a second one (e.g. the corotational path on the same mesh: the error of the path
  *                itself, without the mesh's), its errors in their own columns.
- *   A path's "redundant_constraints" replaces the scene's (a modal body's joints at node sets carry
- *   the frame's axes: the slider-crank's closed loop then has 2 redundant equations).
+ *   A path's "redundant_constraints" replaces the scene's (a path whose bodies make a closed loop
+ *   over-constrained where the scene's do not).
  *
  * Writes DIR/<case>_series.csv (t, then every path's probes), DIR/<case>_summary.csv and
  * DIR/<case>.md (per path: nodes, coordinates, steps, ms/step (process CPU time of the steps),

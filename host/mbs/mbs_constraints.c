@@ -133,6 +133,25 @@ static void finish_modal_slots(const cfMbsModel* m, cfMbsCon* c) {
   }
 }
 
+/* the same for the modal direction terms */
+static void finish_modal_dir_slots(const cfMbsModel* m, cfMbsCon* c) {
+  for (int sd = 0; sd < 2 && c->nmd && c->nb >= 0; sd++) {
+    if (c->md_body[sd] < 0) continue;
+    int fb, nm, blk0, nblk;
+    cf_mbs__modal_dir_rows(m, c->md_body[sd], c->md_dir[sd], &fb, &nm, &blk0, &nblk);
+    for (int l = 0; l < nblk; l++) {
+      int found = 0;
+      for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
+      if (found) continue;
+      if (c->nb >= CF_MBS_CON_MAXB) {
+        c->nb = -1;
+        return;
+      }
+      c->body[c->nb++] = blk0 + l;
+    }
+  }
+}
+
 static int slot_of(const cfMbsCon* c, int b) {
   for (int s = 0; s < c->nb; s++)
     if (c->body[s] == b) return s;
@@ -423,6 +442,10 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const cfMbsJointDef* J = x->J;
   const int t = J->type, *fe = x->fe, *mp = x->mp;
   int s = fe[1] >= 0, ob = s ? x->b1 : x->b2;
+  if (x->mib[1 - s] >= 0)
+    return cf_error(CF_ERR_SCENE, "joint '%s': a %s joint between a node set of an FE body and a node set of a modal "
+                    "body is not supported (put a virtual body between them)", J->name,
+                    t == CF_MBS_FIXED ? "fixed" : "revolute");
   double L;
   char who[CF_MBS_NAME_MAX + 16];
   snprintf(who, sizeof who, "joint '%s'", J->name);
@@ -448,15 +471,52 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   return CF_OK;
 }
 
-/* parallel axes: a2 perpendicular to f1 and g1 */
-static void joint_parallel_axes(cfMbsModel* m, JointCtx* x) {
+/* A joint axis at a modal point is the node set's axis (cf_mbs__modal_dir), not the frame's: the
+ * equation c (one bilinear term a . b: a a direction of body2 (wa: 1 a, 2 f, 3 g of the joint frame),
+ * b one of body1 (wb); a universal joint's a1 . a2 when wa < 0) gets the modal parts of the sides
+ * that sit at modal points. */
+static int set_axes(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbsCon* c, int wa, int wb) {
+  const cfMbsJointDef* J = x->J;
+  int side[2] = {1, 0}, which[2] = {wa, wb}; /* the term's a is on body2, b on body1 */
+  if (wa < 0) side[0] = 0, side[1] = 1, which[0] = which[1] = 1; /* universal: a1 . a2 */
+  c->md_body[0] = c->md_body[1] = -1;
+  for (int k = 0; k < 2; k++) {
+    int sl = side[k], ib = x->mib[sl];
+    if (ib < 0) continue;
+    int b = sl ? x->b2 : x->b1, mp = x->mp[sl];
+    const cfMbsModalDef* md = NULL;
+    for (int i = 0; i < def->nmodal; i++)
+      if (def->modal[i].body == b) md = &def->modal[i];
+    if (!md) continue;
+    const cfMbsModalPoint* pt = &md->point[mp];
+    char who[CF_MBS_NAME_MAX + 16];
+    snprintf(who, sizeof who, "joint '%s'", J->name);
+    int dir, st = cf_mbs__modal_dir(m, ib, pt->nodes, pt->nnode, x->fr + 12 * sl + 3 * which[k], who, pt->name, &dir);
+    if (st < 0) return st;
+    if (dir < 0) continue;
+    c->md_body[k] = ib, c->md_dir[k] = dir, c->nmd = 1;
+  }
+  if (c->nmd) {
+    finish_modal_dir_slots(m, c);
+    if (c->nb < 0)
+      return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation (fewer modes)",
+                      J->name, CF_MBS_CON_MAXB);
+  }
+  return CF_OK;
+}
+
+/* parallel axes: a2 perpendicular to f1 and g1 (at modal points, the node sets' axes) */
+static int joint_parallel_axes(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const double *f1 = x->fr + 6, *g1 = x->fr + 9, *a2 = x->fr + 15;
   cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
   add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, a2), vec_dir(x->b1, f1));
   finish_con(c);
+  int st = set_axes(def, m, x, c, 1, 2);
+  if (st < 0) return st;
   c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
   add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, a2), vec_dir(x->b1, g1));
   finish_con(c);
+  return set_axes(def, m, x, c, 1, 3);
 }
 
 /* common line: the offset perpendicular to the axis vanishes */
@@ -471,19 +531,21 @@ static void joint_common_line(cfMbsModel* m, JointCtx* x) {
 }
 
 /* no rotation about the axis: f2 perpendicular to g1 */
-static void joint_no_twist(cfMbsModel* m, JointCtx* x) {
+static int joint_no_twist(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const double *g1 = x->fr + 9, *f2 = x->fr + 18;
   cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
   add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b2, f2), vec_dir(x->b1, g1));
   finish_con(c);
+  return set_axes(def, m, x, c, 2, 3);
 }
 
 /* universal: a1 perpendicular to a2 */
-static void joint_universal(cfMbsModel* m, JointCtx* x) {
+static int joint_universal(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const double *a1 = x->fr + 3, *a2 = x->fr + 15;
   cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
   add_term(c, 1, CF_MBS_COEF_ONE, vec_dir(x->b1, a1), vec_dir(x->b2, a2));
   finish_con(c);
+  return set_axes(def, m, x, c, -1, -1);
 }
 
 /* distance: (|P2 - P1|^2 - L^2) / 2 */
@@ -511,17 +573,14 @@ static int compile_revolute(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   int st = joint_common_point(m, x);
   if (st < 0) return st;
   if (x->fe[0] >= 0 || x->fe[1] >= 0) return joint_fe_axis(def, m, x);
-  joint_parallel_axes(m, x);
-  return CF_OK;
+  return joint_parallel_axes(def, m, x);
 }
 
 /* universal: a common point and perpendicular axes */
 static int compile_universal(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
-  (void)def;
   int st = joint_common_point(m, x);
   if (st < 0) return st;
-  joint_universal(m, x);
-  return CF_OK;
+  return joint_universal(def, m, x);
 }
 
 /* fixed: a common point, parallel axes and no rotation about them (at an FE point, the set's
@@ -530,26 +589,24 @@ static int compile_fixed(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   int st = joint_common_point(m, x);
   if (st < 0) return st;
   if (x->fe[0] >= 0 || x->fe[1] >= 0) return joint_fe_axis(def, m, x);
-  joint_parallel_axes(m, x);
-  joint_no_twist(m, x);
-  return CF_OK;
+  if ((st = joint_parallel_axes(def, m, x)) < 0) return st;
+  return joint_no_twist(def, m, x);
 }
 
 /* cylindrical: parallel axes and a common line */
 static int compile_cylindrical(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
-  (void)def;
-  joint_parallel_axes(m, x);
+  int st = joint_parallel_axes(def, m, x);
+  if (st < 0) return st;
   joint_common_line(m, x);
   return CF_OK;
 }
 
 /* prismatic: parallel axes, a common line and no rotation about it */
 static int compile_prismatic(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
-  (void)def;
-  joint_parallel_axes(m, x);
+  int st = joint_parallel_axes(def, m, x);
+  if (st < 0) return st;
   joint_common_line(m, x);
-  joint_no_twist(m, x);
-  return CF_OK;
+  return joint_no_twist(def, m, x);
 }
 
 /* distance: the two points' distance */
@@ -702,6 +759,89 @@ static double modal_term(const cfMbsModel* m, const cfMbsCon* c, int k, const do
   return s * v;
 }
 
+/* The modal part M = A Psi y of direction term side sd of equation c at q: value M, and with qd its
+ * rate Md = Adot Psi y + A Psi ydot and curvature Mc = 2 Adot Psi ydot (the part of Mdd that is not
+ * M_q qdd); py = Psi y */
+typedef struct ModalDir {
+  int fb, nm, blk0;
+  const double* Psi;
+  double py[3], M[3];
+} ModalDir;
+
+static void modal_dir_eval(const cfMbsModel* m, const cfMbsCon* c, int sd, const double* q, const double* qd, ModalDir* o,
+                           double Md[3], double Mc[3]) {
+  int nblk;
+  o->Psi = cf_mbs__modal_dir_rows(m, c->md_body[sd], c->md_dir[sd], &o->fb, &o->nm, &o->blk0, &nblk);
+  const double *y = q + m->body_qadr[o->blk0], *A = q + m->body_qadr[o->fb] + 3;
+  double pyd[3] = {0, 0, 0};
+  for (int a = 0; a < 3; a++) {
+    o->py[a] = 0;
+    for (int j = 0; j < o->nm; j++) o->py[a] += o->Psi[a * o->nm + j] * y[j];
+  }
+  for (int i = 0; i < 3; i++) o->M[i] = A[i] * o->py[0] + A[3 + i] * o->py[1] + A[6 + i] * o->py[2];
+  if (!qd) return;
+  const double *yd = qd + m->body_qadr[o->blk0], *Ad = qd + m->body_qadr[o->fb] + 3;
+  for (int a = 0; a < 3; a++)
+    for (int j = 0; j < o->nm; j++) pyd[a] += o->Psi[a * o->nm + j] * yd[j];
+  for (int i = 0; i < 3; i++) {
+    Md[i] = 0, Mc[i] = 0;
+    for (int a = 0; a < 3; a++) {
+      Md[i] += Ad[3 * a + i] * o->py[a] + A[3 * a + i] * pyd[a];
+      Mc[i] += 2 * Ad[3 * a + i] * pyd[a];
+    }
+  }
+}
+
+/* row += s d(g . M)/dq for a fixed vector g: the frame's axes e_a get s g py_a, y_j gets s sum_a (g . e_a) Psi_aj */
+static void modal_dir_grad(const cfMbsModel* m, const cfMbsCon* c, const ModalDir* o, const double* q, const double g[3],
+                           double s, double* row) {
+  const double* A = q + m->body_qadr[o->fb] + 3;
+  double* rf = row + 12 * slot_of(c, o->fb);
+  double ge[3];
+  for (int a = 0; a < 3; a++) {
+    for (int i = 0; i < 3; i++) rf[3 + 3 * a + i] += s * g[i] * o->py[a];
+    ge[a] = s * cf_mbs_dot3(g, A + 3 * a);
+  }
+  for (int j = 0; j < o->nm; j++)
+    row[12 * slot_of(c, o->blk0 + j / 12) + j % 12] += ge[0] * o->Psi[j] + ge[1] * o->Psi[o->nm + j] + ge[2] * o->Psi[2 * o->nm + j];
+}
+
+/* The modal direction terms of equation c: U = a + M_a, W = b + M_b, value s (U.W - a.b); gradient
+ * s (M_a' W + a' M_b + M_b' U + b' M_a) into row; or (qd given) the acceleration bias
+ * s (Mc_a . W + U . Mc_b + 2 (Ud . Wd - ad . bd)) */
+static double modal_dir_term(const cfMbsModel* m, const cfMbsCon* c, const double* q, const double* qd, double* row) {
+  ModalDir o[2];
+  double M[2][3] = {{0}}, Md[2][3] = {{0}}, Mc[2][3] = {{0}}, V[2][3], Vd[2][3];
+  const cfMbsVec* vs[2] = {&c->a[0], &c->b[0]};
+  for (int k = 0; k < 2; k++) {
+    cf_mbs_vec_val(m, vs[k], q, V[k]);
+    if (qd) cf_mbs_vec_lin(m, vs[k], qd, Vd[k]);
+    if (c->md_body[k] < 0) continue;
+    modal_dir_eval(m, c, k, q, qd, &o[k], Md[k], Mc[k]);
+    memcpy(M[k], o[k].M, sizeof M[k]);
+  }
+  double U[3], W[3], s = c->s[0];
+  for (int i = 0; i < 3; i++) U[i] = V[0][i] + M[0][i], W[i] = V[1][i] + M[1][i];
+  if (qd) {
+    double Ud[3], Wd[3];
+    for (int i = 0; i < 3; i++) Ud[i] = Vd[0][i] + Md[0][i], Wd[i] = Vd[1][i] + Md[1][i];
+    return s * (cf_mbs_dot3(Mc[0], W) + cf_mbs_dot3(U, Mc[1]) + 2 * (cf_mbs_dot3(Ud, Wd) - cf_mbs_dot3(Vd[0], Vd[1])));
+  }
+  if (row) {
+    if (c->md_body[0] >= 0) {
+      modal_dir_grad(m, c, &o[0], q, W, s, row);
+      double g[3] = {s * M[0][0], s * M[0][1], s * M[0][2]};
+      add_grad(m, c, row, vs[1], g);
+    }
+    if (c->md_body[1] >= 0) {
+      modal_dir_grad(m, c, &o[1], q, U, s, row);
+      double g[3] = {s * M[1][0], s * M[1][1], s * M[1][2]};
+      add_grad(m, c, row, vs[0], g);
+    }
+  }
+  return s * (cf_mbs_dot3(U, W) - cf_mbs_dot3(V[0], V[1]));
+}
+
 void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac) {
   update_drivers(m, d, t);
   for (int i = 0; i < m->ncon; i++) {
@@ -727,6 +867,7 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
     }
     for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
     for (int k = 0; k < c->nft; k++) phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL);
+    if (c->nmd) phi += modal_dir_term(m, c, q, NULL, want_jac ? row : NULL);
     d->phi[i] = phi;
   }
 }
@@ -779,6 +920,7 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
     }
     for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
     for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
+    if (c->nmd) v += modal_dir_term(m, c, q, qd, NULL);
     out[i] = v;
   }
 }

@@ -175,6 +175,12 @@ double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* grav
  * the first amplitude block and their count; returns Phibar [3 nm] row-major */
 const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
                                   int* blk0, int* nblk);
+/* direction e (body coordinates) of the node set nodes[0..nn-1] of modal body ib measured on its
+ * nodes: d = A (e + Psi y); *dir = the index of Psi [3 nm] (cf_mbs__modal_dir_rows), or -1 when the
+ * set does not move with the modes. Errors (a set on a line) name who, the set and the body. */
+int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const double e[3], const char* who,
+                      const char* set, int* dir);
+const double* cf_mbs__modal_dir_rows(const cfMbsModel* m, int ib, int dir, int* frame, int* nm, int* blk0, int* nblk);
 /* its modal displacement A Phibar y (global) at q */
 void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]);
 /* a named point (one node or the mean of a node set) of a modal or FE body: checked, nodes copied;

@@ -32,6 +32,8 @@ struct cfMbsModalBody {
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
   int npoint;                          /* modal points (joint attachments) */
   double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
+  int ndir, cap_dir;                   /* joint directions measured on node sets (cf_mbs__modal_dir) */
+  double* dir_Phi;                     /* [3 nm ndir] their rows Psi */
 };
 
 cfMbsModalDef cf_mbs_default_modal_def(void) {
@@ -167,7 +169,7 @@ void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
-    free(mb->pt_s), free(mb->pt_Phi);
+    free(mb->pt_s), free(mb->pt_Phi), free(mb->dir_Phi);
   }
   free(m->modal);
   m->modal = NULL;
@@ -270,6 +272,98 @@ const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sba
   if (frame) *frame = mb->body;
   *nm = mb->nm, *blk0 = mb->blk0, *nblk = mb->nblk;
   return mb->pt_Phi + (size_t)k * 3 * mb->nm;
+}
+
+/* The set's direction e measured on its nodes, as an FE body measures it (cf_mbs__fe_axis):
+ * d = sum w_i x_i, w_i = Y_i^T C^-1 e (Y_i the rest offsets from the set's mean, C = sum Y_i Y_i^T),
+ * so that sum w_i = 0 and sum w_i s_i = e. With x_i = r + A (s_i + Phi_i y): d = A (e + Psi y),
+ * Psi = sum w_i Phi_i. A flat set (C singular) measures its small rotation instead: the least-squares
+ * theta of u_i = t + theta x Y_i, K theta = sum Y_i x u_i (K = sum |Y_i|^2 I - Y_i Y_i^T, regular unless
+ * the set is collinear), Psi y = theta x e (the modal displacements are small in the frame). */
+int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const double e[3], const char* who,
+                      const char* set, int* dir) {
+  struct cfMbsModalBody* mb = &m->modal[ib];
+  int nm = mb->nm;
+  *dir = -1;
+  double moves = 0;
+  for (int l = 0; l < nn; l++)
+    for (int k = 0; k < 3 * nm; k++) moves = fmax(moves, fabs(mb->Phi[(size_t)3 * nodes[l] * nm + k]));
+  if (nm == 0 || moves == 0) return CF_OK; /* the set is clamped in the reduction: its axes are the frame's */
+  double Xm[3] = {0, 0, 0}, C[9] = {0}, size = 0;
+  for (int l = 0; l < nn; l++)
+    for (int a = 0; a < 3; a++) Xm[a] += mb->X[3 * nodes[l] + a] / nn;
+  for (int l = 0; l < nn; l++) {
+    const double* X = mb->X + 3 * nodes[l];
+    double Y[3] = {X[0] - Xm[0], X[1] - Xm[1], X[2] - Xm[2]};
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) C[3 * a + b] += Y[a] * Y[b];
+    size = fmax(size, cf_mbs_norm3(Y));
+  }
+  if (mb->ndir == mb->cap_dir) {
+    int cap = mb->cap_dir ? 2 * mb->cap_dir : 8;
+    double* p = realloc(mb->dir_Phi, sizeof(double) * 3 * (size_t)(nm ? nm : 1) * cap);
+    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    mb->dir_Phi = p, mb->cap_dir = cap;
+  }
+  double* Psi = mb->dir_Phi + (size_t)mb->ndir * 3 * nm;
+  memset(Psi, 0, sizeof(double) * 3 * (size_t)nm);
+  double scale = pow(nn * size * size, 3);
+  /* the adjugate of C gives C^-1 e */
+  double adj[9] = {C[4] * C[8] - C[5] * C[7], C[2] * C[7] - C[1] * C[8], C[1] * C[5] - C[2] * C[4],
+                   C[5] * C[6] - C[3] * C[8], C[0] * C[8] - C[2] * C[6], C[2] * C[3] - C[0] * C[5],
+                   C[3] * C[7] - C[4] * C[6], C[1] * C[6] - C[0] * C[7], C[0] * C[4] - C[1] * C[3]};
+  double det = C[0] * adj[0] + C[1] * adj[3] + C[2] * adj[6];
+  if (nn >= 4 && fabs(det) > 1e-12 * scale) {
+    double z[3];
+    for (int a = 0; a < 3; a++) z[a] = (adj[3 * a] * e[0] + adj[3 * a + 1] * e[1] + adj[3 * a + 2] * e[2]) / det;
+    for (int l = 0; l < nn; l++) {
+      const double* X = mb->X + 3 * nodes[l];
+      double w = (X[0] - Xm[0]) * z[0] + (X[1] - Xm[1]) * z[1] + (X[2] - Xm[2]) * z[2];
+      for (int a = 0; a < 3; a++)
+        for (int j = 0; j < nm; j++) Psi[a * nm + j] += w * mb->Phi[(size_t)(3 * nodes[l] + a) * nm + j];
+    }
+    return *dir = mb->ndir++, CF_OK;
+  }
+  /* flat: K = tr(C) I - C, theta = K^-1 sum_i Y_i x Phi_i y, Psi = -[e]x K^-1 sum_i [Y_i]x Phi_i */
+  double K[9], tr = C[0] + C[4] + C[8];
+  for (int k = 0; k < 9; k++) K[k] = (k % 4 == 0 ? tr : 0) - C[k];
+  double ak[9] = {K[4] * K[8] - K[5] * K[7], K[2] * K[7] - K[1] * K[8], K[1] * K[5] - K[2] * K[4],
+                  K[5] * K[6] - K[3] * K[8], K[0] * K[8] - K[2] * K[6], K[2] * K[3] - K[0] * K[5],
+                  K[3] * K[7] - K[4] * K[6], K[1] * K[6] - K[0] * K[7], K[0] * K[4] - K[1] * K[3]};
+  double dk = K[0] * ak[0] + K[1] * ak[3] + K[2] * ak[6];
+  if (!(nn >= 3 && fabs(dk) > 1e-9 * scale))
+    return cf_error(CF_ERR_SCENE,
+                    "%s: the node set '%s' of modal body '%s' has %d node%s on a line: the rotation of its axes cannot "
+                    "be measured (a revolute, universal or fixed joint at a modal point needs a set that spans a "
+                    "plane; or use a spherical joint, or clamp the set in the reduction)", who, set,
+                    m->body_name[mb->body], nn, nn == 1 ? "" : "s");
+  double* S = calloc(3 * (size_t)nm, sizeof(double)); /* sum_i Y_i x Phi_i */
+  if (!S) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+  for (int l = 0; l < nn; l++) {
+    const double* X = mb->X + 3 * nodes[l];
+    double Y[3] = {X[0] - Xm[0], X[1] - Xm[1], X[2] - Xm[2]};
+    const double* P = mb->Phi + (size_t)3 * nodes[l] * nm;
+    for (int j = 0; j < nm; j++) {
+      S[0 * nm + j] += Y[1] * P[2 * nm + j] - Y[2] * P[1 * nm + j];
+      S[1 * nm + j] += Y[2] * P[0 * nm + j] - Y[0] * P[2 * nm + j];
+      S[2 * nm + j] += Y[0] * P[1 * nm + j] - Y[1] * P[0 * nm + j];
+    }
+  }
+  for (int j = 0; j < nm; j++) {
+    double th[3];
+    for (int a = 0; a < 3; a++) th[a] = (ak[3 * a] * S[j] + ak[3 * a + 1] * S[nm + j] + ak[3 * a + 2] * S[2 * nm + j]) / dk;
+    double te[3]; /* theta x e */
+    cf_mbs_cross3(th, e, te);
+    for (int a = 0; a < 3; a++) Psi[a * nm + j] = te[a];
+  }
+  free(S);
+  return *dir = mb->ndir++, CF_OK;
+}
+
+const double* cf_mbs__modal_dir_rows(const cfMbsModel* m, int ib, int dir, int* frame, int* nm, int* blk0, int* nblk) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  *frame = mb->body, *nm = mb->nm, *blk0 = mb->blk0, *nblk = mb->nblk;
+  return mb->dir_Phi + (size_t)dir * 3 * mb->nm;
 }
 
 void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]) {

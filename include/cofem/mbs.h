@@ -93,7 +93,8 @@ typedef struct cfMbsJointDef {
    * body2 is modal point k of that modal body (cf_mbs_add_modal_point: a node, or the mean of a
    * node set, which moves with the modes); -1 (default): a body-fixed point. With a modal point
    * the joint sits where that point is at t = 0 and `point` is ignored. Spherical, revolute,
-   * universal and fixed joints only (the axes follow the frame of the modal body). */
+   * universal and fixed joints only; their axes are the node set's, measured on its nodes as the
+   * FE bodies measure them (a set on a line is refused unless the reduction clamps it). */
   int modal_point1, modal_point2;
 } cfMbsJointDef;
 
@@ -230,6 +231,12 @@ typedef struct cfMbsCon {
   int nmt;
   int mt_body[2], mt_point[2], mt_comp[2];
   double mt_sign[2];
+  /* modal direction terms (a joint axis at a modal point is the node set's axis, not the frame's):
+   * with md_body[s] >= 0 the vector a[0] (s = 0) or b[0] (s = 1) of the equation's single bilinear
+   * term is the set's direction V + A Psi y, Psi the rows md_dir[s] of modal body md_body[s]
+   * (cf_mbs__modal_dir); Phi += s[0] ((a + M_a) . (b + M_b) - a . b). nmd: 1 when any side has one */
+  int nmd;
+  int md_body[2], md_dir[2];
   /* FE node-set terms (lumped FE bodies, cofem/mbs_fe.h): Phi += ft_s[k] (sum_i w_i x_i) . B_k,
    * the weighted node sum ft_vec[k] of FE body ft_fe[k] (a node set's mean, or the difference of
    * the means of its two halves along a joint axis), B_k = e_(ft_comp[k]) when ft_comp[k] >= 0,
