@@ -64,7 +64,7 @@
 #define MAX_VAR 64
 #define THETA0 0.4 /* release angle off the vertical [rad] */
 
-enum { KIND_LUMPED, KIND_COROT, KIND_MODAL, KIND_FE, KIND_BOX };
+enum { KIND_LUMPED, KIND_COROT, KIND_COROT_EXACT, KIND_MODAL, KIND_FE, KIND_BOX };
 
 typedef struct Part {
   const char* name;
@@ -217,9 +217,10 @@ static double lumped_angle(const Variant* v) {
 static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
   char json[4096], flex[512], scenerel[256];
   snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
-  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT)
-    snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"}", scenerel,
-             v->kind == KIND_LUMPED ? "lumped" : "corotational");
+  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_EXACT)
+    snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"%s}", scenerel,
+             v->kind == KIND_LUMPED ? "lumped" : "corotational",
+             v->kind == KIND_COROT_EXACT ? ", \"factor\": \"exact\"" : "");
   else
     snprintf(flex, sizeof flex,
              "{\"scene\": \"%s\", \"formulation\": \"modal\", \"interface\": [\"%s\"], \"modes\": %d, \"damping\": 0}",
@@ -487,18 +488,19 @@ int main(int argc, char** argv) {
     }
     for (int k = 0; k < ndt; k++) {
       Variant* first = &var[nv];
-      for (int j = 0; j < 7; j++) {
+      for (int j = 0; j < 8; j++) {
         Variant* v = &var[nv++];
         memset(v, 0, sizeof *v);
         snprintf(v->part, sizeof v->part, "%s", kParts[p].name);
         v->dt = dts[k];
         if (j == 0) v->kind = KIND_LUMPED, snprintf(v->name, sizeof v->name, "lumped");
         else if (j == 1) v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
-        else if (j <= 4) v->kind = KIND_MODAL, v->modes = modes[j - 2], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
+        else if (j == 2) v->kind = KIND_COROT_EXACT, snprintf(v->name, sizeof v->name, "corot_exact");
+        else if (j <= 5) v->kind = KIND_MODAL, v->modes = modes[j - 3], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
         else {
           v->kind = KIND_FE;
-          v->precond = j == 5 ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_BLOCK_JACOBI;
-          snprintf(v->name, sizeof v->name, j == 5 ? "fe_rc" : "fe_bj");
+          v->precond = j == 6 ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_BLOCK_JACOBI;
+          snprintf(v->name, sizeof v->name, j == 6 ? "fe_rc" : "fe_bj");
         }
         if (v->kind == KIND_FE) setup_fe(v, &kParts[p]);
         else setup_mbs_json(v, &kParts[p], q);

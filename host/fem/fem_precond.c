@@ -207,14 +207,35 @@ void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck) 
   }
 }
 
+/* A0 = cm M + ck K + eps I (K_R at R = I is K_e itself; eps I is rotation invariant, so
+ * Q (A0 + eps I) Q^T = Q A0 Q^T + eps I) */
+static void rest_matrix(const cfModel* m, double cm, double ck, double eps, double* A0) {
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
+  if (eps != 0)
+    for (int n = 0; n < m->nnode; n++)
+      for (int a = 0; a < 3; a++) A0[9 * (size_t)m->diag[n] + 4 * a] += eps;
+}
+
 void cf_precond_rest_matrix(const cfModel* m, double* A0) {
   double cm, ck;
   cf_system_coefficients(m, m->def.dt, &cm, &ck);
-  /* K_R at R = I is K_e itself */
-  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
+  rest_matrix(m, cm, ck, 0, A0);
 }
 
+static int create(const cfModel* m, cfData* d, double cm, double ck, double eps, int amg);
+
 int cf_precond_create(const cfModel* m, cfData* d) {
+  double cm, ck;
+  cf_system_coefficients(m, m->def.dt, &cm, &ck);
+  return create(m, d, cm, ck, 0, m->def.preconditioner == CF_PRECOND_AMG);
+}
+
+int cf_precond_create_with(const cfModel* m, cfData* d, double cm, double ck, double eps) {
+  return create(m, d, cm, ck, eps, 0);
+}
+
+static int create(const cfModel* m, cfData* d, double cm, double ck, double eps, int amg) {
+  cf_precond_free(d);
   struct cfPrecond* p = calloc(1, sizeof *p);
   double* A0 = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
   if (p) {
@@ -229,8 +250,8 @@ int cf_precond_create(const cfModel* m, cfData* d) {
     return cf_error(CF_ERR_NOMEM, "preconditioner: out of memory");
   }
   d->precond = p;
-  cf_precond_rest_matrix(m, A0);
-  if (m->def.preconditioner == CF_PRECOND_AMG) {
+  rest_matrix(m, cm, ck, eps, A0);
+  if (amg) {
     /* the same A0, one hierarchy per support state (the free body's: supports switched off) */
     cfAmgOptions o = cf_amg_default_options();
     o.threads = cf_threads(m);

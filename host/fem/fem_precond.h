@@ -8,6 +8,10 @@
 int cf_precond_create(const cfModel* m, cfData* d);
 /* A0 = cm M + ck K, the system matrix at rest (R_e = I), in the model's blocks [9 nnzb]. */
 void cf_precond_rest_matrix(const cfModel* m, double* A0);
+/* The rotated Cholesky (whatever def.preconditioner says) of A0 = cm M + ck K + eps I with the
+ * caller's coefficients (the multibody core's corotational FE bodies, host/mbs/mbs_fe.c); an
+ * existing preconditioner of d is replaced. */
+int cf_precond_create_with(const cfModel* m, cfData* d, double cm, double ck, double eps);
 void cf_precond_free(cfData* d);
 /* Node rotations from the current element rotations (once per step, after the polar stage). */
 void cf_precond_update(const cfModel* m, cfData* d);

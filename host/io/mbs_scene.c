@@ -227,6 +227,13 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
                     "FE scene's fixed sets stay where they are; corotational only)", c->path, w, sup);
   if (!strcmp(sup, "clamp") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\": \"clamp\" needs \"formulation\": \"corotational\"", c->path, w);
+  char factor[16] = "rotated";
+  if ((st = get_str(c, fx, "factor", factor, sizeof factor, 0, w)) < 0) return st;
+  if (strcmp(factor, "rotated") && strcmp(factor, "exact"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"rotated\" (the part's matrix at rest factored "
+                    "once, turned with the part) or \"exact\" (factored at every step)", c->path, w, factor);
+  if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
   st = cf_scene_load(scene, &part->scene);
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
@@ -236,12 +243,13 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   }
   if (st < 0) return rethrow_at(c, st, w);
   st = cf_mbs_add_fe_body_as(&c->s->def, b, part->model, corotational);
+  if (st >= 0) c->s->def.fe[c->s->def.nfe - 1].exact_factor = !strcmp(factor, "exact");
   return st < 0 ? rethrow_at(c, st, w) : CF_OK;
 }
 
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
   static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
-                                "description", NULL};
+                                "factor", "description", NULL};
   char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
   snprintf(w, sizeof w, "%s \"flexible\"", where);
   if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);

@@ -19,6 +19,7 @@
 #include "cofem/mbs_fe.h"
 #include "cofem/output.h"
 #include "fem/fem_element.h"
+#include "fem/fem_precond.h"
 #include "fem/fem_sparse.h"
 #include "mbs/mbs_internal.h"
 
@@ -26,6 +27,7 @@ struct cfMbsFeBody {
   int body;                 /* definition body id = node block 0 (lumped; corotational: a placeholder
                                block at rest, the node blocks are all appended) */
   int corotational;
+  int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -186,6 +188,7 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     const cfModel* fem = fd->fem;
     int nn = fem->nnode;
     fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4, fb->corotational = fd->corotational;
+    fb->exact_factor = fd->exact_factor;
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
     fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
     fb->qadr = malloc(sizeof(int) * (size_t)nn);
@@ -698,12 +701,16 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
 struct cfMbsFeState {
   int nrow;
   int* row;                 /* [nrow] the equations with terms on the body */
-  cfSparseSolver sp;        /* A0 */
+  cfSparseSolver sp;        /* A0 (exact_factor) */
   int sp_ready;
+  double rot_coef[3];       /* cm, ck, eps the rotated factor was formed with (not exact_factor) */
+  int rot_ready;
   long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
   double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
   int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
   double* Z;                /* [nrow][ndof] mesh order */
+  double* JF;               /* [nrow][ndof] the rows' J_F that Z was formed with */
+  int z_valid;              /* Z = A0^-1 J_F^T for the operator in use (rows whose J_F is unchanged keep theirs) */
   double* H;                /* [nrow^2] */
   double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
   double* extra;            /* [ndof] extra nodal forces (cf_mbs_fe_set_extra_force), or NULL */
@@ -725,12 +732,13 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     for (int r = 0; r < m->ncon; r++) s->nrow += row_of_fe(&m->con[r], i);
     s->row = malloc(sizeof(int) * (size_t)(s->nrow + 1));
     s->Z = calloc((size_t)ndof * (size_t)(s->nrow + 1), sizeof(double));
+    s->JF = calloc((size_t)ndof * (size_t)(s->nrow + 1), sizeof(double));
     s->H = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
     s->bF = malloc(sizeof(double) * (size_t)ndof);
     s->y = malloc(sizeof(double) * (size_t)ndof);
     s->r = calloc((size_t)(s->nrow + 1), sizeof(double));
     s->w = calloc((size_t)(s->nrow + 1), sizeof(double));
-    if (!s->row || !s->Z || !s->H || !s->bF || !s->y || !s->r || !s->w)
+    if (!s->row || !s->Z || !s->JF || !s->H || !s->bF || !s->y || !s->r || !s->w)
       return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
@@ -747,7 +755,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
   for (int i = 0; i < d->nfe_data; i++) {
     struct cfMbsFeState* s = &d->fe_state[i];
     if (s->sp_ready) cf_sparse_free(&s->sp);
-    free(s->row), free(s->Z), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
+    free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
   }
   free(d->fe_state);
@@ -825,6 +833,18 @@ static int spd_inverse(double* H, int n) {
   return 0;
 }
 
+/* x = A0^-1 b (b zero at clamped DOFs, x too): the exact factor, or the rotated one at rest */
+static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* b, double* x) {
+  if (fb->exact_factor) return cf_sparse_solve(&s->sp, b, x);
+  const cfModel* fem = fb->fem;
+  fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
+  int st = cf_precond_apply(fem, fd, b, x);
+  if (st < 0) return st;
+  for (int j = 0; fem->nfixed && j < fem->ndof; j++) /* Q turns y's zeros away from the axes */
+    if (fem->fixed[j]) x[j] = 0;
+  return CF_OK;
+}
+
 /* Before the CHOLMOD factorisation of the factored coordinates (Ax of those, in the model's
  * entries, is in Axr): A0 factored, Z, G, H, and Axr += J_I^T (H - a I) J_I. */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
@@ -845,11 +865,38 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * computed without the elastic forces' tangent, or a part turning at 2 rad/s, whose first two
      * updates are as large as each other; kept from there the iteration diverged.) Z and H are
      * formed anew with the current gradient: a joint's axis rows depend on the other body's axes. */
+    int rescale;
+    if (!fb->exact_factor) {
+      /* A0 = cm M + ck K + eps I factored once at rest (per coefficient set) and applied rotated by
+       * the node rotations Q, A^-1 ~ Q A0^-1 Q^T: exact for a rigidly turned part (M and eps I are
+       * rotation invariant, K_R = Q K Q^T when all rotations are one), close while the strains are
+       * small; the Newton iteration then converges on the exact residual with this matrix (a
+       * modified Newton) and no factorisation is repeated (the rotated-Cholesky preconditioner's
+       * idea, fem_precond.c). */
+      double coef[3] = {cm, ck, eps};
+      if (!s->rot_ready || memcmp(coef, s->rot_coef, sizeof coef)) {
+        int st = cf_precond_create_with(fem, fd, cm, ck, eps);
+        if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+        memcpy(s->rot_coef, coef, sizeof coef);
+        s->rot_ready = 1;
+      }
+      rescale = d->steps != s->key_step || memcmp(c5, s->key_coef, sizeof s->key_coef);
+      /* the node rotations follow the part at every factorisation (one Newton correction of
+       * their polar; Z anew): the rotated factor is an approximation of the tangent as good as
+       * the rotations it is turned by, and its error is amplified by A0's condition number
+       * (A0^-1 W A0 for a rotation mismatch W): with the rotations frozen at the step's
+       * predictor, 2e-3 rad of element rotation within the lug's first step made the iteration
+       * diverge at 1e6 per iteration; updated every iteration it converges in 2-5. */
+      for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+      s->z_valid = 0;
+      s->key_step = d->steps;
+      memcpy(s->key_coef, c5, sizeof s->key_coef);
+    } else {
     int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
                d->newton_dq <= 1e-2 * d->newton_dq0;
     if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
     else s->key_uses = 1;
-    int rescale = s->key_uses == 1; /* the rows' penalties: once per step and coefficient set */
+    rescale = s->key_uses == 1; /* the rows' penalties: once per step and coefficient set */
     if (!same) {
     s->key_step = d->steps;
     memcpy(s->key_coef, c5, sizeof s->key_coef);
@@ -859,19 +906,25 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
         for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
     int st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
     if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+    s->z_valid = 0;
+    }
     }
     int st;
     for (int k = 0; k < nr; k++) {
+      double* jf = s->JF + (size_t)k * ndof;
       row_F(m, d, fb, s->row[k], s->bF);
-      if ((st = cf_sparse_solve(&s->sp, s->bF, s->Z + (size_t)k * ndof)) < 0) return st;
+      if (s->z_valid && !memcmp(s->bF, jf, sizeof(double) * (size_t)ndof)) continue;
+      memcpy(jf, s->bF, sizeof(double) * (size_t)ndof);
+      if ((st = a0_solve(fb, fd, s, s->bF, s->Z + (size_t)k * ndof)) < 0) return st;
     }
+    s->z_valid = 1;
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
     for (int k = 0; k < nr; k++) {
-      row_F(m, d, fb, s->row[k], s->bF);
+      const double* jf = s->JF + (size_t)k * ndof;
       for (int l = 0; l < nr; l++) {
         double g = 0;
         const double* z = s->Z + (size_t)l * ndof;
-        for (int j = 0; j < ndof; j++) g += s->bF[j] * z[j];
+        for (int j = 0; j < ndof; j++) g += jf[j] * z[j];
         s->H[k * nr + l] = g;
       }
     }
@@ -929,7 +982,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
     gather(fb, b, s->bF);
     for (int j = 0; j < 3 * fb->nnode; j++) /* clamped DOFs do not move */
       if (fb->fem->fixed[j]) s->bF[j] = 0;
-    int st = cf_sparse_solve(&s->sp, s->bF, s->y);
+    int st = a0_solve(fb, d->fe_data[i], s, s->bF, s->y);
     if (st < 0) return st;
     for (int k = 0; k < nr; k++) {
       row_F(m, d, fb, s->row[k], s->bF);
