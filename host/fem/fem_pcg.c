@@ -1,7 +1,7 @@
 /* Stage 3: preconditioned conjugate gradients for A v = b, three ways: block Jacobi (d->Pinv) or
- * the rotated Cholesky (fem_precond.c) on the assembled blocks (cf_stage_pcg), and the rotated
- * Cholesky with K_R applied element by element, A never formed (cf_step_solve_matfree); all with
- * the fixed DOFs projected out (their velocity stays 0, their residual is filtered), warm-started with the
+ * a rotated preconditioner (d->precond: rotated Cholesky or AMG, fem_precond.c) on the assembled
+ * blocks (cf_stage_pcg), and a rotated preconditioner with K_R applied element by element, A never
+ * formed (cf_step_solve_matfree); all with the fixed DOFs projected out (their velocity stays 0, their residual is filtered), warm-started with the
  * previous velocities (paper 003: velocities change little within a step).
  * Convergence: |r| <= tol max(|b|, b_scale) on the free DOFs (see cofem/fem.h). A breakdown or the iteration cap leaves the
  * last finite iterate and returns a counted warning. */

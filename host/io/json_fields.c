@@ -130,7 +130,7 @@ int cf_json_vec3(const cJSON* obj, const char* key, double* out, int required, c
 
 int cf_json_parse(const char* json, const char* path, cJSON** out) {
   const char* end = NULL;
-  *out = cJSON_ParseWithOpts(json, &end, 1);
+  *out = cJSON_ParseWithLengthOpts(json, strlen(json) + 1, &end, 1);
   if (*out) return CF_OK;
   int line = 1;
   for (const char* c = json; end && c < end && *c; c++) line += *c == '\n';

@@ -16,9 +16,10 @@ typedef struct cfJsonAt {
 } cfJsonAt;
 
 /* Parse a whole scene text (nothing but white space after the value): *out, or CF_ERR_SCENE
- * "<path>:<line>: invalid JSON" with the line where the parser stopped, taken from its own
- * parse-end pointer (cJSON_GetErrorPtr is one pointer for the whole process: two threads reading
- * scenes would race on it). */
+ * "<path>:<line>: invalid JSON" with the line where the parser stopped, taken from the parse-end
+ * argument of cJSON_ParseWithLengthOpts (cJSON_GetErrorPtr reads one pointer for the whole
+ * process, which another thread's parse may have replaced; cJSON still writes it, nothing here
+ * reads it). */
 int cf_json_parse(const char* json, const char* path, cJSON** out);
 int cf_json_number(const cJSON* obj, const char* key, double* out, int required, const cfJsonAt* at);
 int cf_json_int(const cJSON* obj, const char* key, int* out, const cfJsonAt* at);

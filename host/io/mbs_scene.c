@@ -776,7 +776,7 @@ int cf_mbs_scene_is_mechanism(const char* json_path) {
     cf_clear_error();
     return 0;
   }
-  cJSON* root = cJSON_Parse(buf);
+  cJSON* root = cJSON_ParseWithLengthOpts(buf, strlen(buf) + 1, NULL, 0);
   free(buf);
   int yes = root && cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "bodies") != NULL;
   cJSON_Delete(root);

@@ -5,7 +5,7 @@
  *   1. polar:    F_e = Ds_e Dm_e^-1,  R_e = polar(F_e)  (proper rotation, det R = +1)
  *   2. assemble: K_R = R_e K_e R_e^T,  f_el = R_e K_e (R_e^T x - X)
  *                A = (1 + h a) M + (h b + h^2) K_R,   b = M v0 + h (f_ext + M g - f_el)
- *   3. solve:    A v1 = b by PCG (block-Jacobi or rotated-Cholesky preconditioner, def.preconditioner;
+ *   3. solve:    A v1 = b by PCG (block-Jacobi, rotated-Cholesky or AMG preconditioner, def.preconditioner;
  *                A assembled, or K_R applied element by element), fixed DOFs projected out, warm-started
  *                from c0 v0 + c1 v_-1, the energy minimum over the last two velocities,
  *                until |r| <= tol * max(|b|, b_scale) (b_scale keeps a part at rest under a
