@@ -115,6 +115,8 @@ struct DevState {
   int status; /* CF_OK, CF_WARN_PCG_NOT_CONVERGED, CF_WARN_INDEFINITE, CF_ERR_ARG (b not finite) */
   /* polar */
   int ninverted;
+  /* generalized-alpha: the sums of a Newton residual (cfNewtonOps.residual) or |du|^2 */
+  double ga_out[6];
 };
 
 /* ---- reductions (fixed order: deterministic for a fixed launch configuration) -------------- */
@@ -488,6 +490,145 @@ __global__ void __launch_bounds__(kThreads)
   if (i < ndof) p[i] = z[i] + beta * p[i];
 }
 
+/* ---- generalized-alpha (cfNewtonOps of fem/fem_backend.h; the CPU's in host/fem/fem_newton.c) */
+
+__device__ __forceinline__ int ga_held(int i, const unsigned char* fixed, int use_fixed) {
+  return use_fixed && fixed[i];
+}
+
+/* held DOFs: v = a = 0 */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_zero_held(int ndof, const unsigned char* fixed, int use_fixed, double* v, double* a) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < ndof && ga_held(i, fixed, use_fixed)) v[i] = a[i] = 0;
+}
+
+/* y = c0 y0 + c1 (y1 - y0)  (the loads of a substep: f_prev + th (f - f_prev)) */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_loads(int ndof, const double* f_prev, const double* f, double th0, double th1, double* F0, double* F1) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= ndof) return;
+  F0[i] = f_prev[i] + th0 * (f[i] - f_prev[i]);
+  F1[i] = f_prev[i] + th1 * (f[i] - f_prev[i]);
+}
+
+/* predictor x = x0 + h v0 + h^2/2 a0 (x0 on held DOFs) */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_predict(int ndof, const unsigned char* fixed, int use_fixed, double h, const double* x0,
+                 const double* v0, const double* a0, double* x) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= ndof) return;
+  x[i] = ga_held(i, fixed, use_fixed) ? x0[i] : x0[i] + h * v0[i] + 0.5 * h * h * a0[i];
+}
+
+/* a, v from x (Newmark relations); am_ = (1 - am) a + am a0, vf = (1 - af) v + af v0 */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_kinematics(int ndof, const unsigned char* fixed, int use_fixed, double h, double am, double af,
+                    double gam, double be, const double* x, const double* x0, const double* v0,
+                    const double* a0, double* a, double* v, double* a_m, double* v_f) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= ndof) return;
+  double ai = 0, vi = 0;
+  if (!ga_held(i, fixed, use_fixed)) {
+    ai = (x[i] - x0[i] - h * v0[i] - h * h * (0.5 - be) * a0[i]) / (be * h * h);
+    vi = v0[i] + h * ((1 - gam) * a0[i] + gam * ai);
+  }
+  a[i] = ai;
+  v[i] = vi;
+  a_m[i] = (1 - am) * ai + am * a0[i];
+  v_f[i] = (1 - af) * vi + af * v0[i];
+}
+
+/* r = M a_m + C v_f + (1 - af) f_el + af f0 - (1 - af) F1 - af F0 - m g (0 on held DOFs; C v_f
+ * given in cvf, NULL: undamped); partials of |M a_m|^2, |C v_f|^2, |f_el,f|^2, |F_f + m g|^2,
+ * |r|^2 (free DOFs) and |x - x0|^2 at part[k * npart + block] */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_residual(int nnode, const int* row_ptr, const int* col, const double* Mblk,
+                  const double* node_mass, const unsigned char* fixed, int use_fixed, double af,
+                  double g0, double g1, double g2, const double* a_m, const double* cvf,
+                  const double* f_el, const double* f0, const double* F0, const double* F1,
+                  const double* x, const double* x0, double* r, double* part, int npart) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s[6] = {0, 0, 0, 0, 0, 0};
+  if (n < nnode) {
+    double ma[3];
+    cf_node_mass_row(n, row_ptr, col, Mblk, a_m, ma);
+    const double g[3] = {g0, g1, g2};
+    for (int k = 0; k < 3; k++) {
+      const int i = 3 * n + k;
+      const double dx = x[i] - x0[i];
+      s[5] += dx * dx;
+      if (ga_held(i, fixed, use_fixed)) {
+        r[i] = 0;
+        continue;
+      }
+      const double c = cvf ? cvf[i] : 0.0;
+      const double fel = (1 - af) * f_el[i] + af * f0[i];
+      const double fx = (1 - af) * F1[i] + af * F0[i] + node_mass[n] * g[k];
+      const double ri = ma[k] + c + fel - fx;
+      r[i] = ri;
+      s[0] += ma[k] * ma[k];
+      s[1] += c * c;
+      s[2] += fel * fel;
+      s[3] += fx * fx;
+      s[4] += ri * ri;
+    }
+  }
+  for (int k = 0; k < 6; k++) {
+    double t = block_sum(s[k], sh);
+    if (threadIdx.x == 0) part[k * npart + blockIdx.x] = t;
+    __syncthreads(); /* sh is reused by the next sum */
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_ga_finish(DevState* st, const double* part, int npart, int nsum) {
+  __shared__ double sh[kThreads];
+  for (int k = 0; k < nsum; k++) {
+    double t = ordered_sum(part + k * npart, npart, sh);
+    if (threadIdx.x == 0) st->ga_out[k] = t;
+    __syncthreads();
+  }
+}
+
+/* b = -s r */
+__global__ void __launch_bounds__(kThreads) k_ga_rhs(int ndof, double s, const double* r, double* b) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < ndof) b[i] = -s * r[i];
+}
+
+__global__ void k_set_bscale(DevState* st, double b_scale) { st->b_scale = b_scale; }
+
+/* x += du; partial of |du|^2 over the free DOFs */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_add(int nnode, const unsigned char* fixed, int use_fixed, const double* du, double* x, double* part) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double s = 0;
+  if (n < nnode)
+    for (int i = 3 * n; i < 3 * n + 3; i++) {
+      if (!ga_held(i, fixed, use_fixed)) s += du[i] * du[i];
+      x[i] += du[i];
+    }
+  double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+/* the right side of M a = F0 + m g - f_el - C v (0 on held DOFs; cv NULL: undamped) */
+__global__ void __launch_bounds__(kThreads)
+    k_ga_acc_rhs(int nnode, const double* node_mass, const unsigned char* fixed, int use_fixed,
+                 double g0, double g1, double g2, const double* F0, const double* f_el, const double* cv,
+                 double* b) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  const double g[3] = {g0, g1, g2};
+  for (int k = 0; k < 3; k++) {
+    const int i = 3 * n + k;
+    b[i] = ga_held(i, fixed, use_fixed) ? 0.0 : F0[i] + node_mass[n] * g[k] - f_el[i] - (cv ? cv[i] : 0.0);
+  }
+}
+
 }  // namespace
 
 /* ---- the device mirror ---------------------------------------------------------------------- */
@@ -510,6 +651,12 @@ struct cfCuda {
   /* state, inputs and per-step arrays (as in cfData) */
   double *x, *v, *f_ext, *R, *KR, *fe, *f_el, *A, *b, *Pinv;
   double* v_prev; /* velocities of the step before (the warm start's second vector) */
+  double* f_ext_prev; /* f_ext of the step before (generalized-alpha's load at the step's start) */
+  /* generalized-alpha (allocated for that integrator only; cfData's names): a, the (sub)step's
+   * start, its loads, the increment, the step's first increment, the residual, the step's start */
+  int ga;       /* the model was generalized-alpha at create: the arrays below exist */
+  int ga_ready; /* a and ga_f0 belong to the current x, v (as cfData.ga_ready) */
+  double *acc, *ga_x0, *ga_v0, *ga_a0, *ga_f0, *ga_F0, *ga_F1, *ga_du, *ga_du1, *ga_r, *ga_a_step, *ga_x_step;
   /* the PCG's vectors; before the PCG starts the warm start's (cfData's warm_v1, warm_Av0,
    * warm_Av1 on the host) in p, q and z: device memory bounds the largest parts */
   double *r, *z, *p, *q;
@@ -581,6 +728,7 @@ template <class F>
 int each_array(cfCuda* g, F f) {
   const size_t nn = (size_t)g->nnode, ne = (size_t)g->ntet, nb = (size_t)g->nnzb, nd = 3 * nn;
   const size_t np = (size_t)g->npart, D = sizeof(double), I = sizeof(int);
+  const size_t ga = g->ga ? nd : 0;
   struct {
     void** p;
     size_t bytes;
@@ -596,7 +744,12 @@ int each_array(cfCuda* g, F f) {
       {(void**)&g->x, nd * D}, {(void**)&g->v, nd * D}, {(void**)&g->v_prev, nd * D},
       {(void**)&g->f_ext, nd * D}, {(void**)&g->R, 9 * ne * D}, {(void**)&g->KR, 144 * ne * D},
       {(void**)&g->fe, 12 * ne * D}, {(void**)&g->f_el, nd * D}, {(void**)&g->A, 9 * nb * D},
-      {(void**)&g->b, nd * D}, {(void**)&g->Pinv, 9 * nn * D},
+      {(void**)&g->b, nd * D}, {(void**)&g->Pinv, 9 * nn * D}, {(void**)&g->f_ext_prev, nd * D},
+      /* generalized-alpha */
+      {(void**)&g->acc, ga * D}, {(void**)&g->ga_x0, ga * D}, {(void**)&g->ga_v0, ga * D},
+      {(void**)&g->ga_a0, ga * D}, {(void**)&g->ga_f0, ga * D}, {(void**)&g->ga_F0, ga * D},
+      {(void**)&g->ga_F1, ga * D}, {(void**)&g->ga_du, ga * D}, {(void**)&g->ga_du1, ga * D},
+      {(void**)&g->ga_r, ga * D}, {(void**)&g->ga_a_step, ga * D}, {(void**)&g->ga_x_step, ga * D},
       /* PCG vectors, partial sums, scalars */
       {(void**)&g->r, nd * D}, {(void**)&g->z, nd * D}, {(void**)&g->p, nd * D},
       {(void**)&g->q, nd * D}, {(void**)&g->part0, np * D}, {(void**)&g->part1, np * D},
@@ -675,6 +828,8 @@ double* dev_field(cfCuda* g, int bit) {
     case CF_CUDA_A: return g->A;
     case CF_CUDA_B: return g->b;
     case CF_CUDA_PINV: return g->Pinv;
+    case CF_CUDA_F_EXT_PREV: return g->f_ext_prev;
+    case CF_CUDA_ACC: return g->ga ? g->acc : NULL;
     default: return NULL;
   }
 }
@@ -898,6 +1053,228 @@ int ensure_async_buffers(cfCuda* g) {
   return CF_OK;
 }
 
+/* ---- generalized-alpha: the GPU's cfNewtonOps (the driver and its bookkeeping are the CPU's
+ * cf_newton_step, host/fem/fem_newton.c; each op here mirrors the CPU op of the same name) ------ */
+struct GpuNewton {
+  cfCuda* g;
+  const cfModel* m;
+  cfData* d;
+};
+
+int ga_use_fixed(const cfCuda* g) { return g->supports_active && g->nfixed > 0; }
+
+int dcopy(cfCuda* g, double* dst, const double* src) {
+  CU(cudaMemcpyAsync(dst, src, (size_t)g->ndof * sizeof(double), cudaMemcpyDeviceToDevice, g->s));
+  return CF_OK;
+}
+
+/* C y into out (A = alpha M + beta K_R gathered from the current KR); NULL when undamped */
+int ga_damping(cfCuda* g, const cfModel* m, const double* y, double* out, const double** cy) {
+  const double al = m->def.rayleigh_alpha, be = m->def.rayleigh_beta;
+  *cy = NULL;
+  if (al == 0 && be == 0) return CF_OK;
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+                                                             al, be, g->A);
+  CU_LAUNCHED(k_block_gather);
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, y, out);
+  CU_LAUNCHED(k_spmv);
+  *cy = out;
+  return CF_OK;
+}
+
+/* M a = F(t) + m g - f_el(x) - C v by PCG on A = M (block Jacobi), a = 0 on held DOFs; ga_f0 =
+ * f_el(x). The PCG solves into g->v: v is kept in ga_v0 meanwhile. */
+int ga_initial_acceleration(GpuNewton* c) {
+  cfCuda* g = c->g;
+  const cfModel* m = c->m;
+  const int uf = ga_use_fixed(g);
+  TRY(enqueue_polar(g));
+  TRY(enqueue_elastic(g));
+  TRY(dcopy(g, g->ga_f0, g->f_el));
+  const double* cv = NULL;
+  TRY(ga_damping(g, m, g->v, g->z, &cv));
+  const double* gr = m->def.gravity;
+  k_ga_acc_rhs<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_mass, g->fixed, uf, gr[0], gr[1],
+                                                            gr[2], g->f_ext_prev, g->f_el, cv, g->b);
+  CU_LAUNCHED(k_ga_acc_rhs);
+  k_set_bscale<<<1, 1, 0, g->s>>>(g->st, 0.0);
+  CU_LAUNCHED(k_set_bscale);
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+                                                             1.0, 0.0, g->A);
+  CU_LAUNCHED(k_block_gather);
+  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
+                                                        g->Pinv);
+  CU_LAUNCHED(k_jacobi);
+  TRY(dcopy(g, g->ga_v0, g->v));
+  CU(cudaMemsetAsync(g->v, 0, (size_t)g->ndof * sizeof(double), g->s));
+  TRY(run_pcg(g, m));
+  int st = record_pcg(g, m, c->d);
+  TRY(dcopy(g, g->acc, g->v));
+  TRY(dcopy(g, g->v, g->ga_v0));
+  k_ga_zero_held<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, uf, g->acc, g->acc);
+  CU_LAUNCHED(k_ga_zero_held);
+  TRY(sync_stream(g->s, "generalized-alpha initial acceleration"));
+  return st;
+}
+
+int gpu_step_begin(void* ctx) {
+  GpuNewton* c = (GpuNewton*)ctx;
+  cfCuda* g = c->g;
+  k_ga_zero_held<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, ga_use_fixed(g), g->v, g->acc);
+  CU_LAUNCHED(k_ga_zero_held);
+  if (!g->ga_ready) {
+    double t0 = cf_wall_time();
+    int st = ga_initial_acceleration(c);
+    c->d->timer[CF_STAGE_ASSEMBLE] += cf_wall_time() - t0;
+    if (st < 0) return st;
+    g->ga_ready = 1;
+  }
+  /* the step's start: x, v (in v_prev, as the CPU), a */
+  TRY(dcopy(g, g->ga_x_step, g->x));
+  TRY(dcopy(g, g->v_prev, g->v));
+  TRY(dcopy(g, g->ga_a_step, g->acc));
+  return CF_OK;
+}
+
+int gpu_step_restore(void* ctx) {
+  GpuNewton* c = (GpuNewton*)ctx;
+  cfCuda* g = c->g;
+  TRY(dcopy(g, g->x, g->ga_x_step));
+  TRY(dcopy(g, g->v, g->v_prev));
+  TRY(dcopy(g, g->acc, g->ga_a_step));
+  TRY(enqueue_polar(g));
+  TRY(enqueue_elastic(g));
+  TRY(dcopy(g, g->ga_f0, g->f_el));
+  return sync_stream(g->s, "generalized-alpha: the step's start restored");
+}
+
+int gpu_sub_begin(void* ctx, double th0, double th1) {
+  cfCuda* g = ((GpuNewton*)ctx)->g;
+  k_ga_loads<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->f_ext_prev, g->f_ext, th0, th1, g->ga_F0,
+                                                         g->ga_F1);
+  CU_LAUNCHED(k_ga_loads);
+  TRY(dcopy(g, g->ga_x0, g->x));
+  TRY(dcopy(g, g->ga_v0, g->v));
+  TRY(dcopy(g, g->ga_a0, g->acc));
+  return CF_OK;
+}
+
+int gpu_sub_accept(void* ctx) {
+  cfCuda* g = ((GpuNewton*)ctx)->g;
+  return dcopy(g, g->ga_f0, g->f_el); /* f_el(x0) of the next (sub)step */
+}
+
+int gpu_sub_restore(void* ctx) {
+  cfCuda* g = ((GpuNewton*)ctx)->g;
+  TRY(dcopy(g, g->x, g->ga_x0));
+  TRY(dcopy(g, g->v, g->ga_v0));
+  TRY(dcopy(g, g->acc, g->ga_a0));
+  return CF_OK;
+}
+
+int gpu_predict(void* ctx, double h) {
+  cfCuda* g = ((GpuNewton*)ctx)->g;
+  k_ga_predict<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, ga_use_fixed(g), h, g->ga_x0,
+                                                           g->ga_v0, g->ga_a0, g->x);
+  CU_LAUNCHED(k_ga_predict);
+  return CF_OK;
+}
+
+/* a_m in q, v_f in p, C v_f in z (PCG scratch, free between solves) */
+int gpu_residual(void* ctx, const double* par, double h, double* out) {
+  GpuNewton* c = (GpuNewton*)ctx;
+  cfCuda* g = c->g;
+  const cfModel* m = c->m;
+  const int uf = ga_use_fixed(g);
+  double t0 = cf_wall_time();
+  k_ga_kinematics<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, uf, h, par[0], par[1], par[2],
+                                                              par[3], g->x, g->ga_x0, g->ga_v0, g->ga_a0, g->acc,
+                                                              g->v, g->q, g->p);
+  CU_LAUNCHED(k_ga_kinematics);
+  TRY(enqueue_polar(g));
+  TRY(enqueue_elastic(g));
+  const double* cvf = NULL;
+  TRY(ga_damping(g, m, g->p, g->z, &cvf));
+  const double* gr = m->def.gravity;
+  k_ga_residual<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, g->node_mass, g->fixed, uf,
+                                                 par[1], gr[0], gr[1], gr[2], g->q, cvf, g->f_el, g->ga_f0, g->ga_F0,
+                                                 g->ga_F1, g->x, g->ga_x0, g->ga_r, g->part_warm, g->npart);
+  CU_LAUNCHED(k_ga_residual);
+  k_ga_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, 6);
+  CU_LAUNCHED(k_ga_finish);
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "generalized-alpha residual"));
+  for (int k = 0; k < 6; k++) out[k] = g->st_host->ga_out[k];
+  c->d->ninverted = g->st_host->ninverted;
+  c->d->timer[CF_STAGE_ASSEMBLE] += cf_wall_time() - t0;
+  return CF_OK;
+}
+
+/* A du = -s r with A = cm M + ck K_R; the PCG solves into g->v (v is formed anew from x by the
+ * next residual), started from du1 or the last du and scaled by the warm start; x += du */
+int gpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int first, double* dx2, int* pcg_iters) {
+  GpuNewton* c = (GpuNewton*)ctx;
+  cfCuda* g = c->g;
+  const cfModel* m = c->m;
+  double t0 = cf_wall_time();
+  *pcg_iters = 0;
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+                                                             cm, ck, g->A);
+  CU_LAUNCHED(k_block_gather);
+  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
+                                                        g->Pinv);
+  CU_LAUNCHED(k_jacobi);
+  k_ga_rhs<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, s, g->ga_r, g->b);
+  CU_LAUNCHED(k_ga_rhs);
+  k_set_bscale<<<1, 1, 0, g->s>>>(g->st, b_scale);
+  CU_LAUNCHED(k_set_bscale);
+  if (first) TRY(dcopy(g, g->ga_du, g->ga_du1));
+  TRY(dcopy(g, g->v, g->ga_du));
+  if (m->def.warm_start) {
+    /* no second vector: the guess is only scaled */
+    CU(cudaMemsetAsync(g->p, 0, (size_t)g->ndof * sizeof(double), g->s));
+    TRY(enqueue_warm_start(g, m->def.pcg_tol));
+  }
+  TRY(run_pcg(g, m));
+  int st = record_pcg(g, m, c->d);
+  *pcg_iters = c->d->pcg_iters;
+  if (st < 0) {
+    c->d->timer[CF_STAGE_PCG] += cf_wall_time() - t0;
+    return st;
+  }
+  TRY(dcopy(g, g->ga_du, g->v));
+  if (first) TRY(dcopy(g, g->ga_du1, g->ga_du));
+  k_ga_add<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, ga_use_fixed(g), g->ga_du, g->x, g->part_warm);
+  CU_LAUNCHED(k_ga_add);
+  k_ga_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, 1);
+  CU_LAUNCHED(k_ga_finish);
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "generalized-alpha Newton update"));
+  *dx2 = g->st_host->ga_out[0];
+  c->d->timer[CF_STAGE_PCG] += cf_wall_time() - t0;
+  return st;
+}
+
+/* one generalized-alpha step: the CPU's driver on the GPU's stages, then the end of the step as
+ * the CPU's (fem_step.c, without the divergence monitor): f_ext_prev = f_ext, t += h */
+int ga_step(cfCuda* g, const cfModel* m, cfData* d) {
+  if (!g->ga)
+    return cf_error(CF_ERR_ARG, "cf_cuda_step: generalized-alpha on a backend created for another integrator "
+                                "(its arrays were not allocated); create it again");
+  GpuNewton c = {g, m, d};
+  const cfNewtonOps ops = {&c,         gpu_step_begin, gpu_step_restore, gpu_sub_begin, gpu_sub_accept,
+                           gpu_sub_restore, gpu_predict, gpu_residual,   gpu_solve};
+  int st = cf_newton_step(m, d, &ops);
+  if (st < 0) return st;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", cf_last_error()); /* a step-cut warning */
+  TRY(dcopy(g, g->f_ext_prev, g->f_ext));
+  TRY(sync_stream(g->s, "generalized-alpha step"));
+  cf_error(st, "%s", msg);
+  d->t += m->def.dt;
+  return cf_step_finish(d, st);
+}
+
 }  // namespace
 
 /* ---- public API ----------------------------------------------------------------------------- */
@@ -954,6 +1331,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   g->device = o.device;
   g->opt = o;
   g->supports_active = d->supports_active;
+  g->ga = m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA;
   g->npart = blocks_for(m->nnode);
   cf_lame(m->def.E, m->def.nu, &g->lam, &g->mu);
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
@@ -1019,6 +1397,12 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     CU(cudaMemsetAsync(g->p, 0, nd * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->q, 0, nd * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->st, 0, sizeof(DevState), g->s));
+    CU(cudaMemsetAsync(g->f_ext_prev, 0, nd * sizeof(double), g->s));
+    if (g->ga) {
+      double* ga_arrays[] = {g->acc, g->ga_x0, g->ga_v0, g->ga_a0, g->ga_f0, g->ga_F0,
+                             g->ga_F1, g->ga_du, g->ga_du1, g->ga_r, g->ga_a_step, g->ga_x_step};
+      for (double* a : ga_arrays) CU(cudaMemsetAsync(a, 0, nd * sizeof(double), g->s));
+    }
     TRY(sync_stream(g->s, "model upload"));
     return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT);
   }();
@@ -1090,6 +1474,8 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
   if (!g || !d) return cf_error(CF_ERR_ARG, "cf_cuda_upload: NULL argument");
   if (what & ~CF_CUDA_ALL)
     return cf_error(CF_ERR_ARG, "cf_cuda_upload: unknown field bits 0x%x", what);
+  if ((what & CF_CUDA_ACC) && d->a && !g->ga)
+    return cf_error(CF_ERR_ARG, "cf_cuda_upload: accelerations for a backend created for another integrator");
   CU(cudaSetDevice(g->device));
   for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
     if (!(what & bit)) continue;
@@ -1099,6 +1485,19 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
     TRY(upload_array(g->s, dev_field(g, bit), h, n));
   }
   if (what & CF_CUDA_B) TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
+  /* generalized-alpha: a and f_el(x) travel with their flag; a new x or v without them makes
+   * the next step form them anew (as cf_data_reset does on the CPU) */
+  if (g->ga && (what & CF_CUDA_ACC) && d->a) {
+    TRY(upload_array(g->s, g->ga_f0, d->ga_f0, (size_t)g->ndof));
+    g->ga_ready = d->ga_ready;
+  } else if (what & (CF_CUDA_X | CF_CUDA_V | CF_CUDA_ACC)) {
+    g->ga_ready = 0;
+  }
+  if (g->ga && !g->ga_ready) { /* a new start: the last step's first increment goes too, as in
+                                  cf_data_reset (the Newton warm start of the next step) */
+    CU(cudaMemsetAsync(g->ga_du1, 0, (size_t)g->ndof * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->ga_du, 0, (size_t)g->ndof * sizeof(double), g->s));
+  }
   return sync_stream(g->s, "cf_cuda_upload");
 }
 
@@ -1112,9 +1511,14 @@ int cf_cuda_download(cfCuda* g, cfData* d, int what) {
     if (!(what & bit)) continue;
     size_t n = 0;
     double* h = cf_cuda_field(d, g->nnode, g->ntet, g->nnzb, bit, &n);
+    if (bit == CF_CUDA_ACC && !g->ga) n = 0; /* none on the device */
     TRY(download_array(g->s, h, dev_field(g, bit), n));
   }
   if (what & CF_CUDA_B) TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
+  if (g->ga && (what & CF_CUDA_ACC) && d->a) {
+    TRY(download_array(g->s, d->ga_f0, g->ga_f0, (size_t)g->ndof));
+    d->ga_ready = g->ga_ready;
+  }
   TRY(sync_stream(g->s, "cf_cuda_download"));
   d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0; /* counted here only (not by cf_sim_fetch) */
   return CF_OK;
@@ -1248,6 +1652,7 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   TRY(check_model(g, m));
   if (!d) return cf_error(CF_ERR_ARG, "cf_cuda_step: NULL data");
   CU(cudaSetDevice(g->device));
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) return ga_step(g, m, d);
   const double h = m->def.dt;
   int saved = 0; /* v_prev holds v0: the state can be put back */
   int st = [&]() -> int {

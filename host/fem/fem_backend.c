@@ -9,13 +9,11 @@
 int cf_cuda_check_model(const cfModel* m) {
   if (!m) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model");
   const cfModelDef* def = &m->def;
-  if (def->integrator != CF_INTEGRATOR_BACKWARD_EULER)
+  if (def->integrator != CF_INTEGRATOR_BACKWARD_EULER && def->integrator != CF_INTEGRATOR_GENERALIZED_ALPHA)
     return cf_error(CF_ERR_UNSUPPORTED,
-                    "cf_cuda_create: the GPU runs backward Euler only (the model asks for %s); "
-                    "use the cpu backend",
-                    def->integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
-                    : def->integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha (Newton iterations)"
-                                                                         : "another integrator");
+                    "cf_cuda_create: the GPU runs backward Euler and generalized-alpha only (the model asks "
+                    "for %s); use the cpu backend",
+                    def->integrator == CF_INTEGRATOR_NEWMARK ? "the linearised Newmark step" : "another integrator");
   if (def->dyn_tangent != CF_DYN_TANGENT_KR)
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU linearises with K_R only (the model asks for %s); "
@@ -48,6 +46,8 @@ double* cf_cuda_field(cfData* d, int nnode, int ntet, int nnzb, int bit, size_t*
     case CF_CUDA_A: p = d->A, n = 9 * nb; break;
     case CF_CUDA_B: p = d->b, n = nd; break;
     case CF_CUDA_PINV: p = d->Pinv, n = 3 * nd; break;
+    case CF_CUDA_F_EXT_PREV: p = d->f_ext_prev, n = nd; break;
+    case CF_CUDA_ACC: p = d->a, n = nd; break; /* NULL (none) but for generalized-alpha */
     default: break;
   }
   if (count) *count = p ? n : 0;

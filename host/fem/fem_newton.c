@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "cofem/fem.h"
+#include "fem/fem_backend.h"
 #include "fem/fem_element.h"
 #include "fem/fem_newton.h"
 #include "fem/fem_parallel.h"
@@ -199,179 +200,18 @@ static int initial_acceleration(const cfModel* m, cfData* d, const double* F0) {
   return st;
 }
 
-typedef struct NewtonOut {
-  int iters, pcg_iters;
-  double res;      /* relative force residual of the last evaluation */
-  const char* why; /* failure */
-} NewtonOut;
+/* ---- the CPU's stages of a generalized-alpha step (cfNewtonOps, fem/fem_backend.h) ------------ */
+typedef struct CpuNewton {
+  const cfModel* m;
+  cfData* d;
+  double h; /* the (sub)step of the last predict */
+} CpuNewton;
 
-/* Newton iterations from (ga_x0, ga_v0, ga_a0, ga_f0) over h with loads ga_F0 -> ga_F1; on
- * success x, v, a, R, f_el belong to the end of the step. */
-static int ga_newton(const cfModel* m, cfData* d, double h, NewtonOut* o) {
+static int cpu_step_begin(void* ctx) {
+  CpuNewton* c = ctx;
+  const cfModel* m = c->m;
+  cfData* d = c->d;
   const int n = m->ndof;
-  double par[4], cm, ck;
-  cf_newton_coefficients(m, h, &cm, &ck, par);
-  const double am = par[0], af = par[1], ga = par[2], be = par[3];
-  const double s = be * h * h / (1 - am), tol = m->def.newton_tol;
-  const double* g = m->def.gravity;
-  const double *x0 = d->ga_x0, *v0 = d->ga_v0, *a0 = d->ga_a0, *f0 = d->ga_f0, *F0 = d->ga_F0, *F1 = d->ga_F1;
-  double* x = d->x;
-  double *r = d->ga_r, *du = d->ga_du;
-  double dx_norm = 0, tp = 0, ta = 0, ts = 0;
-  o->iters = o->pcg_iters = 0;
-  o->res = 0;
-  o->why = NULL;
-  /* predictor: x1 = x0 + h v0 + h^2/2 a0 */
-  for (int i = 0; i < n; i++) x[i] = held(m, d, i) ? x0[i] : x0[i] + h * v0[i] + 0.5 * h * h * a0[i];
-  const double floor_dx = 1e-9 * d->mon_size * sqrt((double)n);
-  const double floor_f = 1e-12 * m->def.E * d->mon_size * d->mon_size;
-  int st = CF_OK;
-  for (int it = 0;; it++) {
-    double t0 = cf_wall_time();
-    /* a1, v1 from x1 (Newmark relations) */
-    for (int i = 0; i < n; i++) {
-      if (held(m, d, i)) {
-        d->a[i] = d->v[i] = 0;
-        continue;
-      }
-      d->a[i] = (x[i] - x0[i] - h * v0[i] - h * h * (0.5 - be) * a0[i]) / (be * h * h);
-      d->v[i] = v0[i] + h * ((1 - ga) * a0[i] + ga * d->a[i]);
-    }
-    cf_stage_polar(m, d);
-    double t1 = cf_wall_time();
-    cf_stage_elastic(m, d);
-    /* r = M a_m + C v_f + f_el,f - F_f - M g, with the four terms' norms as the force scale */
-    for (int i = 0; i < n; i++) {
-      d->q[i] = (1 - am) * d->a[i] + am * a0[i];
-      d->p[i] = (1 - af) * d->v[i] + af * v0[i];
-    }
-    apply_mass(m, d->q, d->z);
-    apply_damping(m, d, d->p, d->q, d->r);
-    double sq[4] = {0, 0, 0, 0};
-    for (int i = 0; i < n; i++) {
-      if (held(m, d, i)) {
-        r[i] = 0;
-        continue;
-      }
-      const double fel = (1 - af) * d->f_el[i] + af * f0[i];
-      const double fx = (1 - af) * F1[i] + af * F0[i] + m->node_mass[i / 3] * g[i % 3];
-      r[i] = d->z[i] + d->q[i] + fel - fx;
-      sq[0] += d->z[i] * d->z[i];
-      sq[1] += d->q[i] * d->q[i];
-      sq[2] += fel * fel;
-      sq[3] += fx * fx;
-    }
-    const double scale = sqrt(sq[0]) + sqrt(sq[1]) + sqrt(sq[2]) + sqrt(sq[3]);
-    const double rn = sqrt(free_norm2(m, d, r));
-    o->res = scale > 0 ? rn / scale : rn;
-    ta += cf_wall_time() - t1;
-    tp += t1 - t0;
-    if (!isfinite(rn) || !isfinite(scale)) {
-      o->why = "the residual is not finite";
-      st = CF_ERR_DIVERGED;
-      break;
-    }
-    double dx_scale = 0;
-    for (int i = 0; i < n; i++) dx_scale += (x[i] - x0[i]) * (x[i] - x0[i]);
-    dx_scale = fmax(sqrt(dx_scale), floor_dx);
-    const int conv_f = rn <= tol * scale + floor_f;
-    const int conv_u = it == 0 || dx_norm <= tol * dx_scale;
-    if (conv_f && conv_u) break;
-    if (it == m->def.newton_max_iter) {
-      o->why = "the iteration cap was reached";
-      st = CF_ERR_DIVERGED;
-      break;
-    }
-    /* A dx = -s r */
-    double t2 = cf_wall_time();
-    for (int pass = 0; pass < 2; pass++) {
-      CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
-      if (d->precond) cf_precond_update(m, d);
-      else CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
-      for (int i = 0; i < n; i++) d->b[i] = -s * r[i];
-      /* an inexact Newton step: the PCG stops at pcg_tol |b|, or where its residual is a tenth of
-       * what Newton's force test allows (target = pcg_tol max(|b|, b_scale), fem_pcg.c): the last
-       * iterations' small corrections need no more */
-      d->b_scale = 0.1 * s * (tol * scale + floor_f) / m->def.pcg_tol;
-      /* the PCG solves into d->v: point it at the increment, which starts from the last one (the
-       * previous iteration's, or the first of the last step), scaled by the warm start */
-      if (it == 0 || pass == 1) memcpy(du, d->ga_du1, sizeof(double) * n);
-      double* v = d->v;
-      d->v = du;
-      if (m->def.warm_start) {
-        memset(d->warm_v1, 0, sizeof(double) * n); /* no second vector: the guess is only scaled */
-        cf_pcg_warm_start(m, d, d->warm_v1);
-      }
-      st = cf_stage_pcg(m, d);
-      d->v = v;
-      o->pcg_iters += d->pcg_iters;
-      if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && pass == 0) {
-        d->force_kr = 1; /* the geometric part made A indefinite: this iteration with K_R */
-        cf_stage_elastic(m, d);
-        d->force_kr = 0;
-        continue;
-      }
-      break;
-    }
-    ts += cf_wall_time() - t2;
-    if (st < 0) {
-      o->why = "the linear solve failed";
-      break;
-    }
-    st = CF_OK; /* a PCG warning (cap, indefinite) is Newton's to judge */
-    if (it == 0) memcpy(d->ga_du1, du, sizeof(double) * n);
-    dx_norm = sqrt(free_norm2(m, d, du));
-    for (int i = 0; i < n; i++) x[i] += du[i];
-    o->iters = it + 1;
-  }
-  d->timer[CF_STAGE_POLAR] += tp;
-  d->timer[CF_STAGE_ASSEMBLE] += ta;
-  d->timer[CF_STAGE_PCG] += ts;
-  return st;
-}
-
-typedef struct StepLog {
-  int iters, pcg_iters, cuts, depth;
-  double res;
-  const char* why;
-} StepLog;
-
-/* The (sub)step from fraction th0 to th1 of the step (loads interpolated), halved on failure. */
-static int ga_advance(const cfModel* m, cfData* d, double th0, double th1, int depth, StepLog* log) {
-  const int n = m->ndof;
-  const double h = (th1 - th0) * m->def.dt;
-  for (int i = 0; i < n; i++) {
-    d->ga_F0[i] = d->f_ext_prev[i] + th0 * (d->f_ext[i] - d->f_ext_prev[i]);
-    d->ga_F1[i] = d->f_ext_prev[i] + th1 * (d->f_ext[i] - d->f_ext_prev[i]);
-  }
-  memcpy(d->ga_x0, d->x, sizeof(double) * n);
-  memcpy(d->ga_v0, d->v, sizeof(double) * n);
-  memcpy(d->ga_a0, d->a, sizeof(double) * n);
-  NewtonOut o;
-  int st = ga_newton(m, d, h, &o);
-  log->iters += o.iters;
-  log->pcg_iters += o.pcg_iters;
-  log->res = o.res;
-  if (st >= 0) {
-    memcpy(d->ga_f0, d->f_el, sizeof(double) * n); /* f_el(x0) of the next (sub)step */
-    return CF_OK;
-  }
-  log->why = o.why;
-  memcpy(d->x, d->ga_x0, sizeof(double) * n);
-  memcpy(d->v, d->ga_v0, sizeof(double) * n);
-  memcpy(d->a, d->ga_a0, sizeof(double) * n);
-  if (depth >= m->def.newton_max_cuts) return CF_ERR_DIVERGED;
-  log->cuts++;
-  if (depth + 1 > log->depth) log->depth = depth + 1;
-  const double thm = 0.5 * (th0 + th1);
-  st = ga_advance(m, d, th0, thm, depth + 1, log);
-  if (st < 0) return st;
-  return ga_advance(m, d, thm, th1, depth + 1, log);
-}
-
-int cf_step_generalized_alpha(const cfModel* m, cfData* d) {
-  const int n = m->ndof;
-  const double h = m->def.dt;
   /* supports hold their DOFs at zero velocity and acceleration */
   for (int i = 0; i < n; i++)
     if (held(m, d, i)) d->v[i] = d->a[i] = 0;
@@ -385,21 +225,308 @@ int cf_step_generalized_alpha(const cfModel* m, cfData* d) {
   /* the step's start, kept until it is done: x in mon_x0 (cf_step), v in v_prev, a in ga_a_step */
   memcpy(d->v_prev, d->v, sizeof(double) * n);
   memcpy(d->ga_a_step, d->a, sizeof(double) * n);
-  StepLog log = {0, 0, 0, 0, 0, NULL};
-  int st = ga_advance(m, d, 0.0, 1.0, 0, &log);
+  return CF_OK;
+}
+
+static int cpu_step_restore(void* ctx) {
+  CpuNewton* c = ctx;
+  const cfModel* m = c->m;
+  cfData* d = c->d;
+  const int n = m->ndof;
+  /* the state as it was: x, v, a, and f_el(x) for the next try */
+  memcpy(d->x, d->mon_x0, sizeof(double) * n);
+  memcpy(d->v, d->v_prev, sizeof(double) * n);
+  memcpy(d->a, d->ga_a_step, sizeof(double) * n);
+  cf_stage_polar(m, d);
+  cf_stage_elastic(m, d);
+  memcpy(d->ga_f0, d->f_el, sizeof(double) * n);
+  return CF_OK;
+}
+
+static int cpu_sub_begin(void* ctx, double th0, double th1) {
+  CpuNewton* c = ctx;
+  cfData* d = c->d;
+  const int n = c->m->ndof;
+  for (int i = 0; i < n; i++) {
+    d->ga_F0[i] = d->f_ext_prev[i] + th0 * (d->f_ext[i] - d->f_ext_prev[i]);
+    d->ga_F1[i] = d->f_ext_prev[i] + th1 * (d->f_ext[i] - d->f_ext_prev[i]);
+  }
+  memcpy(d->ga_x0, d->x, sizeof(double) * n);
+  memcpy(d->ga_v0, d->v, sizeof(double) * n);
+  memcpy(d->ga_a0, d->a, sizeof(double) * n);
+  return CF_OK;
+}
+
+static int cpu_sub_accept(void* ctx) {
+  CpuNewton* c = ctx;
+  memcpy(c->d->ga_f0, c->d->f_el, sizeof(double) * c->m->ndof); /* f_el(x0) of the next (sub)step */
+  return CF_OK;
+}
+
+static int cpu_sub_restore(void* ctx) {
+  CpuNewton* c = ctx;
+  cfData* d = c->d;
+  const int n = c->m->ndof;
+  memcpy(d->x, d->ga_x0, sizeof(double) * n);
+  memcpy(d->v, d->ga_v0, sizeof(double) * n);
+  memcpy(d->a, d->ga_a0, sizeof(double) * n);
+  return CF_OK;
+}
+
+/* predictor: x1 = x0 + h v0 + h^2/2 a0 */
+static int cpu_predict(void* ctx, double h) {
+  CpuNewton* c = ctx;
+  const cfModel* m = c->m;
+  cfData* d = c->d;
+  const double *x0 = d->ga_x0, *v0 = d->ga_v0, *a0 = d->ga_a0;
+  c->h = h;
+  for (int i = 0; i < m->ndof; i++) d->x[i] = held(m, d, i) ? x0[i] : x0[i] + h * v0[i] + 0.5 * h * h * a0[i];
+  return CF_OK;
+}
+
+/* a1, v1 from x1 (Newmark relations); polar, elastic; r = M a_m + C v_f + f_el,f - F_f - M g with
+ * the four terms' squared norms, |r|^2 over the free DOFs and |x1 - x0|^2 into out[6] */
+static int cpu_residual(void* ctx, const double* par, double h, double* out) {
+  CpuNewton* c = ctx;
+  const cfModel* m = c->m;
+  cfData* d = c->d;
+  const int n = m->ndof;
+  const double am = par[0], af = par[1], ga = par[2], be = par[3];
+  const double* g = m->def.gravity;
+  const double *x0 = d->ga_x0, *v0 = d->ga_v0, *a0 = d->ga_a0, *f0 = d->ga_f0, *F0 = d->ga_F0, *F1 = d->ga_F1;
+  const double* x = d->x;
+  double* r = d->ga_r;
+  double t0 = cf_wall_time();
+  for (int i = 0; i < n; i++) {
+    if (held(m, d, i)) {
+      d->a[i] = d->v[i] = 0;
+      continue;
+    }
+    d->a[i] = (x[i] - x0[i] - h * v0[i] - h * h * (0.5 - be) * a0[i]) / (be * h * h);
+    d->v[i] = v0[i] + h * ((1 - ga) * a0[i] + ga * d->a[i]);
+  }
+  cf_stage_polar(m, d);
+  double t1 = cf_wall_time();
+  cf_stage_elastic(m, d);
+  for (int i = 0; i < n; i++) {
+    d->q[i] = (1 - am) * d->a[i] + am * a0[i];
+    d->p[i] = (1 - af) * d->v[i] + af * v0[i];
+  }
+  apply_mass(m, d->q, d->z);
+  apply_damping(m, d, d->p, d->q, d->r);
+  double sq[4] = {0, 0, 0, 0};
+  for (int i = 0; i < n; i++) {
+    if (held(m, d, i)) {
+      r[i] = 0;
+      continue;
+    }
+    const double fel = (1 - af) * d->f_el[i] + af * f0[i];
+    const double fx = (1 - af) * F1[i] + af * F0[i] + m->node_mass[i / 3] * g[i % 3];
+    r[i] = d->z[i] + d->q[i] + fel - fx;
+    sq[0] += d->z[i] * d->z[i];
+    sq[1] += d->q[i] * d->q[i];
+    sq[2] += fel * fel;
+    sq[3] += fx * fx;
+  }
+  double dx2 = 0;
+  for (int i = 0; i < n; i++) dx2 += (x[i] - x0[i]) * (x[i] - x0[i]);
+  for (int k = 0; k < 4; k++) out[k] = sq[k];
+  out[4] = free_norm2(m, d, r);
+  out[5] = dx2;
+  d->timer[CF_STAGE_POLAR] += t1 - t0;
+  d->timer[CF_STAGE_ASSEMBLE] += cf_wall_time() - t1;
+  return CF_OK;
+}
+
+/* A dx = -s r, x += dx (see cfNewtonOps.solve) */
+static int cpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int first, double* dx2,
+                     int* pcg_iters) {
+  CpuNewton* c = ctx;
+  const cfModel* m = c->m;
+  cfData* d = c->d;
+  const int n = m->ndof;
+  double *r = d->ga_r, *du = d->ga_du;
+  double t2 = cf_wall_time();
+  int st = CF_OK;
+  *pcg_iters = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+    if (d->precond) cf_precond_update(m, d);
+    else CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
+    for (int i = 0; i < n; i++) d->b[i] = -s * r[i];
+    d->b_scale = b_scale;
+    /* the PCG solves into d->v: point it at the increment, which starts from the last one (the
+     * previous iteration's, or the first of the last step), scaled by the warm start */
+    if (first || pass == 1) memcpy(du, d->ga_du1, sizeof(double) * n);
+    double* v = d->v;
+    d->v = du;
+    if (m->def.warm_start) {
+      memset(d->warm_v1, 0, sizeof(double) * n); /* no second vector: the guess is only scaled */
+      cf_pcg_warm_start(m, d, d->warm_v1);
+    }
+    st = cf_stage_pcg(m, d);
+    d->v = v;
+    *pcg_iters += d->pcg_iters;
+    if (st == CF_WARN_INDEFINITE && m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && pass == 0) {
+      d->force_kr = 1; /* the geometric part made A indefinite: this iteration with K_R */
+      cf_stage_elastic(m, d);
+      d->force_kr = 0;
+      continue;
+    }
+    break;
+  }
+  d->timer[CF_STAGE_PCG] += cf_wall_time() - t2;
+  if (st < 0) return st;
+  if (first) memcpy(d->ga_du1, du, sizeof(double) * n);
+  *dx2 = free_norm2(m, d, du);
+  for (int i = 0; i < n; i++) d->x[i] += du[i];
+  return st;
+}
+
+int cf_step_generalized_alpha(const cfModel* m, cfData* d) {
+  CpuNewton c = {m, d, 0};
+  const cfNewtonOps ops = {&c,          cpu_step_begin, cpu_step_restore, cpu_sub_begin, cpu_sub_accept,
+                           cpu_sub_restore, cpu_predict, cpu_residual,    cpu_solve};
+  return cf_newton_step(m, d, &ops);
+}
+
+/* ---- the Newton bookkeeping, shared by the CPU and the CUDA backend --------------------------- */
+typedef struct NewtonOut {
+  int iters, pcg_iters;
+  double res;      /* relative force residual of the last evaluation */
+  const char* why; /* failure */
+  int fatal;       /* a backend error (device, memory): no halving, the step fails with it */
+} NewtonOut;
+
+static int backend_error(int st) { return st == CF_ERR_CUDA || st == CF_ERR_NOMEM; }
+
+/* Newton iterations from the (sub)step's start over h; on success x, v, a, R, f_el belong to the
+ * end of the (sub)step. */
+static int ga_newton(const cfModel* m, cfData* d, const cfNewtonOps* ops, double h, NewtonOut* o) {
+  const int n = m->ndof;
+  double par[4], cm, ck;
+  cf_newton_coefficients(m, h, &cm, &ck, par);
+  const double am = par[0], be = par[3];
+  const double s = be * h * h / (1 - am), tol = m->def.newton_tol;
+  double dx_norm = 0;
+  o->iters = o->pcg_iters = 0;
+  o->res = 0;
+  o->why = NULL;
+  o->fatal = 0;
+  int st = ops->predict(ops->ctx, h);
+  if (st < 0) {
+    o->why = "the backend failed";
+    o->fatal = 1;
+    return st;
+  }
+  const double floor_dx = 1e-9 * d->mon_size * sqrt((double)n);
+  const double floor_f = 1e-12 * m->def.E * d->mon_size * d->mon_size;
+  for (int it = 0;; it++) {
+    double f[6];
+    st = ops->residual(ops->ctx, par, h, f);
+    if (st < 0) {
+      o->why = "the backend failed";
+      o->fatal = 1;
+      break;
+    }
+    const double scale = sqrt(f[0]) + sqrt(f[1]) + sqrt(f[2]) + sqrt(f[3]);
+    const double rn = sqrt(f[4]);
+    o->res = scale > 0 ? rn / scale : rn;
+    if (!isfinite(rn) || !isfinite(scale)) {
+      o->why = "the residual is not finite";
+      st = CF_ERR_DIVERGED;
+      break;
+    }
+    const double dx_scale = fmax(sqrt(f[5]), floor_dx);
+    const int conv_f = rn <= tol * scale + floor_f;
+    const int conv_u = it == 0 || dx_norm <= tol * dx_scale;
+    if (conv_f && conv_u) break;
+    if (it == m->def.newton_max_iter) {
+      o->why = "the iteration cap was reached";
+      st = CF_ERR_DIVERGED;
+      break;
+    }
+    /* an inexact Newton step: the PCG stops at pcg_tol |b|, or where its residual is a tenth of
+     * what Newton's force test allows (target = pcg_tol max(|b|, b_scale), fem_pcg.c): the last
+     * iterations' small corrections need no more */
+    const double b_scale = 0.1 * s * (tol * scale + floor_f) / m->def.pcg_tol;
+    double dx2 = 0;
+    int pcg = 0;
+    st = ops->solve(ops->ctx, cm, ck, s, b_scale, it == 0, &dx2, &pcg);
+    o->pcg_iters += pcg;
+    if (st < 0) {
+      o->why = "the linear solve failed";
+      o->fatal = backend_error(st);
+      break;
+    }
+    st = CF_OK; /* a PCG warning (cap, indefinite) is Newton's to judge */
+    dx_norm = sqrt(dx2);
+    o->iters = it + 1;
+  }
+  return st;
+}
+
+typedef struct StepLog {
+  int iters, pcg_iters, cuts, depth, fatal;
+  double res;
+  const char* why;
+} StepLog;
+
+/* The (sub)step from fraction th0 to th1 of the step (loads interpolated), halved on failure. */
+static int ga_advance(const cfModel* m, cfData* d, const cfNewtonOps* ops, double th0, double th1, int depth,
+                      StepLog* log) {
+  const double h = (th1 - th0) * m->def.dt;
+  int st = ops->sub_begin(ops->ctx, th0, th1);
+  if (st < 0) {
+    log->fatal = 1;
+    log->why = "the backend failed";
+    return st;
+  }
+  NewtonOut o;
+  st = ga_newton(m, d, ops, h, &o);
+  log->iters += o.iters;
+  log->pcg_iters += o.pcg_iters;
+  log->res = o.res;
+  if (st >= 0) return ops->sub_accept(ops->ctx);
+  log->why = o.why;
+  if (o.fatal) {
+    log->fatal = 1;
+    return st;
+  }
+  int rs = ops->sub_restore(ops->ctx);
+  if (rs < 0) {
+    log->fatal = 1;
+    return rs;
+  }
+  if (depth >= m->def.newton_max_cuts) return CF_ERR_DIVERGED;
+  log->cuts++;
+  if (depth + 1 > log->depth) log->depth = depth + 1;
+  const double thm = 0.5 * (th0 + th1);
+  st = ga_advance(m, d, ops, th0, thm, depth + 1, log);
+  if (st < 0) return st;
+  return ga_advance(m, d, ops, thm, th1, depth + 1, log);
+}
+
+int cf_newton_step(const cfModel* m, cfData* d, const cfNewtonOps* ops) {
+  const double h = m->def.dt;
+  int st = ops->step_begin(ops->ctx);
+  if (st < 0) return st;
+  StepLog log = {0, 0, 0, 0, 0, 0, NULL};
+  st = ga_advance(m, d, ops, 0.0, 1.0, 0, &log);
   d->newton_iters = log.iters;
   d->newton_iters_total += log.iters;
   d->newton_residual = log.res;
   d->step_cuts = log.cuts;
   d->pcg_iters = log.pcg_iters; /* the whole step's */
+  if (st < 0 && log.fatal) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    ops->step_restore(ops->ctx); /* as far as the backend still can */
+    return cf_error(st, "step %ld, t = %.6g s: generalized-alpha: %s", d->steps + 1, d->t + h, msg);
+  }
   if (st < 0) {
-    /* the state as it was: x, v, a, and f_el(x) for the next try */
-    memcpy(d->x, d->mon_x0, sizeof(double) * n);
-    memcpy(d->v, d->v_prev, sizeof(double) * n);
-    memcpy(d->a, d->ga_a_step, sizeof(double) * n);
-    cf_stage_polar(m, d);
-    cf_stage_elastic(m, d);
-    memcpy(d->ga_f0, d->f_el, sizeof(double) * n);
+    int rs = ops->step_restore(ops->ctx);
+    if (rs < 0) return rs;
     return cf_error(CF_ERR_DIVERGED,
                     "step %ld, t = %.6g s: generalized-alpha Newton iterations failed (%s) at dt = %g s and after "
                     "%d halvings (dt down to %g s; relative force residual %.3g, tolerance %.3g); the state is kept "

@@ -43,9 +43,10 @@ int cf_cuda_available(char* why, int n);
 /* The same for the device of the given ordinal (cfCudaOptions.device). */
 int cf_cuda_device_available(int device, char* why, int n);
 
-/* CF_OK if the GPU implements the model's method (backward Euler, the K_R tangent, block-Jacobi
- * PCG; lumped or consistent mass, Rayleigh damping, warm or cold start); else CF_ERR_UNSUPPORTED
- * with a message naming what the model asks for. Needs no device; cf_cuda_create calls it first.
+/* CF_OK if the GPU implements the model's method (backward Euler or generalized-alpha with Newton
+ * iterations, the K_R tangent, block-Jacobi PCG; lumped or consistent mass, Rayleigh damping, warm
+ * or cold start); else CF_ERR_UNSUPPORTED with a message naming what the model asks for. Needs no
+ * device; cf_cuda_create calls it first.
  * The divergence monitor (def.divergence_check) is not run on the GPU and not refused: a
  * non-finite state fails the next GPU step (CF_ERR_ARG), energy growth is not watched. */
 int cf_cuda_check_model(const cfModel* m);
@@ -82,9 +83,13 @@ enum cfCudaField {
   CF_CUDA_B = 1 << 8, /* with b_scale */
   CF_CUDA_PINV = 1 << 9,
   CF_CUDA_V_PREV = 1 << 10, /* velocities of the step before (the warm start's second vector) */
+  CF_CUDA_F_EXT_PREV = 1 << 11, /* f_ext of the step before (generalized-alpha: the load at t) */
+  /* generalized-alpha's accelerations d->a (none for the other integrators), with f_el of the
+   * current x (d->ga_f0) and whether both belong to the state (d->ga_ready) */
+  CF_CUDA_ACC = 1 << 12,
   /* everything a step carries to the next: after cf_sim_reset / cf_data_reset, upload this */
-  CF_CUDA_STATE = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R | CF_CUDA_V_PREV,
-  CF_CUDA_ALL = (1 << 11) - 1
+  CF_CUDA_STATE = CF_CUDA_X | CF_CUDA_V | CF_CUDA_R | CF_CUDA_V_PREV | CF_CUDA_F_EXT_PREV | CF_CUDA_ACC,
+  CF_CUDA_ALL = (1 << 13) - 1
 };
 
 /* Copy the named fields of d to the device (blocking). */

@@ -34,7 +34,8 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1,
  * A = cm M + ck T, T = K_R or sym(K_T) (dyn_tangent); converged when both the force residual and
  * the displacement increment fall below newton_tol (relative); a step whose Newton iterations
  * fail is redone as two half steps (at most newton_max_cuts times nested, counted in
- * d->warning[CF_WARN_STEP_CUT]). CPU only. */
+ * d->warning[CF_WARN_STEP_CUT]). The CUDA backend runs it with T = K_R through the same driver
+ * (cf_newton_step, fem/fem_backend.h). */
 
 /* PCG preconditioners:
  *  block Jacobi: the inverse 3x3 diagonal blocks of A (paper 003's choice; cheap, GPU-friendly);

@@ -26,6 +26,7 @@
 #include "cofem/sim.h"
 #include "fem/fem_backend.h"
 #include "fem/fem_element.h"
+#include "cofem/status.h"
 
 static cfMesh mesh;
 
@@ -250,11 +251,20 @@ static void test_check_model(void) {
 
   cfModelDef n = def;
   n.integrator = CF_INTEGRATOR_NEWMARK;
-  refused(n, -1, "backward Euler only (the model asks for Newmark)", "Newmark");
-  /* the integrator added after the GPU (issue 15: generalized-alpha with Newton iterations) */
-  refused(def, CF_INTEGRATOR_NEWMARK + 1, "backward Euler only (the model asks for ", "integrator 2");
-  /* and one nobody has written yet */
-  refused(def, 99, "backward Euler only (the model asks for another integrator)", "integrator 99");
+  refused(n, -1, "backward Euler and generalized-alpha only (the model asks for the linearised Newmark step)",
+          "Newmark");
+  /* generalized-alpha (issue 15) runs on the GPU with K_R; with the symmetric consistent tangent
+   * (its scene default) it is refused for the tangent */
+  cfModelDef ga = def;
+  ga.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
+  ga.dyn_tangent = CF_DYN_TANGENT_KR;
+  m = make_model(ga);
+  if (m) CHECK_OK(cf_cuda_check_model(m));
+  cf_model_free(m);
+  ga.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
+  refused(ga, -1, "K_R only (the model asks for the symmetric consistent tangent)", "generalized-alpha, sym. consistent");
+  /* and an integrator nobody has written yet */
+  refused(def, 99, "generalized-alpha only (the model asks for another integrator)", "integrator 99");
   cfModelDef t = def;
   t.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
   refused(t, -1, "K_R only (the model asks for the symmetric consistent tangent)", "sym. consistent");
@@ -263,6 +273,191 @@ static void test_check_model(void) {
   refused(p, -1, "block Jacobi only (the model asks for the rotated Cholesky)", "rotated Cholesky");
   p.preconditioner = CF_PRECOND_AMG;
   refused(p, -1, "block Jacobi only (the model asks for AMG)", "AMG");
+}
+
+
+/* ---- the Newton driver both backends run (cf_newton_step, fem/fem_backend.h) ------------------
+ * A fake backend: one mass-spring oscillator per "DOF" (m x'' + k x = F, no damping) behind the
+ * cfNewtonOps the GPU implements, Newton's matrix cm m + ck k solved exactly. Against the
+ * generalized-alpha recurrence written out here (Chung & Hulbert's alpha_m, alpha_f, gamma, beta
+ * from rho_inf; balance at the generalized midpoints, solved for a1): the coefficients and the
+ * Newmark relations the driver hands to a backend. Then what a backend's failures do: a
+ * non-finite residual halves the step (the loads interpolated, CF_WARN_STEP_CUT, sub_restore),
+ * a device error (CF_ERR_CUDA) ends it at once with that status and step_restore, an iteration
+ * cap that halvings cannot help ends it with CF_ERR_DIVERGED, the state restored. */
+enum { FK = 3 };
+typedef struct Fake {
+  double mass, k, F_prev[FK], F[FK];
+  double x[FK], v[FK], a[FK], x0[FK], v0[FK], a0[FK], xs[FK], vs[FK], as[FK], F0[FK], F1[FK], r[FK];
+  int ready, nres, nsolve, nsub_restore, nstep_restore, nsub;
+  int fail_res_at;   /* residual call number (1-based) that returns a NaN residual */
+  int fail_solve_at; /* solve call number that returns CF_ERR_CUDA */
+  double damp_du;    /* < 1: a wrong Newton step (du scaled) */
+} Fake;
+
+static int fk_step_begin(void* c) {
+  Fake* f = c;
+  for (int i = 0; i < FK; i++) {
+    if (!f->ready) f->a[i] = (f->F_prev[i] - f->k * f->x[i]) / f->mass;
+    f->xs[i] = f->x[i], f->vs[i] = f->v[i], f->as[i] = f->a[i];
+  }
+  f->ready = 1;
+  return CF_OK;
+}
+static int fk_step_restore(void* c) {
+  Fake* f = c;
+  f->nstep_restore++;
+  for (int i = 0; i < FK; i++) f->x[i] = f->xs[i], f->v[i] = f->vs[i], f->a[i] = f->as[i];
+  return CF_OK;
+}
+static int fk_sub_begin(void* c, double th0, double th1) {
+  Fake* f = c;
+  f->nsub++;
+  for (int i = 0; i < FK; i++) {
+    f->F0[i] = f->F_prev[i] + th0 * (f->F[i] - f->F_prev[i]);
+    f->F1[i] = f->F_prev[i] + th1 * (f->F[i] - f->F_prev[i]);
+    f->x0[i] = f->x[i], f->v0[i] = f->v[i], f->a0[i] = f->a[i];
+  }
+  return CF_OK;
+}
+static int fk_sub_accept(void* c) { (void)c; return CF_OK; }
+static int fk_sub_restore(void* c) {
+  Fake* f = c;
+  f->nsub_restore++;
+  for (int i = 0; i < FK; i++) f->x[i] = f->x0[i], f->v[i] = f->v0[i], f->a[i] = f->a0[i];
+  return CF_OK;
+}
+static int fk_predict(void* c, double h) {
+  Fake* f = c;
+  for (int i = 0; i < FK; i++) f->x[i] = f->x0[i] + h * f->v0[i] + 0.5 * h * h * f->a0[i];
+  return CF_OK;
+}
+static int fk_residual(void* c, const double* par, double h, double* out) {
+  Fake* f = c;
+  const double am = par[0], af = par[1], ga = par[2], be = par[3];
+  for (int k = 0; k < 6; k++) out[k] = 0;
+  for (int i = 0; i < FK; i++) {
+    f->a[i] = (f->x[i] - f->x0[i] - h * f->v0[i] - h * h * (0.5 - be) * f->a0[i]) / (be * h * h);
+    f->v[i] = f->v0[i] + h * ((1 - ga) * f->a0[i] + ga * f->a[i]);
+    const double ma = f->mass * ((1 - am) * f->a[i] + am * f->a0[i]);
+    const double fel = f->k * ((1 - af) * f->x[i] + af * f->x0[i]);
+    const double fx = (1 - af) * f->F1[i] + af * f->F0[i];
+    f->r[i] = ma + fel - fx;
+    out[0] += ma * ma, out[2] += fel * fel, out[3] += fx * fx, out[4] += f->r[i] * f->r[i];
+    out[5] += (f->x[i] - f->x0[i]) * (f->x[i] - f->x0[i]);
+  }
+  if (++f->nres == f->fail_res_at) out[4] = NAN;
+  return CF_OK;
+}
+static int fk_solve(void* c, double cm, double ck, double s, double b_scale, int first, double* dx2, int* pcg) {
+  Fake* f = c;
+  (void)b_scale, (void)first;
+  *pcg = 1;
+  if (++f->nsolve == f->fail_solve_at) return cf_error(CF_ERR_CUDA, "fake device: launch failed");
+  *dx2 = 0;
+  for (int i = 0; i < FK; i++) {
+    const double du = f->damp_du * -s * f->r[i] / (cm * f->mass + ck * f->k);
+    f->x[i] += du;
+    *dx2 += du * du;
+  }
+  return CF_OK;
+}
+
+/* the recurrence itself: one step of h from (x, v, a) under F0 -> F1 */
+static void ga_reference(double rho, double mass, double k, double h, double F0, double F1, double* x, double* v,
+                         double* a) {
+  const double am = (2 * rho - 1) / (rho + 1), af = rho / (rho + 1);
+  const double g = 0.5 - am + af, be = 0.25 * (1 - am + af) * (1 - am + af);
+  /* x1 = xp + be h^2 a1, xp = x + h v + h^2 (1/2 - be) a; balance:
+   * (1 - am) m a1 + am m a + (1 - af) k x1 + af k x = (1 - af) F1 + af F0 */
+  const double xp = *x + h * *v + h * h * (0.5 - be) * *a;
+  const double a1 = ((1 - af) * F1 + af * F0 - am * mass * *a - (1 - af) * k * xp - af * k * *x) /
+                    ((1 - am) * mass + (1 - af) * k * be * h * h);
+  const double x1 = xp + be * h * h * a1;
+  *v += h * ((1 - g) * *a + g * a1);
+  *x = x1;
+  *a = a1;
+}
+
+static void test_newton_driver(void) {
+  cfModelDef def = cf_default_model_def();
+  def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
+  def.dt = 1e-4;
+  def.rho_inf = 0.7;
+  def.newton_tol = 1e-10;
+  cfModel* m = make_model(def);
+  cfData* d = NULL;
+  if (m) CHECK_OK(cf_data_create(m, &d));
+  if (!d) {
+    cf_model_free(m);
+    return;
+  }
+  Fake f;
+  memset(&f, 0, sizeof f);
+  f.mass = 100, f.k = 1e8, f.damp_du = 1; /* w = 1000 rad/s, w h = 0.1 */
+  for (int i = 0; i < FK; i++) f.F[i] = 1e6 * (i + 1), f.F_prev[i] = 0;
+  const cfNewtonOps ops = {&f, fk_step_begin, fk_step_restore, fk_sub_begin, fk_sub_accept, fk_sub_restore,
+                           fk_predict, fk_residual, fk_solve};
+  double xr[FK] = {0}, vr[FK] = {0}, ar[FK] = {0};
+  double err = 0, xmax = 0;
+  int st_all = 0;
+  /* 20 plain steps, the load ramped over the first (F_prev 0 -> F) */
+  for (int s = 0; s < 20; s++) {
+    int st = cf_newton_step(m, d, &ops);
+    st_all |= st;
+    for (int i = 0; i < FK; i++) {
+      if (s == 0) ar[i] = (f.F_prev[i] - f.k * 0) / f.mass;
+      ga_reference(def.rho_inf, f.mass, f.k, def.dt, f.F_prev[i], f.F[i], &xr[i], &vr[i], &ar[i]);
+      err = fmax(err, fabs(f.x[i] - xr[i]));
+      xmax = fmax(xmax, fabs(xr[i]));
+      f.F_prev[i] = f.F[i]; /* the caller's end of the step */
+    }
+    d->t += def.dt, d->steps++;
+  }
+  printf("Newton driver, fake backend: 20 steps, |x - recurrence| / max|x| = %.3g, %d Newton iterations "
+         "(linear: 2 a step, the exact one and the one whose increment confirms it)\n", err / xmax,
+         (int)d->newton_iters_total);
+  CHECK(st_all == CF_OK);
+  CHECK(err <= 1e-9 * xmax);
+  CHECK(d->newton_iters_total == 40 && d->step_cuts == 0);
+  /* a non-finite residual in the next step: halved, the two halves against the recurrence */
+  f.fail_res_at = f.nres + 1;
+  int st = cf_newton_step(m, d, &ops);
+  err = 0;
+  for (int i = 0; i < FK; i++) {
+    ga_reference(def.rho_inf, f.mass, f.k, 0.5 * def.dt, f.F[i], f.F[i], &xr[i], &vr[i], &ar[i]);
+    ga_reference(def.rho_inf, f.mass, f.k, 0.5 * def.dt, f.F[i], f.F[i], &xr[i], &vr[i], &ar[i]);
+    err = fmax(err, fabs(f.x[i] - xr[i]));
+  }
+  printf("  NaN residual: %s, %d cut, sub_restore %d, |x - two half steps| / max|x| = %.3g: %s\n",
+         cf_status_name(st), d->step_cuts, f.nsub_restore, err / xmax, cf_last_error());
+  CHECK(st == CF_WARN_STEP_CUT && d->step_cuts == 1 && f.nsub_restore == 1 && f.nstep_restore == 0);
+  CHECK(err <= 1e-9 * xmax);
+  CHECK(contains(cf_last_error(), "the step was halved (1 cuts"));
+  d->t += def.dt, d->steps++;
+  /* a device error in the solve: that status at once, no halving, the step's start restored */
+  double x_before[FK];
+  memcpy(x_before, f.x, sizeof x_before);
+  f.fail_solve_at = f.nsolve + 1;
+  const int subs = f.nsub;
+  st = cf_newton_step(m, d, &ops);
+  printf("  device error: %s, %d substeps, step_restore %d: %s\n", cf_status_name(st), f.nsub - subs,
+         f.nstep_restore, cf_last_error());
+  CHECK(st == CF_ERR_CUDA && f.nsub - subs == 1 && f.nstep_restore == 1);
+  CHECK(!memcmp(x_before, f.x, sizeof x_before));
+  CHECK(contains(cf_last_error(), "generalized-alpha: fake device: launch failed"));
+  CHECK(contains(cf_last_error(), "step 22, t = 0.0022"));
+  /* a Newton step that converges too slowly for the cap: halvings do not help, CF_ERR_DIVERGED */
+  f.damp_du = 0.5;
+  m->def.newton_max_iter = 3;
+  f.fail_solve_at = 0;
+  st = cf_newton_step(m, d, &ops);
+  printf("  iteration cap: %s, step_restore %d: %s\n", cf_status_name(st), f.nstep_restore, cf_last_error());
+  CHECK(st == CF_ERR_DIVERGED && f.nstep_restore == 2);
+  CHECK(!memcmp(x_before, f.x, sizeof x_before));
+  CHECK(contains(cf_last_error(), "the iteration cap was reached") && contains(cf_last_error(), "after 4 halvings"));
+  cf_data_free(d);
+  cf_model_free(m);
 }
 
 /* ---- the field table and the state bits -------------------------------------------------------- */
@@ -280,7 +475,9 @@ static void test_fields(const cfModel* m) {
   } expect[] = {{CF_CUDA_X, a->x, nd},       {CF_CUDA_V, a->v, nd},          {CF_CUDA_R, a->R, 9 * ne},
                 {CF_CUDA_F_EXT, a->f_ext, nd}, {CF_CUDA_KR, a->KR, 144 * ne}, {CF_CUDA_FE, a->fe, 12 * ne},
                 {CF_CUDA_F_EL, a->f_el, nd},   {CF_CUDA_A, a->A, 9 * nb},     {CF_CUDA_B, a->b, nd},
-                {CF_CUDA_PINV, a->Pinv, 3 * nd}, {CF_CUDA_V_PREV, a->v_prev, nd}};
+                {CF_CUDA_PINV, a->Pinv, 3 * nd}, {CF_CUDA_V_PREV, a->v_prev, nd},
+                {CF_CUDA_F_EXT_PREV, a->f_ext_prev, nd},
+                {CF_CUDA_ACC, a->a, a->a ? nd : 0}}; /* accelerations: generalized-alpha's only */
   const int nexp = (int)(sizeof expect / sizeof expect[0]);
   int covered = 0;
   for (int i = 0; i < nexp; i++) {
@@ -306,6 +503,10 @@ static void test_fields(const cfModel* m) {
     size_t na = 0, nb2 = 0;
     const double* src = cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, bit, &na);
     double* dst = cf_cuda_field(b, m->nnode, m->ntet, m->nnzb, bit, &nb2);
+    if (!src) { /* a field this integrator has not (d->a): nothing to carry, on either side */
+      CHECK(na == 0 && !dst && nb2 == 0);
+      continue;
+    }
     CHECK(src && dst && na == nb2);
     if (src && dst && na == nb2) memcpy(dst, src, na * sizeof(double));
   }
@@ -314,6 +515,8 @@ static void test_fields(const cfModel* m) {
   CHECK(memcmp(a->v_prev, b->v_prev, nd * sizeof(double)) == 0); /* the warm start's 2nd vector */
   CHECK(memcmp(a->R, b->R, 9 * ne * sizeof(double)) == 0);
   CHECK((CF_CUDA_STATE & (CF_CUDA_KR | CF_CUDA_A | CF_CUDA_B | CF_CUDA_PINV)) == 0);
+  /* generalized-alpha carries its load at t and its accelerations from step to step */
+  CHECK((CF_CUDA_STATE & (CF_CUDA_F_EXT_PREV | CF_CUDA_ACC)) == (CF_CUDA_F_EXT_PREV | CF_CUDA_ACC));
 done:
   cf_data_free(a);
   cf_data_free(b);
@@ -334,6 +537,7 @@ int main(void) {
   test_check_model();
   test_system_coefficients();
   test_fields(m);
+  test_newton_driver();
   char why[256];
   CHECK(cf_cuda_device_available(-1, why, sizeof why) == 0);
   CHECK(why[0] != 0);

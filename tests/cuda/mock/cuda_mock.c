@@ -11,6 +11,7 @@
 #include "cofem/cuda.h"
 #include "fem/fem_backend.h"
 #include "fem/fem_element.h"
+#include "fem/fem_newton.h"
 #include "fem/fem_pcg.h"
 
 struct cfCuda {
@@ -44,6 +45,21 @@ static void copy_fields(const cfModel* m, cfData* dst, cfData* src, int what) {
     memcpy(a, b, n * sizeof(double));
   }
   if (what & CF_CUDA_B) dst->b_scale = src->b_scale;
+  /* generalized-alpha: a travels with f_el(x) and the flag (as fem_cuda.cu's upload/download) */
+  if ((what & CF_CUDA_ACC) && dst->a && src->a) {
+    memcpy(dst->ga_f0, src->ga_f0, sizeof(double) * m->ndof);
+    dst->ga_ready = src->ga_ready;
+  }
+}
+/* the upload's rule (fem_cuda.cu): x or v without a make a stale; a new start clears the Newton
+ * warm start's increment, as cf_data_reset does */
+static void ga_upload_rule(const cfModel* m, cfData* dev, int what) {
+  if (!dev->a) return;
+  if (!(what & CF_CUDA_ACC) && (what & (CF_CUDA_X | CF_CUDA_V))) dev->ga_ready = 0;
+  if (!dev->ga_ready) {
+    memset(dev->ga_du1, 0, sizeof(double) * m->ndof);
+    memset(dev->ga_du, 0, sizeof(double) * m->ndof);
+  }
 }
 int cf_cuda_create(const cfModel* m, const cfData* d, cfCuda** out) { return cf_cuda_create_ex(m, d, NULL, out); }
 int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* opt, cfCuda** out) {
@@ -57,6 +73,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   cf_data_create(m, &g->d);
   cf_data_create(m, &g->snap);
   copy_fields(m, g->d, (cfData*)d, CF_CUDA_STATE | CF_CUDA_F_EXT);
+  ga_upload_rule(m, g->d, CF_CUDA_STATE | CF_CUDA_F_EXT);
   g->supports = d->supports_active;
   *out = g;
   return CF_OK;
@@ -69,7 +86,22 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   p->supports_active = g->supports;
   p->steps = d->steps; p->t = d->t; p->pcg_iters_total = d->pcg_iters_total;
   memcpy(p->warning, d->warning, sizeof d->warning);
-  int st = cf_step(m, p);
+  p->newton_iters_total = d->newton_iters_total;
+  int st;
+  if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) {
+    /* as fem_cuda.cu's ga_step: the shared driver, no divergence monitor, then the step's end */
+    memcpy(p->mon_x0, p->x, sizeof(double) * m->ndof);
+    st = cf_step_generalized_alpha(m, p);
+    if (st >= 0) {
+      memcpy(p->f_ext_prev, p->f_ext, sizeof(double) * m->ndof);
+      p->t += m->def.dt;
+      st = cf_step_finish(p, st);
+    }
+    d->newton_iters = p->newton_iters; d->newton_iters_total = p->newton_iters_total;
+    d->newton_residual = p->newton_residual; d->step_cuts = p->step_cuts;
+  } else {
+    st = cf_step(m, p);
+  }
   d->ninverted = p->ninverted;
   if (st < 0) return st;
   d->steps = p->steps; d->t = p->t; d->pcg_iters = p->pcg_iters; d->pcg_residual = p->pcg_residual;
@@ -78,7 +110,11 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   for (int i = 0; i < CF_STAGE_COUNT; i++) d->timer[i] += 1e-6;
   return st;
 }
-int cf_cuda_upload(cfCuda* g, const cfData* d, int what) { copy_fields(g->m, g->d, (cfData*)d, what); return 0; }
+int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
+  copy_fields(g->m, g->d, (cfData*)d, what);
+  ga_upload_rule(g->m, g->d, what);
+  return 0;
+}
 int cf_cuda_download(cfCuda* g, cfData* d, int what) {
   copy_fields(g->m, d, g->d, what);
   double t0 = cf_wall_time();
