@@ -14,39 +14,7 @@
 #else
 #define CF_HD static inline
 #endif
-
-/* ---- 3x3 helpers ----------------------------------------------------------------------------- */
-CF_HD double cf_det3(const double* A) {
-  return A[0] * (A[4] * A[8] - A[5] * A[7]) - A[1] * (A[3] * A[8] - A[5] * A[6]) +
-         A[2] * (A[3] * A[7] - A[4] * A[6]);
-}
-/* C = A B */
-CF_HD void cf_mul3(const double* A, const double* B, double* C) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      C[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-}
-/* C = A^T B */
-CF_HD void cf_mul3_tn(const double* A, const double* B, double* C) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      C[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
-}
-/* Inverse by the adjugate; returns the determinant (the caller decides what tiny means). */
-CF_HD double cf_inv3(const double* A, double* Ai) {
-  double det = cf_det3(A);
-  double s = 1.0 / det;
-  Ai[0] = (A[4] * A[8] - A[5] * A[7]) * s;
-  Ai[1] = (A[2] * A[7] - A[1] * A[8]) * s;
-  Ai[2] = (A[1] * A[5] - A[2] * A[4]) * s;
-  Ai[3] = (A[5] * A[6] - A[3] * A[8]) * s;
-  Ai[4] = (A[0] * A[8] - A[2] * A[6]) * s;
-  Ai[5] = (A[2] * A[3] - A[0] * A[5]) * s;
-  Ai[6] = (A[3] * A[7] - A[4] * A[6]) * s;
-  Ai[7] = (A[1] * A[6] - A[0] * A[7]) * s;
-  Ai[8] = (A[0] * A[4] - A[1] * A[3]) * s;
-  return det;
-}
+#include "util/math3.h" /* cf_det3, cf_mul3, cf_mul3_tn, cf_inv3 */
 
 /* Edge matrix [x1-x0 | x2-x0 | x3-x0] (columns) of element e from positions x. */
 CF_HD void cf_edge_matrix(const double* x, const int* tet, int e, double* D) {

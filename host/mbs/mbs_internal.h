@@ -7,6 +7,7 @@
 
 #include "cofem/mbs.h"
 #include "cofem/mbs_modal.h"
+#include "util/math3.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -38,13 +39,10 @@ struct cfMbsSolver {
 };
 
 /* ---- small vector helpers ---- */
-static inline double cf_mbs_dot3(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-static inline void cf_mbs_cross3(const double* a, const double* b, double* c) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static inline double cf_mbs_norm3(const double* a) { return sqrt(cf_mbs_dot3(a, a)); }
+/* the names of util/math3.h the multibody code has always used */
+static inline double cf_mbs_dot3(const double* a, const double* b) { return cf_dot3(a, b); }
+static inline void cf_mbs_cross3(const double* a, const double* b, double* c) { cf_cross3(a, b, c); }
+static inline double cf_mbs_norm3(const double* a) { return cf_norm3(a); }
 /* max |x_i| (0 for n = 0); NaN if any x_i is NaN (fmax would drop it, and the callers' isfinite
  * checks of a residual would never fire) */
 static inline double cf_mbs_maxabs(int n, const double* x) {

@@ -11,6 +11,7 @@
 
 #include "cofem/mesh.h"
 #include "mesh/mesh_internal.h"
+#include "util/math3.h"
 
 /* ---- shared helpers ------------------------------------------------------------------------ */
 
@@ -350,20 +351,6 @@ int cf_mesh_extract_boundary(cfMesh* m) {
   return CF_OK;
 }
 
-static void sub3(const double* a, const double* b, double* r) {
-  r[0] = a[0] - b[0];
-  r[1] = a[1] - b[1];
-  r[2] = a[2] - b[2];
-}
-static void cross3(const double* a, const double* b, double* r) {
-  r[0] = a[1] * b[2] - a[2] * b[1];
-  r[1] = a[2] * b[0] - a[0] * b[2];
-  r[2] = a[0] * b[1] - a[1] * b[0];
-}
-static double dot3(const double* a, const double* b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
   if (!m || !q) return cf_error(CF_ERR_ARG, "cf_mesh_quality: NULL argument");
   memset(q, 0, sizeof *q);
@@ -392,19 +379,19 @@ int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
     for (int a = 0; a < 4; a++) {
       int lf = a == 0 ? 2 : a == 1 ? 3 : a == 2 ? 1 : 0; /* kFace[lf] omits node a */
       double u[3], w[3];
-      sub3(x[kFace[lf][1]], x[kFace[lf][0]], u);
-      sub3(x[kFace[lf][2]], x[kFace[lf][0]], w);
-      cross3(u, w, n[a]);
-      area += 0.5 * sqrt(dot3(n[a], n[a]));
+      cf_sub3(x[kFace[lf][1]], x[kFace[lf][0]], u);
+      cf_sub3(x[kFace[lf][2]], x[kFace[lf][0]], w);
+      cf_cross3(u, w, n[a]);
+      area += 0.5 * sqrt(cf_dot3(n[a], n[a]));
     }
     for (int k = 0; k < 6; k++) {
       double d[3];
-      sub3(x[kEdge[k][1]], x[kEdge[k][0]], d);
-      double l = sqrt(dot3(d, d));
+      cf_sub3(x[kEdge[k][1]], x[kEdge[k][0]], d);
+      double l = sqrt(cf_dot3(d, d));
       if (l > lmax) lmax = l;
       const double *na = n[kEdge[k][2]], *nb = n[kEdge[k][3]];
-      double den = sqrt(dot3(na, na) * dot3(nb, nb));
-      double cosang = den > 0 ? -dot3(na, nb) / den : 1.0; /* interior angle = pi - angle(n) */
+      double den = sqrt(cf_dot3(na, na) * cf_dot3(nb, nb));
+      double cosang = den > 0 ? -cf_dot3(na, nb) / den : 1.0; /* interior angle = pi - angle(n) */
       if (cosang > 1) cosang = 1;
       if (cosang < -1) cosang = -1;
       double ang = acos(cosang) * rad2deg;
