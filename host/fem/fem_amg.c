@@ -18,7 +18,9 @@
  *              keeps all its columns: Q_a stays orthonormal, the extra column is an extra
  *              coarse unknown, nothing is divided by a small pivot
  *   smoothing  P = (I - omega D^-1 A) P_tent, omega = 4/3 / rho(D^-1 A) (rho by power
- *              iterations): damps the high-energy part of P_tent's columns (the jumps at the
+ *              iterations), D the block diagonal of the nodes (3x3 on level 0; an aggregate's
+ *              up to 6x6 coupled translations and rotations above; inverted by LAPACKE
+ *              dpotrf/dpotri): damps the high-energy part of P_tent's columns (the jumps at the
  *              aggregate borders), which makes the coarse space good for elasticity; where A B =
  *              0 (the stiffness of a free body) P still reproduces the rigid modes
  *   Galerkin   A_c = R A P with R = P^T (symmetric positive definite when A is and P has full
@@ -30,7 +32,7 @@
  * zero rows of B and of P: the coarse spaces do not contain them, the smoother keeps them at 0.
  *
  * Application (one V-cycle from x = 0; the PCG's preconditioner):
- *   x = S b                      (Chebyshev pre-smoothing, polynomial in D^-1 A)
+ *   x = S b                      (Chebyshev pre-smoothing, degree 2, polynomial in D^-1 A)
  *   x += P V_{l+1}(R (b - A x))  (coarse correction; the coarsest: L^-T L^-1)
  *   x += S (b - A x)             (the same polynomial after)
  * S = p(D^-1 A) D^-1 is symmetric (D^-1/2 p(D^-1/2 A D^-1/2) D^-1/2), pre and post are the
@@ -293,7 +295,7 @@ static int spectral_radius(const cfAmg* amg, int l, double* rho) {
 }
 
 /* Aggregates of the level's nodes: agg[i] = aggregate of node i, -1 for a node without free
- * unknowns (all of them fixed); returns their count. active[i]: node i has free unknowns. */
+ * unknowns (all of them fixed, dof_free: NULL = all free); their count into *nagg_out. */
 static int aggregate(const cfAmgLevel* L, const unsigned char* dof_free, double theta, int* agg, int* nagg_out) {
   const int nn = L->nnode, n = L->n;
   const cfCsr* A = &L->A;
