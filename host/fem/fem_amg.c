@@ -556,7 +556,7 @@ static int coarsen(cfAmg* amg, int l, const unsigned char* dof_free) {
   }
   if (st >= 0 && amg->opt.smooth_P) {
     /* S = I - omega D^-1 A (A's pattern), P = S P_tent */
-    double rho;
+    double rho = 1;
     st = spectral_radius(amg, l, &rho);
     L->lmax = rho;
     const double omega = 4.0 / 3.0 / rho;
