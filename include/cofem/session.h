@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "cofem/scene.h"
 #include "cofem/reduce.h"
+#include "cofem/mbs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,40 @@ int cf_session_static(cfSession* s, double scale, int linear);
  * filled; free it with cf_reduction_free. */
 int cf_session_reduce(const cfSession* s, const char* const* sets, int nsets, int nmodes,
                       cfReduction* out);
+
+/* ---- mechanisms: a mechanism scene (cf_mbs_scene_is_mechanism), its model and data ---------- */
+typedef struct cfMbsSession cfMbsSession;
+
+/* Load the mechanism scene (and its flexible bodies), build the model and data. Errors name the
+ * scene (a kinematic scene with degrees of freedom left is one); *out is NULL then. */
+int cf_mbs_session_open(const char* scene_path, cfMbsSession** out);
+void cf_mbs_session_free(cfMbsSession* s);
+
+const cfMbsScene* cf_mbs_session_scene(const cfMbsSession* s);
+const cfMbsModel* cf_mbs_session_model(const cfMbsSession* s);
+cfMbsData* cf_mbs_session_data(cfMbsSession* s);
+double cf_mbs_session_time(const cfMbsSession* s);
+double cf_mbs_session_dt(const cfMbsSession* s);
+/* [nq] coordinates and their rates (current after every step; same address until free). */
+int cf_mbs_session_nq(const cfMbsSession* s);
+double* cf_mbs_session_q(cfMbsSession* s);
+double* cf_mbs_session_qd(cfMbsSession* s);
+
+/* n steps, kinematic or dynamic as the scene says ("solver.analysis"), as `cofem run` takes
+ * them. Returns the worst status: CF_OK, a positive warning or the first error. */
+int cf_mbs_session_step(cfMbsSession* s, int n);
+/* Back to the initial configuration (t = 0). */
+int cf_mbs_session_reset(cfMbsSession* s);
+
+/* Body id by name into *id ("ground": CF_MBS_GROUND); an error naming the body if there is none. */
+int cf_mbs_session_body(const cfMbsSession* s, const char* name, int* id);
+/* Where the body's frame is: origin x [3] and rotation R [9] (row-major, body to global). */
+int cf_mbs_session_body_pose(const cfMbsSession* s, int body, double x[3], double R[9]);
+/* The scene's output channels (its "output.channels", the columns of `cofem run`'s mbs.csv):
+ * their count, label c, and values now (v [3]; returns their number, 1 or 3, or -1). */
+int cf_mbs_session_nchannel(const cfMbsSession* s);
+const char* cf_mbs_session_channel_label(const cfMbsSession* s, int c);
+int cf_mbs_session_channel(const cfMbsSession* s, int c, double v[3]);
 
 /* sizeof of a public struct by name ("cfReduction", "cfReduceOptions", "cfModalOptions",
  * "cfStaticOptions", "cfModelDef"), 0 for another name: lets bindings check their mirrors. */

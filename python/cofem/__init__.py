@@ -8,6 +8,11 @@
         s.static(scale=0.5)              # co-rotational statics (linear=True: linear FEM)
         red = s.reduce(["load"], nmodes=6)
 
+    with cofem.Mechanism("scenes/mbs/slider_crank.json") as mech:   # a mechanism scene (docs/mbs.md)
+        mech.step(100)
+        x, R = mech.pose("crank")        # body frame: origin [3], rotation [3, 3]
+        print(mech.channels())           # the scene's output channels, as cofem run's mbs.csv
+
 positions, velocities, rest and forces are numpy views of the library's own arrays (no copy; they
 follow every step). They stay valid while the Scene is open: after close() they must not be used.
 Errors raise cofem.Error carrying the library's message (cf_last_error()).
@@ -22,7 +27,7 @@ from . import _lib
 
 _L = _lib.load()
 
-__all__ = ["Error", "Scene", "Reduction", "version", "data_dir", "library_path"]
+__all__ = ["Error", "Scene", "Mechanism", "Reduction", "version", "data_dir", "library_path"]
 
 
 class Error(RuntimeError):
@@ -90,8 +95,42 @@ def _copy(ptr, shape):
     return np.ctypeslib.as_array(ptr, shape=(n,)).copy().reshape(shape) if n else np.zeros(shape)
 
 
-class Scene:
+class _Handle:
+    """A C session behind a Python object: views of its arrays, closing, the with statement."""
+    _free = None   # name of the C function that frees the handle
+    _what = "session"
+
+    def _view(self, getter, n):
+        addr = ctypes.cast(getter(self._h), ctypes.c_void_p).value
+        buf = (ctypes.c_double * n).from_address(addr)
+        buf._owner = self  # the view keeps its owner (so the C memory) alive
+        return np.frombuffer(buf, dtype=np.float64)
+
+    def _live(self):
+        if self._h is None:
+            raise Error(-5, f"{self.path}: the {self._what} is closed")
+        return self._h
+
+    def close(self):
+        """Free the C session. The array views must not be used afterwards."""
+        if getattr(self, "_h", None) is not None:
+            getattr(_L, self._free)(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+class Scene(_Handle):
     """An FE scene (JSON, docs/scene-format.md) loaded and ready to step on its backend."""
+    _free = "cf_session_free"
+    _what = "scene"
 
     def __init__(self, path):
         h = ctypes.c_void_p()
@@ -102,22 +141,11 @@ class Scene:
         self.ntet = _L.cf_session_ntet(h)
         self.dt = _L.cf_session_dt(h)
         # views of the library's arrays: same addresses for the session's life
-        self.positions = self._view(_L.cf_session_x)
-        self.velocities = self._view(_L.cf_session_v)
-        self.rest = self._view(_L.cf_session_rest)
+        self.positions = self._view(_L.cf_session_x, 3 * self.nnode).reshape(self.nnode, 3)
+        self.velocities = self._view(_L.cf_session_v, 3 * self.nnode).reshape(self.nnode, 3)
+        self.rest = self._view(_L.cf_session_rest, 3 * self.nnode).reshape(self.nnode, 3)
         self.rest.flags.writeable = False
-        self.forces = self._view(_L.cf_session_forces)
-
-    def _view(self, getter):
-        addr = ctypes.cast(getter(self._h), ctypes.c_void_p).value
-        buf = (ctypes.c_double * (3 * self.nnode)).from_address(addr)
-        buf._scene = self  # the view keeps the Scene (so the C memory) alive
-        return np.frombuffer(buf, dtype=np.float64).reshape(self.nnode, 3)
-
-    def _live(self):
-        if self._h is None:
-            raise Error(-5, f"{self.path}: the scene is closed")
-        return self._h
+        self.forces = self._view(_L.cf_session_forces, 3 * self.nnode).reshape(self.nnode, 3)
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -188,21 +216,74 @@ class Scene:
         finally:
             _L.cf_reduction_free(ctypes.byref(r))
 
-    # ---- lifetime ----------------------------------------------------------------------------------
-    def close(self):
-        """Free the C session. The array views must not be used afterwards."""
-        if getattr(self, "_h", None) is not None:
-            _L.cf_session_free(self._h)
-            self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
     def __repr__(self):
         return f"cofem.Scene({self.path!r}: {self.nnode} nodes, {self.ntet} tetrahedra)"
+
+
+class Mechanism(_Handle):
+    """A mechanism scene (JSON with "bodies", docs/mbs.md) loaded and ready to step: rigid, modal
+    and FE bodies, joints, drivers and forces, kinematic or dynamic as the scene says.
+
+    q and qd are numpy views of the library's coordinates and their rates (no copy; they follow
+    every step and must not be used after close())."""
+    _free = "cf_mbs_session_free"
+    _what = "mechanism"
+
+    def __init__(self, path):
+        h = ctypes.c_void_p()
+        _check(_L.cf_mbs_session_open(str(path).encode(), ctypes.byref(h)))
+        self._h = h
+        self.path = str(path)
+        self.dt = _L.cf_mbs_session_dt(h)
+        self.nq = _L.cf_mbs_session_nq(h)
+        self.q = self._view(_L.cf_mbs_session_q, self.nq)
+        self.qd = self._view(_L.cf_mbs_session_qd, self.nq)
+        n = _L.cf_mbs_session_nchannel(h)
+        self.channel_labels = [_L.cf_mbs_session_channel_label(h, c).decode() for c in range(n)]
+
+    @property
+    def time(self):
+        return _L.cf_mbs_session_time(self._live())
+
+    def step(self, n=1):
+        """n steps (kinematic or dynamic as the scene says). Returns the worst status (0, or a
+        positive warning, also issued as cofem.Warning); an error raises cofem.Error."""
+        return _check(_L.cf_mbs_session_step(self._live(), int(n)))
+
+    def reset(self):
+        """Back to the initial configuration (t = 0)."""
+        _check(_L.cf_mbs_session_reset(self._live()))
+
+    def body(self, name):
+        """Body id by name ("ground" included)."""
+        b = ctypes.c_int()
+        _check(_L.cf_mbs_session_body(self._live(), name.encode(), ctypes.byref(b)))
+        return b.value
+
+    def pose(self, body):
+        """The body's frame now: origin [3] and rotation [3, 3] (body to global). body: name or id."""
+        b = self.body(body) if isinstance(body, str) else int(body)
+        x = np.empty(3)
+        R = np.empty(9)
+        _check(_L.cf_mbs_session_body_pose(self._live(), b, x.ctypes.data_as(_lib.P_double),
+                                            R.ctypes.data_as(_lib.P_double)))
+        return x, R.reshape(3, 3)
+
+    def position(self, body):
+        """Origin [3] of the body's frame now."""
+        return self.pose(body)[0]
+
+    def channel(self, c):
+        """The scene's output channel c (index or label) now: 1 or 3 values."""
+        i = self.channel_labels.index(c) if isinstance(c, str) else int(c)
+        v = np.empty(3)
+        n = _L.cf_mbs_session_channel(self._live(), i, v.ctypes.data_as(_lib.P_double))
+        _check(min(n, 0))
+        return v[:n].copy()
+
+    def channels(self):
+        """All output channels now: {label: array of 1 or 3 values}."""
+        return {label: self.channel(i) for i, label in enumerate(self.channel_labels)}
+
+    def __repr__(self):
+        return f"cofem.Mechanism({self.path!r}: {self.nq} coordinates)"

@@ -94,6 +94,19 @@ def _declare(lib):
     _fn(lib, "cf_session_reduce", c_int, c_void_p, ctypes.POINTER(c_char_p), c_int, c_int,
         ctypes.POINTER(Reduction_c))
     _fn(lib, "cf_reduction_free", None, ctypes.POINTER(Reduction_c))
+    _fn(lib, "cf_mbs_session_open", c_int, c_char_p, ctypes.POINTER(c_void_p))
+    _fn(lib, "cf_mbs_session_free", None, c_void_p)
+    for name in ("cf_mbs_session_time", "cf_mbs_session_dt"):
+        _fn(lib, name, c_double, c_void_p)
+    for name in ("cf_mbs_session_q", "cf_mbs_session_qd"):
+        _fn(lib, name, P_double, c_void_p)
+    for name in ("cf_mbs_session_nq", "cf_mbs_session_nchannel", "cf_mbs_session_reset"):
+        _fn(lib, name, c_int, c_void_p)
+    _fn(lib, "cf_mbs_session_step", c_int, c_void_p, c_int)
+    _fn(lib, "cf_mbs_session_body", c_int, c_void_p, c_char_p, P_int)
+    _fn(lib, "cf_mbs_session_body_pose", c_int, c_void_p, c_int, P_double, P_double)
+    _fn(lib, "cf_mbs_session_channel_label", c_char_p, c_void_p, c_int)
+    _fn(lib, "cf_mbs_session_channel", c_int, c_void_p, c_int, P_double)
     size = lib.cf_struct_size(b"cfReduction")
     if size != ctypes.sizeof(Reduction_c):
         raise ImportError(f"cofem: cfReduction is {size} bytes in the library, {ctypes.sizeof(Reduction_c)} in "

@@ -164,3 +164,58 @@ def test_load_sweep_example(tmp_path):
     data = np.loadtxt(tmp_path / "load_sweep.csv", delimiter=",", skiprows=1)
     assert data.shape == (3, 4) and data[0, 2] == 0 and data[0, 3] == 0
     assert 0 < data[2, 2] < data[2, 3]
+
+
+# ---- mechanisms ----------------------------------------------------------------------------------
+PENDULUM = os.path.join(SRC, "scenes", "mbs", "pendulum.json")
+
+
+def test_mechanism_channels_match_cofem_run(tmp_path):
+    """The scene's channels after 200 steps equal the last row of cofem run's mbs.csv (%.12g)."""
+    run_cli("run", PENDULUM, "--steps", "200", "--out", str(tmp_path), "--quiet")
+    row = last_row(tmp_path / "mbs.csv")
+    with cofem.Mechanism(PENDULUM) as m:
+        assert m.step(200) == 0
+        assert m.time == pytest.approx(float(row["t"]), rel=1e-12)
+        got = m.channels()
+        assert list(got) == m.channel_labels and len(got) == 3
+        for label, v in got.items():
+            cols = [label] if len(v) == 1 else [f"{label}_{a}" for a in "xyz"]
+            ref = np.array([float(row[c]) for c in cols])
+            assert np.allclose(v, ref, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(ref).max())), label
+
+
+def test_mechanism_pose_and_views():
+    """pose: a rotation (R R^T = I), the tip marker at R (L, 0, 0) from the pinned origin; q and qd
+    are views that follow the steps; reset goes back to t = 0 and the initial q."""
+    with cofem.Mechanism(PENDULUM) as m:
+        q0 = m.q.copy()
+        addr = m.q.ctypes.data
+        m.step(50)
+        assert m.q.ctypes.data == addr and not np.array_equal(m.q, q0)
+        assert np.abs(m.qd).max() > 0
+        x, R = m.pose("bar")
+        assert np.allclose(R @ R.T, np.eye(3), atol=1e-9)
+        tip = m.channel("tip_position")
+        L = np.linalg.norm(tip - x)
+        assert np.allclose(tip, x + R @ np.array([L, 0, 0]), atol=1e-9)
+        assert m.body("ground") == -1
+        xg, Rg = m.pose("ground")
+        assert np.array_equal(xg, np.zeros(3)) and np.array_equal(Rg, np.eye(3))
+        m.reset()
+        assert m.time == 0 and np.allclose(m.q, q0, atol=1e-12)
+
+
+def test_mechanism_errors():
+    with pytest.raises(cofem.Error, match="nothere.json"):
+        cofem.Mechanism(os.path.join(SRC, "nothere.json"))
+    with pytest.raises(cofem.Error, match="unknown key \"mesh\""):
+        cofem.Mechanism(LUG)  # an FE scene
+    with cofem.Mechanism(PENDULUM) as m:
+        with pytest.raises(cofem.Error, match="no body 'nope'") as e:
+            m.body("nope")
+        assert e.value.name == "CF_ERR_ARG"
+        with pytest.raises(cofem.Error):
+            m.pose(99)
+    with pytest.raises(cofem.Error, match="closed"):
+        m.step()

@@ -1,0 +1,97 @@
+/* cfMbsSession: a mechanism scene, its model and data behind one handle (cofem/session.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cofem/session.h"
+
+struct cfMbsSession {
+  cfMbsScene scene;
+  cfMbsModel* m;
+  cfMbsData* d;
+};
+
+void cf_mbs_session_free(cfMbsSession* s) {
+  if (!s) return;
+  cf_mbs_data_free(s->d);
+  cf_mbs_model_free(s->m);
+  cf_mbs_scene_free(&s->scene);
+  free(s);
+}
+
+int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) {
+  *out = NULL;
+  if (!scene_path) return cf_error(CF_ERR_ARG, "cf_mbs_session_open: no scene path");
+  cfMbsSession* s = calloc(1, sizeof *s);
+  if (!s) return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
+  int st = cf_mbs_scene_load(scene_path, &s->scene);
+  if (st < 0) {
+    free(s); /* the scene frees what it loaded on an error */
+    return st;
+  }
+  st = cf_mbs_model_create(&s->scene.def, &s->m);
+  if (st < 0) { /* the model's message names the body or joint: add the scene */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    st = cf_error(st, "%s: %s", scene_path, msg);
+  }
+  if (st >= 0) st = cf_mbs_data_create(s->m, &s->d);
+  if (st >= 0 && s->scene.kinematic && s->m->ndof != 0)
+    st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom "
+                  "left (every motion must be driven)", scene_path, s->m->ndof, s->m->ndof == 1 ? "" : "s");
+  if (st < 0) {
+    cf_mbs_session_free(s);
+    return st;
+  }
+  *out = s;
+  return CF_OK;
+}
+
+const cfMbsScene* cf_mbs_session_scene(const cfMbsSession* s) { return &s->scene; }
+const cfMbsModel* cf_mbs_session_model(const cfMbsSession* s) { return s->m; }
+cfMbsData* cf_mbs_session_data(cfMbsSession* s) { return s->d; }
+double cf_mbs_session_time(const cfMbsSession* s) { return s->d->t; }
+double cf_mbs_session_dt(const cfMbsSession* s) { return s->m->opt.dt; }
+int cf_mbs_session_nq(const cfMbsSession* s) { return s->m->nq; }
+double* cf_mbs_session_q(cfMbsSession* s) { return s->d->q; }
+double* cf_mbs_session_qd(cfMbsSession* s) { return s->d->qd; }
+
+int cf_mbs_session_step(cfMbsSession* s, int n) {
+  if (n < 0) return cf_error(CF_ERR_ARG, "%s: %d steps", s->scene.path, n);
+  int worst = CF_OK;
+  for (int k = 0; k < n; k++) {
+    int st = s->scene.kinematic ? cf_mbs_kinematic_step(s->m, s->d) : cf_mbs_step(s->m, s->d);
+    if (st < 0) return st;
+    if (st > worst) worst = st;
+  }
+  return worst;
+}
+
+int cf_mbs_session_reset(cfMbsSession* s) { return cf_mbs_reset(s->m, s->d); }
+
+int cf_mbs_session_body(const cfMbsSession* s, const char* name, int* id) {
+  *id = name ? cf_mbs_find_body(s->m, name) : CF_MBS_NONE;
+  if (*id == CF_MBS_NONE) return cf_error(CF_ERR_ARG, "%s: no body '%s'", s->scene.path, name ? name : "(null)");
+  return CF_OK;
+}
+
+int cf_mbs_session_body_pose(const cfMbsSession* s, int body, double x[3], double R[9]) {
+  if (body < CF_MBS_GROUND || body >= s->m->nbody)
+    return cf_error(CF_ERR_ARG, "%s: body id %d out of range (%d bodies)", s->scene.path, body, s->m->nbody);
+  static const double origin[3] = {0, 0, 0};
+  cf_mbs_point(s->m, s->d, body, origin, x);
+  cf_mbs_rotation(s->m, s->d, body, R);
+  return CF_OK;
+}
+
+int cf_mbs_session_nchannel(const cfMbsSession* s) { return s->scene.nchannel; }
+
+const char* cf_mbs_session_channel_label(const cfMbsSession* s, int c) {
+  return c >= 0 && c < s->scene.nchannel ? s->scene.channel[c].label : NULL;
+}
+
+int cf_mbs_session_channel(const cfMbsSession* s, int c, double v[3]) {
+  if (c < 0 || c >= s->scene.nchannel)
+    return cf_error(CF_ERR_ARG, "%s: channel %d out of range (%d channels)", s->scene.path, c, s->scene.nchannel);
+  cf_mbs_channel_eval(s->m, s->d, &s->scene.channel[c], v);
+  return cf_mbs_channel_size(&s->scene.channel[c]);
+}
