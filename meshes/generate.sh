@@ -74,6 +74,8 @@ small() {
   meshp flex_rod.geo  flex_rod_n2.msh  n 2 nl 80
   meshp flex_rod.geo  flex_rod_n3.msh  n 3 nl 120
   meshp flex_rod.geo  flex_rod_n4.msh  n 4 nl 160
+  meshp fourbar_bar.geo fourbar_bar_n1.msh n 1 nl 20
+  meshp fourbar_bar.geo fourbar_bar_n2.msh n 2 nl 40
   meshp kane_beam.geo kane_beam_c.msh  ny 3 nz 1 nl 100
   meshp kane_beam.geo kane_beam_f.msh  ny 4 nz 1 nl 800
   mesh lug.geo   lug.msh         1.0

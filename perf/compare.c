@@ -21,8 +21,15 @@
  *      "frame": "body" (flexible), node set "set", "frame" (a rigid body), "origin" and "axis" (in
  *               that body's coordinates): (x_set - x_origin) . (R axis) times "scale": a beam tip's
  *               deflection in the rotating hub's axes.
+ *      "point": "body", the global position of its node set "set" (a flexible body) or of its point
+ *               "origin" (body coordinates, a rigid body) along the global "axis", times "scale": the
+ *               same probe whichever kind the body is in a path.
+ *      "stress": "body" (flexible): the largest von Mises stress over its elements (of the co-rotated
+ *               linear strain, cf_von_mises, from the node positions: the same measure for every
+ *               path), times "scale".
  *      "channel": a scene output channel by its label (e.g. "P_translation", "B_reaction_y").
- *   "paths"   [{"name", "formulation", "modes" (modal), "interface" (modal: default every node set
+ *   "paths"   [{"name", "formulation", "scene" (this path's own mechanism scene, relative to the case
+ *             file: e.g. a modal body's frame welded where the FE body is clamped), "modes" (modal), "interface" (modal: default every node set
  *             a joint or load of that body names), "supports" (the FE scene's fixed sets: "free",
  *             "clamp": e.g. a modal body with cantilever modes, clamped "at the local frame"), "dt", "fe_scene" (replaces every flexible
  *             body's FE scene; relative to the mechanism scene), "rho_inf"}]
@@ -63,7 +70,8 @@ typedef struct Probe {
 } Probe;
 
 typedef struct Path {
-  char name[64], form[32], fe_scene[512], supports[16];
+  char name[64], form[32], fe_scene[512], supports[16], mscene[1024];
+  char* mscene_json; /* the path's own mechanism scene ("scene"), or NULL: the case's */
   int modes, redundant; /* redundant: "redundant_constraints" of the scene for this path (-1: the scene's) */
   double dt, rho_inf;
   cJSON* interface; /* borrowed from the case JSON, or NULL */
@@ -173,6 +181,12 @@ static int load_case(const char* path, Case* c) {
     Path* p = &c->p[c->npath];
     str(it, "name", p->name, sizeof p->name), str(it, "formulation", p->form, sizeof p->form);
     str(it, "fe_scene", p->fe_scene, sizeof p->fe_scene);
+    char ms[512] = "";
+    str(it, "scene", ms, sizeof ms);
+    if (ms[0]) {
+      snprintf(p->mscene, sizeof p->mscene, "%s/%s", c->dir, ms);
+      if (!(p->mscene_json = read_text(p->mscene))) return die("cannot read the path's scene", p->mscene);
+    }
     str(it, "supports", p->supports, sizeof p->supports);
     p->redundant = (int)num(it, "redundant_constraints", -1);
     p->modes = (int)num(it, "modes", 0), p->dt = num(it, "dt", c->dt), p->rho_inf = num(it, "rho_inf", c->rho_inf);
@@ -219,7 +233,7 @@ static void set_item(cJSON* o, const char* k, cJSON* v) {
 
 /* the scene text of path p */
 static char* rewrite(const Case* c, const Path* p, double end) {
-  cJSON* sc = cJSON_Parse(c->scene_json);
+  cJSON* sc = cJSON_Parse(p->mscene_json ? p->mscene_json : c->scene_json);
   if (!sc) return NULL;
   const cJSON* b;
   cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(sc, "bodies")) {
@@ -261,6 +275,9 @@ typedef struct Live {
   const cfMbsData* d;
   double* x; /* node positions of the last flexible body read */
   int x_body;
+  cfData* fd; /* "stress" probes: the FE model's data at those positions */
+  double* vm;
+  int fd_body;
 } Live;
 
 static int body_id(const cfMbsScene* s, const char* name) {
@@ -329,6 +346,37 @@ static int eval_probe(Live* L, const Probe* p, double* out) {
     *out = p->scale * s;
     return 0;
   }
+  if (!strcmp(p->type, "point")) {
+    int b = body_id(L->s, p->body);
+    double X[3];
+    if (b < 0) return -1;
+    if (flex_mesh(L->s, b)) {
+      if (set_mean(L, b, p->m, X)) return -1;
+    } else
+      cf_mbs_point(L->m, L->d, b, p->origin, X);
+    *out = p->scale * (X[0] * p->axis[0] + X[1] * p->axis[1] + X[2] * p->axis[2]);
+    return 0;
+  }
+  if (!strcmp(p->type, "stress")) {
+    int b = body_id(L->s, p->body), k = -1;
+    for (int i = 0; i < L->s->nflex; i++)
+      if (L->s->flex_body[i] == b) k = i;
+    if (k < 0 || flex_nodes(L, b) < 0) return -1;
+    const cfModel* fm = L->s->flex[k]->model;
+    if (L->fd_body != b) {
+      cf_data_free(L->fd);
+      free(L->vm);
+      L->fd = NULL, L->vm = malloc(sizeof(double) * (size_t)fm->ntet), L->fd_body = b;
+      if (!L->vm || cf_data_create(fm, &L->fd) < 0) return -1;
+    }
+    memcpy(L->fd->x, L->x, sizeof(double) * 3 * (size_t)fm->nnode);
+    cf_stage_polar(fm, L->fd);
+    cf_von_mises(fm, L->fd, L->vm);
+    double mx = 0;
+    for (int e = 0; e < fm->ntet; e++) mx = fmax(mx, L->vm[e]);
+    *out = p->scale * mx;
+    return 0;
+  }
   if (!strcmp(p->type, "channel")) {
     for (int k = 0; k < L->s->nchannel; k++) {
       const cfMbsChannel* ch = &L->s->channel[k];
@@ -354,7 +402,7 @@ static void run_path(const Case* c, Path* p, double end) {
   cfMbsData* d = NULL;
   memset(&s, 0, sizeof s);
   Live L = {0};
-  L.x_body = -1;
+  L.x_body = -1, L.fd_body = -1;
   int st, parsed = 0;
   double w0 = cf_wall_time();
   if (!json) {
@@ -362,7 +410,7 @@ static void run_path(const Case* c, Path* p, double end) {
     p->failed = 1;
     goto done;
   }
-  if ((st = cf_mbs_scene_parse(json, c->scene, &s)) < 0) goto fail;
+  if ((st = cf_mbs_scene_parse(json, p->mscene_json ? p->mscene : c->scene, &s)) < 0) goto fail;
   parsed = 1;
   for (int k = 0; k < s.nflex; k++) {
     p->nnode += s.flex[k]->scene.mesh.nnode;
@@ -419,6 +467,8 @@ fail:
   if (d) p->iters_mean = p->steps ? (double)d->iters_total / p->steps : 0, p->iters_max = d->iters_max;
 done:
   free(L.x);
+  free(L.vm);
+  cf_data_free(L.fd);
   cf_mbs_data_free(d);
   cf_mbs_model_free(m);
   if (parsed) cf_mbs_scene_free(&s);
@@ -563,7 +613,7 @@ int main(int argc, char** argv) {
   for (int k = 0; k < n; k++) nfail += c.p[order[k]].failed;
   fprintf(stderr, "wrote %s/%s_series.csv, %s_summary.csv, %s.md (%d of %d paths failed)\n", out, c.name, c.name, c.name,
           nfail, n);
-  for (int i = 0; i < c.npath; i++) free(c.p[i].val), cJSON_Delete(c.p[i].interface);
+  for (int i = 0; i < c.npath; i++) free(c.p[i].val), free(c.p[i].mscene_json), cJSON_Delete(c.p[i].interface);
   free(c.scene_json);
   return 0;
 }
