@@ -14,6 +14,8 @@
  *   "end", "dt", "sample"     run length, default step, sampling interval (a multiple of every dt)
  *   "rho_inf" generalized-alpha rho_inf for every path (default: the scene's)
  *   "damping" modal damping ratio of modal paths (default 0: FE paths take the FE scene's Rayleigh)
+ *   "factor"  the corotational paths' "factor" ("exact": the part factored every step, as these
+ *             cases were measured; "rotated": factored once and turned); a path's "factor" overrides
  *   "probes"  [{"name", "type", ...}] outputs recorded per sample:
  *      "chord": "body" (flexible), node sets "a", "b", "m", "normal" [3]: the distance of the mean
  *               of m from the line through the means of a and b, along normal x (b - a)/|b - a|,
@@ -70,7 +72,7 @@ typedef struct Probe {
 } Probe;
 
 typedef struct Path {
-  char name[64], form[32], fe_scene[512], supports[16], mscene[1024];
+  char name[64], form[32], fe_scene[512], supports[16], mscene[1024], factor[16];
   char* mscene_json; /* the path's own mechanism scene ("scene"), or NULL: the case's */
   int modes, redundant; /* redundant: "redundant_constraints" of the scene for this path (-1: the scene's) */
   double dt, rho_inf;
@@ -88,6 +90,7 @@ typedef struct Path {
 typedef struct Case {
   char path[1024], dir[1024], name[128], scene[1024], scene_dir[1024];
   char* scene_json;
+  char factor[16]; /* "factor" of the corotational paths (default: the scene's) */
   double end, dt, sample, rho_inf, damping;
   int nprobe, npath, ref, base, nsample_max;
   Probe probe[MAXPROBE];
@@ -158,6 +161,7 @@ static int load_case(const char* path, Case* c) {
   dirname_of(c->scene, c->scene_dir, sizeof c->scene_dir);
   c->end = num(j, "end", 0), c->dt = num(j, "dt", 0), c->sample = num(j, "sample", 0);
   c->rho_inf = num(j, "rho_inf", 0), c->damping = num(j, "damping", 0);
+  str(j, "factor", c->factor, sizeof c->factor);
   const cJSON* pr = cJSON_GetObjectItemCaseSensitive(j, "probes");
   const cJSON* it;
   cJSON_ArrayForEach(it, pr) {
@@ -188,6 +192,8 @@ static int load_case(const char* path, Case* c) {
       if (!(p->mscene_json = read_text(p->mscene))) return die("cannot read the path's scene", p->mscene);
     }
     str(it, "supports", p->supports, sizeof p->supports);
+    snprintf(p->factor, sizeof p->factor, "%s", c->factor);
+    str(it, "factor", p->factor, sizeof p->factor);
     p->redundant = (int)num(it, "redundant_constraints", -1);
     p->modes = (int)num(it, "modes", 0), p->dt = num(it, "dt", c->dt), p->rho_inf = num(it, "rho_inf", c->rho_inf);
     const cJSON* itf = cJSON_GetObjectItemCaseSensitive(it, "interface");
@@ -243,6 +249,8 @@ static char* rewrite(const Case* c, const Path* p, double end) {
     set_item(fx, "formulation", cJSON_CreateString(p->form));
     if (p->fe_scene[0]) set_item(fx, "scene", cJSON_CreateString(p->fe_scene));
     if (p->supports[0]) set_item(fx, "supports", cJSON_CreateString(p->supports));
+    if (!strcmp(p->form, "corotational") && p->factor[0]) set_item(fx, "factor", cJSON_CreateString(p->factor));
+    else if (strcmp(p->form, "corotational")) cJSON_DeleteItemFromObjectCaseSensitive(fx, "factor");
     if (!strcmp(p->form, "modal")) {
       set_item(fx, "modes", cJSON_CreateNumber(p->modes > 0 ? p->modes : 8));
       set_item(fx, "interface", p->interface ? cJSON_Duplicate(p->interface, 1)
