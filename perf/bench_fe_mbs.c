@@ -64,7 +64,7 @@
 #define MAX_VAR 64
 #define THETA0 0.4 /* release angle off the vertical [rad] */
 
-enum { KIND_LUMPED, KIND_COROT, KIND_COROT_EXACT, KIND_MODAL, KIND_FE, KIND_BOX };
+enum { KIND_LUMPED, KIND_COROT, KIND_COROT_ROTATED, KIND_MODAL, KIND_FE, KIND_BOX };
 
 typedef struct Part {
   const char* name;
@@ -217,10 +217,10 @@ static double lumped_angle(const Variant* v) {
 static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
   char json[4096], flex[512], scenerel[256];
   snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
-  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_EXACT)
+  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_ROTATED)
     snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"%s}", scenerel,
              v->kind == KIND_LUMPED ? "lumped" : "corotational",
-             v->kind == KIND_COROT_EXACT ? ", \"factor\": \"exact\"" : "");
+             v->kind == KIND_COROT_ROTATED ? ", \"factor\": \"rotated\"" : "");
   else
     snprintf(flex, sizeof flex,
              "{\"scene\": \"%s\", \"formulation\": \"modal\", \"interface\": [\"%s\"], \"modes\": %d, \"damping\": 0}",
@@ -495,7 +495,7 @@ int main(int argc, char** argv) {
         v->dt = dts[k];
         if (j == 0) v->kind = KIND_LUMPED, snprintf(v->name, sizeof v->name, "lumped");
         else if (j == 1) v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
-        else if (j == 2) v->kind = KIND_COROT_EXACT, snprintf(v->name, sizeof v->name, "corot_exact");
+        else if (j == 2) v->kind = KIND_COROT_ROTATED, snprintf(v->name, sizeof v->name, "corot_rotated");
         else if (j <= 5) v->kind = KIND_MODAL, v->modes = modes[j - 3], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
         else {
           v->kind = KIND_FE;

@@ -227,11 +227,11 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
                     "FE scene's fixed sets stay where they are; corotational only)", c->path, w, sup);
   if (!strcmp(sup, "clamp") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\": \"clamp\" needs \"formulation\": \"corotational\"", c->path, w);
-  char factor[16] = "rotated";
+  char factor[16] = "exact";
   if ((st = get_str(c, fx, "factor", factor, sizeof factor, 0, w)) < 0) return st;
   if (strcmp(factor, "rotated") && strcmp(factor, "exact"))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"rotated\" (the part's matrix at rest factored "
-                    "once, turned with the part) or \"exact\" (factored at every step)", c->path, w, factor);
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"exact\" (factored at every step) or "
+                    "\"rotated\" (the part's matrix at rest factored once, turned with the part)", c->path, w, factor);
   if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
   st = cf_scene_load(scene, &part->scene);

@@ -82,7 +82,7 @@ int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* f
   if (id < 0) return id;
   cfMbsFeDef* e = &def->fe[def->nfe++];
   memset(e, 0, sizeof *e);
-  e->body = id, e->fem = fem, e->corotational = corotational != 0;
+  e->body = id, e->fem = fem, e->corotational = corotational != 0, e->exact_factor = 1;
   memcpy(e->pos, b->pos, sizeof e->pos), memcpy(e->rot, b->rot, sizeof e->rot);
   memcpy(e->vel, b->vel, sizeof e->vel), memcpy(e->omega, b->omega, sizeof e->omega);
   return id;
@@ -705,6 +705,10 @@ struct cfMbsFeState {
   int sp_ready;
   double rot_coef[3];       /* cm, ck, eps the rotated factor was formed with (not exact_factor) */
   int rot_ready;
+  long fb_step;             /* the step the fallback counters below are for */
+  int fb_slow, fb_on;       /* Newton updates that shrank by less than 5x; the step finishes with the exact factor */
+  double fb_prev;           /* the last Newton update seen */
+  int exact_now;            /* A0 solves with the exact factor (exact_factor, or the fallback) */
   long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
   double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
   int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
@@ -729,6 +733,7 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     if (!fb->corotational) continue;
     int ndof = 3 * fb->nnode;
     s->key_step = -1;
+    s->fb_step = -1;
     for (int r = 0; r < m->ncon; r++) s->nrow += row_of_fe(&m->con[r], i);
     s->row = malloc(sizeof(int) * (size_t)(s->nrow + 1));
     s->Z = calloc((size_t)ndof * (size_t)(s->nrow + 1), sizeof(double));
@@ -835,7 +840,7 @@ static int spd_inverse(double* H, int n) {
 
 /* x = A0^-1 b (b zero at clamped DOFs, x too): the exact factor, or the rotated one at rest */
 static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* b, double* x) {
-  if (fb->exact_factor) return cf_sparse_solve(&s->sp, b, x);
+  if (s->exact_now) return cf_sparse_solve(&s->sp, b, x);
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
   int st = cf_precond_apply(fem, fd, b, x);
@@ -866,7 +871,20 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * updates are as large as each other; kept from there the iteration diverged.) Z and H are
      * formed anew with the current gradient: a joint's axis rows depend on the other body's axes. */
     int rescale;
+    /* A step whose Newton iteration stalls with the rotated factor (two updates that shrank by
+     * less than 5x, or one that grew: the spin-up beam at 0.36 s, whose stiffening the rotated
+     * matrix at rest lacks, stalled at |dq| 4e-8 and failed the step) finishes with the exact
+     * factor. */
     if (!fb->exact_factor) {
+      if (d->steps != s->fb_step) s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
+      if (!s->fb_on && d->newton_dq < INFINITY && d->newton_dq != s->fb_prev) { /* a new Newton update */
+        if (d->newton_dq > 0.2 * s->fb_prev) s->fb_slow += d->newton_dq > s->fb_prev ? 2 : 1; /* growing: at once */
+        s->fb_prev = d->newton_dq;
+        if (s->fb_slow >= 2) s->fb_on = 1, s->key_step = -1, s->key_uses = 0; /* factor at the next call */
+      }
+    }
+    s->exact_now = fb->exact_factor || s->fb_on;
+    if (!s->exact_now) {
       /* A0 = cm M + ck K + eps I factored once at rest (per coefficient set) and applied rotated by
        * the node rotations Q, A^-1 ~ Q A0^-1 Q^T: exact for a rigidly turned part (M and eps I are
        * rotation invariant, K_R = Q K Q^T when all rotations are one), close while the strains are
@@ -896,7 +914,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
                d->newton_dq <= 1e-2 * d->newton_dq0;
     if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
     else s->key_uses = 1;
-    rescale = s->key_uses == 1; /* the rows' penalties: once per step and coefficient set */
+    rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
     if (!same) {
     s->key_step = d->steps;
     memcpy(s->key_coef, c5, sizeof s->key_coef);

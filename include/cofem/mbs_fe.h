@@ -33,9 +33,9 @@ typedef struct cfMbsFeDef {
   int corotational;          /* 0: "lumped" (CHOLMOD factors every node with the mechanism); 1:
                                 "corotational": the FE scene's mass (consistent or lumped), the nodes
                                 condensed out of the mechanism's factorisation (docs/mbs.md) */
-  int exact_factor;          /* corotational: 0 (default) the part's matrix at rest factored once and
-                                applied rotated by its node rotations; 1 factored anew at every step
-                                (scene key "factor": "rotated" | "exact") */
+  int exact_factor;          /* corotational: 1 (scenes' default) the part's matrix factored anew at
+                                every step; 0 its matrix at rest factored once and applied rotated by
+                                its node rotations (scene key "factor": "exact" | "rotated") */
   const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
   double pos[3], rot[9];     /* placement: node n starts at pos + rot X_n */
   double vel[3], omega[3];   /* ... with velocity vel + omega x (rot X_n) */
