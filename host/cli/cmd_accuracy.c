@@ -3,7 +3,10 @@
  * (issue 6; the report is docs/accuracy.md).
  *
  *   cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,strip,lug_inplane] [--out DIR]
- *                  [--docs DIR] [--no-docs] [--no-dynamics] [--no-plots] [--check]
+ *                  [--docs DIR] [--no-docs] [--no-dynamics] [--dt-ref-only] [--reuse-ccx]
+ *                  [--no-plots] [--check]
+ * --dt-ref-only: the step responses at T1/100 only (a partial run); --reuse-ccx: CalculiX jobs
+ * whose deck equals that of their last successful run in the same --out are not run again.
  *
  * For every case (the built-in ones, or the scenes named on the command line) it writes the
  * CalculiX decks (C3D4 on the same mesh: *STATIC NLGEOM in fixed increments, the same without
@@ -462,9 +465,50 @@ static FILE* open_deck(const Case* c, const char* job) {
   return f;
 }
 
+/* --reuse-ccx: a CalculiX job whose deck is byte for byte the one of its last successful run
+ * (kept as JOB.inp.done) is not run again; its .dat is read as it is */
+static int g_reuse_ccx = 0;
+/* --dt-ref-only: the step responses at the reference's dt (T1/100) only, not at 0.01 and 0.001 s */
+static int g_dt_ref_only = 0;
+
+static char* slurp_file(const char* path, long* len) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+    free(b);
+    b = NULL;
+  }
+  fclose(f);
+  if (b) *len = n;
+  return b;
+}
+
+/* 1 if DIR/JOB.inp equals DIR/JOB.inp.done and DIR/JOB.dat exists */
+static int ccx_done_before(const Case* c, const char* job) {
+  char a[CF_PATH_MAX + 64], b[CF_PATH_MAX + 64], dat[CF_PATH_MAX + 64];
+  snprintf(a, sizeof a, "%s/%s.inp", c->dir, job);
+  snprintf(b, sizeof b, "%s/%s.inp.done", c->dir, job);
+  snprintf(dat, sizeof dat, "%s/%s.dat", c->dir, job);
+  if (access(dat, R_OK) != 0) return 0;
+  long na = -1, nb = -2;
+  char *sa = slurp_file(a, &na), *sb = slurp_file(b, &nb);
+  int same = sa && sb && na == nb && memcmp(sa, sb, (size_t)na) == 0;
+  free(sa);
+  free(sb);
+  return same;
+}
+
 /* run ccx on DIR/JOB.inp; errors point at the log */
 static int run_ccx(const Case* c, const char* job, double* seconds) {
   char cmd[2 * CF_PATH_MAX];
+  if (g_reuse_ccx && ccx_done_before(c, job)) {
+    printf("    %s: deck unchanged since its last run, %s.dat reused (--reuse-ccx)\n", job, job);
+    return CF_OK;
+  }
   double t0 = cf_wall_time();
   snprintf(cmd, sizeof cmd, "cd '%s' && rm -f %s.dat && OMP_NUM_THREADS=2 ccx -i %s > %s.log 2>&1", c->dir, job, job, job);
   int rc = system(cmd);
@@ -479,6 +523,8 @@ static int run_ccx(const Case* c, const char* job, double* seconds) {
     fclose(f);
   }
   if (rc != 0 || err) return cf_error(CF_ERR_SOLVER, "ccx failed on %s/%s.inp (exit %d): see %s", c->dir, job, rc, log);
+  snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.inp %s.inp.done", c->dir, job, job);
+  if (system(cmd) != 0) fprintf(stderr, "accuracy: %s/%s.inp.done not written\n", c->dir, job);
   return CF_OK;
 }
 
@@ -845,7 +891,12 @@ typedef struct Run {
   long newton_iters; /* cofem generalized-alpha */
   int step_cuts;
   double rms;        /* RMS of s - s_ref over the run (the reference interpolated), / max |s_ref| */
-  double seconds;
+  double seconds;    /* wall time of the steps (cofem: without the energy evaluation below) */
+  /* cofem: the total energy E = K + U - F . (x - X) of the undamped run under its constant load
+   * (0 at rest at t = 0, conserved by the exact motion): E at the run's end relative to the
+   * largest work of the load F . (x - X) seen during the run */
+  int has_energy;
+  double energy_drift;
   /* measures along the reference direction */
   int has_peak, has_period;
   double t_peak, s_peak, period, s_max;
@@ -950,7 +1001,7 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   /* the load is on from t = 0: f(t0) = f(t1) = F (Newmark averages the two) */
   for (int i = 0; i < m->ndof; i++) d->f_ext[i] = d->f_ext_prev[i] = scale * c->f[i];
   int steps = (int)floor(t_end / dt + 0.5);
-  double t0 = cf_wall_time();
+  double t0 = cf_wall_time(), t_energy = 0, E = 0, W_max = 0;
   for (int k = 0; k < steps; k++) {
     st = cf_step(m, d);
     if (st == CF_ERR_DIVERGED) { /* a result of the comparison, not an error of the harness */
@@ -964,8 +1015,20 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
     double u[3];
     cf_set_displacement(&c->s.mesh, &c->probe, d->x, u);
     run_push(r, d->t, u);
+    /* the energy with the rotations of the current x (a linearised step's d->R are those of the
+     * step's start); the next step takes its own polar decomposition first */
+    double te = cf_wall_time(), W = 0;
+    cf_stage_polar(m, d);
+    for (int i = 0; i < m->ndof; i++) W += d->f_ext[i] * (d->x[i] - m->X[i]);
+    E = cf_kinetic_energy(m, d) + cf_strain_energy(m, d) - W;
+    W_max = fmax(W_max, W);
+    t_energy += cf_wall_time() - te;
   }
-  r->seconds = cf_wall_time() - t0;
+  if (r->n > 0 && W_max > 0) {
+    r->has_energy = 1;
+    r->energy_drift = E / W_max;
+  }
+  r->seconds = cf_wall_time() - t0 - t_energy;
   r->pcg_iters = d->pcg_iters_total;
   r->newton_iters = d->newton_iters_total;
   r->step_cuts = d->warning[CF_WARN_STEP_CUT];
@@ -1048,7 +1111,7 @@ static int run_dynamics(Case* c, Dyn* D, const char* out_dir, double fraction, c
   if (r->failed) return cf_error(CF_ERR_SOLVER, "%s: the CalculiX reference dynamics stopped at t = %g s", c->name,
                                  r->n ? r->t[r->n - 1] : 0.0);
   const double dts[3] = {0.01, 0.001, D->dt_ref};
-  for (int q = 0; q < 3; q++) {
+  for (int q = g_dt_ref_only ? 2 : 0; q < 3; q++) {
     double t_end = q < 2 ? D->t_coarse : D->t_ref;
     if (q < 2) {
       r = &D->run[D->nrun++];
@@ -1135,11 +1198,14 @@ static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
                "model. s = u . e, the probe displacement along the direction of the reference's largest displacement; "
                "first peak = first local maximum of s, period = time between its first two maxima (both interpolated "
                "by a parabola). Errors relative to the reference; RMS: the root mean square of s - s_ref over the run's "
-               "samples within the reference's span, relative to max |s_ref|. Cost: PCG iterations per step (all "
-               "Newton iterations of generalized-alpha together) and Newton iterations per step.\n\n");
+               "samples within the reference's span, relative to max |s_ref|. Energy drift: the total energy "
+               "K + U - F . u at the run's end (0 at the start, conserved by the exact motion of the undamped part "
+               "under its constant load), relative to the largest work F . u of the load during the run. Cost: PCG "
+               "iterations per step (all Newton iterations of generalized-alpha together), Newton iterations per "
+               "step and wall time per step (one core).\n\n");
     fprintf(f, "| case | dt [s] | dt / T1 | solver | first peak s [m] | peak error | period [s] | period error | "
-               "RMS | PCG iterations / step | Newton / step | warnings |\n");
-    fprintf(f, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+               "RMS | energy drift | PCG iterations / step | Newton / step | ms / step | warnings |\n");
+    fprintf(f, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < nc; i++) {
       Dyn* D = &dyn[i];
       if (!D->nrun) continue;
@@ -1147,6 +1213,8 @@ static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
       for (int q = 0; q < D->nrun; q++) {
         const Run* r = &D->run[q];
         char peak[64], pe[64], per[64], perr[64], it[32] = "", nw[32] = "", rms[32] = "n/a", warn[96] = "";
+        char en[32] = "", ms[32] = "";
+        if (r->has_energy) snprintf(en, sizeof en, "%+.2f%%", 100 * r->energy_drift);
         if (q > 0 && isfinite(r->rms) && !r->failed) snprintf(rms, sizeof rms, "%.2f%%", 100 * r->rms);
         if (r->has_peak) {
           snprintf(peak, sizeof peak, "%.5g", r->s_peak);
@@ -1175,6 +1243,7 @@ static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
         const int cofem = strcmp(r->solver, "backward_euler") == 0 || strcmp(r->solver, "newmark") == 0 ||
                           strcmp(r->solver, "generalized_alpha") == 0;
         if (cofem) snprintf(it, sizeof it, "%.1f", (double)r->pcg_iters / (r->n ? r->n : 1));
+        if (cofem) snprintf(ms, sizeof ms, "%.3g", 1e3 * r->seconds / (r->n + r->diverged ? r->n + r->diverged : 1));
         if (strcmp(r->solver, "generalized_alpha") == 0)
           snprintf(nw, sizeof nw, "%.2f%s", (double)r->newton_iters / (r->n ? r->n : 1), r->step_cuts ? " (halved)" : "");
         else if (cofem)
@@ -1182,12 +1251,12 @@ static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
         if (r->pcg_capped || r->inverted)
           snprintf(warn, sizeof warn, "%d of %d steps PCG capped, %d with inverted elements", r->pcg_capped, r->n,
                    r->inverted);
-        fprintf(f, "| %s | %.4g | %.3g | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cs[i].name, r->dt,
+        fprintf(f, "| %s | %.4g | %.3g | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cs[i].name, r->dt,
                 r->dt / cs[i].T1,
                 q == 0 ? "CalculiX reference" : strcmp(r->solver, "ccx") == 0 ? "CalculiX" :
                 strcmp(r->solver, "newmark") == 0 ? "cofem Newmark (linearised)" :
                 strcmp(r->solver, "generalized_alpha") == 0 ? "cofem generalized-alpha" : "cofem backward Euler",
-                peak, pe, per, perr, rms, it, nw, warn);
+                peak, pe, per, perr, rms, en, it, nw, ms, warn);
       }
       fprintf(f, "\nStatic co-rotational displacement under the same load: s = %.5g m (first period T1 = %.4g s).\n\n",
               D->u_static[0] * D->e[0] + D->u_static[1] * D->e[1] + D->u_static[2] * D->e[2], cs[i].T1);
@@ -1352,7 +1421,7 @@ static int update_doc(const char* path, const char* tables_path, const char* img
 
 static int usage_accuracy(void) {
   fprintf(stderr, "usage: cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,strip,lug_inplane] [--out DIR] [--docs DIR] "
-                  "[--no-docs] [--no-dynamics] [--no-plots] [--check]\n");
+                  "[--no-docs] [--no-dynamics] [--dt-ref-only] [--reuse-ccx] [--no-plots] [--check]\n");
   return 2;
 }
 
@@ -1372,6 +1441,8 @@ int cf_cmd_accuracy(int argc, char** argv) {
     else if (!strcmp(a, "--no-dynamics")) no_dyn = 1;
     else if (!strcmp(a, "--no-plots")) no_plots = 1;
     else if (!strcmp(a, "--check")) check = 1;
+    else if (!strcmp(a, "--reuse-ccx")) g_reuse_ccx = 1;
+    else if (!strcmp(a, "--dt-ref-only")) g_dt_ref_only = 1;
     else if (a[0] == '-') return usage_accuracy();
     else if (nscenes < 32) scenes[nscenes++] = a;
     else return usage_accuracy();
@@ -1404,7 +1475,7 @@ int cf_cmd_accuracy(int argc, char** argv) {
       self_fail = 1;
     }
   }
-  if ((cases || nscenes || no_dyn) && !docs_given && !no_docs) {
+  if ((cases || nscenes || no_dyn || g_dt_ref_only) && !docs_given && !no_docs) {
     /* the page documents the full set: a partial run does not overwrite it unless asked to */
     printf("(a partial run: docs/accuracy.md is left alone; --docs DIR writes it anyway)\n");
     no_docs = 1;
