@@ -96,8 +96,12 @@ def plot_dynamic(path, img_dir):
     ref = [k for k in runs if k[0] == "ccx_reference"][0]
     dt_ref = ref[1]
     t_ref = max(t for t, _ in runs[ref])
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     panels = [(dt_ref, "dt = %.3g s (T1/100)" % dt_ref), (0.001, "dt = 0.001 s"), (0.01, "dt = 0.01 s")]
+    # only the time steps that were run (cofem accuracy --dt-ref-only runs T1/100 alone)
+    panels = [p for p in panels if p[0] == dt_ref or any(
+        k[0] != "ccx_reference" and abs(k[1] - p[0]) <= 1e-12 * p[0] for k in runs)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(5 * len(panels), 9), 4.2), squeeze=False)
+    axes = axes[0]
     for ax, (dt, title) in zip(axes, panels):
         ts, ss = np.array(runs[ref]).T
         t_end = t_ref
