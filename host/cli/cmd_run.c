@@ -56,6 +56,7 @@ int cf_cmd_run(int argc, char** argv) {
   }
   if (rc) return rc;
   if (!scene_path) return cf_cli_usage();
+  cf_cli_catch_interrupts();
   /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
   if (cf_mbs_scene_is_mechanism(scene_path) > 0) return cf_cmd_run_mbs(argc, argv);
   cfScene s;
@@ -65,6 +66,17 @@ int cf_cmd_run(int argc, char** argv) {
   if (precond >= 0) s.def.preconditioner = precond;
   if (backend >= 0) snprintf(s.backend, sizeof s.backend, "%s", backend_names[backend]);
   if (t_end > 0) s.t_end = t_end;
+  /* threads (cfModelDef.threads, honoured by the library): the scene's solver.threads, else
+   * OMP_NUM_THREADS, else one thread below CF_CLI_THREADS_MIN_NODES nodes, where more were
+   * measured slower (docs/performance.md) */
+  const char* threads_note = "";
+  char tnote[96];
+  if (s.def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 &&
+      s.mesh.nnode < CF_CLI_THREADS_MIN_NODES) {
+    s.def.threads = 1;
+    snprintf(tnote, sizeof tnote, " (one below %d nodes; solver.threads to change)", CF_CLI_THREADS_MIN_NODES);
+    threads_note = tnote;
+  }
   char out_dir[CF_PATH_MAX];
   if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
   else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
@@ -81,15 +93,24 @@ int cf_cmd_run(int argc, char** argv) {
   st = cf_sim_create(m, d, s.backend, &sim);
   if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
 
-  st = cf_make_dirs(out_dir);
+  /* the folder: made now (nothing before this point writes), the previous run's files removed */
+  static const cfCliOutPattern kFiles[] = {{"", "probes.csv", 0, "", "step,t,pcg_iters,"},
+                                           {"", "result", 0, ".pvd", NULL},
+                                           {"frames", "frame_", 6, ".vtu", NULL}};
+  static const char* const kSub[] = {"frames", NULL};
+  cfCliOut od;
+  int removed = 0;
+  st = cf_cli_out_make(&od, out_dir);
+  if (st >= 0) st = cf_cli_out_clean(&od, kFiles, 3, &removed);
   char csv_path[CF_PATH_MAX + 32], csv_tmp[CF_PATH_MAX + 40];
   snprintf(csv_path, sizeof csv_path, "%s/probes.csv", out_dir);
   snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
   FILE* csv = st < 0 ? NULL : fopen(csv_tmp, "w");
   if (!csv) {
     if (st >= 0) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", csv_tmp, strerror(errno));
+    cf_cli_out_abandon(&od, kSub);
     cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
-    return cf_cli_fail(st);
+    return cf_cli_fail_scene(scene_path, st);
   }
   fprintf(csv, "step,t,pcg_iters,pcg_residual,kinetic_energy,strain_energy");
   for (int p = 0; p < s.nprobe; p++) fprintf(csv, ",%s_ux,%s_uy,%s_uz", s.probe[p], s.probe[p], s.probe[p]);
@@ -98,7 +119,7 @@ int cf_cmd_run(int argc, char** argv) {
   printf("cofem run %s\n", scene_path);
   printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s.mesh_path,
          m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
-  printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads\n",
+  printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads%s\n",
          s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
          s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
          : s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
@@ -106,7 +127,7 @@ int cf_cmd_run(int argc, char** argv) {
          : s.def.preconditioner == CF_PRECOND_AMG              ? "AMG"
                                                                 : "block-Jacobi",
          s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
-         cf_sim_backend_name(sim), s.def.threads > 0 ? s.def.threads : omp_get_max_threads());
+         cf_sim_backend_name(sim), s.def.threads > 0 ? s.def.threads : omp_get_max_threads(), threads_note);
   if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
     printf("  generalized-alpha: rho_inf %g, Newton tol %.1e, at most %d iterations and %d step halvings, %s tangent\n",
            s.def.rho_inf, s.def.newton_tol, s.def.newton_max_iter, s.def.newton_max_cuts,
@@ -115,6 +136,7 @@ int cf_cmd_run(int argc, char** argv) {
     char t[32], b[32];
     cf_cli_human_bytes(out_bytes, t, sizeof t), cf_cli_human_bytes((double)max_output, b, sizeof b);
     printf("  output: at most about %s into %s (budget %s, --max-output)\n", t, out_dir, b);
+    if (removed) printf("  removed %d file%s of a previous run from %s\n", removed, removed == 1 ? "" : "s", out_dir);
   }
 
   int nframes = 0, cap = 0;
@@ -123,14 +145,14 @@ int cf_cmd_run(int argc, char** argv) {
   double* von = s.vtu_every > 0 ? malloc(sizeof(double) * m->ntet) : NULL;
   char frame_dir[CF_PATH_MAX + 16];
   snprintf(frame_dir, sizeof frame_dir, "%s/frames", out_dir);
-  if (s.vtu_every > 0) cf_make_dirs(frame_dir);
+  if (s.vtu_every > 0) st = cf_make_dirs(frame_dir);
 
   double wall0 = cf_wall_time();
   int last_status = 0, worst = 0;
   long iters_sum = 0, newton_sum = 0, cuts = 0;
   int iters_max = 0;
   double peak = 0;
-  for (long k = 1; k <= steps && st >= 0; k++) {
+  for (long k = 1; k <= steps && st >= 0 && !cf_cli_interrupted; k++) {
     cf_scene_forces(&s, d->t + s.def.dt, 1.0, d->f_ext);
     cf_sim_set_forces(sim, d->f_ext);
     st = cf_sim_step(sim);
@@ -178,39 +200,58 @@ int cf_cmd_run(int argc, char** argv) {
   }
   double wall = cf_wall_time() - wall0;
   if (isatty(1) && !quiet) printf("\n");
-  fclose(csv);
-  if (st == CF_ERR_DIVERGED) {
+  int bad_close = fclose(csv) != 0;
+  if (bad_close && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", csv_tmp);
+  char pvd[CF_PATH_MAX + 16];
+  snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
+  long good = d->steps; /* steps done; on an error the library left the state at the last good one */
+  int interrupted = cf_cli_interrupted && good < steps;
+  if ((st < 0 || interrupted) && good == 0) {
+    /* nothing run: nothing left behind (the CSV's header, the folders this run made) */
+    remove(csv_tmp);
+    cf_cli_out_abandon(&od, kSub);
+    int code = interrupted && st >= 0 ? cf_cli_interrupt_code() : (st == CF_ERR_DIVERGED ? 3 : 1);
+    if (st < 0) cf_cli_fail_scene(scene_path, st);
+    else fprintf(stderr, "cofem: %s: %s before the first step; nothing written\n", scene_path, cf_cli_interrupt_name());
+    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
+    for (int i = 0; i < nframes; i++) free(frames[i]);
+    free(frames); free(ftimes); free(von);
+    return code;
+  }
+  if (st < 0 || interrupted) {
     /* the run stops; what it wrote so far stays valid: probes.csv (whole rows, the last one the
      * last good step) and result.pvd listing the frames written */
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", cf_last_error());
-    rename(csv_tmp, csv_path);
-    char pvd[CF_PATH_MAX + 16];
-    if (nframes > 0) {
-      snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
-      if (cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes) < 0)
-        fprintf(stderr, "cofem: %s\n", cf_last_error());
+    int kept_csv = !bad_close && rename(csv_tmp, csv_path) == 0;
+    if (!kept_csv) remove(csv_tmp);
+    int kept_pvd = nframes > 0 && cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes) >= 0;
+    if (nframes > 0 && !kept_pvd) fprintf(stderr, "cofem: %s\n", cf_last_error());
+    int code;
+    if (st < 0) {
+      fprintf(stderr, "cofem: error: %s: %s (%s)\n", scene_path, msg, cf_status_name(st));
+      code = st == CF_ERR_DIVERGED ? 3 : 1;
+      fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)%s", scene_path, good + 1, steps,
+              d->t + s.def.dt, st == CF_ERR_DIVERGED ? ": diverged" : "");
+    } else {
+      code = cf_cli_interrupt_code();
+      fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", scene_path, cf_cli_interrupt_name(),
+              good, steps, d->t);
     }
-    fprintf(stderr, "cofem: error: %s: %s (%s)\n", scene_path, msg, cf_status_name(st));
-    printf("stopped: diverged at step %ld of %ld (t = %.6g s); kept %s%s%s with the %ld steps before\n", d->steps + 1,
-           steps, d->t + s.def.dt, csv_path, nframes ? " and " : "", nframes ? pvd : "", d->steps);
-    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
-    for (int i = 0; i < nframes; i++) free(frames[i]);
-    free(frames); free(ftimes); free(von);
-    return 3;
-  }
-  if (st < 0) {
-    remove(csv_tmp);
-    int code = cf_cli_fail_scene(scene_path, st);
+    fprintf(stderr, "; kept %s (%ld steps)%s%s", kept_csv ? csv_path : "no CSV", good, kept_pvd ? " and " : "",
+            kept_pvd ? pvd : "");
+    if (kept_pvd) fprintf(stderr, " (%d frames, to t = %.6g s)", nframes, ftimes[nframes - 1]);
+    fprintf(stderr, "\n");
+    if (st == CF_ERR_DIVERGED) /* the line the suite and users read on stdout (kept as before) */
+      printf("stopped: diverged at step %ld of %ld (t = %.6g s); kept %s%s%s with the %ld steps before\n", good + 1,
+             steps, d->t + s.def.dt, csv_path, nframes ? " and " : "", nframes ? pvd : "", good);
     cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
     for (int i = 0; i < nframes; i++) free(frames[i]);
     free(frames); free(ftimes); free(von);
     return code;
   }
   rename(csv_tmp, csv_path);
-  char pvd[CF_PATH_MAX + 16];
   if (nframes > 0) {
-    snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
     st = cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes);
     if (st < 0) cf_cli_fail_scene(scene_path, st);
   }

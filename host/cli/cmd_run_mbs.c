@@ -25,8 +25,12 @@ static int usage(void) {
   return 2;
 }
 
+/* an error, named by the scene unless the message names it already */
+static const char* g_scene = "";
 static int fail(int st) {
-  fprintf(stderr, "cofem: error: %s (%s)\n", cf_last_error(), cf_status_name(st));
+  const char* msg = cf_last_error();
+  if (g_scene[0] && !strstr(msg, g_scene)) fprintf(stderr, "cofem: error: %s: %s (%s)\n", g_scene, msg, cf_status_name(st));
+  else fprintf(stderr, "cofem: error: %s (%s)\n", msg, cf_status_name(st));
   return 1;
 }
 
@@ -90,6 +94,8 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   }
   if (rc) return rc;
   if (!scene_path) return usage();
+  g_scene = scene_path;
+  cf_cli_catch_interrupts();
   if (backend == 1) { /* --precond has no effect on a mechanism; --backend cuda is refused */
     cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend cuda)");
     return fail(CF_ERR_UNSUPPORTED);
@@ -153,13 +159,30 @@ int cf_cmd_run_mbs(int argc, char** argv) {
       return fail(st);
     }
   }
-  st = cf_make_dirs(out_dir);
+  /* the folder: made now (nothing before this point writes); the previous run's files of this
+   * scene's kinds removed (mbs.csv, BODY.pvd, BODY_NNNN.vtu), a foreign file with such a name refused */
+  cfCliOut od;
+  int removed = 0;
+  st = cf_cli_out_make(&od, out_dir);
+  if (st >= 0) {
+    cfCliOutPattern pat[1 + 2 * CF_MBS_MAX_FLEX];
+    char pre[CF_MBS_MAX_FLEX][CF_MBS_NAME_MAX + 2];
+    int np = 0;
+    pat[np++] = (cfCliOutPattern){"", "mbs.csv", 0, "", "step,t,newton_iters,"};
+    for (int k = 0; k < s.nflex && k < CF_MBS_MAX_FLEX; k++) {
+      snprintf(pre[k], sizeof pre[k], "%s_", m->body_name[s.flex_body[k]]);
+      pat[np++] = (cfCliOutPattern){"", pre[k], 4, ".vtu", NULL};
+      pat[np++] = (cfCliOutPattern){"", m->body_name[s.flex_body[k]], 0, ".pvd", NULL};
+    }
+    st = cf_cli_out_clean(&od, pat, np, &removed);
+  }
   char csv_path[CF_MBS_PATH_MAX + 16], csv_tmp[CF_MBS_PATH_MAX + 24];
   snprintf(csv_path, sizeof csv_path, "%s/mbs.csv", out_dir);
   snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
   FILE* csv = st < 0 ? NULL : fopen(csv_tmp, "w");
   if (!csv) {
     if (st >= 0) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", csv_tmp, strerror(errno));
+    cf_cli_out_abandon(&od, NULL);
     cf_mbs_data_free(d);
     cf_mbs_model_free(m);
     cf_mbs_scene_free(&s);
@@ -207,6 +230,7 @@ int cf_cmd_run_mbs(int argc, char** argv) {
            p->red.nrigid, nm ? cf_reduction_freq_hz(&p->red, f0) : 0.0, nm ? cf_reduction_freq_hz(&p->red, f0 + nm - 1) : 0.0,
            p->from_cache ? "read from cache in" : "computed in", p->t_total);
   }
+  if (removed) printf("  removed %d file%s of a previous run from %s\n", removed, removed == 1 ? "" : "s", out_dir);
   /* deformed meshes of the flexible bodies: DIR/<body>_NNNN.vtu frames and DIR/<body>.pvd */
   int nframe_cap = s.nflex ? (int)(steps / vtu_every + 2) : 0, nframe = 0;
   char** frame_files = nframe_cap ? calloc((size_t)(nframe_cap * s.nflex), sizeof(char*)) : NULL;
@@ -222,7 +246,7 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   double worst[3] = {v[0], v[1], v[2]}, e_dev = 0;
   double wall0 = cf_wall_time();
   long report = steps >= 100 ? steps / 20 : 10;
-  for (long k = 1; k <= steps && st >= 0; k++) {
+  for (long k = 1; k <= steps && st >= 0 && !cf_cli_interrupted; k++) {
     st = s.kinematic ? cf_mbs_kinematic_step(m, d) : cf_mbs_step(m, d);
     if (st < 0) break;
     if (!s.kinematic) {
@@ -246,24 +270,58 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   }
   double wall = cf_wall_time() - wall0;
   if (isatty(1) && !quiet) printf("\n");
-  fclose(csv);
-  if (st < 0) {
-    free_frames(frame_files, frame_t, nframe_cap * s.nflex);
+  int bad_close = fclose(csv) != 0;
+  if (bad_close && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", csv_tmp);
+  long good = d->steps; /* on an error the step left the state at the last good one */
+  int interrupted = cf_cli_interrupted && good < steps;
+  if ((st < 0 || interrupted) && good == 0) {
+    /* nothing run: nothing left behind (the CSV's first row, the frames at t = 0, the folder) */
     remove(csv_tmp);
-    int code = fail(st);
+    for (int i = 0; frame_files && i < nframe_cap * s.nflex; i++)
+      if (frame_files[i]) {
+        char p[CF_MBS_PATH_MAX + CF_MBS_NAME_MAX + 20];
+        snprintf(p, sizeof p, "%s/%s", out_dir, frame_files[i]);
+        remove(p);
+      }
+    free_frames(frame_files, frame_t, nframe_cap * s.nflex);
+    cf_cli_out_abandon(&od, NULL);
+    int code = st < 0 ? fail(st) : cf_cli_interrupt_code();
+    if (st >= 0) fprintf(stderr, "cofem: %s: %s before the first step; nothing written\n", scene_path, cf_cli_interrupt_name());
     cf_mbs_data_free(d);
     cf_mbs_model_free(m);
     cf_mbs_scene_free(&s);
     return code;
   }
-  rename(csv_tmp, csv_path);
+  int stopped = st < 0 || interrupted, code = 0;
+  if (stopped) { /* what was written up to the last good step stays, well-formed; said on stderr */
+    if (st < 0) code = fail(st);
+    else code = cf_cli_interrupt_code();
+    if (st < 0)
+      fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)", scene_path, good + 1, steps, d->t + h);
+    else
+      fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", scene_path, cf_cli_interrupt_name(),
+              good, steps, d->t);
+  }
+  int kept_csv = !bad_close && rename(csv_tmp, csv_path) == 0;
+  if (!kept_csv) remove(csv_tmp);
+  if (stopped) fprintf(stderr, "; kept %s (to step %ld)%s", kept_csv ? csv_path : "no CSV", good, nframe ? " and" : "");
   for (int k = 0; k < s.nflex && nframe > 0; k++) {
     char pvd[CF_MBS_PATH_MAX + 80];
     snprintf(pvd, sizeof pvd, "%s/%s.pvd", out_dir, m->body_name[s.flex_body[k]]);
     if (cf_pvd_write(pvd, nframe, (const char* const*)frame_files + (size_t)k * nframe_cap, frame_t) < 0)
       fprintf(stderr, "cofem: warning: %s\n", cf_last_error());
+    else if (stopped)
+      fprintf(stderr, " %s (%d frames)", pvd, nframe);
     else
       printf("  wrote %s (%d frames of the deformed mesh)\n", pvd, nframe);
+  }
+  if (stopped) {
+    fprintf(stderr, "\n");
+    free_frames(frame_files, frame_t, nframe_cap * s.nflex);
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return code;
   }
   free_frames(frame_files, frame_t, nframe_cap * s.nflex);
   long done = d->steps;
@@ -298,6 +356,13 @@ int cf_cmd_run_mbs(int argc, char** argv) {
          1e3 * d->timer[CF_MBS_STAGE_ASSEMBLE] / (double)(done ? done : 1),
          1e3 * d->timer[CF_MBS_STAGE_FACTOR] / (double)(done ? done : 1),
          1e3 * d->timer[CF_MBS_STAGE_SOLVE] / (double)(done ? done : 1));
+  if (d->warning[CF_MBS_WARN_VEL_PROJECTION] || d->warning[CF_MBS_WARN_ACC_PROJECTION])
+    fprintf(stderr, "cofem: warning: %s: projections not converged within solver.proj_iter = %d iterations: velocity "
+            "%d times, acceleration %d times (residuals left above tol_phi %.1e; the largest after a step: velocity "
+            "%.2e, acceleration %.2e)\n", scene_path, m->opt.proj_iter, d->warning[CF_MBS_WARN_VEL_PROJECTION],
+            d->warning[CF_MBS_WARN_ACC_PROJECTION], m->opt.tol_phi, worst[1], worst[2]);
+  printf("  warnings: %d velocity and %d acceleration projections not converged\n",
+         d->warning[CF_MBS_WARN_VEL_PROJECTION], d->warning[CF_MBS_WARN_ACC_PROJECTION]);
   printf("  wrote %s\n", csv_path);
   cf_mbs_data_free(d);
   cf_mbs_model_free(m);

@@ -36,14 +36,16 @@ static int on_increment(double lambda, int iters, const cfModel* m, const cfData
   }
   fprintf(L->csv, "\n");
   printf("\n");
-  return 0;
+  fflush(stdout); /* progress, also into a file or pipe */
+  return cf_cli_interrupted != 0; /* Ctrl-C: stop after this increment */
 }
 
 int cf_cmd_static(int argc, char** argv) {
   static const char* const tangent_names[] = {"consistent", "KR", NULL};
   const char* scene_path = NULL;
   const char* out_arg = NULL;
-  int increments = 0, tangent = -1, rc = 0;
+  int increments = 0, tangent = -1, rc = 0, made = 0, rows = -1, interrupted = 0;
+  cfCliOut od;
   /* a mechanism scene (bodies, joints) goes to the multibody statics, which has options of its own */
   for (int i = 2; i < argc; i++)
     if (argv[i][0] != '-' && cf_mbs_scene_is_mechanism(argv[i]) > 0) return cf_cmd_static_mbs(argc, argv);
@@ -57,6 +59,7 @@ int cf_cmd_static(int argc, char** argv) {
   }
   if (rc) return rc;
   if (!scene_path) return cf_cli_usage();
+  cf_cli_catch_interrupts();
   cfScene s;
   int st = cf_scene_load(scene_path, &s);
   if (st < 0) return cf_cli_fail(st);
@@ -89,7 +92,12 @@ int cf_cmd_static(int argc, char** argv) {
   for (int p = 0; p < s.nprobe; p++)
     cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u_lin + 3 * p);
   cf_data_reset(m, d);
-  st = cf_make_dirs(out_dir);
+  /* the folder: made now; a static.csv there that cofem did not write is not overwritten */
+  static const cfCliOutPattern kFiles[] = {{"", "static.csv", 0, "", "load_factor,"}};
+  int removed = 0;
+  st = cf_cli_out_make(&od, out_dir);
+  made = 1;
+  if (st >= 0) st = cf_cli_out_clean(&od, kFiles, 1, &removed);
   if (st < 0) goto out;
   char csv_path[CF_PATH_MAX + 32], tmp[CF_PATH_MAX + 40];
   snprintf(csv_path, sizeof csv_path, "%s/static.csv", out_dir);
@@ -106,12 +114,22 @@ int cf_cmd_static(int argc, char** argv) {
   StaticLog log = {csv, &s, u_lin, 0.0, 0};
   st = cf_static_solve(m, d, f, &s.stat, on_increment, &log);
   int bad_close = fclose(csv) != 0;
-  if (st < 0 || bad_close) {
+  rows = log.rows;
+  interrupted = cf_cli_interrupted && log.lambda < 1;
+  if (st < 0 || bad_close || (interrupted && log.rows == 0)) { /* nothing kept */
     remove(tmp);
-    if (st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
+    if (st >= 0 && bad_close) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
+    if (st >= 0)
+      fprintf(stderr, "cofem: %s: %s before the first increment converged; nothing written\n", scene_path,
+              cf_cli_interrupt_name());
     goto out;
   }
   rename(tmp, csv_path);
+  if (interrupted) {
+    fprintf(stderr, "cofem: %s: %s: stopped after load factor %.4g of 1; %s holds the rest state and the %d converged "
+            "increment%s\n", scene_path, cf_cli_interrupt_name(), log.lambda, csv_path, log.rows, log.rows == 1 ? "" : "s");
+    goto out;
+  }
   if (st > 0) { /* stopped short of the full load: no "done"; what stopped it and what the CSV holds, on stderr */
     fprintf(stderr, "cofem: error: %s: static solution stopped at load factor %.4g of 1: %s\n", scene_path, log.lambda,
             cf_last_error());
@@ -130,6 +148,9 @@ int cf_cmd_static(int argc, char** argv) {
   printf("\n  wrote %s\n", csv_path);
 out:;
   int code = st < 0 ? cf_cli_fail_scene(scene_path, st) : (st > 0 ? 1 : 0);
+  if (st >= 0 && interrupted) code = cf_cli_interrupt_code();
+  /* an error, or an interrupt before any increment: the folders this run made go again (when empty) */
+  if (made && (st < 0 || (interrupted && rows <= 0))) cf_cli_out_abandon(&od, NULL);
   free(f);
   free(u_lin);
   cf_data_free(d);

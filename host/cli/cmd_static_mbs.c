@@ -23,6 +23,7 @@ typedef struct StaticMbsLog {
   FILE* csv;
   const cfMbsScene* s;
   int rows;
+  double lf; /* the last load factor written */
 } StaticMbsLog;
 
 static int on_increment(double lf, int steps, int newton, double move, const cfMbsModel* m, const cfMbsData* d,
@@ -36,12 +37,16 @@ static int on_increment(double lf, int steps, int newton, double move, const cfM
   }
   fprintf(L->csv, "\n");
   L->rows++;
+  L->lf = lf;
   printf("  load factor %.4f: %3d pseudo-steps, %4d Newton iterations, last move %.2e m\n", lf, steps, newton, move);
-  return 0;
+  fflush(stdout);
+  return cf_cli_interrupted != 0; /* Ctrl-C: stop after this increment */
 }
 
 static int fail(const char* path, int st) {
-  fprintf(stderr, "cofem: error: %s: %s (%s)\n", path, cf_last_error(), cf_status_name(st));
+  const char* msg = cf_last_error();
+  if (strstr(msg, path)) fprintf(stderr, "cofem: error: %s (%s)\n", msg, cf_status_name(st));
+  else fprintf(stderr, "cofem: error: %s: %s (%s)\n", path, msg, cf_status_name(st));
   return 1;
 }
 
@@ -65,6 +70,7 @@ int cf_cmd_static_mbs(int argc, char** argv) {
   }
   if (rc) return rc;
   if (!scene_path) return cf_cli_usage();
+  cf_cli_catch_interrupts();
   cfMbsScene s;
   int st = cf_mbs_scene_load(scene_path, &s);
   if (st < 0) return fail(scene_path, st);
@@ -87,7 +93,23 @@ int cf_cmd_static_mbs(int argc, char** argv) {
          scene_path, m->nbody, m->njoint, m->nq, m->ndof, o.increments, o.time, m->opt.dt, o.tol);
   char csv_path[CF_MBS_PATH_MAX + 32], tmp[CF_MBS_PATH_MAX + 40];
   FILE* csv = NULL;
-  st = cf_make_dirs(out_dir);
+  /* the folder: made now; static.csv and BODY_static.vtu of a previous run replaced, files of
+   * those names that cofem did not write refused */
+  cfCliOut od;
+  int removed = 0, rows = 0, interrupted = 0;
+  double lf_done = 0;
+  st = cf_cli_out_make(&od, out_dir);
+  if (st >= 0) {
+    cfCliOutPattern pat[1 + CF_MBS_MAX_FLEX];
+    char pre[CF_MBS_MAX_FLEX][CF_MBS_NAME_MAX + 8];
+    int np = 0;
+    pat[np++] = (cfCliOutPattern){"", "static.csv", 0, "", "load_factor,"};
+    for (int k = 0; k < s.nflex && k < CF_MBS_MAX_FLEX; k++) {
+      snprintf(pre[k], sizeof pre[k], "%s_static", m->body_name[s.flex_body[k]]);
+      pat[np++] = (cfCliOutPattern){"", pre[k], 0, ".vtu", NULL};
+    }
+    st = cf_cli_out_clean(&od, pat, np, &removed);
+  }
   if (st >= 0) {
     snprintf(csv_path, sizeof csv_path, "%s/static.csv", out_dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", csv_path);
@@ -102,11 +124,30 @@ int cf_cmd_static_mbs(int argc, char** argv) {
       else fprintf(csv, ",%s_x,%s_y,%s_z", s.channel[c].label, s.channel[c].label, s.channel[c].label);
     }
     fprintf(csv, "\n");
-    StaticMbsLog log = {csv, &s, 0};
+    StaticMbsLog log = {csv, &s, 0, 0.0};
     st = cf_mbs_static(m, d, &o, on_increment, &log);
     if (fclose(csv) != 0 && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
-    if (st < 0) remove(tmp);
-    else rename(tmp, csv_path);
+    rows = log.rows, lf_done = log.lf;
+    interrupted = cf_cli_interrupted && log.lf < 1;
+    /* increments that converged before an error or an interrupt stay in static.csv (said below) */
+    if (rows > 0) rename(tmp, csv_path);
+    else remove(tmp);
+  }
+  if (st < 0 || interrupted) {
+    int code = st < 0 ? fail(scene_path, st) : cf_cli_interrupt_code();
+    if (rows > 0)
+      fprintf(stderr, "cofem: %s: %sstopped at load factor %.4g of 1; %s holds the %d converged increment%s\n",
+              scene_path, interrupted && st >= 0 ? (cf_cli_interrupted == SIGTERM ? "SIGTERM: " : "SIGINT: ") : "", lf_done, csv_path, rows,
+              rows == 1 ? "" : "s");
+    else {
+      if (st >= 0) fprintf(stderr, "cofem: %s: %s before the first increment converged; nothing written\n", scene_path,
+                           cf_cli_interrupt_name());
+      cf_cli_out_abandon(&od, NULL);
+    }
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    cf_mbs_scene_free(&s);
+    return code;
   }
   if (st >= 0) {
     printf("done in %.3f s: equilibrium at load factor 1\n", cf_wall_time() - t0);

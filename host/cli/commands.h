@@ -28,7 +28,10 @@ const char* cf_cli_arg_value(int argc, char** argv, int* i);
 int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out);
 /* the output budget: an error when total (bytes, made of `what`) is over budget or over the free
  * space where out_dir is (or would be) */
-#define CF_CLI_DEFAULT_MAX_OUTPUT 2000000000L /* 2 GB, raised by --max-output BYTES */
+#define CF_CLI_DEFAULT_MAX_OUTPUT 2000000000L
+/* cofem run: FE scenes below this many nodes run on one thread unless solver.threads or
+ * OMP_NUM_THREADS say otherwise (measured: docs/performance.md) */
+#define CF_CLI_THREADS_MIN_NODES 20000 /* 2 GB, raised by --max-output BYTES */
 int cf_cli_output_budget(double total, double budget, const char* out_dir, const char* what);
 void cf_cli_human_bytes(double b, char* out, size_t n);
 int cf_cli_opt_int(int argc, char** argv, int* i, int lo, int hi, int* out);
@@ -37,5 +40,38 @@ int cf_cli_opt_choice(int argc, char** argv, int* i, const char* const* choices,
 /* an unknown option or extra argument: "cofem: error: unknown option '--x'" and the usage; 2 */
 int cf_cli_bad_arg(const char* arg);
 void cf_cli_default_out_dir(const cfScene* s, char* out, size_t n);
+
+/* ---- the output folder and interrupts (cli_output.c; docs/reliability.md, "Outputs") ---- */
+#include <signal.h>
+/* set by SIGINT/SIGTERM (the signal number); the run loops poll it between steps, finish the step,
+ * close their files and exit with cf_cli_interrupt_code() (130 for SIGINT). A second signal exits
+ * at once. The library installs no handler. */
+extern volatile sig_atomic_t cf_cli_interrupted;
+void cf_cli_catch_interrupts(void);
+int cf_cli_interrupt_code(void);
+const char* cf_cli_interrupt_name(void);
+typedef struct cfCliOut {
+  char dir[CF_PATH_MAX];
+  char created[CF_PATH_MAX]; /* the first folder of dir that this run made ("" if dir existed) */
+} cfCliOut;
+/* make dir (and its parents), remembering which part the run created */
+int cf_cli_out_make(cfCliOut* o, const char* dir);
+/* a run that failed before its first step: remove the folders it created if they are empty
+ * (sub: NULL-terminated subfolders, e.g. "frames", removed first when empty) */
+void cf_cli_out_abandon(const cfCliOut* o, const char* const* sub);
+/* A kind of file a command writes: in folder sub ("" for the run's folder), named prefix + digits
+ * + suffix (ndigit digits; 0: none; -1: four or more), starting with head (NULL: the VTK writer's
+ * first two lines, by the suffix .vtu/.pvd). */
+typedef struct cfCliOutPattern {
+  const char* sub;
+  const char* prefix;
+  int ndigit;
+  const char* suffix;
+  const char* head;
+} cfCliOutPattern;
+/* Before a run writes: a file matching a pattern that cofem did not write is an error naming it
+ * (nothing removed); otherwise the previous run's files matching the patterns are removed, so
+ * that the folder never mixes two runs. *removed counts them. */
+int cf_cli_out_clean(const cfCliOut* o, const cfCliOutPattern* pat, int npat, int* removed);
 double cf_cli_max_displacement(const cfModel* m, const cfData* d);
 #endif

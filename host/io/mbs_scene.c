@@ -273,7 +273,10 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   int supports = CF_PART_SUPPORTS_FREE;
   char sup[16] = "free";
   if ((st = get_int(c, fx, "modes", &ro.nmodes, w)) < 0) return st;
-  if (ro.nmodes < 0) return cf_error(CF_ERR_SCENE, "%s: %s: \"modes\" must be >= 0", c->path, w);
+  if (ro.nmodes < 0 || ro.nmodes > CF_MBS_MODAL_MAX_MODES)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"modes\" must be an integer from 0 to %d (a modal body's modes), got %d",
+                    c->path, w, CF_MBS_MODAL_MAX_MODES, ro.nmodes);
+  ro.max_modes = CF_MBS_MODAL_MAX_MODES;
   if ((st = get_str(c, fx, "supports", sup, sizeof sup, 0, w)) < 0) return st;
   if (!strcmp(sup, "interface")) supports = CF_PART_SUPPORTS_INTERFACE;
   else if (!strcmp(sup, "clamp")) supports = CF_PART_SUPPORTS_CLAMP;

@@ -323,3 +323,23 @@ double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
   }
   return V;
 }
+
+/* For messages about a step or a solve that overflowed: where the applied forces (d->Q, as last
+ * evaluated) and the coordinate velocities are largest, naming the bodies ("largest applied force
+ * 1e+300 on body 'bar', ..."). Non-finite values count as the largest. */
+void cf_mbs__describe_scale(const cfMbsModel* m, const cfMbsData* d, char* out, int n) {
+  int bq = -1, bv = -1;
+  double fq = -1, fv = -1;
+  for (int b = 0; b < m->nbody; b++)
+    for (int i = m->body_qadr[b]; i < m->body_qadr[b] + m->body_nq[b]; i++) {
+      double q = isfinite(d->Q[i]) ? fabs(d->Q[i]) : INFINITY, v = isfinite(d->qd[i]) ? fabs(d->qd[i]) : INFINITY;
+      if (q > fq) fq = q, bq = b;
+      if (v > fv) fv = v, bv = b;
+    }
+  if (bq < 0) {
+    snprintf(out, (size_t)n, "no bodies");
+    return;
+  }
+  snprintf(out, (size_t)n, "largest applied force %.3g on body '%s', largest coordinate velocity %.3g of body '%s' "
+           "(gravity, loads, drivers or initial velocities out of scale?)", fq, m->body_name[bq], fv, m->body_name[bv]);
+}

@@ -129,6 +129,9 @@ void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, d
 int cf_mbs__alm_linear(const cfMbsModel* m, cfMbsData* d, double a, const double* r, const double* c,
                        double* x, double* sigma, double tol, int maxit, int* iters, double* res);
 
+/* where the applied forces and velocities are largest, bodies named (mbs_forces.c) */
+void cf_mbs__describe_scale(const cfMbsModel* m, const cfMbsData* d, char* out, int n);
+
 /* ---- mbs_step.c ---- */
 /* d->save = (q, qd, qdd, lambda) at the start of a step; a failed step goes back to it */
 void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d);

@@ -81,6 +81,7 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
   int st = cf_mbs__alm_linear(m, d, d->asm_coef[3] /* the factor's penalty */, d->w, d->rhs_c, d->x, d->sigma, tol, m->opt.proj_iter,
                               &d->proj_iters[which], &res);
   if (st < 0) return st;
+  if (st > 0) d->warning[which ? CF_MBS_WARN_ACC_PROJECTION : CF_MBS_WARN_VEL_PROJECTION]++; /* not converged */
   for (int i = 0; i < m->nq; i++) x[i] += d->x[i];
   if (which) d->phidd_max = res;
   else d->phid_max = res;
@@ -107,8 +108,19 @@ int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d) {
   memset(d->lambda, 0, sizeof(double) * (size_t)m->ncon);
   double tol = m->opt.tol_phi * (1 + cf_mbs_maxabs(m->ncon, d->rhs_c));
   int it;
+  if (!isfinite(tol)) { /* the velocity terms of the constraint accelerations overflow */
+    char scale[400];
+    cf_mbs__describe_scale(m, d, scale, sizeof scale);
+    return cf_error(CF_ERR_SOLVER, "the constraints' velocity terms are not finite: %s", scale);
+  }
   st = cf_mbs__alm_linear(m, d, a, d->Q, d->rhs_c, d->qdd, d->lambda, tol, 50, &it, &res);
+  if (st < 0 && !strncmp(cf_last_error(), "mechanism: the solve produced non-finite", 40)) {
+    char scale[400];
+    cf_mbs__describe_scale(m, d, scale, sizeof scale);
+    return cf_error(st, "the solve produced non-finite values: %s", scale);
+  }
   if (st < 0) return st;
+  if (st > 0) d->warning[CF_MBS_WARN_ACC_PROJECTION]++; /* not converged */
   d->phidd_max = res;
   return CF_OK;
 }

@@ -21,7 +21,7 @@
 #include "cofem/output.h"
 #include "mbs/mbs_internal.h"
 
-#define CF_MBS_MODAL_MAXM 240 /* modes per modal body (stack scratch of 12 x this) */
+#define CF_MBS_MODAL_MAXM CF_MBS_MODAL_MAX_MODES /* (stack scratch of 12 x this) */
 
 struct cfMbsModalBody {
   int body, blk0, nblk, nm, nnode;

@@ -726,6 +726,7 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   d->iters_total = 0;
   d->proj_iters[0] = d->proj_iters[1] = 0;
   memset(d->timer, 0, sizeof d->timer);
+  memset(d->warning, 0, sizeof d->warning);
   memcpy(d->q, m->q0, sizeof(double) * m->nq);
   memcpy(d->qd, m->qd0, sizeof(double) * m->nq);
   memset(d->qdd, 0, sizeof(double) * m->nq);

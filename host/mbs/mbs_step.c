@@ -140,6 +140,13 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
       cf_mbs_describe_con(m, w, who, sizeof who);
     }
     cf_mbs__restore_state(m, d);
+    if (!isfinite(phimax) || !isfinite(dqmax)) { /* overflowed: say where the scale came from */
+      char scale[400];
+      cf_mbs__eval_forces(m, d, d->q, d->qd, t1, 0);
+      cf_mbs__describe_scale(m, d, scale, sizeof scale);
+      return cf_error(CF_ERR_SOLVER, "step %ld (t = %.6g s): the Newton iteration overflowed (non-finite values "
+                      "after %d update%s, worst in %s): %s", d->steps + 1, t1, it, it == 1 ? "" : "s", who, scale);
+    }
     return cf_error(CF_ERR_SOLVER,
                     "step %ld (t = %.6g s): Newton did not converge in %d iterations (max |dq| %.3g, max |Phi| %.3g, "
                     "worst in %s); try a smaller time step", d->steps + 1, t1, it, dqmax, phimax, who);

@@ -173,6 +173,11 @@ int cf_mesh_validate(const cfMesh* m) {
     if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
       return cf_error(CF_ERR_MESH, "%s: non-finite coordinates (%g, %g, %g) (node %d)", src, x[0],
                       x[1], x[2], nid(m, i));
+    /* volumes (a length cubed) and stiffnesses must stay finite: beyond 1e100 they do not */
+    if (fabs(x[0]) > CF_MESH_COORD_MAX || fabs(x[1]) > CF_MESH_COORD_MAX || fabs(x[2]) > CF_MESH_COORD_MAX)
+      return cf_error(CF_ERR_MESH, "%s: coordinates (%g, %g, %g) of node %d are beyond %g: element volumes and "
+                      "stiffnesses would overflow (check the units)", src, x[0], x[1], x[2], nid(m, i),
+                      CF_MESH_COORD_MAX);
   }
   for (int e = 0; e < m->ntet; e++) {
     const int* t = m->tet + 4 * (size_t)e;
@@ -186,19 +191,62 @@ int cf_mesh_validate(const cfMesh* m) {
                           nid(m, t[a]), eid(m, e));
     }
   }
-  /* a size-relative threshold, so that millimetre and metre meshes behave alike */
-  double lo[3], hi[3];
-  bbox(m, lo, hi);
-  double d2 = 0;
-  for (int k = 0; k < 3; k++) d2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
-  double tiny = 1e-12 * d2 * sqrt(d2);
-  int nbad = 0, ninv = 0;
-  char list[640];
-  size_t len = 0;
-  list[0] = '\0';
+  /* nodes in no element: no stiffness and no mass; refused here, so that every command sees
+   * the mesh alike (before, statics blamed the supports and dynamics ran) */
+  {
+    unsigned char* used = calloc((size_t)m->nnode, 1);
+    if (!used) return cf_error(CF_ERR_NOMEM, "%s: out of memory", src);
+    for (size_t k = 0; k < 4 * (size_t)m->ntet; k++) used[m->tet[k]] = 1;
+    int norphan = 0;
+    char olist[256];
+    size_t olen = 0;
+    olist[0] = '\0';
+    for (int i = 0; i < m->nnode; i++) {
+      if (used[i]) continue;
+      if (norphan < 8 && olen < sizeof olist) {
+        int w = snprintf(olist + olen, sizeof olist - olen, "%s%d", norphan ? ", " : "", nid(m, i));
+        if (w > 0) olen += (size_t)w;
+      }
+      norphan++;
+    }
+    free(used);
+    if (norphan)
+      return cf_error(CF_ERR_MESH, "%s: %d node%s in no tetrahedron (node%s %s%s): an orphan node has neither "
+                      "stiffness nor mass; remove %s from the mesh", src, norphan, norphan == 1 ? "" : "s",
+                      norphan == 1 ? "" : "s", olist, norphan > 8 ? ", ..." : "", norphan == 1 ? "it" : "them");
+  }
+  /* Each element against its own size: zero or negative volume (det <= 0: nodes out of order or
+   * coincident), or positive but degenerate, V below CF_MESH_FLAT_RATIO of its longest edge
+   * cubed (a regular tetrahedron has 0.118): a sliver, or a part flattened by wrong units. A
+   * relative test, so that millimetre and metre meshes behave alike and a thin part is not
+   * called "zero volume". */
+  int nbad = 0, ninv = 0, nflat = 0;
+  double worst_ratio = INFINITY;
+  char list[640], flist[640];
+  size_t len = 0, flen = 0;
+  list[0] = flist[0] = '\0';
   for (int e = 0; e < m->ntet; e++) {
     double v = cf_tet_volume(m, e);
-    if (v > tiny) continue;
+    const int* t = m->tet + 4 * (size_t)e;
+    double l2 = 0;
+    for (int a = 0; a < 4; a++)
+      for (int b = 0; b < a; b++) {
+        const double *p = m->X + 3 * (size_t)t[a], *q = m->X + 3 * (size_t)t[b];
+        double dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
+        l2 = fmax(l2, dx * dx + dy * dy + dz * dz);
+      }
+    double ratio = v / (l2 * sqrt(l2));
+    if (v > 0 && ratio >= CF_MESH_FLAT_RATIO) continue;
+    if (v > 0) { /* positive but flat */
+      worst_ratio = fmin(worst_ratio, ratio);
+      if (nflat < 6 && flen < sizeof flist) {
+        int w = snprintf(flist + flen, sizeof flist - flen, "%selement %d (volume %.3g, longest edge %.3g)",
+                         nflat ? ", " : "", eid(m, e), v, sqrt(l2));
+        if (w > 0) flen += (size_t)w;
+      }
+      nflat++;
+      continue;
+    }
     if (v < 0) ninv++;
     if (nbad < 10 && len < sizeof list) {
       int w = snprintf(list + len, sizeof list - len, "%selement %d (volume %.3g)",
@@ -209,9 +257,15 @@ int cf_mesh_validate(const cfMesh* m) {
   }
   if (nbad)
     return cf_error(CF_ERR_MESH,
-                    "%s: %d element%s with zero or negative volume (limit %.3g; %d inverted, "
+                    "%s: %d element%s with zero or negative volume (%d inverted, "
                     "i.e. nodes out of order): %s%s",
-                    src, nbad, nbad == 1 ? "" : "s", tiny, ninv, list, nbad > 10 ? ", ..." : "");
+                    src, nbad, nbad == 1 ? "" : "s", ninv, list, nbad > 10 ? ", ..." : "");
+  if (nflat)
+    return cf_error(CF_ERR_MESH,
+                    "%s: %d degenerate element%s: positive volume, but below %g of the longest edge cubed "
+                    "(down to %.3g; a flat sliver, or a part flattened by wrong units): %s%s",
+                    src, nflat, nflat == 1 ? "" : "s", CF_MESH_FLAT_RATIO, worst_ratio, flist,
+                    nflat > 6 ? ", ..." : "");
   return CF_OK;
 }
 

@@ -88,6 +88,22 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   int *nodes = NULL, count = 0;
   if ((st = interface_nodes(out, scene_path, sets, nsets, supports, &nodes, &count)) < 0) return st;
   out->t_load = cf_wall_time() - t0;
+  if (opt->max_modes > 0) { /* the basis' size, known before the reduction: refused before any work or file */
+    int nb = 0;
+    for (int i = 0; i < count; i++)
+      for (int k = 0; k < 3; k++) nb += !out->model->fixed[3 * nodes[i] + k];
+    int free_interior = out->model->ndof - out->model->nfixed - nb;
+    int nk = opt->nmodes < free_interior ? opt->nmodes : free_interior;
+    int nrigid = supports == CF_PART_SUPPORTS_FREE && out->model->nfixed == 0 ? 6 : 0;
+    if (nb + nk - nrigid > opt->max_modes) {
+      free(nodes);
+      return cf_error(CF_ERR_SCENE, "%s: the reduction would have %d modes (%d constraint modes of %d interface "
+                      "node%s, %d normal modes%s), a modal body takes at most %d: ask for fewer \"modes\" or a smaller "
+                      "interface%s%s", scene_path, nb + nk - nrigid, nb, count, count == 1 ? "" : "s", nk,
+                      nrigid ? ", less 6 rigid" : "", opt->max_modes, cache ? "; nothing written to " : "",
+                      cache ? cache : "");
+    }
+  }
   /* a cache path that is not ours (a user's file, a directory, a device) is refused before the
    * reduction, never read as a cache nor overwritten */
   if (cache && (st = cf_reduction_replaceable(cache)) < 0) {
@@ -96,7 +112,17 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
     snprintf(msg, sizeof msg, "%s", cf_last_error());
     return cf_error(st, "%s: reduction cache %s", scene_path, msg);
   }
-  if (cache && cf_reduction_read(cache, &out->red) >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
+  /* a cache of this version that does not read back (checksum, contents) was changed after cofem
+   * wrote it: an error naming it, never used nor silently replaced; one of another version, or of
+   * another model or interface, is recomputed and rewritten */
+  int rd = cache && cf_reduction_file_version(cache) >= 0 ? cf_reduction_read(cache, &out->red) : CF_ERR_IO;
+  if (cache && rd < 0 && cf_reduction_file_version(cache) == CF_REDUCTION_VERSION) {
+    free(nodes);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(rd, "%s: reduction cache %s (refused: remove the file to recompute it)", scene_path, msg);
+  }
+  if (rd >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
     out->from_cache = 1;
     cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */
   } else {

@@ -24,6 +24,7 @@ cfReduceOptions cf_default_reduce_options(void) {
   o.orthonormalise = 1;
   o.damping = 0.01;
   o.rigid_tol = 1e-10;
+  o.max_modes = 0;
   o.modal = cf_default_modal_options();
   return o;
 }
@@ -388,7 +389,26 @@ done:
 
 /* ---- file format (docs/reduction-format.md) ------------------------------------------------- */
 static const char MAGIC[8] = {'C', 'F', 'R', 'E', 'D', 'U', 'C', 'E'};
-enum { BOM = 0x01020304, HEADER_INTS = 12, SOURCE_LEN = 512 };
+enum { BOM = 0x01020304, HEADER_INTS = 12, SOURCE_LEN = 512, CHECKSUM_OFFSET = 56 };
+
+/* 64-bit FNV-1a over every byte of the file but the checksum's own 8 (read as zero) */
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+static void fnv(uint64_t* h, const void* p, size_t n) {
+  const unsigned char* b = p;
+  uint64_t x = *h;
+  for (size_t i = 0; i < n; i++) x = (x ^ b[i]) * 0x100000001b3ULL;
+  *h = x;
+}
+/* fwrite / fread that also hash what they move */
+static int hwrite(const void* p, size_t size, size_t n, FILE* f, uint64_t* h) {
+  fnv(h, p, size * n);
+  return fwrite(p, size, n, f) == n;
+}
+static int hread(void* p, size_t size, size_t n, FILE* f, uint64_t* h) {
+  if (fread(p, size, n, f) != n) return 0;
+  fnv(h, p, size * n);
+  return 1;
+}
 
 /* PATH may be (re)written: it does not exist, or it is a regular file that starts with the magic
  * (one of ours, any version). Anything else (a user's file given by mistake, a directory, a
@@ -426,28 +446,29 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
   if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
   int32_t ver = CF_REDUCTION_VERSION, bom = BOM;
   int32_t h[HEADER_INTS] = {r->nnode, r->ntet, r->ndof, r->consistent_mass, r->nbnode, r->nb,
-                            r->nk, r->n, r->orthonormal, r->nrigid, 0, 0};
+                            r->nk, r->n, r->orthonormal, r->nrigid, 0, 0}; /* h[10..11]: the checksum, set last */
   double hd[17] = {r->E, r->nu, r->rho, r->fingerprint, r->mass, r->c[0], r->c[1], r->c[2]};
   memcpy(hd + 8, r->J, sizeof r->J);
   char src[SOURCE_LEN] = {0};
   snprintf(src, sizeof src, "%s", r->source);
   size_t n = r->n;
-  int ok = fwrite(MAGIC, 1, 8, f) == 8 && fwrite(&ver, 4, 1, f) == 1 && fwrite(&bom, 4, 1, f) == 1 &&
-           fwrite(h, 4, HEADER_INTS, f) == HEADER_INTS && fwrite(hd, 8, 17, f) == 17 &&
-           fwrite(src, 1, SOURCE_LEN, f) == SOURCE_LEN;
+  uint64_t sum = FNV_OFFSET;
+  int ok = hwrite(MAGIC, 1, 8, f, &sum) && hwrite(&ver, 4, 1, f, &sum) && hwrite(&bom, 4, 1, f, &sum) &&
+           hwrite(h, 4, HEADER_INTS, f, &sum) && hwrite(hd, 8, 17, f, &sum) && hwrite(src, 1, SOURCE_LEN, f, &sum);
   int32_t* tmp = malloc(sizeof(int32_t) * (r->nbnode + r->nb + 1));
   if (!tmp) ok = 0;
   if (ok) {
     for (int i = 0; i < r->nbnode; i++) tmp[i] = r->bnodes[i];
     for (int i = 0; i < r->nb; i++) tmp[r->nbnode + i] = r->bdof[i];
-    ok = fwrite(tmp, 4, r->nbnode + r->nb, f) == (size_t)(r->nbnode + r->nb);
+    ok = hwrite(tmp, 4, (size_t)(r->nbnode + r->nb), f, &sum);
   }
   free(tmp);
-  ok = ok && fwrite(r->fixed_omega2, 8, r->nk, f) == (size_t)r->nk && fwrite(r->omega2, 8, n, f) == n &&
-       fwrite(r->zeta, 8, n, f) == n && fwrite(r->Kr, 8, n * n, f) == n * n && fwrite(r->Mr, 8, n * n, f) == n * n &&
-       fwrite(r->P, 8, 3 * n, f) == 3 * n && fwrite(r->T, 8, 9 * n, f) == 9 * n &&
-       fwrite(r->S, 8, 9 * n * n, f) == 9 * n * n &&
-       fwrite(r->basis, 8, n * r->ndof, f) == n * r->ndof;
+  ok = ok && hwrite(r->fixed_omega2, 8, (size_t)r->nk, f, &sum) && hwrite(r->omega2, 8, n, f, &sum) &&
+       hwrite(r->zeta, 8, n, f, &sum) && hwrite(r->Kr, 8, n * n, f, &sum) && hwrite(r->Mr, 8, n * n, f, &sum) &&
+       hwrite(r->P, 8, 3 * n, f, &sum) && hwrite(r->T, 8, 9 * n, f, &sum) && hwrite(r->S, 8, 9 * n * n, f, &sum) &&
+       hwrite(r->basis, 8, n * (size_t)r->ndof, f, &sum);
+  /* the checksum into the header's last two ints (hashed as zero) */
+  ok = ok && fseek(f, CHECKSUM_OFFSET, SEEK_SET) == 0 && fwrite(&sum, 8, 1, f) == 1;
   if (fclose(f) != 0) ok = 0;
   if (ok && rename(tmpname, path) != 0) ok = 0;
   if (!ok) {
@@ -455,6 +476,54 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
     return cf_error(CF_ERR_IO, "%s: write failed", path);
   }
   return CF_OK;
+}
+
+/* What a reduction must satisfy whatever its checksum says: finite numbers; for an orthonormal
+ * basis M_r = I and K_r = diag(omega2) (the mechanism uses omega2, so a K_r that disagrees with it
+ * means the file was made up or edited); omega2 ascending, and no negative stiffness beyond the
+ * rigid-body modes' round-off; damping ratios >= 0. */
+static int check_contents(const cfReduction* r, const char* path) {
+  size_t n = (size_t)r->n;
+  const struct { const char* name; const double* a; size_t k; } arr[] = {
+      {"fixed_omega2", r->fixed_omega2, (size_t)r->nk}, {"omega2", r->omega2, n}, {"zeta", r->zeta, n},
+      {"Kr", r->Kr, n * n}, {"Mr", r->Mr, n * n}, {"P", r->P, 3 * n}, {"T", r->T, 9 * n}, {"S", r->S, 9 * n * n},
+      {"basis", r->basis, n * (size_t)r->ndof}};
+  for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++)
+    for (size_t i = 0; i < arr[a].k; i++)
+      if (!isfinite(arr[a].a[i])) return cf_error(CF_ERR_PARSE, "%s: %s[%zu] is not finite", path, arr[a].name, i);
+  double wmax = 0;
+  for (size_t i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
+  for (size_t i = 0; i < n; i++) {
+    if (r->omega2[i] < -1e-6 * wmax)
+      return cf_error(CF_ERR_PARSE, "%s: mode %zu has a negative stiffness (omega2 %g): not a reduction of an elastic part",
+                      path, i, r->omega2[i]);
+    if (i > 0 && r->omega2[i] < r->omega2[i - 1] - 1e-9 * wmax)
+      return cf_error(CF_ERR_PARSE, "%s: omega2 is not ascending at mode %zu (%g after %g)", path, i, r->omega2[i],
+                      r->omega2[i - 1]);
+    if (r->zeta[i] < 0) return cf_error(CF_ERR_PARSE, "%s: mode %zu has a negative damping ratio %g", path, i, r->zeta[i]);
+  }
+  if (r->orthonormal)
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = 0; j < n; j++) {
+        double k = r->Kr[i * n + j], mm = r->Mr[i * n + j];
+        double kw = i == j ? r->omega2[i] : 0, mw = i == j ? 1 : 0;
+        if (fabs(k - kw) > 1e-6 * wmax + 1e-9)
+          return cf_error(CF_ERR_PARSE, "%s: Kr[%zu][%zu] = %g, but the basis is orthonormal and omega2 says %g: the "
+                          "stiffness does not match the frequencies", path, i, j, k, kw);
+        if (fabs(mm - mw) > 1e-6)
+          return cf_error(CF_ERR_PARSE, "%s: Mr[%zu][%zu] = %g, but the basis is orthonormal (M_r = I)", path, i, j, mm);
+      }
+  return CF_OK;
+}
+
+int cf_reduction_file_version(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return -1;
+  char magic[8];
+  int32_t ver = -1;
+  int ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, MAGIC, 8) == 0 && fread(&ver, 4, 1, f) == 1;
+  fclose(f);
+  return ok ? ver : -1;
 }
 
 int cf_reduction_read(const char* path, cfReduction* r) {
@@ -467,12 +536,17 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   int32_t ver, bom, h[HEADER_INTS];
   double hd[17];
   int st = CF_OK;
+  uint64_t sum = FNV_OFFSET, stored = 0;
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) { st = cf_error(CF_ERR_PARSE, "%s: not a cofem reduction file (magic)", path); goto done; }
   if (fread(&ver, 4, 1, f) != 1 || fread(&bom, 4, 1, f) != 1) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   if (bom != BOM) { st = cf_error(CF_ERR_PARSE, "%s: written on a machine of the other byte order", path); goto done; }
   if (ver != CF_REDUCTION_VERSION) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads version %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
   if (fread(h, 4, HEADER_INTS, f) != HEADER_INTS || fread(hd, 8, 17, f) != 17 ||
       fread(r->source, 1, SOURCE_LEN, f) != SOURCE_LEN) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
+  memcpy(&stored, h + 10, 8);
+  h[10] = h[11] = 0;
+  fnv(&sum, magic, 8), fnv(&sum, &ver, 4), fnv(&sum, &bom, 4), fnv(&sum, h, 4 * HEADER_INTS), fnv(&sum, hd, 8 * 17);
+  fnv(&sum, r->source, SOURCE_LEN);
   r->source[SOURCE_LEN - 1] = 0;
   r->version = ver;
   r->nnode = h[0]; r->ntet = h[1]; r->ndof = h[2]; r->consistent_mass = h[3]; r->nbnode = h[4]; r->nb = h[5];
@@ -503,7 +577,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   int32_t* tmp = malloc(sizeof(int32_t) * (r->nbnode + r->nb + 1));
   if (!r->bnodes || !r->bdof || !r->fixed_omega2 || !r->omega2 || !r->zeta || !r->Kr || !r->Mr || !r->P ||
       !r->T || !r->S || !r->basis || !tmp) { free(tmp); st = cf_error(CF_ERR_NOMEM, "%s: out of memory", path); goto done; }
-  int ok = fread(tmp, 4, r->nbnode + r->nb, f) == (size_t)(r->nbnode + r->nb);
+  int ok = hread(tmp, 4, (size_t)(r->nbnode + r->nb), f, &sum);
   for (int i = 0; ok && i < r->nbnode; i++) {
     r->bnodes[i] = tmp[i];
     if (tmp[i] < 0 || tmp[i] >= r->nnode) ok = 0;
@@ -514,12 +588,18 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   }
   free(tmp);
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: bad interface node/DOF list", path); goto done; }
-  ok = fread(r->fixed_omega2, 8, r->nk, f) == (size_t)r->nk && fread(r->omega2, 8, n, f) == n &&
-       fread(r->zeta, 8, n, f) == n && fread(r->Kr, 8, n * n, f) == n * n && fread(r->Mr, 8, n * n, f) == n * n &&
-       fread(r->P, 8, 3 * n, f) == 3 * n && fread(r->T, 8, 9 * n, f) == 9 * n &&
-       fread(r->S, 8, 9 * n * n, f) == 9 * n * n && fread(r->basis, 8, n * r->ndof, f) == n * r->ndof;
+  ok = hread(r->fixed_omega2, 8, (size_t)r->nk, f, &sum) && hread(r->omega2, 8, n, f, &sum) &&
+       hread(r->zeta, 8, n, f, &sum) && hread(r->Kr, 8, n * n, f, &sum) && hread(r->Mr, 8, n * n, f, &sum) &&
+       hread(r->P, 8, 3 * n, f, &sum) && hread(r->T, 8, 9 * n, f, &sum) && hread(r->S, 8, 9 * n * n, f, &sum) &&
+       hread(r->basis, 8, n * (size_t)r->ndof, f, &sum);
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
   if (fgetc(f) != EOF) { st = cf_error(CF_ERR_PARSE, "%s: trailing bytes after the data", path); goto done; }
+  if (sum != stored) {
+    st = cf_error(CF_ERR_PARSE, "%s: checksum mismatch (stored %016llx, the contents give %016llx): the file was "
+                  "changed or damaged after cofem wrote it", path, (unsigned long long)stored, (unsigned long long)sum);
+    goto done;
+  }
+  if ((st = check_contents(r, path)) < 0) goto done;
 done:
   fclose(f);
   if (st < 0) {

@@ -354,6 +354,9 @@ void cf_mbs_describe_con(const cfMbsModel* m, int i, char* out, int n);
 /* ---- data ------------------------------------------------------------------------------------ */
 enum cfMbsStage { CF_MBS_STAGE_CONSTRAINTS, CF_MBS_STAGE_FORCES, CF_MBS_STAGE_ASSEMBLE,
                   CF_MBS_STAGE_FACTOR, CF_MBS_STAGE_SOLVE, CF_MBS_STAGE_COUNT };
+/* counted numerical events (cfMbsData.warning[]): a velocity or acceleration projection that
+ * ended above its tolerance (tol_phi) after proj_iter iterations; the step goes on with it */
+enum cfMbsWarning { CF_MBS_WARN_VEL_PROJECTION, CF_MBS_WARN_ACC_PROJECTION, CF_MBS_WARN_COUNT };
 
 typedef struct cfMbsData {
   /* state */
@@ -415,6 +418,7 @@ typedef struct cfMbsData {
   long iters_total;
   int iters_max;
   double timer[CF_MBS_STAGE_COUNT];
+  int warning[CF_MBS_WARN_COUNT]; /* counted events since the data was made or reset (enum cfMbsWarning) */
 } cfMbsData;
 
 /* Data at the model's initial state; solves the initial accelerations and multipliers. */

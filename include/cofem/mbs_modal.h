@@ -25,6 +25,7 @@
 extern "C" {
 #endif
 
+#define CF_MBS_MODAL_MAX_MODES 240 /* modes (columns of the basis less the rigid ones) per modal body */
 #define CF_MBS_MODAL_MAX_LOADS 16
 #define CF_MBS_MODAL_MAX_POINTS 16
 

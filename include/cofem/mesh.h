@@ -43,6 +43,8 @@ typedef struct cfMesh {
   int* tri;       /* [3*ntri] boundary faces, counter-clockwise seen from outside */
   int* tri_tet;   /* [ntri] element owning each boundary face */
   char source[512]; /* file it came from, for messages */
+  char note[256];   /* what the reader left out, for the user ("skipped 120 surface and line
+                       elements (96 CPS3, 24 T3D2); their element sets are node sets"), or "" */
 } cfMesh;
 
 /* Read a mesh; the format is chosen from the extension (.msh or .inp). On success the mesh is
@@ -52,8 +54,12 @@ int cf_mesh_read(const char* path, cfMesh* mesh);
 int cf_mesh_read_msh(const char* path, cfMesh* mesh);
 int cf_mesh_read_inp(const char* path, cfMesh* mesh);
 
-/* Check ids, finite coordinates and element volumes: every element with volume <= tiny
- * (relative to the mesh's size) is an error naming up to 10 offending element ids. */
+/* Check ids, coordinates (finite, magnitude <= CF_MESH_COORD_MAX), that every node is in a
+ * tetrahedron (orphan nodes are an error, whatever the command), and element volumes: volume
+ * <= 0 is "zero or negative volume", a positive volume below CF_MESH_FLAT_RATIO times the
+ * element's longest edge cubed is "degenerate" (flat); the errors name up to 10 elements. */
+#define CF_MESH_COORD_MAX 1e100
+#define CF_MESH_FLAT_RATIO 1e-8
 int cf_mesh_validate(const cfMesh* mesh);
 /* Fill tri/tri_tet/ntri with the faces that belong to exactly one element. */
 int cf_mesh_extract_boundary(cfMesh* mesh);

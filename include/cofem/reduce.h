@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define CF_REDUCTION_VERSION 1
+#define CF_REDUCTION_VERSION 2 /* 2: a checksum (64-bit FNV-1a) in the header */
 
 typedef struct cfReduceOptions {
   int nmodes;          /* fixed-interface normal modes (default 12; clipped to the free interior DOFs) */
@@ -32,6 +32,8 @@ typedef struct cfReduceOptions {
                         * ADAMS' default rule, 1% below 100 Hz, 10% below 1 kHz, 100% above */
   double rigid_tol;    /* unsupported part: modes with |w^2| <= rigid_tol * max |w^2| are rigid
                         * (default 1e-10) */
+  int max_modes;       /* 0 (default): no limit; else the basis less its rigid-body modes may not
+                        * exceed it, checked by cf_modal_part_load before anything is computed */
   cfModalOptions modal;/* for the fixed-interface eigenproblem; its mass (the model's blocks or
                         * the one-point rule) is also the one projected and in the invariants */
 } cfReduceOptions;
@@ -110,7 +112,12 @@ int cf_reduction_write(const cfReduction* r, const char* path);
  * reduction magic. Otherwise an error naming it (a user's file is never overwritten);
  * cf_reduction_write checks this itself. */
 int cf_reduction_replaceable(const char* path);
+/* Read checks (a regular file,) magic, version, byte order, sizes (they must add up to the
+ * file's size before anything is allocated), the checksum, and the contents (finite; for an
+ * orthonormal basis K_r = diag(omega2), M_r = I; no negative stiffness; omega2 ascending). */
 int cf_reduction_read(const char* path, cfReduction* r);
+/* The version of a reduction file (>= 1), or -1 when path is not one (no magic, unreadable). */
+int cf_reduction_file_version(const char* path);
 int cf_reduction_check(const cfReduction* r, const cfModel* m);
 /* The fingerprint of a model's rest positions, as stored in cfReduction.fingerprint. */
 double cf_reduction_fingerprint(const cfModel* m);

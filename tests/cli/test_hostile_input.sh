@@ -175,5 +175,114 @@ grep -q "holds the rest state and the 1 converged increment up to load factor 0.
 grep -q "^done" "$tmp/out" && bad "static stop: a 'done' line on stdout"
 [ "$(wc -l <"$tmp/st2/static.csv" 2>/dev/null)" = 3 ] || bad "static stop: static.csv is not the header, the rest state and one increment"
 
+# ---- 7. outputs on error and re-runs (issue 17, round two) ----------------------------------------
+# a small tetrahedral box as .inp (tests/data/gen_box_inp.py): coordinates scaled, flattened, an orphan node
+GEN=$ROOT/tests/data/gen_box_inp.py
+python3 "$GEN" 4 2 2 1 0.2 0.2 >"$tmp/box.inp"
+python3 "$GEN" 4 2 2 1e306 2e305 2e305 >"$tmp/big.inp"
+python3 "$GEN" 4 2 2 1 0.2 2e-10 >"$tmp/flat.inp"
+python3 "$GEN" 4 2 2 1 0.2 0.2 orphan >"$tmp/orphan.inp"
+box() { printf '{"mesh": "%s", %s, "fixed": [{"set": "fixed"}], "loads": [{"set": "load", "force": [0, 0, -1e3]}], "time": {"dt": 0.01, "end": 0.03}%s}' "$tmp/$1.inp" "$MAT" "${3:-}" >"$tmp/$2"; }
+box big big.json; box flat flat.json; box orphan orphan.json
+expect "info: coordinates of 1e306" 1 "coordinates (2.5e+305, 0, 0) of node 2 are beyond 1e+100" -- "$BIN" info "$tmp/big.inp"
+grep -q "nan\|limit inf" "$tmp/err" && bad "coordinates of 1e306: the message still says nan or inf: $(cat "$tmp/err")"
+expect "info: a part flattened to 2e-10" 1 "96 degenerate elements: positive volume, but below 1e-08 of the longest edge cubed" -- "$BIN" info "$tmp/flat.inp"
+grep -q "zero or negative volume" "$tmp/err" && bad "a flat part is still called zero or negative volume"
+grep -q "element 1 (volume 4.17e-13" "$tmp/err" || bad "a flat part: the volume is not printed: $(cat "$tmp/err")"
+for c in "info $tmp/orphan.inp" "run $tmp/orphan.json --out $tmp/o" "static $tmp/orphan.json --out $tmp/o"; do
+  # shellcheck disable=SC2086
+  expect "orphan node: ${c%% *}" 1 "1 node in no tetrahedron (node 46)" -- "$BIN" $c
+done
+[ -e "$tmp/o" ] && bad "a refused mesh left $tmp/o behind"
+# statics that fail before any increment leave no folder
+scene '"loads": [{"set": "load", "force": [1e5, 0, 0]}]' free2.json
+expect "static without supports leaves no folder" 1 "are not held" -- "$BIN" static "$tmp/free2.json" --out "$tmp/o/deep/er"
+[ -e "$tmp/o" ] && bad "static without supports left $tmp/o behind"
+# mechanisms: overflowing scales name the scene and the body, nothing is left behind
+sed 's/"gravity": \[0, -9.81, 0\]/"gravity": [0, -1e300, 0]/' "$M" >"$tmp/g300.json"
+expect "mechanism gravity 1e300" 1 "g300.json: step 1 (t = 0.001 s): the Newton iteration overflowed" -- "$BIN" run "$tmp/g300.json" --out "$tmp/m"
+grep -q "largest applied force 1e+300 on body 'bar'" "$tmp/err" || bad "gravity 1e300: the body is not named: $(cat "$tmp/err")"
+sed 's/"position": \[0, 0, 0\]/"position": [0, 0, 0], "omega": [0, 0, 1e200]/' "$M" >"$tmp/w200.json"
+expect "mechanism omega 1e200" 1 "w200.json: initial accelerations: the constraints' velocity terms are not finite" -- "$BIN" run "$tmp/w200.json" --out "$tmp/m"
+grep -q "largest coordinate velocity 8.66e+199 of body 'bar'" "$tmp/err" || bad "omega 1e200: the body is not named: $(cat "$tmp/err")"
+python3 - "$M" "$tmp/drv.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["drivers"] = [{"name": "spin", "type": "angle", "joint": "hinge", "function": {"type": "poly", "coeffs": [0, 0, 1e200]}}]
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "mechanism: an impossible driver" 1 "drv.json: step 1 (t = 0.001 s): the Newton iteration overflowed" -- "$BIN" run "$tmp/drv.json" --out "$tmp/m"
+grep -q "driver 'spin'" "$tmp/err" || bad "impossible driver: the driver is not named: $(cat "$tmp/err")"
+expect "mechanism statics: gravity 1e300" 1 "g300.json" -- "$BIN" static "$tmp/g300.json" --out "$tmp/m"
+[ -e "$tmp/m" ] && bad "a failed mechanism run left $tmp/m behind"
+# modes: validated before any reduction or cache
+sed -e 's|"\.\./lug_pull.json"|"'"$ROOT"'/scenes/lug_pull.json"|' -e 's|"\.\./\.\./out/flexible_lug.cfred"|"'"$tmp"'/m5000.cfred"|' \
+    -e 's/"modes": 6/"modes": 5000/' scenes/mbs/flexible_lug.json >"$tmp/m5000.json"
+expect "flexible body modes 5000" 1 "\"modes\" must be an integer from 0 to 240" -- "$BIN" run "$tmp/m5000.json" --steps 2 --out "$tmp/m"
+sed 's/"modes": 5000/"modes": 200/' "$tmp/m5000.json" >"$tmp/m200.json"
+expect "flexible body: 57 interface nodes + 200 modes" 1 "the reduction would have 251 modes (57 constraint modes of 19 interface nodes, 200 normal modes, less 6 rigid), a modal body takes at most 240" -- "$BIN" run "$tmp/m200.json" --steps 2 --out "$tmp/m"
+[ -e "$tmp/m5000.cfred" ] && bad "modes out of range: a cache was written"
+[ -e "$tmp/m" ] && bad "modes out of range: $tmp/m was created"
+# re-running into the same folder: the previous run's frames go, a file cofem did not write stops the run
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e5, 0, 0]}], "time": {"dt": 0.001, "end": 0.01}, "output": {"vtu_every": 2}' rerun.json
+timeout 60 "$BIN" run "$tmp/rerun.json" --out "$tmp/rr" --quiet >/dev/null 2>&1 || bad "re-run: the first run failed"
+echo "mine" >"$tmp/rr/notes.txt"
+timeout 60 "$BIN" run "$tmp/rerun.json" --out "$tmp/rr" --quiet --steps 4 >"$tmp/out" 2>&1 || bad "re-run: the second run failed"
+n=$((n + 1))
+if [ "$(ls "$tmp/rr/frames")" = "$(printf 'frame_000002.vtu\nframe_000004.vtu')" ] && grep -q "removed 7 files of a previous run" "$tmp/out" &&
+   [ "$(grep -c DataSet "$tmp/rr/result.pvd")" = 2 ] && [ "$(cat "$tmp/rr/notes.txt")" = mine ]; then
+  echo "ok: re-run: the previous run's 5 frames, its .pvd and CSV removed, 2 frames left, notes.txt kept"
+else bad "re-run: frames $(ls "$tmp/rr/frames" | tr '\n' ' '); $(grep removed "$tmp/out")"; fi
+cp "$S" "$tmp/rr/frames/frame_000006.vtu"
+sum=$(md5sum <"$tmp/rr/frames/frame_000006.vtu")
+expect "re-run over a frame cofem did not write" 1 "frames/frame_000006.vtu: has the name of a file this run writes, but cofem did not write it" -- \
+  "$BIN" run "$tmp/rerun.json" --out "$tmp/rr" --quiet --steps 4
+[ "$(md5sum <"$tmp/rr/frames/frame_000006.vtu")" = "$sum" ] || bad "re-run: a user's file named like a frame was changed"
+[ -e "$tmp/rr/frames/frame_000002.vtu" ] || bad "re-run refused: the previous run's frames were removed all the same"
+ln -s "$tmp/rr/notes.txt" "$tmp/rr/probes.csv.link"; rm -f "$tmp/rr/frames/frame_000006.vtu"; rm "$tmp/rr/probes.csv"; ln -s "$tmp/rr/notes.txt" "$tmp/rr/probes.csv"
+expect "re-run over a symbolic link named probes.csv" 1 "probes.csv: has the name of a file this run writes, but cofem did not write it" -- \
+  "$BIN" run "$tmp/rerun.json" --out "$tmp/rr" --quiet --steps 4
+[ "$(cat "$tmp/rr/notes.txt")" = mine ] || bad "re-run: the file behind a link was changed"
+
+# ---- 8. the reduction cache: checksum and contents -------------------------------------------------
+sed -e 's|"\.\./lug_pull.json"|"'"$ROOT"'/scenes/lug_pull.json"|' -e 's|"\.\./\.\./out/flexible_lug.cfred"|"'"$tmp"'/lug.cfred"|' \
+  scenes/mbs/flexible_lug.json >"$tmp/flex.json"
+timeout 120 "$BIN" run "$tmp/flex.json" --steps 2 --out "$tmp/fl" --quiet >/dev/null 2>&1 || bad "flexible lug: the first run failed"
+cp "$tmp/lug.cfred" "$tmp/lug_good.cfred"
+edit() { python3 "$ROOT/tests/data/edit_cfred.py" "$tmp/lug.cfred" "$@"; }
+for c in "Kr:1e8:checksum mismatch" "Kr:-1:checksum mismatch" "omega2:1e8:checksum mismatch" "omega2:-1:checksum mismatch" \
+         "Kr:1e8:resum:the stiffness does not match the frequencies" "omega2:-1:resum:has a negative stiffness" \
+         "Mr:2:resum:but the basis is orthonormal (M_r = I)"; do
+  cp "$tmp/lug_good.cfred" "$tmp/lug.cfred"
+  IFS=: read -r fld fac a3 a4 <<<"$c"
+  if [ "$a3" = resum ]; then edit "$fld" "$fac" resum; frag=$a4; else edit "$fld" "$fac"; frag=$a3; fi
+  sum=$(md5sum <"$tmp/lug.cfred")
+  expect "cache: $fld x $fac${a4:+ (checksum recomputed)}" 1 "flex.json: \"bodies\"[0] ('lug') \"flexible\": $ROOT/scenes/lug_pull.json: reduction cache $tmp/lug.cfred: " -- \
+    "$BIN" run "$tmp/flex.json" --steps 2 --out "$tmp/fl2"
+  grep -qF -- "$frag" "$tmp/err" || bad "cache: $fld x $fac: stderr lacks '$frag': $(cat "$tmp/err")"
+  [ "$(md5sum <"$tmp/lug.cfred")" = "$sum" ] || bad "cache: $fld x $fac: the refused cache was rewritten"
+done
+[ -e "$tmp/fl2" ] && bad "a refused cache left $tmp/fl2 behind"
+cp "$tmp/lug_good.cfred" "$tmp/lug.cfred"
+edit version 1   # a version-1 file (no checksum): ours, recomputed and rewritten
+timeout 120 "$BIN" run "$tmp/flex.json" --steps 2 --out "$tmp/fl3" >"$tmp/out" 2>&1 || bad "cache of version 1: the run failed: $(tail -2 "$tmp/out")"
+n=$((n + 1))
+if grep -q "reduction computed" "$tmp/out" && cmp -s "$tmp/lug.cfred" "$tmp/lug_good.cfred"; then echo "ok: a version-1 cache is recomputed and rewritten"
+else bad "a version-1 cache: $(grep reduction "$tmp/out")"; fi
+
+# ---- 9. multibody: projections that do not converge are counted and reported ----------------------
+python3 - "$M" "$tmp/proj.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); s["solver"] = {"proj_iter": 1, "tol_phi": 1e-13}
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "mechanism: projections not converged" 0 "projections not converged within solver.proj_iter = 1 iterations: velocity 200 times, acceleration 200 times" -- \
+  "$BIN" run "$tmp/proj.json" --steps 200 --out "$tmp/pj"
+timeout 60 "$BIN" run "$M" --steps 200 --out "$tmp/pj" >"$tmp/out" 2>"$tmp/err"
+n=$((n + 1))
+if grep -q "warnings: 0 velocity and 0 acceleration projections not converged" "$tmp/out" && ! grep -q "warning" "$tmp/err"; then
+  echo "ok: the default projections converge and say so"
+else bad "default projections: $(grep warning "$tmp/out" "$tmp/err")"; fi
+
 echo "hostile input: $n cases, $fail failed"
 [ $fail -eq 0 ]
