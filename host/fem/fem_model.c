@@ -275,7 +275,8 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->f_ext_prev = calloc(nd, sizeof(double));
   d->v_prev = calloc(nd, sizeof(double));
   d->R = malloc(sizeof(double) * 9 * ne);
-  d->KR = malloc(sizeof(double) * 144 * ne);
+  d->KR = calloc(144 * (size_t)ne, sizeof(double)); /* zero until the first rotation stage: read (times 0) by a
+                                                      mechanism's initial velocity projection (cf_mbs__fe_factor) */
   d->fe = malloc(sizeof(double) * 12 * ne);
   d->f_el = calloc(nd, sizeof(double));
   d->A = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
