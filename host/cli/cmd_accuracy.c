@@ -510,6 +510,10 @@ static int ccx_done_before(const Case* c, const char* job) {
   return same;
 }
 
+/* CalculiX runs that failed without stopping a case (the neo-Hooke diagnostic): counted for the
+ * summary line, which must not say "0 errors" after "ccx failed" lines (issue 17) */
+static int g_ccx_failed;
+
 /* run ccx on DIR/JOB.inp; errors point at the log */
 static int run_ccx(const Case* c, const char* job, double* seconds) {
   char cmd[2 * CF_PATH_MAX];
@@ -632,6 +636,7 @@ static int run_statics(Case* c) {
     if (run_ccx(c, "static_neohooke", &c->seconds_ccx) < 0) {
       fprintf(stderr, "accuracy: %s: the neo-Hooke diagnostic failed: %s\n", c->name, cf_last_error());
       c->have_nh = 0;
+      g_ccx_failed++;
     }
   }
   char path[CF_PATH_MAX + 64];
@@ -1617,7 +1622,9 @@ int cf_cmd_accuracy(int argc, char** argv) {
     if (st < 0) { fprintf(stderr, "cofem accuracy: %s\n", cf_last_error()); errors++; }
     else printf("wrote %s\n", doc);
   }
-  printf("accuracy: %d cases in %.1f s; %d errors; %d bounds failed\n", nc, cf_wall_time() - wall0, errors, failures);
+  printf("accuracy: %d cases in %.1f s; %d errors; %d bounds failed", nc, cf_wall_time() - wall0, errors, failures);
+  if (g_ccx_failed) printf("; %d CalculiX diagnostic run%s failed (see the 'ccx failed' lines)", g_ccx_failed, g_ccx_failed == 1 ? "" : "s");
+  printf("\n");
   for (int i = 0; i < nc; i++) {
     for (int q = 0; q < dyn[i].nrun; q++) run_free(&dyn[i].run[q]);
     for (int q = 0; q < dyn[nc + i].nrun; q++) run_free(&dyn[nc + i].run[q]);

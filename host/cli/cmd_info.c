@@ -21,6 +21,7 @@ int cf_cmd_info(int argc, char** argv) {
   cfMeshQuality q;
   cf_mesh_quality(&mesh, &q);
   printf("%s: %d nodes, %d tetrahedra, %d boundary triangles\n", argv[2], mesh.nnode, mesh.ntet, mesh.ntri);
+  if (mesh.note[0]) printf("  note: %s\n", mesh.note);
   printf("  bounding box [%g, %g] x [%g, %g] x [%g, %g]\n", q.bbox_min[0], q.bbox_max[0], q.bbox_min[1],
          q.bbox_max[1], q.bbox_min[2], q.bbox_max[2]);
   printf("  volume %.6g (element volumes %.3g .. %.3g)\n", q.volume, q.min_elem_volume, q.max_elem_volume);

@@ -119,6 +119,7 @@ int cf_cmd_run(int argc, char** argv) {
   printf("cofem run %s\n", scene_path);
   printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s.mesh_path,
          m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
+  if (s.mesh.note[0]) printf("  note: %s: %s\n", s.mesh_path, s.mesh.note);
   printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads%s\n",
          s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
          s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"

@@ -86,6 +86,7 @@ int cf_cmd_static(int argc, char** argv) {
   printf("cofem static %s\n  mesh %s: %d nodes, %d tetrahedra; %d increments, %s tangent, tol %.1e\n", scene_path,
          s.mesh_path, m->nnode, m->ntet, s.stat.increments,
          s.stat.tangent == CF_TANGENT_KR ? "K_R" : "consistent", s.stat.tol);
+  if (s.mesh.note[0]) printf("  note: %s: %s\n", s.mesh_path, s.mesh.note);
   double t0 = cf_wall_time();
   st = cf_linear_static(m, d, f);
   if (st < 0) goto out;

@@ -284,5 +284,31 @@ if grep -q "warnings: 0 velocity and 0 acceleration projections not converged" "
   echo "ok: the default projections converge and say so"
 else bad "default projections: $(grep warning "$tmp/out" "$tmp/err")"; fi
 
+# ---- 10. .inp from gmsh (surface and line elements) and *INCLUDE ------------------------------------
+G=$ROOT/tests/data/inp_gmsh
+timeout 60 "$BIN" info "$G/box.inp" >"$tmp/out" 2>&1 || bad "gmsh's .inp export: $(cat "$tmp/out")"
+n=$((n + 1))
+if grep -q "note: skipped 30 surface and line elements (28 CPS3, 2 T3D2); their element sets are node sets" "$tmp/out" &&
+   grep -q "node set support *12 nodes" "$tmp/out" && grep -q "element set solid *254 elements" "$tmp/out"; then
+  echo "ok: gmsh's .inp: 28 CPS3 and 2 T3D2 skipped with a note, the physical surface 'support' a node set of 12 nodes"
+else bad "gmsh's .inp: $(cat "$tmp/out")"; fi
+printf '{"mesh": "%s", %s, "fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [0, 0, -1e4]}]}' "$G/model.inp" "$MAT" >"$tmp/gm.json"
+timeout 120 "$BIN" static "$tmp/gm.json" --out "$tmp/gm" >"$tmp/out" 2>&1
+n=$((n + 1))
+if grep -q "^done" "$tmp/out" && grep -q "note: .*model.inp: skipped 30 surface and line elements" "$tmp/out"; then
+  echo "ok: a deck that *INCLUDEs gmsh's mesh (mesh/box.inp, relative to it) solves, supported and loaded on its surfaces"
+else bad "*INCLUDE deck: $(tail -3 "$tmp/out")"; fi
+for i in 0 1 2 3 4 5 6 7 8 9; do printf '*INCLUDE, INPUT=d%d.inp\n' $((i + 1)) >"$tmp/d$i.inp"; done
+cp "$G/box.inp" "$tmp/d10.inp"
+expect "*INCLUDE ten deep" 1 "d8.inp:1: *INCLUDE, INPUT=d9.inp: files included more than 8 deep" -- "$BIN" info "$tmp/d0.inp"
+printf '** a\n*INCLUDE, INPUT=sub/b.inp\n' >"$tmp/a.inp"; mkdir -p "$tmp/sub"; printf '*INCLUDE, INPUT=../a.inp\n' >"$tmp/sub/b.inp"
+expect "*INCLUDE cycle" 1 "*INCLUDE cycle: $tmp/a.inp:2 includes $tmp/sub/b.inp:1 includes $tmp/sub/../a.inp" -- "$BIN" info "$tmp/a.inp"
+printf '*INCLUDE, INPUT=/dev/zero\n' >"$tmp/z.inp"
+expect "*INCLUDE of /dev/zero" 1 "z.inp:1: *INCLUDE, INPUT=/dev/zero: /dev/zero: not a regular file but a character device" -- "$BIN" info "$tmp/z.inp"
+printf '*INCLUDE, INPUT=fifo.msh\n' >"$tmp/zf.inp"
+expect "*INCLUDE of a FIFO" 1 "*INCLUDE, INPUT=fifo.msh" -- "$BIN" info "$tmp/zf.inp"
+printf '*INCLUDE\n' >"$tmp/noin.inp"
+expect "*INCLUDE without INPUT=" 1 "noin.inp:1: *INCLUDE without INPUT=" -- "$BIN" info "$tmp/noin.inp"
+
 echo "hostile input: $n cases, $fail failed"
 [ $fail -eq 0 ]
