@@ -68,7 +68,7 @@ int cf_cmd_run(int argc, char** argv) {
   if (t_end > 0) s.t_end = t_end;
   /* threads (cfModelDef.threads, honoured by the library): the scene's solver.threads, else
    * OMP_NUM_THREADS, else one thread below CF_CLI_THREADS_MIN_NODES nodes, where more were
-   * measured slower (docs/performance.md) */
+   * measured slower (docs/reliability.md, "Threads by default") */
   const char* threads_note = "";
   char tnote[96];
   if (s.def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 &&

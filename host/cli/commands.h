@@ -30,7 +30,7 @@ int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out);
  * space where out_dir is (or would be) */
 #define CF_CLI_DEFAULT_MAX_OUTPUT 2000000000L
 /* cofem run: FE scenes below this many nodes run on one thread unless solver.threads or
- * OMP_NUM_THREADS say otherwise (measured: docs/performance.md) */
+ * OMP_NUM_THREADS say otherwise (docs/reliability.md, "Threads by default") */
 #define CF_CLI_THREADS_MIN_NODES 20000 /* 2 GB, raised by --max-output BYTES */
 int cf_cli_output_budget(double total, double budget, const char* out_dir, const char* what);
 void cf_cli_human_bytes(double b, char* out, size_t n);
