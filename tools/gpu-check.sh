@@ -3,7 +3,7 @@
 # GPU machine, in the repository root, with the bundle of tools/gpu-prepare.sh carried:
 #   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=450)
 # One call of about 5.5 minutes, so that a lease of 15 minutes holds the machine's start, this run
-# and a rerun after a fix (a deadline of DEADLINE_S = 330 s shares the time out: each part gets
+# and a rerun after a fix (a deadline of DEADLINE_S = 350 s shares the time out: each part gets
 # at most its cap and what is left), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
 #   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
@@ -20,7 +20,7 @@ BUNDLE=${1:-build-gpu/bundle}
 OUT=${OUT:-/tmp/cofem-gpu-out}
 mkdir -p "$OUT"
 START=$(date +%s)
-DEADLINE=$((START + ${DEADLINE_S:-330}))
+DEADLINE=$((START + ${DEADLINE_S:-350}))
 # line-buffered output: a part stopped by its time limit keeps what it printed
 LB=""
 command -v stdbuf >/dev/null 2>&1 && LB="stdbuf -oL -eL"
@@ -89,7 +89,7 @@ note "copy     ${BW:-?} GB/s device-to-device (read + write, PyTorch, 512 MiB x 
   echo "== test_cuda_host"; "$W/bin/test_cuda_host"; echo "exit $?"
 } >"$OUT/stages.log" 2>&1
 grep -q "^exit 0$" "$OUT/stages.log"; verdict "test_cuda_host (CPU side)" $?
-T=$(budget 110 200)
+T=$(budget 150 180)
 { echo "== test_cuda_stages -v --meshes $MESHES (limit ${T} s)"
   timeout "$T" $LB "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
