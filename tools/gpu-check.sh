@@ -3,7 +3,7 @@
 # GPU machine, in the repository root, with the bundle of tools/gpu-prepare.sh carried:
 #   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=450)
 # One call of about 5.5 minutes, so that a lease of 15 minutes holds the machine's start, this run
-# and a rerun after a fix (a deadline of DEADLINE_S = 350 s shares the time out: each part gets
+# and a rerun after a fix (a deadline of DEADLINE_S = 400 s shares the time out: each part gets
 # at most its cap and what is left), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
 #   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
@@ -20,7 +20,7 @@ BUNDLE=${1:-build-gpu/bundle}
 OUT=${OUT:-/tmp/cofem-gpu-out}
 mkdir -p "$OUT"
 START=$(date +%s)
-DEADLINE=$((START + ${DEADLINE_S:-350}))
+DEADLINE=$((START + ${DEADLINE_S:-400}))
 # line-buffered output: a part stopped by its time limit keeps what it printed
 LB=""
 command -v stdbuf >/dev/null 2>&1 && LB="stdbuf -oL -eL"
@@ -110,7 +110,7 @@ verdict "cofem_bench --backend cuda ($rows cases)" "$rc"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 for tool in memcheck racecheck; do
   if [ -z "$CS" ]; then note "FAIL     $tool: compute-sanitizer not found"; fail=1; continue; fi
-  if [ "$tool" = memcheck ]; then T=$(budget 50 30); else T=$(budget 120 5); fi
+  if [ "$tool" = memcheck ]; then T=$(budget 50 30); else T=$(budget 150 5); fi
   { echo "== compute-sanitizer --tool $tool test_cuda_stages --quick (limit ${T} s)"
     timeout "$T" $LB "$CS" --tool "$tool" --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --meshes "$MESHES"
     echo "exit $?"; } >"$OUT/$tool.log" 2>&1

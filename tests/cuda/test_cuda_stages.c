@@ -81,10 +81,14 @@ static double ga_perturb = 0;
  * u 0.55 / 1.6 / 0.004 newton_tol max|u|, v 1.7 / 2.4 / 0.02, a 1.9 / 1.8 / 0.03 (beam lumped /
  * consistent / lug), Newton totals 1 apart in 451 and 535; at 1e-13 and 1e-11 the quick beam's
  * differences stay the same size (the stopping points, not the perturbation, set them). Bounds a
- * few times the largest; to be checked on the first device run. */
+ * few times the largest. The first device run (H100, perf/results/NVIDIA-H100-80GB-HBM3/stages.log)
+ * measured more on the hinge, whose Newton halves the step twice: u 1.7, v 9.0, a 42 newton_tol
+ * (beams and lug: u <= 1.2, v <= 3.1, a <= 2.9). The acceleration carries the stopping error
+ * divided by beta dt^2 of the halved step, so its bound is the widest. */
 #define GA_NEWTON_TOL 1e-8
-#define TOL_GA_U 10.0     /* times newton_tol, relative to max|u| (measured 1.6) */
-#define TOL_GA_VA 30.0    /* times newton_tol, relative to max|v| and max|a| (measured 2.4) */
+#define TOL_GA_U 10.0  /* times newton_tol, relative to max|u| (measured 1.7, hinge, H100) */
+#define TOL_GA_V 30.0  /* times newton_tol, relative to max|v| (measured 9.0, hinge, H100) */
+#define TOL_GA_A 150.0 /* times newton_tol, relative to max|a| (measured 42, hinge, H100) */
 #define TOL_GA_NEWTON 0.1 /* relative difference of the total Newton iterations (+2; measured 1) */
 
 static int verbose = 0;
@@ -897,11 +901,11 @@ static void ga_run_gpu(Case* c, cfCuda* g, cfData* d, const GaTraj* cmp, int bit
   } else {
     const double tol = m->def.newton_tol;
     printf("  generalized-alpha GPU vs CPU: %d steps, max |du|/max|u| %.3g, |dv|/max|v| %.3g, |da|/max|a| %.3g "
-           "(bounds %.3g, %.3g); Newton %ld (GPU) %ld (CPU), halvings %ld %ld\n",
-           c->steps, wu, wv, wa, TOL_GA_U * tol, TOL_GA_VA * tol, out->newton, cmp->newton, out->cuts, cmp->cuts);
+           "(bounds %.3g, %.3g, %.3g); Newton %ld (GPU) %ld (CPU), halvings %ld %ld\n",
+           c->steps, wu, wv, wa, TOL_GA_U * tol, TOL_GA_V * tol, TOL_GA_A * tol, out->newton, cmp->newton, out->cuts, cmp->cuts);
     CHECK(wu <= TOL_GA_U * tol);
-    CHECK(wv <= TOL_GA_VA * tol);
-    CHECK(wa <= TOL_GA_VA * tol);
+    CHECK(wv <= TOL_GA_V * tol);
+    CHECK(wa <= TOL_GA_A * tol);
     CHECK(labs(out->newton - cmp->newton) <= 2 + (long)(TOL_GA_NEWTON * cmp->newton));
     /* the beams' free flight after the release halves a few steps (3 on the lumped 20x4x4 beam):
      * the GPU's sub_restore path; the same steps on both sides */
@@ -933,6 +937,9 @@ static void test_genalpha(Case* c) {
   CHECK_OK(cf_cuda_create(m, d, &g));
   if (!g) goto done;
   ga_run_gpu(c, g, d, &cpu, 0, &gpu);
+  /* --quick (the compute-sanitizer runs) leaves out the rerun: under racecheck its Newton solves
+   * alone outlast the part's time (first device run) */
+  if (quick) goto done;
   /* back to rest by an upload of a reset state (cf_sim_reset's path) */
   cf_data_reset(m, d);
   CHECK(d->ga_ready == 0);
