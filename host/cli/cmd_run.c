@@ -33,7 +33,7 @@ static int check_output(const cfScene* s, double nsteps, double budget, const ch
 
 /* ---- cofem run -------------------------------------------------------------------------------- */
 int cf_cmd_run(int argc, char** argv) {
-  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", "amg", NULL};
+  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", "amg", "auto", NULL}; /* enum order */
   static const char* const backend_names[] = {"cpu", "cuda", "auto", NULL};
   const char* scene_path = NULL;
   const char* out_arg = NULL;
@@ -124,9 +124,7 @@ int cf_cmd_run(int argc, char** argv) {
          s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
          s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
          : s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
-         s.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY ? "rotated-Cholesky"
-         : s.def.preconditioner == CF_PRECOND_AMG              ? "AMG"
-                                                                : "block-Jacobi",
+         cf_preconditioner_name(m->def.preconditioner), /* "auto" resolved by cf_scene_build */
          s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
          cf_sim_backend_name(sim), s.def.threads > 0 ? s.def.threads : omp_get_max_threads(), threads_note);
   if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)

@@ -73,7 +73,7 @@ static void free_frames(char** files, double* times, int n) {
 int cf_cmd_run_mbs(int argc, char** argv) {
   const char* scene_path = NULL;
   const char* out_arg = NULL;
-  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", "amg", NULL};
+  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", "amg", "auto", NULL}; /* enum order */
   static const char* const backend_names[] = {"cpu", "cuda", "auto", NULL};
   long steps = -1, max_output = CF_CLI_DEFAULT_MAX_OUTPUT;
   double t_end = -1;

@@ -74,8 +74,8 @@ static int check_def(const cfModelDef* d) {
   if (d->dyn_tangent != CF_DYN_TANGENT_KR && d->dyn_tangent != CF_DYN_TANGENT_SYM_CONSISTENT)
     return cf_error(CF_ERR_ARG, "dynamics tangent %d: use K_R (0) or symmetric consistent (1)", d->dyn_tangent);
   if (d->preconditioner != CF_PRECOND_BLOCK_JACOBI && d->preconditioner != CF_PRECOND_ROTATED_CHOLESKY &&
-      d->preconditioner != CF_PRECOND_AMG)
-    return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0), rotated Cholesky (1) or AMG (2)",
+      d->preconditioner != CF_PRECOND_AMG && d->preconditioner != CF_PRECOND_AUTO)
+    return cf_error(CF_ERR_ARG, "preconditioner %d: use block Jacobi (0), rotated Cholesky (1), AMG (2) or auto (3)",
                     d->preconditioner);
   if (d->pcg_max_iter < 1)
     return cf_error(CF_ERR_ARG, "solver: max_iter %d must be >= 1", d->pcg_max_iter);
@@ -97,6 +97,7 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
   m->ntet = ne;
   m->ndof = 3 * nn;
   m->def = *def;
+  if (m->def.preconditioner == CF_PRECOND_AUTO) m->def.preconditioner = cf_preconditioner_auto(ne, 0);
   m->X = malloc(sizeof(double) * 3 * nn);
   m->tet = malloc(sizeof(int) * 4 * ne);
   m->Dm_inv = malloc(sizeof(double) * 9 * ne);

@@ -373,3 +373,18 @@ int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_com
   if (desc && size > 0) cf_amg_describe(a, desc, size);
   return 1;
 }
+
+int cf_preconditioner_auto(int ntet, int gpu) {
+  if (gpu) return CF_PRECOND_BLOCK_JACOBI;
+  return ntet < CF_PRECOND_AUTO_AMG_TETS ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;
+}
+
+const char* cf_preconditioner_name(int p) {
+  switch (p) {
+    case CF_PRECOND_BLOCK_JACOBI: return "block-Jacobi";
+    case CF_PRECOND_ROTATED_CHOLESKY: return "rotated-Cholesky";
+    case CF_PRECOND_AMG: return "AMG";
+    case CF_PRECOND_AUTO: return "auto";
+    default: return "unknown";
+  }
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cofem/cuda.h"
 #include "cofem/scene.h"
 #include "io/json_fields.h"
 #include "mesh/mesh_internal.h"
@@ -183,6 +184,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  s->def.preconditioner = CF_PRECOND_AUTO; /* resolved by cf_scene_build, knowing the backend */
   if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
   if (solver) {
     static const char* const k_solver[] = {"tol", "max_iter", "warm_start", "threads", "backend", "mass", "tangent",
@@ -209,12 +211,13 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
     if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
     else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
     else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
-    char pre[32] = "block_jacobi";
+    char pre[32] = "auto";
     TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
-    if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+    if (strcmp(pre, "auto") == 0) s->def.preconditioner = CF_PRECOND_AUTO;
+    else if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
     else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
     else if (strcmp(pre, "amg") == 0) s->def.preconditioner = CF_PRECOND_AMG;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
+    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
     if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
     else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
     else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));
@@ -338,7 +341,14 @@ unknown_set_fix:
 int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
   *model = NULL;
   *data = NULL;
-  int st = cf_model_create(&s->mesh, &s->def, model);
+  /* "auto": the GPU's preconditioner where the run will go to the GPU (backend "cuda", or "auto"
+   * with a usable device), else the CPU's choice by size (cf_preconditioner_auto) */
+  cfModelDef def = s->def;
+  if (def.preconditioner == CF_PRECOND_AUTO) {
+    int gpu = !strcmp(s->backend, "cuda") || (!strcmp(s->backend, "auto") && cf_cuda_available(NULL, 0));
+    def.preconditioner = cf_preconditioner_auto(s->mesh.ntet, gpu);
+  }
+  int st = cf_model_create(&s->mesh, &def, model);
   if (st < 0) {
     char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
     snprintf(msg, sizeof msg, "%s", cf_last_error());

@@ -235,6 +235,8 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
   st = cf_scene_load(scene, &part->scene);
+  /* the part's own PCG does not run inside a mechanism (mbs_fe.c factors or condenses it) */
+  if (part->scene.def.preconditioner == CF_PRECOND_AUTO) part->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
     const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, part->scene.fix[k].set);

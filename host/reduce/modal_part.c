@@ -84,6 +84,8 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   double t0 = cf_wall_time();
   int st = cf_scene_load(scene_path, &out->scene);
   if (st < 0) return st;
+  /* the reduction solves with CHOLMOD, not the part's PCG */
+  if (out->scene.def.preconditioner == CF_PRECOND_AUTO) out->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
   if ((st = cf_model_create(&out->scene.mesh, &out->scene.def, &out->model)) < 0) return st;
   int *nodes = NULL, count = 0;
   if ((st = interface_nodes(out, scene_path, sets, nsets, supports, &nodes, &count)) < 0) return st;

@@ -47,8 +47,23 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1,
  *  AMG: P^-1 = Q AMG(A0) Q^T, the same rotation of the same A0, with one V-cycle of
  *  smoothed-aggregation algebraic multigrid (rigid-body modes as near-null space, Chebyshev
  *  smoothing; fem_amg.c) in place of the Cholesky solve: set up once, applied by sparse
- *  matrix-vector products only, memory linear in the part's size. CPU only (for now). */
-enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1, CF_PRECOND_AMG = 2 };
+ *  matrix-vector products only, memory linear in the part's size. CPU only (for now).
+ *  auto: chosen by cf_model_create from the part's size (cf_preconditioner_auto); scenes default
+ *  to it. */
+enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1, CF_PRECOND_AMG = 2,
+                        CF_PRECOND_AUTO = 3 };
+/* Tetrahedra from which "auto" takes AMG instead of the rotated Cholesky on the CPU. Measured on
+ * the lug, hinge and beam families, one core, one run (perf/results/c-2core-dev-family-auto/):
+ * ms per step rotated Cholesky / AMG: hinge 3.5k 2.3 / 5.8, lug 10k 11.2 / 9.5, hinge 10k 10.0 /
+ * 15.0, beam 20k 23.0 / 16.9, lug 100k 193 / 199, hinge 100k 335 / 462: neither wins everywhere
+ * below 100k, the rotated Cholesky more often. Its factorisation (4.9 s at 100k against AMG's
+ * 2.7 s setup) and its factor grow faster than the mesh, and it is not run above 200k. */
+#define CF_PRECOND_AUTO_AMG_TETS 100000
+/* The preconditioner "auto" stands for: on the GPU (gpu = 1) block Jacobi, the only one it runs;
+ * on the CPU the rotated Cholesky below CF_PRECOND_AUTO_AMG_TETS tetrahedra, AMG from there. */
+int cf_preconditioner_auto(int ntet, int gpu);
+/* "block-Jacobi", "rotated-Cholesky", "AMG", "auto" */
+const char* cf_preconditioner_name(int preconditioner);
 
 /* Linearisation of the elastic force inside the step, f_el(x1) ~ f_el(x0) + T (x1 - x0):
  *  T = K_R (paper 003): cheap, but it omits the rotation of the stressed elements, so under a

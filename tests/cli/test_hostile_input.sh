@@ -41,7 +41,7 @@ expect "run --end -5" 2 "--end wants a number" -- "$BIN" run "$S" --end -5 --out
 expect "run --end nan" 2 "--end wants a number" -- "$BIN" run "$S" --end nan --out "$tmp/o"
 expect "run --end inf" 2 "--end wants a number" -- "$BIN" run "$S" --end inf --out "$tmp/o"
 expect "run --end 0.1s" 2 "got '0.1s'" -- "$BIN" run "$S" --end 0.1s --out "$tmp/o"
-expect "run --precond x" 2 "--precond x: use block_jacobi, rotated_cholesky or amg" -- "$BIN" run "$S" --precond x --out "$tmp/o"
+expect "run --precond x" 2 "--precond x: use block_jacobi, rotated_cholesky, amg or auto" -- "$BIN" run "$S" --precond x --out "$tmp/o"
 expect "run --backend x" 2 "--backend x: use cpu, cuda or auto" -- "$BIN" run "$S" --backend x --out "$tmp/o"
 expect "run --max-output -1" 2 "--max-output wants an integer from 0" -- "$BIN" run "$S" --max-output -1 --out "$tmp/o"
 expect "run --steps (no value)" 2 "--steps wants a value" -- "$BIN" run "$S" --steps
