@@ -3,12 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "app.h"
+#include "cofem/status.h"
 
 static int parse_long(const char* s, long* out) {
   char* end;
@@ -19,10 +21,11 @@ static int parse_long(const char* s, long* out) {
   return 1;
 }
 
+/* a finite number, the whole token (nan/inf would become a cursor position) */
 static int parse_num(const char* s, double* out) {
   char* end;
   double v = strtod(s, &end);
-  if (end == s || *end) return 0;
+  if (end == s || *end || !isfinite(v)) return 0;
   *out = v;
   return 1;
 }
@@ -73,32 +76,49 @@ static int add(vwScript* s, const vwEvent* e) {
   return 1;
 }
 
+/* Scripts are small text files: a FIFO or device is refused before it is opened (it could block
+ * or never end), and so is a file above VW_SCRIPT_MAX_BYTES; a NUL byte, or more words than an
+ * event takes, is an error naming the line. */
+#define VW_SCRIPT_MAX_BYTES (16LL << 20)
+
 #define FAIL(...)                                                                   \
   do {                                                                              \
     int k_ = snprintf(err, (size_t)nerr, "%s:%d: ", path, lineno);                  \
     if (k_ >= 0 && k_ < nerr) snprintf(err + k_, (size_t)(nerr - k_), __VA_ARGS__); \
-    fclose(f);                                                                      \
+    free(text);                                                                     \
     vw_script_free(s);                                                              \
     return -1;                                                                      \
   } while (0)
 
 int vw_script_load(const char* path, vwScript* s, char* err, int nerr) {
   memset(s, 0, sizeof *s);
-  FILE* f = fopen(path, "r");
-  if (!f) {
-    snprintf(err, (size_t)nerr, "%s: cannot open the script", path);
+  long long size = 0;
+  char* text = NULL;
+  int lineno = 0;
+  if (cf_check_regular_file(path, "the script", &size) < 0 ||
+      (size <= VW_SCRIPT_MAX_BYTES && cf_read_regular_file(path, "the script", &text, NULL) < 0)) {
+    snprintf(err, (size_t)nerr, "%s", cf_last_error());
     return -1;
   }
-  char line[1024];
-  int lineno = 0;
+  if (size > VW_SCRIPT_MAX_BYTES) {
+    snprintf(err, (size_t)nerr, "%s: %lld bytes: a script has at most %lld", path, size, VW_SCRIPT_MAX_BYTES);
+    return -1;
+  }
   long frame = 0;
-  while (fgets(line, sizeof line, f)) {
+  for (char *line = text, *next; line && *line; line = next) {
     lineno++;
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    else if (line + strlen(line) < text + size) FAIL("a NUL byte in the line"); /* the last line */
+    if (next && line + strlen(line) + 1 < next) FAIL("a NUL byte in the line");
     char* hash = strchr(line, '#');
     if (hash) *hash = 0;
     char* tok[8];
     int nt = 0;
-    for (char* p = strtok(line, " \t\r\n"); p && nt < 8; p = strtok(NULL, " \t\r\n")) tok[nt++] = p;
+    for (char* p = strtok(line, " \t\r\n"); p; p = strtok(NULL, " \t\r\n")) {
+      if (nt == 8) FAIL("more than 7 words in one event");
+      tok[nt++] = p;
+    }
     if (nt == 0) continue;
     int i = 0;
     if (!strcmp(tok[0], "frame") || !strcmp(tok[0], "wait")) {
@@ -124,6 +144,7 @@ int vw_script_load(const char* path, vwScript* s, char* err, int nerr) {
     if (!strcmp(cmd, "drag_start")) {
       e.type = VW_EV_DRAG_START;
       if (na == 1 && arg[0][0] == '@' && arg[0][1]) {
+        if (strlen(arg[0] + 1) >= sizeof e.arg) FAIL("the set name is longer than %d characters", (int)sizeof e.arg - 1);
         snprintf(e.arg, sizeof e.arg, "%s", arg[0] + 1);
       } else if (na == 2 && parse_num(arg[0], &e.x) && parse_num(arg[1], &e.y)) {
         e.has_xy = 1;
@@ -158,10 +179,12 @@ int vw_script_load(const char* path, vwScript* s, char* err, int nerr) {
     } else if (!strcmp(cmd, "screenshot")) {
       e.type = VW_EV_SCREENSHOT;
       if (na != 1) FAIL("screenshot needs a file name");
+      if (strlen(arg[0]) >= sizeof e.arg) FAIL("the file name is longer than %d characters", (int)sizeof e.arg - 1);
       snprintf(e.arg, sizeof e.arg, "%s", arg[0]);
     } else if (!strcmp(cmd, "report")) {
       e.type = VW_EV_REPORT;
       if (na > 1) FAIL("report takes at most a label");
+      if (na && strlen(arg[0]) >= sizeof e.arg) FAIL("the label is longer than %d characters", (int)sizeof e.arg - 1);
       snprintf(e.arg, sizeof e.arg, "%s", na ? arg[0] : "-");
     } else if (!strcmp(cmd, "quit")) {
       e.type = VW_EV_QUIT;
@@ -171,7 +194,7 @@ int vw_script_load(const char* path, vwScript* s, char* err, int nerr) {
     }
     if (!add(s, &e)) FAIL("out of memory");
   }
-  fclose(f);
+  free(text);
   return 0;
 }
 
