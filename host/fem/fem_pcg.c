@@ -35,17 +35,17 @@ static void spmv(const cfModel* m, const double* A, const double* x, double* y) 
   CF_FOR(m, i, m->nnode, m->nnode > 2048, cf_bsr_row(i, m->row_ptr, m->col, A, x, y));
 }
 
-static void precondition(const cfModel* m, cfData* d, const double* r, double* z) {
-  if (d->precond) {
-    cf_precond_apply(m, d, r, z);
-    return;
-  }
+/* z = P^-1 r. The rotated preconditioners can fail (a CHOLMOD solve, the AMG's coarsest solve):
+ * their status goes back to the step, which then keeps its start state. */
+static int precondition(const cfModel* m, cfData* d, const double* r, double* z) {
+  if (d->precond) return cf_precond_apply(m, d, r, z);
   const double* Pinv = d->Pinv;
   for (int n = 0; n < m->nnode; n++) {
     const double* P = Pinv + 9 * n;
     const double* rn = r + 3 * n;
     for (int i = 0; i < 3; i++) z[3 * n + i] = P[3 * i] * rn[0] + P[3 * i + 1] * rn[1] + P[3 * i + 2] * rn[2];
   }
+  return CF_OK;
 }
 
 static void project(const cfModel* m, const cfData* d, double* y) {
@@ -151,7 +151,7 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
     return cf_pcg_result(m, d, CF_ERR_ARG, 0, rnorm, bnorm, d->b_scale);
   int it = 0, status = CF_OK;
   if (rnorm > target) {
-    precondition(m, d, r, z);
+    if ((status = precondition(m, d, r, z)) < 0) return status;
     memcpy(p, z, sizeof(double) * n);
     project(m, d, p);
     double rz = dot(m, d, n, r, z);
@@ -171,7 +171,7 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
       }
       rnorm = sqrt(dot(m, d, n, r, r));
       if (rnorm <= target) break;
-      precondition(m, d, r, z);
+      if ((status = precondition(m, d, r, z)) < 0) return status;
       double rz_new = dot(m, d, n, r, z);
       double beta = rz_new / rz;
       rz = rz_new;
