@@ -35,6 +35,7 @@
 
 #include "cofem/cuda.h"
 #include "fem/fem_backend.h"
+#include "fem_cuda_amg.h"
 #include "fem/fem_element.h"
 extern "C" {
 #include "fem/fem_precond.h" /* cf_system_coefficients */
@@ -490,6 +491,97 @@ __global__ void __launch_bounds__(kThreads)
   if (i < ndof) p[i] = z[i] + beta * p[i];
 }
 
+/* ---- AMG (kernels/fem_cuda_amg.cu): the node rotations, and the PCG kernels without the block-
+ * Jacobi product: z = P r comes from the V-cycle between k_update_xr and k_pcg_finish_rr ---------- */
+
+/* node rotation n follows the polar of the sum of the element rotations around it by one Newton
+ * correction (node_rotation of host/fem/fem_precond.c) */
+__global__ void __launch_bounds__(kThreads)
+    k_node_rotation(int nnode, const int* src_ptr, const int* src, const double* R, double* node_R) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
+    const double* Re = R + 9 * (size_t)(src[k] >> 2);
+    for (int i = 0; i < 9; i++) S[i] += Re[i];
+  }
+  double Rn[9];
+  cf_polar_rotation_step(S, node_R + 9 * (size_t)n, Rn);
+  for (int i = 0; i < 9; i++) node_R[9 * (size_t)n + i] = Rn[i];
+}
+
+/* r -= q, projected (after q = A x); partial of r.r */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_init_r_amg(int nnode, const unsigned char* fixed, const double* q, double* r, const DevState* st,
+                     double* part_rr) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srr = 0;
+  if (n < nnode) {
+    for (int i = 0; i < 3; i++) r[3 * n + i] -= q[3 * n + i];
+    project3(n, fixed, st->use_fixed, r);
+    for (int i = 0; i < 3; i++) srr += r[3 * n + i] * r[3 * n + i];
+  }
+  double t = block_sum(srr, sh);
+  if (threadIdx.x == 0) part_rr[blockIdx.x] = t;
+}
+
+/* z projected (Q y is not zero on the fixed DOFs; the CPU projects p = z instead: the same p, and
+ * r.z is the same since r is projected); p = z, the first direction; partial of r.z */
+__global__ void __launch_bounds__(kThreads)
+    k_pcg_first_p_amg(int nnode, const unsigned char* fixed, const double* r, double* z, double* p,
+                      const DevState* st, double* part_rz) {
+  __shared__ double sh[kThreads];
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srz = 0;
+  if (n < nnode) {
+    project3(n, fixed, st->use_fixed, z);
+    for (int i = 0; i < 3; i++) {
+      p[3 * n + i] = z[3 * n + i];
+      srz += r[3 * n + i] * z[3 * n + i];
+    }
+  }
+  double t = block_sum(srz, sh);
+  if (threadIdx.x == 0) part_rz[blockIdx.x] = t;
+}
+
+/* x += alpha p; r -= alpha q; partial of r.r */
+__global__ void __launch_bounds__(kThreads)
+    k_update_xr_amg(int nnode, const double* p, const double* q, double* x, double* r, const DevState* st,
+                    double* part_rr) {
+  __shared__ double sh[kThreads];
+  if (st->done) return;
+  const double alpha = st->alpha;
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srr = 0;
+  if (n < nnode)
+    for (int i = 0; i < 3; i++) {
+      x[3 * n + i] += alpha * p[3 * n + i];
+      const double ri = r[3 * n + i] - alpha * q[3 * n + i];
+      r[3 * n + i] = ri;
+      srr += ri * ri;
+    }
+  double t = block_sum(srr, sh);
+  if (threadIdx.x == 0) part_rr[blockIdx.x] = t;
+}
+
+/* z projected after the V-cycle (so that p = z + beta p stays projected, as the CPU's project(p));
+ * partial of r.z */
+__global__ void __launch_bounds__(kThreads)
+    k_dot_rz_amg(int nnode, const unsigned char* fixed, const double* r, double* z, const DevState* st,
+                 double* part_rz) {
+  __shared__ double sh[kThreads];
+  if (st->done) return;
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  double srz = 0;
+  if (n < nnode) {
+    project3(n, fixed, st->use_fixed, z);
+    for (int i = 0; i < 3; i++) srz += r[3 * n + i] * z[3 * n + i];
+  }
+  double t = block_sum(srz, sh);
+  if (threadIdx.x == 0) part_rz[blockIdx.x] = t;
+}
+
 /* ---- generalized-alpha (cfNewtonOps of fem/fem_backend.h; the CPU's in host/fem/fem_newton.c) */
 
 __device__ __forceinline__ int ga_held(int i, const unsigned char* fixed, int use_fixed) {
@@ -677,6 +769,13 @@ struct cfCuda {
   cusparseDnVecDescr_t spx, spy;
   void* sp_buf;
 
+  /* AMG (def.preconditioner CF_PRECOND_AMG): the CPU's hierarchies uploaded (with the supports
+   * active, amg_sup; off, or a part without fixed DOFs, amg_free) and the node rotations */
+  int amg_on;
+  cfCudaAmg *amg_sup, *amg_free;
+  double* node_R;
+  size_t amg_bytes; /* device bytes of both hierarchies (the free-memory check) */
+
   /* asynchronous download: device snapshot -> pinned host */
   double *snap_x, *snap_v, *snap_R, *snap_f_el;
   double *pin_x, *pin_v, *pin_R, *pin_f_el;
@@ -728,7 +827,7 @@ template <class F>
 int each_array(cfCuda* g, F f) {
   const size_t nn = (size_t)g->nnode, ne = (size_t)g->ntet, nb = (size_t)g->nnzb, nd = 3 * nn;
   const size_t np = (size_t)g->npart, D = sizeof(double), I = sizeof(int);
-  const size_t ga = g->ga ? nd : 0;
+  const size_t ga = g->ga ? nd : 0, nrot = g->amg_on ? 9 * nn : 0;
   struct {
     void** p;
     size_t bytes;
@@ -745,6 +844,7 @@ int each_array(cfCuda* g, F f) {
       {(void**)&g->f_ext, nd * D}, {(void**)&g->R, 9 * ne * D}, {(void**)&g->KR, 144 * ne * D},
       {(void**)&g->fe, 12 * ne * D}, {(void**)&g->f_el, nd * D}, {(void**)&g->A, 9 * nb * D},
       {(void**)&g->b, nd * D}, {(void**)&g->Pinv, 9 * nn * D}, {(void**)&g->f_ext_prev, nd * D},
+      {(void**)&g->node_R, nrot * D},
       /* generalized-alpha */
       {(void**)&g->acc, ga * D}, {(void**)&g->ga_x0, ga * D}, {(void**)&g->ga_v0, ga * D},
       {(void**)&g->ga_a0, ga * D}, {(void**)&g->ga_f0, ga * D}, {(void**)&g->ga_F0, ga * D},
@@ -766,9 +866,9 @@ int each_array(cfCuda* g, F f) {
   return 0;
 }
 
-/* device bytes of everything each_array allocates */
+/* device bytes of everything each_array allocates, and of the AMG hierarchies */
 size_t device_bytes(cfCuda* g) {
-  size_t total = 0;
+  size_t total = g->amg_bytes;
   each_array(g, [&](void**, size_t bytes) {
     total += (bytes + 255) / 256 * 256; /* cudaMalloc's alignment */
     return 0;
@@ -867,6 +967,12 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   CU_LAUNCHED(k_rhs);
   k_finish_bscale<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->part2, g->npart, h);
   CU_LAUNCHED(k_finish_bscale);
+  if (g->amg_on) { /* as cf_stage_assemble_system with d->precond: the node rotations, no Pinv */
+    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
+                                                                 g->node_R);
+    CU_LAUNCHED(k_node_rotation);
+    return CF_OK;
+  }
   k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed,
                                                         g->supports_active, g->Pinv);
   CU_LAUNCHED(k_jacobi);
@@ -943,11 +1049,30 @@ int enqueue_spmv_dot(cfCuda* g, const double* src) {
   return CF_OK;
 }
 
+/* z = Q AMG(A0) Q^T r with the hierarchy of the current support state (cf_precond_apply) */
+int enqueue_amg(cfCuda* g) {
+  const int sup = g->supports_active && g->amg_sup;
+  return cf_cuda_amg_apply(sup ? g->amg_sup : g->amg_free, g->s, g->node_R, g->fixed, sup, g->r, g->z,
+                           &g->st->done);
+}
+
 /* one PCG iteration; every kernel returns at once when st->done */
 int enqueue_iteration(cfCuda* g) {
   TRY(enqueue_spmv_dot(g, g->p));
   k_pcg_finish_pq<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->npart);
   CU_LAUNCHED(k_pcg_finish_pq);
+  if (g->amg_on) { /* x, r; z by the V-cycle (one more than the CPU's on the last iteration); r.z */
+    k_update_xr_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->p, g->q, g->v, g->r, g->st, g->part0);
+    CU_LAUNCHED(k_update_xr_amg);
+    TRY(enqueue_amg(g));
+    k_dot_rz_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->r, g->z, g->st, g->part1);
+    CU_LAUNCHED(k_dot_rz_amg);
+    k_pcg_finish_rr<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
+    CU_LAUNCHED(k_pcg_finish_rr);
+    k_update_p<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->z, g->p, g->st);
+    CU_LAUNCHED(k_update_p);
+    return CF_OK;
+  }
   k_update_xrz<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->Pinv, g->p, g->q, g->v, g->r, g->z,
                                                 g->st, g->part0, g->part1);
   CU_LAUNCHED(k_update_xrz);
@@ -1002,9 +1127,17 @@ int run_pcg(cfCuda* g, const cfModel* m) {
   k_pcg_finish_b<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->npart);
   CU_LAUNCHED(k_pcg_finish_b);
   TRY(enqueue_spmv_dot(g, g->v)); /* q = A x; its partial is unused */
-  k_pcg_init_z<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->Pinv, g->q, g->r, g->z, g->p,
-                                                g->st, g->part0, g->part1);
-  CU_LAUNCHED(k_pcg_init_z);
+  if (g->amg_on) {
+    k_pcg_init_r_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->q, g->r, g->st, g->part0);
+    CU_LAUNCHED(k_pcg_init_r_amg);
+    TRY(enqueue_amg(g)); /* skipped on the device when b was not finite (done) */
+    k_pcg_first_p_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->r, g->z, g->p, g->st, g->part1);
+    CU_LAUNCHED(k_pcg_first_p_amg);
+  } else {
+    k_pcg_init_z<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->Pinv, g->q, g->r, g->z, g->p,
+                                                  g->st, g->part0, g->part1);
+    CU_LAUNCHED(k_pcg_init_z);
+  }
   k_pcg_finish_init<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
   CU_LAUNCHED(k_pcg_finish_init);
 
@@ -1332,6 +1465,16 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   g->opt = o;
   g->supports_active = d->supports_active;
   g->ga = m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA;
+  g->amg_on = m->def.preconditioner == CF_PRECOND_AMG;
+  const cfAmg* amg_sup = g->amg_on ? cf_precond_amg(d, 1) : NULL;
+  const cfAmg* amg_free = g->amg_on ? cf_precond_amg(d, 0) : NULL;
+  if (g->amg_on && !amg_free) {
+    free(g);
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: the model asks for AMG and the data has no hierarchy (cf_data_create "
+                    "builds it)");
+  }
+  if (amg_sup) g->amg_bytes += cf_cuda_amg_bytes(amg_sup);
+  if (amg_free) g->amg_bytes += cf_cuda_amg_bytes(amg_free);
   g->npart = blocks_for(m->nnode);
   cf_lame(m->def.E, m->def.nu, &g->lam, &g->mu);
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
@@ -1403,8 +1546,12 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
                              g->ga_F1, g->ga_du, g->ga_du1, g->ga_r, g->ga_a_step, g->ga_x_step};
       for (double* a : ga_arrays) CU(cudaMemsetAsync(a, 0, nd * sizeof(double), g->s));
     }
+    if (g->amg_on) { /* the hierarchies, level 0 on the model's pattern just uploaded */
+      if (amg_sup) TRY(cf_cuda_amg_create(amg_sup, g->row_ptr, g->col, g->s, &g->amg_sup));
+      TRY(cf_cuda_amg_create(amg_free, g->row_ptr, g->col, g->s, &g->amg_free));
+    }
     TRY(sync_stream(g->s, "model upload"));
-    return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT);
+    return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT); /* with the node rotations */
   }();
   if (st < 0) {
     char msg[1024];
@@ -1427,6 +1574,8 @@ void cf_cuda_free(cfCuda* g) {
   if (g->spx) cusparseDestroyDnVec(g->spx);
   if (g->spy) cusparseDestroyDnVec(g->spy);
   if (g->sp) cusparseDestroy(g->sp);
+  cf_cuda_amg_free(g->amg_sup);
+  cf_cuda_amg_free(g->amg_free);
   each_array(g, [](void** p, size_t) {
     if (*p) cudaFree(*p);
     *p = NULL;
@@ -1485,6 +1634,8 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
     TRY(upload_array(g->s, dev_field(g, bit), h, n));
   }
   if (what & CF_CUDA_B) TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
+  /* the node rotations of the AMG preconditioner travel with the element rotations */
+  if (g->amg_on && (what & CF_CUDA_R)) TRY(upload_array(g->s, g->node_R, d->node_R, 9 * (size_t)g->nnode));
   /* generalized-alpha: a and f_el(x) travel with their flag; a new x or v without them makes
    * the next step form them anew (as cf_data_reset does on the CPU) */
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
@@ -1515,6 +1666,7 @@ int cf_cuda_download(cfCuda* g, cfData* d, int what) {
     TRY(download_array(g->s, h, dev_field(g, bit), n));
   }
   if (what & CF_CUDA_B) TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
+  if (g->amg_on && (what & CF_CUDA_R)) TRY(download_array(g->s, d->node_R, g->node_R, 9 * (size_t)g->nnode));
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
     TRY(download_array(g->s, d->ga_f0, g->ga_f0, (size_t)g->ndof));
     d->ga_ready = g->ga_ready;

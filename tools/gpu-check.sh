@@ -2,15 +2,18 @@
 # The device check of the CUDA backend (docs/cuda.md, "The device check"): run THERE, on a lent
 # GPU machine, in the repository root, with the bundle of tools/gpu-prepare.sh carried:
 #   run(command='tools/gpu-check.sh', carry=['build-gpu/bundle'], timeout_s=450)
-# One call of about 5.5 minutes, so that a lease of 15 minutes holds the machine's start, this run
-# and a rerun after a fix (a deadline of DEADLINE_S = 400 s shares the time out: each part gets
-# at most its cap and what is left), at most 8 files into $OUT:
+# One call of at most 8 minutes (a deadline of DEADLINE_S = 480 s shares the time out: each part
+# gets at most its cap and what is left; a 15-minute lease holds the machine's start, one run and
+# a short rerun), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
 #   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
-#   bench.csv        1M tetrahedra, beams): ms/step, PCG iterations, bytes per iteration, GB/s
+#   bench.csv        1M tetrahedra, beams; block Jacobi and AMG): ms/step, PCG iterations, bytes
+#                    per iteration, GB/s
+#   cpu.log        the host's 16 cores: step time against threads (tools/cpu-threads.sh), and
+#                  lug_100k on all cores, the CPU baseline of the GPU's figures in the same lease
 #   summary.txt    one line per part (PASS/FAIL/TIMEOUT), the benchmark against the card's
 #                  measured copy bandwidth, the estimated block-Jacobi step time at 1M
 # Exit 0 when every part passed, 1 otherwise. Arguments: [BUNDLE_DIR] (default build-gpu/bundle).
@@ -20,7 +23,7 @@ BUNDLE=${1:-build-gpu/bundle}
 OUT=${OUT:-/tmp/cofem-gpu-out}
 mkdir -p "$OUT"
 START=$(date +%s)
-DEADLINE=$((START + ${DEADLINE_S:-400}))
+DEADLINE=$((START + ${DEADLINE_S:-480}))
 # line-buffered output: a part stopped by its time limit keeps what it printed
 LB=""
 command -v stdbuf >/dev/null 2>&1 && LB="stdbuf -oL -eL"
@@ -89,14 +92,14 @@ note "copy     ${BW:-?} GB/s device-to-device (read + write, PyTorch, 512 MiB x 
   echo "== test_cuda_host"; "$W/bin/test_cuda_host"; echo "exit $?"
 } >"$OUT/stages.log" 2>&1
 grep -q "^exit 0$" "$OUT/stages.log"; verdict "test_cuda_host (CPU side)" $?
-T=$(budget 150 180)
+T=$(budget 150 290)
 { echo "== test_cuda_stages -v --meshes $MESHES (limit ${T} s)"
   timeout "$T" $LB "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
 verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
 
 # ---- 3. the benchmark ---------------------------------------------------------------------------------
-T=$(budget 130 70)
+T=$(budget 160 140)
 LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
 { echo "== cofem_bench --backend cuda --family --big --steps 10 (limit ${T} s)"
   timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --meshes "$MESHES" \
@@ -108,15 +111,31 @@ verdict "cofem_bench --backend cuda ($rows cases)" "$rc"
 
 # ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
-for tool in memcheck racecheck; do
-  if [ -z "$CS" ]; then note "FAIL     $tool: compute-sanitizer not found"; fail=1; continue; fi
-  if [ "$tool" = memcheck ]; then T=$(budget 50 30); else T=$(budget 150 5); fi
+sanitize() { local tool=$1
+  if [ -z "$CS" ]; then note "FAIL     $tool: compute-sanitizer not found"; fail=1; return; fi
+  if [ "$tool" = memcheck ]; then T=$(budget 45 95); else T=$(budget 150 0); fi
   { echo "== compute-sanitizer --tool $tool test_cuda_stages --quick (limit ${T} s)"
     timeout "$T" $LB "$CS" --tool "$tool" --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --meshes "$MESHES"
     echo "exit $?"; } >"$OUT/$tool.log" 2>&1
   rc=$(tail -1 "$OUT/$tool.log" | awk '{print $2}')
   verdict "compute-sanitizer $tool ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1))" "$rc"
-done
+}
+sanitize memcheck
+
+# ---- 6. the host CPU, same lease (issue 17's thread threshold; the GPU/CPU ratio in one command) -------
+# The lent machine's 16 cores, nothing else running: step time against threads on the small parts
+# (tools/cpu-threads.sh), and lug_100k on all cores as the CPU baseline of the GPU's figures.
+T=$(budget 60 40)
+{ echo "== tools/cpu-threads.sh (limit ${T} s)"
+  timeout "$T" $LB tools/cpu-threads.sh "$W/bin/cofem_bench" "$MESHES" "$W/threads"; echo "exit $?"
+  T2=$(budget 40 0)
+  echo "== cofem_bench --backend cpu --threads $(nproc) --family --case lug_100k --steps 3 (limit ${T2} s)"
+  timeout "$T2" $LB "$W/bin/cofem_bench" --backend cpu --threads "$(nproc)" --family --case lug_100k --steps 3 \
+    --warmup 1 --no-cold --meshes "$MESHES" --out "$W/cpu100k"; echo "exit $?"
+} >"$OUT/cpu.log" 2>&1
+note "cpu      $(grep -cE '^(lug|hinge)[_0-9k]* +[0-9]+ +[0-9.]+ ' "$OUT/cpu.log") thread-sweep lines, lug_100k on $(nproc) threads: $(grep -E '^lug_100k' "$OUT/cpu.log" | awk '{print $6 " ms/step block Jacobi, " $11 " ms/step rotated Cholesky"}' | head -1) (cpu.log)"
+
+sanitize racecheck
 
 # ---- 5. summary of the benchmark ---------------------------------------------------------------------
 if [ -s "$OUT/bench.csv" ]; then
@@ -124,15 +143,15 @@ if [ -s "$OUT/bench.csv" ]; then
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 bw = float(sys.argv[2] or 0)
-print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy  (block Jacobi, warm start, dt 0.01, tol 1e-6)")
+print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy | AMG ms/step  it/step  (warm start, dt 0.01, tol 1e-6)")
 for r in rows:
     f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
     it, pcg = f("pcg_iters_warm"), f("pcg_ms")
     mb, gbs = f("pcg_bytes_per_iter") / 1e6, f("pcg_gb_per_s")
     msit = pcg / it if it > 0 else float("nan")
     pct = 100 * gbs / bw if bw > 0 else float("nan")
-    print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%%" % (r["case"], r["nodes"], r["elements"],
-          f("ms_per_step_median"), it, mb, msit, gbs, pct))
+    print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%% | %11.2f %8.1f" % (r["case"], r["nodes"], r["elements"],
+          f("ms_per_step_median"), it, mb, msit, gbs, pct, f("amg_ms_per_step"), f("amg_pcg_iters")))
     if r["case"].endswith("_1m") and bw > 0:
         print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
               % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))

@@ -388,3 +388,9 @@ const char* cf_preconditioner_name(int p) {
     default: return "unknown";
   }
 }
+
+const struct cfAmg* cf_precond_amg(const cfData* d, int supports) {
+  const struct cfPrecond* p = d ? d->precond : NULL;
+  if (!p || !p->amg_free) return NULL;
+  return supports ? p->amg_supports : p->amg_free;
+}

@@ -26,6 +26,10 @@ double* cf_precond_scratch(cfData* d);
  * setup seconds (both hierarchies) and a line per level into desc. Returns 0 when d has none. */
 int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_complexity, double* setup_s,
                         char* desc, int size);
+/* The AMG hierarchy the preconditioner applies with the supports active (supports = 1; NULL when
+ * the part has no fixed DOFs) or off (0); NULL when d has no AMG preconditioner. For the CUDA
+ * backend, which uploads both. */
+const struct cfAmg* cf_precond_amg(const cfData* d, int supports);
 /* The A-matrix coefficients of the integrator: A = cm M + ck K_R. */
 void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck);
 #endif

@@ -270,9 +270,16 @@ static void test_check_model(void) {
   refused(t, -1, "K_R only (the model asks for the symmetric consistent tangent)", "sym. consistent");
   cfModelDef p = def;
   p.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
-  refused(p, -1, "block Jacobi only (the model asks for the rotated Cholesky)", "rotated Cholesky");
+  refused(p, -1, "block Jacobi and AMG only (the model asks for the rotated Cholesky)", "rotated Cholesky");
+  /* AMG runs on the GPU with backward Euler (fem_cuda_amg.cu), not with generalized-alpha */
   p.preconditioner = CF_PRECOND_AMG;
-  refused(p, -1, "block Jacobi only (the model asks for AMG)", "AMG");
+  m = make_model(p);
+  if (m) CHECK_OK(cf_cuda_check_model(m));
+  cf_model_free(m);
+  cfModelDef pa = ga;
+  pa.dyn_tangent = CF_DYN_TANGENT_KR;
+  pa.preconditioner = CF_PRECOND_AMG;
+  refused(pa, -1, "AMG with backward Euler only (the model asks for generalized-alpha)", "AMG, generalized-alpha");
 }
 
 

@@ -1,0 +1,36 @@
+/* The AMG preconditioner on the device (internal to the CUDA backend; kernels/fem_cuda_amg.cu).
+ *
+ * The hierarchy is the CPU's (host/fem/fem_amg.c), built once on the host for the system matrix
+ * at rest A0 and uploaded as it is: level 0 as A0's 3x3 blocks on the model's pattern, coarser
+ * levels as scalar CSR, P and R = P^T per level, the inverse diagonal blocks of the smoother,
+ * and the coarsest level as a dense inverse (<= 3000 unknowns: LAPACKE dpotrf/dpotri on the
+ * host, a dense product on the device, no host round trip). The V-cycle is the CPU's
+ * (vcycle/chebyshev of fem_amg.c) with the same Chebyshev coefficients, computed on the host.
+ * Applied rotated, z = Q AMG(A0) Q^T r, with the node rotations Q of the device.
+ * Every kernel returns at once when *done is set (the PCG's flag), so PCG batches after
+ * convergence cost launches only. */
+#ifndef COFEM_FEM_CUDA_AMG_H
+#define COFEM_FEM_CUDA_AMG_H
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+extern "C" {
+#include "fem/fem_amg.h"
+}
+
+struct cfCudaAmg;
+
+/* Device bytes cf_cuda_amg_create allocates for amg (the backend's free-memory check). */
+size_t cf_cuda_amg_bytes(const cfAmg* amg);
+/* Upload amg; row_ptr/col: the model's block pattern already on the device (level 0). */
+int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
+                       cfCudaAmg** out);
+void cf_cuda_amg_free(cfCudaAmg* a);
+/* Enqueue z = Q AMG(A0) Q^T r on s: node_R [9 nnode] the node rotations (row-major), fixed
+ * DOFs of t = Q^T r zeroed when zero_fixed (the supports' hierarchy), done: the PCG's flag. */
+int cf_cuda_amg_apply(cfCudaAmg* a, cudaStream_t s, const double* node_R, const unsigned char* fixed,
+                      int zero_fixed, const double* r, double* z, const int* done);
+/* Bytes one application moves at least (for the benchmark's bandwidth figure). */
+double cf_cuda_amg_bytes_per_apply(const cfCudaAmg* a);
+
+#endif
