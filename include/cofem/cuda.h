@@ -44,9 +44,9 @@ int cf_cuda_available(char* why, int n);
 int cf_cuda_device_available(int device, char* why, int n);
 
 /* CF_OK if the GPU implements the model's method (backward Euler or generalized-alpha with Newton
- * iterations, the K_R tangent, block-Jacobi PCG; lumped or consistent mass, Rayleigh damping, warm
- * or cold start); else CF_ERR_UNSUPPORTED with a message naming what the model asks for. Needs no
- * device; cf_cuda_create calls it first.
+ * iterations, the K_R tangent, block-Jacobi PCG, or AMG PCG with backward Euler; lumped or
+ * consistent mass, Rayleigh damping, warm or cold start); else CF_ERR_UNSUPPORTED with a message
+ * naming what the model asks for. Needs no device; cf_cuda_create calls it first.
  * The divergence monitor (def.divergence_check) is not run on the GPU and not refused: a
  * non-finite state fails the next GPU step (CF_ERR_ARG), energy growth is not watched. */
 int cf_cuda_check_model(const cfModel* m);

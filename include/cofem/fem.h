@@ -47,7 +47,8 @@ enum cfIntegrator { CF_INTEGRATOR_BACKWARD_EULER = 0, CF_INTEGRATOR_NEWMARK = 1,
  *  AMG: P^-1 = Q AMG(A0) Q^T, the same rotation of the same A0, with one V-cycle of
  *  smoothed-aggregation algebraic multigrid (rigid-body modes as near-null space, Chebyshev
  *  smoothing; fem_amg.c) in place of the Cholesky solve: set up once, applied by sparse
- *  matrix-vector products only, memory linear in the part's size. CPU only (for now).
+ * *  matrix-vector products only, memory linear in the part's size. CPU, and the GPU with backward
+ *  Euler (kernels/fem_cuda_amg.cu).
  *  auto: chosen by cf_model_create from the part's size (cf_preconditioner_auto); scenes default
  *  to it. */
 enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY = 1, CF_PRECOND_AMG = 2,
