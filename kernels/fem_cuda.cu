@@ -761,6 +761,7 @@ struct cfCuda {
   /* PCG batch as a CUDA graph (captured on first use; all arguments are fixed pointers) */
   cudaGraphExec_t graph;
   int graph_k;
+  int graph_key; /* graph_key() at capture */
 
   /* cuSPARSE (handle always; descriptors and buffer on first use) */
   cusparseHandle_t sp;
@@ -1083,9 +1084,20 @@ int enqueue_iteration(cfCuda* g) {
   return CF_OK;
 }
 
-/* Capture check_every iterations as one graph (own SpMV only: no library calls inside). */
+/* which hierarchy the AMG kernels of a captured graph use (0 without AMG) */
+int graph_key(const cfCuda* g) { return g->amg_on ? 1 + (g->supports_active && g->amg_sup) : 0; }
+
+/* Capture check_every iterations as one graph (own SpMV only: no library calls inside). A graph
+ * keeps its kernels' arguments: the AMG's hierarchy and its zero_fixed are chosen on the host, so
+ * a change of the supports recaptures it (the block-Jacobi kernels read use_fixed on the device).
+ * The device run of 2026-11-26 (H200) found it: the graph captured with the supports kept their
+ * hierarchy after they were released, exactly the released steps differed from the CPU. */
 int capture_batch(cfCuda* g) {
-  if (g->graph) return CF_OK;
+  if (g->graph && g->graph_key == graph_key(g)) return CF_OK;
+  if (g->graph) {
+    CU(cudaGraphExecDestroy(g->graph));
+    g->graph = NULL;
+  }
   const int k = g->opt.check_every;
   CU(cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal));
   int st = CF_OK;
@@ -1111,6 +1123,7 @@ int capture_batch(cfCuda* g) {
     return cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
   g->graph_k = k;
+  g->graph_key = graph_key(g);
   return CF_OK;
 }
 

@@ -67,14 +67,16 @@ int cf_cmd_run(int argc, char** argv) {
   if (backend >= 0) snprintf(s.backend, sizeof s.backend, "%s", backend_names[backend]);
   if (t_end > 0) s.t_end = t_end;
   /* threads (cfModelDef.threads, honoured by the library): the scene's solver.threads, else
-   * OMP_NUM_THREADS, else one thread below CF_CLI_THREADS_MIN_NODES nodes, where more were
-   * measured slower (docs/reliability.md, "Threads by default") */
+   * OMP_NUM_THREADS, else one thread on small parts, where more were measured slower (the
+   * thresholds in commands.h) */
   const char* threads_note = "";
   char tnote[96];
-  if (s.def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 &&
-      s.mesh.nnode < CF_CLI_THREADS_MIN_NODES) {
+  const int min_nodes =
+      omp_get_max_threads() >= CF_CLI_THREADS_MANY_CORES ? CF_CLI_THREADS_MIN_NODES_MANY : CF_CLI_THREADS_MIN_NODES;
+  if (s.def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 && s.mesh.nnode < min_nodes) {
     s.def.threads = 1;
-    snprintf(tnote, sizeof tnote, " (one below %d nodes; solver.threads to change)", CF_CLI_THREADS_MIN_NODES);
+    snprintf(tnote, sizeof tnote, " (one below %d nodes on %d cores; solver.threads to change)", min_nodes,
+             omp_get_max_threads());
     threads_note = tnote;
   }
   char out_dir[CF_PATH_MAX];

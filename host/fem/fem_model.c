@@ -97,7 +97,7 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
   m->ntet = ne;
   m->ndof = 3 * nn;
   m->def = *def;
-  if (m->def.preconditioner == CF_PRECOND_AUTO) m->def.preconditioner = cf_preconditioner_auto(ne, 0);
+  if (m->def.preconditioner == CF_PRECOND_AUTO) m->def.preconditioner = cf_preconditioner_auto(ne, m->def.integrator, 0);
   m->X = malloc(sizeof(double) * 3 * nn);
   m->tet = malloc(sizeof(int) * 4 * ne);
   m->Dm_inv = malloc(sizeof(double) * 9 * ne);

@@ -374,8 +374,8 @@ int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_com
   return 1;
 }
 
-int cf_preconditioner_auto(int ntet, int gpu) {
-  if (gpu) return CF_PRECOND_BLOCK_JACOBI;
+int cf_preconditioner_auto(int ntet, int integrator, int gpu) {
+  if (gpu) return integrator == CF_INTEGRATOR_BACKWARD_EULER ? CF_PRECOND_AMG : CF_PRECOND_BLOCK_JACOBI;
   return ntet < CF_PRECOND_AUTO_AMG_TETS ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;
 }
 

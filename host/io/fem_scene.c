@@ -345,8 +345,11 @@ int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
    * with a usable device), else the CPU's choice by size (cf_preconditioner_auto) */
   cfModelDef def = s->def;
   if (def.preconditioner == CF_PRECOND_AUTO) {
-    int gpu = !strcmp(s->backend, "cuda") || (!strcmp(s->backend, "auto") && cf_cuda_available(NULL, 0));
-    def.preconditioner = cf_preconditioner_auto(s->mesh.ntet, gpu);
+    /* the GPU's methods (cf_cuda_check_model): a scene it refuses runs on the CPU with "auto" */
+    const int gpu_method = def.dyn_tangent == CF_DYN_TANGENT_KR && (def.integrator == CF_INTEGRATOR_BACKWARD_EULER ||
+                                                                    def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA);
+    int gpu = !strcmp(s->backend, "cuda") || (!strcmp(s->backend, "auto") && gpu_method && cf_cuda_available(NULL, 0));
+    def.preconditioner = cf_preconditioner_auto(s->mesh.ntet, def.integrator, gpu);
   }
   int st = cf_model_create(&s->mesh, &def, model);
   if (st < 0) {

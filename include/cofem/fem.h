@@ -60,9 +60,12 @@ enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY
  * below 100k, the rotated Cholesky more often. Its factorisation (4.9 s at 100k against AMG's
  * 2.7 s setup) and its factor grow faster than the mesh, and it is not run above 200k. */
 #define CF_PRECOND_AUTO_AMG_TETS 100000
-/* The preconditioner "auto" stands for: on the GPU (gpu = 1) block Jacobi, the only one it runs;
- * on the CPU the rotated Cholesky below CF_PRECOND_AUTO_AMG_TETS tetrahedra, AMG from there. */
-int cf_preconditioner_auto(int ntet, int gpu);
+/* The preconditioner "auto" stands for: on the GPU (gpu = 1) AMG with backward Euler (measured on
+ * an H200: 10x fewer ms per step than block Jacobi on the 1.3k-tetrahedra lug, 12x on the 1M lug,
+ * perf/results/NVIDIA-H200/), block Jacobi with the other integrators (the GPU runs AMG with
+ * backward Euler only); on the CPU the rotated Cholesky below CF_PRECOND_AUTO_AMG_TETS tetrahedra
+ * and AMG from there. integrator: enum cfIntegrator. */
+int cf_preconditioner_auto(int ntet, int integrator, int gpu);
 /* "block-Jacobi", "rotated-Cholesky", "AMG", "auto" */
 const char* cf_preconditioner_name(int preconditioner);
 

@@ -42,11 +42,22 @@ int main(void) {
   }
   cf_data_free(d);
   cf_model_free(m);
-  /* 2. the same scene for the GPU: block Jacobi, and nothing factored */
+  /* 2. the same scene for the GPU: AMG (backward Euler), its hierarchy built on the host */
   snprintf(s.backend, sizeof s.backend, "cuda");
   CHECK_OK(cf_scene_build(&s, &m, &d));
   if (m) {
     printf("lug, backend cuda: %s\n", cf_preconditioner_name(m->def.preconditioner));
+    CHECK(m->def.preconditioner == CF_PRECOND_AMG);
+    CHECK(d && d->precond != NULL);
+  }
+  cf_data_free(d);
+  cf_model_free(m);
+  /* and with generalized-alpha, which the GPU runs with block Jacobi only: nothing factored */
+  s.def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
+  s.def.dyn_tangent = CF_DYN_TANGENT_KR;
+  CHECK_OK(cf_scene_build(&s, &m, &d));
+  if (m) {
+    printf("lug, backend cuda, generalized-alpha: %s\n", cf_preconditioner_name(m->def.preconditioner));
     CHECK(m->def.preconditioner == CF_PRECOND_BLOCK_JACOBI);
     CHECK(d && d->precond == NULL);
   }
@@ -71,7 +82,8 @@ int main(void) {
   CHECK(n1 < CF_PRECOND_AUTO_AMG_TETS && n2 >= CF_PRECOND_AUTO_AMG_TETS);
   CHECK(below == CF_PRECOND_ROTATED_CHOLESKY);
   CHECK(above == CF_PRECOND_AMG);
-  CHECK(cf_preconditioner_auto(CF_PRECOND_AUTO_AMG_TETS, 1) == CF_PRECOND_BLOCK_JACOBI);
+  CHECK(cf_preconditioner_auto(CF_PRECOND_AUTO_AMG_TETS, CF_INTEGRATOR_BACKWARD_EULER, 1) == CF_PRECOND_AMG);
+  CHECK(cf_preconditioner_auto(1000, CF_INTEGRATOR_GENERALIZED_ALPHA, 1) == CF_PRECOND_BLOCK_JACOBI);
   /* 5. the scene key: "auto" accepted, a wrong value names it among the accepted ones */
 #define SCENE(P)                                                                                    \
   "{\"mesh\": \"../meshes/lug.msh\", \"material\": {\"E\": 2.1e11, \"nu\": 0.3, \"rho\": 7850}, "             \
