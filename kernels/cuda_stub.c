@@ -83,6 +83,10 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   return unsupported("cf_cuda_apply_A");
 }
+int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats* st, double* work) {
+  (void)g, (void)m, (void)full, (void)st, (void)work;
+  return unsupported("cf_cuda_monitor_stats");
+}
 const char* cf_cuda_device_name(const cfCuda* g) {
   return "none (" CF_NO_CUDA ")";
 }

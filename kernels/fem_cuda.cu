@@ -120,6 +120,16 @@ struct DevState {
   double ga_out[6];
 };
 
+/* divergence monitor: the figures of a state (the block "divergence monitor" below) */
+struct MonDev {
+  double sum[5]; /* sum m x, sum m y, sum m z, v^T M v, work increment */
+  double dev2;   /* largest |(x_i - c) - (X_i - C)|^2 */
+  double strain;
+  int dev_node;
+  int bad; /* first non-finite DOF (INT_MAX: none) */
+};
+enum { MON_NSUM = 5, MON_WORK_NONE = 0, MON_WORK_EULER = 1, MON_WORK_GA = 2 };
+
 /* ---- reductions (fixed order: deterministic for a fixed launch configuration) -------------- */
 
 /* Sum of v over the block into sh[0]; every thread must call it; the result is valid in all
@@ -777,6 +787,10 @@ struct cfCuda {
   double* node_R;
   size_t amg_bytes; /* device bytes of both hierarchies (the free-memory check) */
 
+  /* divergence monitor: x at the step's start (Euler), partial sums, the results */
+  double *mon_x0, *mon_part;
+  MonDev* mon_dev;
+
   /* asynchronous download: device snapshot -> pinned host */
   double *snap_x, *snap_v, *snap_R, *snap_f_el;
   double *pin_x, *pin_v, *pin_R, *pin_f_el;
@@ -829,6 +843,7 @@ int each_array(cfCuda* g, F f) {
   const size_t nn = (size_t)g->nnode, ne = (size_t)g->ntet, nb = (size_t)g->nnzb, nd = 3 * nn;
   const size_t np = (size_t)g->npart, D = sizeof(double), I = sizeof(int);
   const size_t ga = g->ga ? nd : 0, nrot = g->amg_on ? 9 * nn : 0;
+  const size_t npm = np > (size_t)blocks_for(g->ntet) ? np : (size_t)blocks_for(g->ntet); /* monitor */
   struct {
     void** p;
     size_t bytes;
@@ -856,6 +871,9 @@ int each_array(cfCuda* g, F f) {
       {(void**)&g->q, nd * D}, {(void**)&g->part0, np * D}, {(void**)&g->part1, np * D},
       {(void**)&g->part2, np * D}, {(void**)&g->part_warm, CF_WARM_NSUM * np * D},
       {(void**)&g->st, sizeof(DevState)},
+      /* divergence monitor */
+      {(void**)&g->mon_x0, nd * D}, {(void**)&g->mon_part, (MON_NSUM + 2) * npm * D},
+      {(void**)&g->mon_dev, sizeof(MonDev)},
       /* snapshots of the asynchronous download */
       {(void**)&g->snap_x, nd * D}, {(void**)&g->snap_v, nd * D}, {(void**)&g->snap_R, 9 * ne * D},
       {(void**)&g->snap_f_el, nd * D},
@@ -1401,6 +1419,223 @@ int gpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int fir
   return st;
 }
 
+/* ---- divergence monitor (fem_divergence.c decides; here only the figures) ------------------------
+ * After a step: k_mon_nodes (per node: the first non-finite DOF, the mass-weighted sums of x,
+ * v^T M v by cf_node_kinetic2, the work increment dx . ((Fa + Fb)/2 + m g) over the free DOFs),
+ * k_mon_dev (per node |(x_i - c) - (X_i - C)|^2, the block's largest and its node), on every
+ * 8th step k_mon_strain (cf_elem_strain_energy_fast per element); each followed by a one-block
+ * fixed-order sum. One MonDev (7 doubles, 2 ints: 64 bytes) comes back per step; 16 bytes more (x and v
+ * of the DOF) when a DOF is not finite. */
+__global__ void k_mon_reset(MonDev* md) {
+  md->bad = 0x7fffffff;
+  md->dev2 = 0;
+  md->dev_node = 0;
+  md->strain = 0;
+}
+
+/* dx = h v (Euler: x1 = x0 + h v1) or x - x0 (generalized-alpha), as fem_step.c's calls of
+ * cf_divergence_add_work; kind MON_WORK_NONE: no work */
+__global__ void __launch_bounds__(kThreads)
+    k_mon_nodes(int nnode, const int* row_ptr, const int* col, const double* Mblk, const double* node_mass,
+                const unsigned char* fixed, int use_fixed, const double* x, const double* v, const double* x0,
+                int kind, double h, const double* Fa, const double* Fb, double g0, double g1, double g2,
+                double* part, int np, MonDev* md) {
+  __shared__ double sh[kThreads];
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  double s[MON_NSUM] = {0, 0, 0, 0, 0};
+  if (n < nnode) {
+    const double g[3] = {g0, g1, g2};
+    for (int k = 0; k < 3; k++) {
+      const int i = 3 * n + k;
+      if (!isfinite(x[i]) || !isfinite(v[i])) atomicMin(&md->bad, i);
+      s[k] = node_mass[n] * x[i];
+      if (kind != MON_WORK_NONE && !(use_fixed && fixed[i])) {
+        const double dx = kind == MON_WORK_EULER ? h * v[i] : 1.0 * x[i] + -1.0 * x0[i];
+        s[4] += dx * (0.5 * (Fa[i] + Fb[i]) + node_mass[n] * g[k]);
+      }
+    }
+    s[3] = cf_node_kinetic2(n, row_ptr, col, Mblk, v);
+  }
+  for (int k = 0; k < MON_NSUM; k++) {
+    const double t = block_sum(s[k], sh);
+    if (threadIdx.x == 0) part[k * np + blockIdx.x] = t;
+    __syncthreads(); /* sh is reused by the next sum */
+  }
+}
+
+__global__ void k_mon_sums(const double* part, int np, MonDev* md) {
+  __shared__ double sh[kThreads];
+  for (int k = 0; k < MON_NSUM; k++) {
+    const double t = ordered_sum(part + k * np, np, sh);
+    if (threadIdx.x == 0) md->sum[k] = t;
+    __syncthreads();
+  }
+}
+
+/* the larger of (s, i) and (sh[j], shi[j]); the lower node on a tie (the CPU's first maximum) */
+__device__ void argmax_block(double s, int i, double* sh, int* shi) {
+  sh[threadIdx.x] = s;
+  shi[threadIdx.x] = i;
+  __syncthreads();
+  for (int w = kThreads / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) {
+      const double o = sh[threadIdx.x + w];
+      const int oi = shi[threadIdx.x + w];
+      if (o > sh[threadIdx.x] || (o == sh[threadIdx.x] && oi < shi[threadIdx.x])) {
+        sh[threadIdx.x] = o;
+        shi[threadIdx.x] = oi;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/* c = sum m x / mass from k_mon_sums; C / mass from the host (rest state: as the CPU computes it) */
+__global__ void __launch_bounds__(kThreads)
+    k_mon_dev(int nnode, const double* x, const double* X, double mass, double C0, double C1, double C2,
+              const MonDev* md, double* part, int np) {
+  __shared__ double sh[kThreads];
+  __shared__ int shi[kThreads];
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  double s = -1;
+  if (n < nnode) {
+    const double C[3] = {C0, C1, C2};
+    s = 0;
+    for (int k = 0; k < 3; k++) {
+      const double u = (x[3 * n + k] - md->sum[k] / mass) - (X[3 * n + k] - C[k] / mass);
+      s += u * u;
+    }
+  }
+  argmax_block(s, n, sh, shi);
+  if (threadIdx.x == 0) {
+    part[blockIdx.x] = sh[0];
+    part[np + blockIdx.x] = (double)shi[0];
+  }
+}
+
+__global__ void k_mon_dev_finish(const double* part, int np, MonDev* md) {
+  __shared__ double sh[kThreads];
+  __shared__ int shi[kThreads];
+  double best = -1;
+  int at = 0x7fffffff;
+  for (int j = threadIdx.x; j < np; j += kThreads)
+    if (part[j] > best) best = part[j], at = (int)part[np + j]; /* blocks in node order: first wins */
+  argmax_block(best, at, sh, shi);
+  if (threadIdx.x == 0) {
+    md->dev2 = sh[0];
+    md->dev_node = shi[0];
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_mon_strain(int ntet, const double* x, const int* tet, const double* Dm_inv, const double* R,
+                 const double* vol, double lam, double mu, double* part) {
+  __shared__ double sh[kThreads];
+  const int e = blockIdx.x * kThreads + threadIdx.x;
+  const double s = e < ntet ? cf_elem_strain_energy_fast(x, tet, Dm_inv, R, vol[e], lam, mu, e) : 0.0;
+  const double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+__global__ void k_mon_strain_finish(const double* part, int np, MonDev* md) {
+  __shared__ double sh[kThreads];
+  const double t = ordered_sum(part, np, sh);
+  if (threadIdx.x == 0) md->strain = t;
+}
+
+/* The figures of the device state into st (cfMonitorStats, as cf_divergence_stats) and the work
+ * increment into *work; full: the strain energy too. Blocking. */
+int mon_stats(cfCuda* g, const cfModel* m, int kind, double h, int full, cfMonitorStats* st, double* work) {
+  const int np = g->npart, npe = blocks_for(g->ntet);
+  const int uf = g->supports_active && g->nfixed > 0;
+  const double* x0 = kind == MON_WORK_GA ? g->ga_x_step : g->mon_x0;
+  const double* Fa = kind == MON_WORK_GA ? g->f_ext_prev : g->f_ext;
+  const double* gr = m->def.gravity;
+  double mass = 0, C[3] = {0, 0, 0}; /* the CPU's order */
+  for (int n = 0; n < m->nnode; n++) {
+    for (int k = 0; k < 3; k++) C[k] += m->node_mass[n] * m->X[3 * n + k];
+    mass += m->node_mass[n];
+  }
+  k_mon_reset<<<1, 1, 0, g->s>>>(g->mon_dev);
+  CU_LAUNCHED(k_mon_reset);
+  k_mon_nodes<<<np, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, g->node_mass, g->fixed, uf, g->x,
+                                         g->v, x0, kind, h, Fa, g->f_ext, gr[0], gr[1], gr[2], g->mon_part, np,
+                                         g->mon_dev);
+  CU_LAUNCHED(k_mon_nodes);
+  k_mon_sums<<<1, kThreads, 0, g->s>>>(g->mon_part, np, g->mon_dev);
+  CU_LAUNCHED(k_mon_sums);
+  k_mon_dev<<<np, kThreads, 0, g->s>>>(g->nnode, g->x, g->X, mass, C[0], C[1], C[2], g->mon_dev,
+                                       g->mon_part + MON_NSUM * np, np);
+  CU_LAUNCHED(k_mon_dev);
+  k_mon_dev_finish<<<1, kThreads, 0, g->s>>>(g->mon_part + MON_NSUM * np, np, g->mon_dev);
+  CU_LAUNCHED(k_mon_dev_finish);
+  if (full) {
+    k_mon_strain<<<npe, kThreads, 0, g->s>>>(g->ntet, g->x, g->tet, g->Dm_inv, g->R, g->vol, g->lam, g->mu,
+                                             g->mon_part);
+    CU_LAUNCHED(k_mon_strain);
+    k_mon_strain_finish<<<1, kThreads, 0, g->s>>>(g->mon_part, npe, g->mon_dev);
+    CU_LAUNCHED(k_mon_strain_finish);
+  }
+  MonDev md;
+  CU(cudaMemcpyAsync(&md, g->mon_dev, sizeof md, cudaMemcpyDeviceToHost, g->s));
+  TRY(sync_stream(g->s, "divergence monitor"));
+  memset(st, 0, sizeof *st);
+  st->bad_dof = md.bad == 0x7fffffff ? -1 : md.bad;
+  if (st->bad_dof >= 0) {
+    CU(cudaMemcpy(&st->bad_x, g->x + st->bad_dof, sizeof(double), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(&st->bad_v, g->v + st->bad_dof, sizeof(double), cudaMemcpyDeviceToHost));
+  }
+  st->dev = sqrt(md.dev2);
+  st->dev_node = md.dev_node;
+  st->kinetic = 0.5 * md.sum[3];
+  st->full = full;
+  st->strain = full ? md.strain : 0.0;
+  *work = md.sum[4];
+  return CF_OK;
+}
+
+/* steps == 0: the run's reference energy, as cf_divergence_restart (the device's x, v, R) */
+int mon_begin(cfCuda* g, const cfModel* m, cfData* d) {
+  if (d->steps != 0) return CF_OK;
+  cfMonitorStats st;
+  double w;
+  TRY(mon_stats(g, m, MON_WORK_NONE, 0.0, 1, &st, &w));
+  cf_divergence_restart_energy(m, d, st.kinetic + st.strain);
+  return CF_OK;
+}
+
+/* After a step (t already advanced): the decision of fem_divergence.c on the figures; on a
+ * divergence the step's start back on the device (generalized-alpha: the Newton driver's own
+ * restore; Euler: x from mon_x0, v = v_prev = v0, R of x0), t back, the monitor's message kept. */
+int mon_decide(cfCuda* g, const cfModel* m, cfData* d, const cfMonitorStats* st, double w, void* ga_ctx) {
+  const double work0 = d->mon_work;
+  char warn[1024];
+  snprintf(warn, sizeof warn, "%s", cf_last_error()); /* a PCG or step-cut warning, kept if all is well */
+  cf_divergence_record_work(d, w);
+  int dv = cf_divergence_decide(m, d, st);
+  if (dv >= 0) {
+    cf_error(CF_OK, "%s", warn);
+    return CF_OK;
+  }
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  d->t -= m->def.dt;
+  d->mon_work = work0;
+  int rs;
+  if (ga_ctx) {
+    rs = gpu_step_restore(ga_ctx);
+  } else {
+    rs = [&]() -> int {
+      TRY(dcopy(g, g->x, g->mon_x0));
+      TRY(dcopy(g, g->v, g->v_prev));
+      TRY(enqueue_polar(g));
+      return sync_stream(g->s, "divergence monitor: the step's start restored");
+    }();
+  }
+  if (rs < 0) return cf_error(dv, "%s (and the state could not be restored: %s)", msg, cf_last_error());
+  return cf_error(dv, "%s", msg);
+}
+
 /* one generalized-alpha step: the CPU's driver on the GPU's stages, then the end of the step as
  * the CPU's (fem_step.c, without the divergence monitor): f_ext_prev = f_ext, t += h */
 int ga_step(cfCuda* g, const cfModel* m, cfData* d) {
@@ -1414,10 +1649,15 @@ int ga_step(cfCuda* g, const cfModel* m, cfData* d) {
   if (st < 0) return st;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", cf_last_error()); /* a step-cut warning */
+  /* divergence monitor: the figures before f_ext_prev moves on (the work's F at the start) */
+  cfMonitorStats ms;
+  double mw = 0;
+  if (m->def.divergence_check) TRY(mon_stats(g, m, MON_WORK_GA, m->def.dt, cf_divergence_full_step(d), &ms, &mw));
   TRY(dcopy(g, g->f_ext_prev, g->f_ext));
   TRY(sync_stream(g->s, "generalized-alpha step"));
   cf_error(st, "%s", msg);
   d->t += m->def.dt;
+  if (m->def.divergence_check) TRY(mon_decide(g, m, d, &ms, mw, &c));
   return cf_step_finish(d, st);
 }
 
@@ -1605,6 +1845,13 @@ void cf_cuda_free(cfCuda* g) {
   if (g->s) cudaStreamDestroy(g->s);
   if (g->copy) cudaStreamDestroy(g->copy);
   free(g);
+}
+
+int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats* st, double* work) {
+  TRY(check_model(g, m));
+  if (!st || !work) return cf_error(CF_ERR_ARG, "cf_cuda_monitor_stats: NULL output");
+  CU(cudaSetDevice(g->device));
+  return mon_stats(g, m, MON_WORK_EULER, m->def.dt, full, st, work);
 }
 
 const char* cf_cuda_device_name(const cfCuda* g) {
@@ -1817,6 +2064,10 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   TRY(check_model(g, m));
   if (!d) return cf_error(CF_ERR_ARG, "cf_cuda_step: NULL data");
   CU(cudaSetDevice(g->device));
+  if (m->def.divergence_check) { /* the run's reference energy; Euler: x0 kept for a roll-back */
+    TRY(mon_begin(g, m, d));
+    if (m->def.integrator != CF_INTEGRATOR_GENERALIZED_ALPHA) TRY(dcopy(g, g->mon_x0, g->x));
+  }
   if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) return ga_step(g, m, d);
   const double h = m->def.dt;
   int saved = 0; /* v_prev holds v0: the state can be put back */
@@ -1867,7 +2118,15 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     d->timer[stages[i]] += 1e-3 * (double)ms;
   }
   d->ninverted = g->st_host->ninverted;
-  d->t += h;
+  if (m->def.divergence_check) { /* work dx = h v1, F = f_ext (cf_step's); decided at the step's end time */
+    cfMonitorStats ms;
+    double mw = 0;
+    TRY(mon_stats(g, m, MON_WORK_EULER, h, cf_divergence_full_step(d), &ms, &mw));
+    d->t += h;
+    TRY(mon_decide(g, m, d, &ms, mw, NULL));
+  } else {
+    d->t += h;
+  }
   return cf_step_finish(d, st);
 }
 

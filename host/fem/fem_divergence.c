@@ -71,28 +71,26 @@ static double energy_floor(const cfModel* m) {
 double cf_strain_energy_fast(const cfModel* m, const cfData* d) {
   double lam, mu, s = 0;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  for (int e = 0; e < m->ntet; e++) {
-    double Ds[9], F[9], H[9];
-    cf_edge_matrix(d->x, m->tet, e, Ds);
-    cf_mul3(Ds, m->Dm_inv + 9 * e, F);
-    cf_mul3_tn(d->R + 9 * e, F, H);
-    H[0] -= 1, H[4] -= 1, H[8] -= 1;
-    const double tr = H[0] + H[4] + H[8];
-    const double e01 = 0.5 * (H[1] + H[3]), e02 = 0.5 * (H[2] + H[6]), e12 = 0.5 * (H[5] + H[7]);
-    const double ee = H[0] * H[0] + H[4] * H[4] + H[8] * H[8] + 2 * (e01 * e01 + e02 * e02 + e12 * e12);
-    s += m->vol[e] * (0.5 * lam * tr * tr + mu * ee);
-  }
+  for (int e = 0; e < m->ntet; e++) s += cf_elem_strain_energy_fast(d->x, m->tet, m->Dm_inv, d->R, m->vol[e], lam, mu, e);
   return s;
 }
 
-void cf_divergence_restart(const cfModel* m, cfData* d) {
+void cf_divergence_restart_energy(const cfModel* m, cfData* d, double energy0) {
   if (!(d->mon_size > 0)) d->mon_size = cf_part_size(m);
-  d->mon_energy0 = cf_kinetic_energy(m, d) + cf_strain_energy_fast(m, d);
+  d->mon_energy0 = energy0;
   d->mon_energy = d->mon_energy0;
   d->mon_work = 0;
   d->mon_work_max = 0;
 }
 
+void cf_divergence_restart(const cfModel* m, cfData* d) {
+  cf_divergence_restart_energy(m, d, cf_kinetic_energy(m, d) + cf_strain_energy_fast(m, d));
+}
+
+void cf_divergence_record_work(cfData* d, double w) {
+  d->mon_work += w;
+  d->mon_work_max = fmax(d->mon_work_max, fabs(d->mon_work));
+}
 /* W += dx . ((Fa + Fb)/2 + M g), dx = c0 u0 + c1 u1 on the free DOFs */
 void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double* u0, double c1, const double* u1,
                             const double* Fa, const double* Fb) {
@@ -104,20 +102,21 @@ void cf_divergence_add_work(const cfModel* m, cfData* d, double c0, const double
     const double dx = c0 * u0[i] + (u1 ? c1 * u1[i] : 0.0);
     w += dx * (0.5 * (Fa[i] + Fb[i]) + m->node_mass[i / 3] * g[i % 3]);
   }
-  d->mon_work += w;
-  d->mon_work_max = fmax(d->mon_work_max, fabs(d->mon_work));
+  cf_divergence_record_work(d, w);
 }
 
-int cf_divergence_check(const cfModel* m, cfData* d) {
-  const long step = d->steps + 1;
-  if (!(d->mon_size > 0)) d->mon_size = cf_part_size(m);
+int cf_divergence_full_step(const cfData* d) { return (d->steps + 1) % MON_FULL_EVERY == 0; }
+
+/* The CPU's figures of the state in d (the GPU computes the same by device reductions). */
+void cf_divergence_stats(const cfModel* m, const cfData* d, cfMonitorStats* st) {
+  memset(st, 0, sizeof *st);
+  st->bad_dof = -1;
   /* 1. finite */
   for (int i = 0; i < m->ndof; i++)
-    if (!isfinite(d->x[i]) || !isfinite(d->v[i]))
-      return cf_error(CF_ERR_DIVERGED,
-                      "step %ld, t = %.6g s: the dynamics diverged: the %s of node index %d is not finite (%g); %s",
-                      step, d->t, isfinite(d->x[i]) ? "velocity" : "position", i / 3 + 1,
-                      isfinite(d->x[i]) ? d->v[i] : d->x[i], advice(m));
+    if (!isfinite(d->x[i]) || !isfinite(d->v[i])) {
+      st->bad_dof = i, st->bad_x = d->x[i], st->bad_v = d->v[i];
+      return; /* the decision needs nothing else */
+    }
   /* 2. displacement relative to the mass centre's motion */
   double c[3] = {0, 0, 0}, C[3] = {0, 0, 0}, mass = 0;
   for (int n = 0; n < m->nnode; n++) {
@@ -137,18 +136,37 @@ int cf_divergence_check(const cfModel* m, cfData* d) {
     }
     if (s > worst) worst = s, at = n;
   }
-  worst = sqrt(worst);
-  if (worst > MON_SIZE_FACTOR * d->mon_size)
+  st->dev = sqrt(worst);
+  st->dev_node = at;
+  /* 3. energy: the kinetic energy every step (a few flops per matrix block), the strain energy
+   * too every MON_FULL_EVERY steps (20-40% of a lug step with the rotated-Cholesky PCG) */
+  st->kinetic = cf_kinetic_energy(m, d);
+  st->full = cf_divergence_full_step(d);
+  st->strain = st->full ? cf_strain_energy_fast(m, d) : 0.0;
+}
+
+/* The decision and its message, one for both backends. */
+int cf_divergence_decide(const cfModel* m, cfData* d, const cfMonitorStats* st) {
+  const long step = d->steps + 1;
+  if (!(d->mon_size > 0)) d->mon_size = cf_part_size(m);
+  /* 1. finite */
+  if (st->bad_dof >= 0) {
+    const int i = st->bad_dof;
+    return cf_error(CF_ERR_DIVERGED,
+                    "step %ld, t = %.6g s: the dynamics diverged: the %s of node index %d is not finite (%g); %s",
+                    step, d->t, isfinite(st->bad_x) ? "velocity" : "position", i / 3 + 1,
+                    isfinite(st->bad_x) ? st->bad_v : st->bad_x, advice(m));
+  }
+  /* 2. displacement relative to the mass centre's motion */
+  if (st->dev > MON_SIZE_FACTOR * d->mon_size)
     return cf_error(CF_ERR_DIVERGED,
                     "step %ld, t = %.6g s: the dynamics diverged: node index %d moved %.4g m relative to the part's mass "
                     "centre, more than %d x the part's size (%.4g m); %s",
-                    step, d->t, at + 1, worst, MON_SIZE_FACTOR, d->mon_size, advice(m));
-  /* 3. energy against the work put in: the kinetic energy alone every step (a lower bound of E,
-   * a few flops per matrix block), the strain energy too every MON_FULL_EVERY steps (a polar
-   * decomposition per element: 20-40% of a lug step with the rotated-Cholesky PCG) */
-  const double K = cf_kinetic_energy(m, d);
-  const int full = step % MON_FULL_EVERY == 0;
-  const double E = full ? K + cf_strain_energy_fast(m, d) : K;
+                    step, d->t, st->dev_node + 1, st->dev, MON_SIZE_FACTOR, d->mon_size, advice(m));
+  /* 3. energy against the work put in (the kinetic energy alone is a lower bound of E) */
+  const double K = st->kinetic;
+  const int full = st->full;
+  const double E = full ? K + st->strain : K;
   if (full) d->mon_energy = E;
   const double scale = fmax(fmax(d->mon_energy0, d->mon_work_max), energy_floor(m));
   if (!isfinite(E) || E - d->mon_energy0 > d->mon_work + MON_FACTOR * scale) {
@@ -161,4 +179,10 @@ int cf_divergence_check(const cfModel* m, cfData* d) {
                     MON_FACTOR, scale, advice(m));
   }
   return CF_OK;
+}
+
+int cf_divergence_check(const cfModel* m, cfData* d) {
+  cfMonitorStats st;
+  cf_divergence_stats(m, d, &st);
+  return cf_divergence_decide(m, d, &st);
 }

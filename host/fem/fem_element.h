@@ -520,4 +520,31 @@ CF_HD void cf_warm_coefficients(const double* s, double tol, double b_scale, dou
   }
 }
 
+
+/* ---- divergence monitor (fem_divergence.c, the CUDA monitor) ---------------------------------- */
+/* 1/2 u_e^T K_e u_e of element e in the stress form: H = R^T F - I (F = Ds Dm^-1), eps = sym H,
+ * V (lam/2 (tr eps)^2 + mu eps:eps), exact for the linear tetrahedron. */
+CF_HD double cf_elem_strain_energy_fast(const double* x, const int* tet, const double* Dm_inv, const double* R,
+                                        double vol, double lam, double mu, int e) {
+  double Ds[9], F[9], H[9];
+  cf_edge_matrix(x, tet, e, Ds);
+  cf_mul3(Ds, Dm_inv + 9 * e, F);
+  cf_mul3_tn(R + 9 * e, F, H);
+  H[0] -= 1, H[4] -= 1, H[8] -= 1;
+  const double tr = H[0] + H[4] + H[8];
+  const double e01 = 0.5 * (H[1] + H[3]), e02 = 0.5 * (H[2] + H[6]), e12 = 0.5 * (H[5] + H[7]);
+  const double ee = H[0] * H[0] + H[4] * H[4] + H[8] * H[8] + 2 * (e01 * e01 + e02 * e02 + e12 * e12);
+  return vol * (0.5 * lam * tr * tr + mu * ee);
+}
+
+/* Row i of v^T M v (scalar mass blocks Mblk): sum_j M_ij v_i . v_j. */
+CF_HD double cf_node_kinetic2(int i, const int* row_ptr, const int* col, const double* Mblk, const double* v) {
+  double s = 0;
+  for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
+    const int j = col[k];
+    s += Mblk[k] * (v[3 * i] * v[3 * j] + v[3 * i + 1] * v[3 * j + 1] + v[3 * i + 2] * v[3 * j + 2]);
+  }
+  return s;
+}
+
 #endif

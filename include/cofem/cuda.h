@@ -47,8 +47,8 @@ int cf_cuda_device_available(int device, char* why, int n);
  * iterations, the K_R tangent, block-Jacobi PCG, or AMG PCG with backward Euler; lumped or
  * consistent mass, Rayleigh damping, warm or cold start); else CF_ERR_UNSUPPORTED with a message
  * naming what the model asks for. Needs no device; cf_cuda_create calls it first.
- * The divergence monitor (def.divergence_check) is not run on the GPU and not refused: a
- * non-finite state fails the next GPU step (CF_ERR_ARG), energy growth is not watched. */
+ * The divergence monitor (def.divergence_check) runs on the GPU too: cf_cuda_step computes its
+ * figures by device reductions and fem_divergence.c's decision (the CPU's) takes them. */
 int cf_cuda_check_model(const cfModel* m);
 
 /* Upload the model and the current state of d (x, v, v_prev, R, f_ext, supports_active).
@@ -67,8 +67,18 @@ int cf_cuda_set_supports(cfCuda* g, int active);
  * d: t, steps, ninverted, pcg_iters, pcg_residual, pcg_iters_total, warning[], timer[] (device
  * times from CUDA events). Returns CF_OK, a positive warning, or a negative error; on an error
  * the device state is left as cf_step leaves the host's (x, t, steps unchanged, v back to v0,
- * v_prev = v0, R the rotations of x), e.g. CF_ERR_ARG for a non-finite right side. */
+ * v_prev = v0, R the rotations of x), e.g. CF_ERR_ARG for a non-finite right side.
+ * With def.divergence_check the step ends with the divergence monitor (cf_step's): its figures
+ * (finiteness, 1/2 v^T M v, the loads' work, every 8th step the strain energy, the largest
+ * displacement relative to the mass centre's motion) by device reductions, 64 bytes read back,
+ * the decision and message of cf_divergence_decide; on CF_ERR_DIVERGED the device state is back
+ * at the step's start (x, v = v_prev = v0, R of x; generalized-alpha also a) and t, steps and
+ * d->mon_work are unchanged, as cf_step leaves the host's. */
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d);
+/* The monitor's figures of the device's current state (what cf_cuda_step hands the decision):
+ * full: the strain energy too; *work: dt v . (f_ext + M g) over the free DOFs (backward Euler's
+ * work increment with v the step's end velocity). For tests. */
+int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats* st, double* work);
 
 /* Fields for upload / download (bit mask). */
 enum cfCudaField {

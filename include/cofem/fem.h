@@ -256,6 +256,27 @@ void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
 int cf_divergence_check(const cfModel* m, cfData* d);
 void cf_divergence_restart(const cfModel* m, cfData* d);
 
+/* The monitor split for both backends: the figures of a state (cf_divergence_stats on the CPU,
+ * device reductions on the GPU) and one decision that writes the message. */
+typedef struct cfMonitorStats {
+  int bad_dof;         /* first DOF whose x or v is not finite (-1: none; then nothing else is set) */
+  double bad_x, bad_v; /* x and v of that DOF */
+  double dev;          /* max over nodes of |(x_i - c) - (X_i - C)| (c, C: mass centres) */
+  int dev_node;        /* the node of dev (the first of equals) */
+  double kinetic;      /* 1/2 v^T M v */
+  int full;            /* strain computed: cf_divergence_full_step(d) */
+  double strain;       /* sum_e 1/2 u_e^T K_e u_e in the stress form, R = d->R (when full) */
+} cfMonitorStats;
+void cf_divergence_stats(const cfModel* m, const cfData* d, cfMonitorStats* st);
+/* CF_OK or CF_ERR_DIVERGED with the message; updates d->mon_energy on a full step */
+int cf_divergence_decide(const cfModel* m, cfData* d, const cfMonitorStats* st);
+/* 1 when the step about to be counted (d->steps + 1) takes the strain energy too (every 8th) */
+int cf_divergence_full_step(const cfData* d);
+/* W += w (the work of one step's loads), |W| max kept */
+void cf_divergence_record_work(cfData* d, double w);
+/* cf_divergence_restart with the energy E0 = kinetic + strain computed elsewhere (the GPU) */
+void cf_divergence_restart_energy(const cfModel* m, cfData* d, double energy0);
+
 /* Monotonic wall clock in seconds. */
 double cf_wall_time(void);
 

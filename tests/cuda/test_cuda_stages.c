@@ -54,6 +54,7 @@
 #include "cofem/sim.h"
 #include "fem/fem_element.h"
 #include "fem/fem_pcg.h"
+#include "fem/fem_newton.h" /* cf_strain_energy_fast */
 
 /* --ga-perturb EPS: the CPU's loads in the generalized-alpha run perturbed by EPS relative (run
  * against the CPU mock, tests/cuda/mock: the CPU against itself, the measure of the bounds) */
@@ -986,6 +987,147 @@ done:
   m->def = saved;
 }
 
+/* ---- the divergence monitor on the GPU (one decision, fem_divergence.c, for both) ------------- */
+#define TOL_MON 1e-9 /* relative difference of the monitor's figures on one state (FMA and the
+                        order of the sums only: ~1e-15 expected) */
+#define MON_LOAD 3e4 /* times the case's load: the clamped beam's tip flung beyond 100 part sizes in
+                        a few backward-Euler steps (the displacement test fires) */
+static double rel_diff(double a, double b) {
+  double s = fmax(fabs(a), fabs(b));
+  return s > 0 ? fabs(a - b) / s : 0.0;
+}
+
+/* the message with every number (a run starting with a digit) as '#': "what grew" and the advice */
+static void mon_words(const char* in, char* out, size_t n) {
+  size_t j = 0;
+  for (size_t i = 0; in[i] && j + 1 < n;) {
+    if (in[i] >= '0' && in[i] <= '9') {
+      while ((in[i] >= '0' && in[i] <= '9') || in[i] == '.' ||
+             ((in[i] == 'e' || in[i] == 'E') && (in[i + 1] == '+' || in[i + 1] == '-' ||
+                                                 (in[i + 1] >= '0' && in[i + 1] <= '9'))) ||
+             ((in[i] == '+' || in[i] == '-') && (in[i - 1] == 'e' || in[i - 1] == 'E')))
+        i++;
+      out[j++] = '#';
+    } else {
+      out[j++] = in[i++];
+    }
+  }
+  out[j] = 0;
+}
+
+static void test_monitor(Case* c) {
+  cfModel* m = c->m;
+  const size_t nd = (size_t)m->ndof;
+  cfData *dc = NULL, *dg = NULL;
+  cfCuda *g = NULL, *g2 = NULL;
+  double *xb = malloc(nd * sizeof(double)), *vb = malloc(nd * sizeof(double));
+  double *uc = calloc(nd, sizeof(double)), *ug = calloc(nd, sizeof(double));
+  const int saved_check = m->def.divergence_check;
+  m->def.divergence_check = 1;
+  CHECK_OK(cf_data_create(m, &dc));
+  CHECK_OK(cf_data_create(m, &dg));
+  if (!dc || !dg || !xb || !vb || !uc || !ug) goto done;
+  /* 1. the figures of one state (9 CPU steps, uploaded) on both sides */
+  set_load(c, 1.0, dc->f_ext);
+  for (int s = 0; s < 9; s++) CHECK(cf_step(m, dc) >= 0);
+  CHECK_OK(cf_cuda_create(m, dc, &g));
+  if (!g) goto done;
+  {
+    cfMonitorStats sg, sc;
+    double wg = 0, wc = 0;
+    CHECK_OK(cf_cuda_monitor_stats(g, m, 1, &sg, &wg));
+    cf_divergence_stats(m, dc, &sc);
+    sc.strain = cf_strain_energy_fast(m, dc); /* every step's figures are the same code */
+    const int use_fixed = dc->supports_active && m->nfixed;
+    for (size_t i = 0; i < nd; i++) /* backward Euler's work increment, written out */
+      if (!(use_fixed && m->fixed[i]))
+        wc += m->def.dt * dc->v[i] * (dc->f_ext[i] + m->node_mass[i / 3] * m->def.gravity[i % 3]);
+    const double rk = rel_diff(sg.kinetic, sc.kinetic), rs = rel_diff(sg.strain, sc.strain);
+    const double rw = rel_diff(wg, wc), rd = rel_diff(sg.dev, sc.dev);
+    printf("  monitor figures GPU vs CPU: kinetic %.3g J (rel %.2g), strain %.3g J (rel %.2g), work %.3g J "
+           "(rel %.2g), max deviation %.3g m at node %d/%d (rel %.2g); bound %.0e\n",
+           sc.kinetic, rk, sc.strain, rs, wc, rw, sc.dev, sg.dev_node, sc.dev_node, rd, TOL_MON);
+    CHECK(sg.bad_dof == -1 && sc.bad_dof == -1);
+    CHECK(sc.kinetic > 0 && sc.strain > 0 && wc != 0 && sc.dev > 0); /* non-trivial figures */
+    CHECK(rk <= TOL_MON);
+    CHECK(rs <= TOL_MON);
+    CHECK(rw <= TOL_MON);
+    CHECK(rd <= TOL_MON);
+    CHECK(sg.dev_node == sc.dev_node);
+  }
+  /* the same 9 steps on the GPU from rest: the monitor's running sums follow the CPU's */
+  cf_data_reset(m, dg);
+  set_load(c, 1.0, dg->f_ext);
+  CHECK_OK(cf_cuda_create(m, dg, &g2));
+  if (!g2) goto done;
+  for (int s = 0; s < 9; s++) CHECK(cf_cuda_step(g2, m, dg) >= 0);
+  {
+    const double re = rel_diff(dg->mon_energy, dc->mon_energy), rw = rel_diff(dg->mon_work, dc->mon_work);
+    printf("  monitor after 9 steps: energy %.6g J (rel %.2g), work %.6g J (rel %.2g), E0 %.3g / %.3g J\n",
+           dc->mon_energy, re, dc->mon_work, rw, dg->mon_energy0, dc->mon_energy0);
+    CHECK(dc->mon_energy > 0 && dc->mon_work != 0);
+    CHECK(re <= TOL_TRAJ * m->def.pcg_tol);
+    CHECK(rw <= TOL_TRAJ * m->def.pcg_tol);
+    CHECK(fabs(dg->mon_energy0 - dc->mon_energy0) <= 1e-9 * dc->mon_energy); /* at rest: ~0 on both */
+  }
+  /* 2. a run to divergence from rest on both sides: the same step, words and state */
+  cf_cuda_free(g);
+  g = NULL;
+  cf_data_reset(m, dc);
+  cf_data_reset(m, dg);
+  set_load(c, MON_LOAD, dc->f_ext);
+  set_load(c, MON_LOAD, dg->f_ext);
+  CHECK_OK(cf_cuda_create(m, dg, &g));
+  if (!g) goto done;
+  {
+    int sc = CF_OK, sg = CF_OK;
+    char mc[1024], mg[1024], wc[1024], wg[1024];
+    while (sc >= 0 && dc->steps < 20) sc = cf_step(m, dc);
+    snprintf(mc, sizeof mc, "%s", cf_last_error());
+    while (sg >= 0 && dg->steps < 20) {
+      CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_X | CF_CUDA_V));
+      memcpy(xb, dg->x, nd * sizeof(double));
+      memcpy(vb, dg->v, nd * sizeof(double));
+      sg = cf_cuda_step(g, m, dg);
+    }
+    snprintf(mg, sizeof mg, "%s", cf_last_error());
+    printf("  diverging run (load x %.0e): CPU %d after %ld steps \"%s\"\n  GPU %d after %ld steps \"%s\"\n",
+           MON_LOAD, sc, dc->steps, mc, sg, dg->steps, mg);
+    CHECK(sc == CF_ERR_DIVERGED);
+    CHECK(sg == CF_ERR_DIVERGED);
+    CHECK(dc->steps >= 2); /* not at once: the run is a run */
+    CHECK(dg->steps == dc->steps);
+    CHECK(dg->t == dc->t);
+    long kc = -1, kg = -2;
+    CHECK(sscanf(mc, "step %ld", &kc) == 1 && kc == dc->steps + 1);
+    CHECK(sscanf(mg, "step %ld", &kg) == 1 && kg == kc);
+    mon_words(mc, wc, sizeof wc);
+    mon_words(mg, wg, sizeof wg);
+    CHECK(!strcmp(wc, wg));
+    CHECK(strstr(mc, "diverged") != NULL);
+    /* the device state is the failing step's start: exactly what it was, and the CPU's within the
+     * trajectories' tolerance */
+    CHECK(fabs(dg->mon_work - dc->mon_work) <= TOL_TRAJ * m->def.pcg_tol * fabs(dc->mon_work) + 1e-300);
+    CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_STATE));
+    CHECK(memcmp(dg->x, xb, nd * sizeof(double)) == 0);
+    CHECK(memcmp(dg->v, vb, nd * sizeof(double)) == 0);
+    CHECK(memcmp(dg->v_prev, vb, nd * sizeof(double)) == 0);
+    for (size_t i = 0; i < nd; i++) uc[i] = dc->x[i] - m->X[i], ug[i] = dg->x[i] - m->X[i];
+    compare("diverged: u at the step's start", ug, uc, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(uc, nd), 0);
+    compare("diverged: v at the step's start", dg->v, dc->v, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(dc->v, nd), 0);
+  }
+done:
+  m->def.divergence_check = saved_check;
+  cf_cuda_free(g);
+  cf_cuda_free(g2);
+  cf_data_free(dc);
+  cf_data_free(dg);
+  free(xb);
+  free(vb);
+  free(uc);
+  free(ug);
+}
+
 /* ---- cases ----------------------------------------------------------------------------------- */
 static int setup(Case* c, double dt, int consistent_mass) {
   cfModelDef def = cf_default_model_def();
@@ -1012,6 +1154,7 @@ static void run_case(Case* c) {
   test_inverted(c);
   test_state_round_trip(c);
   if (!quick) test_sim(c);
+  if (!quick && c->steps == 50 && !c->m->def.consistent_mass) test_monitor(c); /* the 20x4x4 beam */
 }
 
 /* a box clamped at xmin, loaded at xmax */

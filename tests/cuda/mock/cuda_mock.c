@@ -87,20 +87,15 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   p->steps = d->steps; p->t = d->t; p->pcg_iters_total = d->pcg_iters_total;
   memcpy(p->warning, d->warning, sizeof d->warning);
   p->newton_iters_total = d->newton_iters_total;
-  int st;
+  /* the monitor's running sums live in d (the GPU keeps them on the host) */
+  p->mon_energy0 = d->mon_energy0; p->mon_energy = d->mon_energy;
+  p->mon_work = d->mon_work; p->mon_work_max = d->mon_work_max;
+  int st = cf_step(m, p); /* with the divergence monitor, as fem_cuda.cu's steps */
+  d->mon_energy0 = p->mon_energy0; d->mon_energy = p->mon_energy;
+  d->mon_work = p->mon_work; d->mon_work_max = p->mon_work_max;
   if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) {
-    /* as fem_cuda.cu's ga_step: the shared driver, no divergence monitor, then the step's end */
-    memcpy(p->mon_x0, p->x, sizeof(double) * m->ndof);
-    st = cf_step_generalized_alpha(m, p);
-    if (st >= 0) {
-      memcpy(p->f_ext_prev, p->f_ext, sizeof(double) * m->ndof);
-      p->t += m->def.dt;
-      st = cf_step_finish(p, st);
-    }
     d->newton_iters = p->newton_iters; d->newton_iters_total = p->newton_iters_total;
     d->newton_residual = p->newton_residual; d->step_cuts = p->step_cuts;
-  } else {
-    st = cf_step(m, p);
   }
   d->ninverted = p->ninverted;
   if (st < 0) return st;
@@ -157,5 +152,18 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) { cf_stage_updat
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   for (int i = 0; i < g->m->nnode; i++) cf_bsr_row(i, g->m->row_ptr, g->m->col, g->d->A, x, y);
   return 0;
+}
+int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats* st, double* work) {
+  cfData* p = g->d;
+  p->supports_active = g->supports;
+  cf_divergence_stats(m, p, st);
+  st->full = full;
+  st->strain = full ? cf_strain_energy_fast(m, p) : 0.0;
+  const int use_fixed = p->supports_active && m->nfixed;
+  double w = 0;
+  for (int i = 0; i < m->ndof; i++)
+    if (!(use_fixed && m->fixed[i])) w += m->def.dt * p->v[i] * (p->f_ext[i] + m->node_mass[i / 3] * m->def.gravity[i % 3]);
+  *work = w;
+  return CF_OK;
 }
 const char* cf_cuda_device_name(const cfCuda* g) { return "mock (CPU)"; }
