@@ -529,6 +529,67 @@ done:
   cf_data_free(b);
 }
 
+/* The divergence monitor's decision (cf_divergence_decide), which the GPU step feeds with its
+ * device figures: each test on hand-made figures, and the CPU's own figures give cf_divergence_check's
+ * verdict and message. */
+static void test_monitor_decide(const cfModel* m) {
+  cfData* d = NULL;
+  CHECK_OK(cf_data_create(m, &d));
+  if (!d) return;
+  for (int i = 0; i < m->ndof; i += 3) d->f_ext[i + 2] = -1e3;
+  for (int s = 0; s < 3; s++) CHECK(cf_step(m, d) >= 0);
+  cfMonitorStats st;
+  cf_divergence_stats(m, d, &st);
+  CHECK(st.bad_dof == -1 && st.kinetic > 0 && st.dev > 0);
+  CHECK(st.full == 0); /* step 4: the kinetic energy alone */
+  CHECK(cf_divergence_decide(m, d, &st) == CF_OK);
+  const double size = d->mon_size;
+  CHECK(size > 1.0 && size < 1.1); /* the 1 x 0.1 x 0.1 box's diagonal: 1.00995 */
+  char msg[1024];
+  /* 1. non-finite: the first bad DOF's node (1-based), position before velocity */
+  cfMonitorStats b = st;
+  b.bad_dof = 7, b.bad_x = 0.5, b.bad_v = NAN;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED);
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  printf("  decide, NaN velocity: %s\n", msg);
+  const char* want = "step 4, t = 0.003 s: the dynamics diverged: the velocity of node index 3 is not finite (nan)";
+  CHECK(!strncmp(msg, want, strlen(want)));
+  b.bad_x = INFINITY;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED);
+  CHECK(strstr(cf_last_error(), "the position of node index 3 is not finite (inf)") != NULL);
+  /* 2. displacement: 100 part sizes is the limit */
+  b = st;
+  b.dev = 99 * size, b.dev_node = 11;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_OK);
+  b.dev = 101 * size;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED);
+  CHECK(strstr(cf_last_error(), "node index 12 moved ") != NULL);
+  CHECK(strstr(cf_last_error(), "more than 100 x the part's size") != NULL);
+  /* 3. energy above E0 + W + 10 scale (scale = max(E0, max |W|, E_floor) = max |W| here) */
+  const double limit = d->mon_energy0 + d->mon_work + 10 * fmax(fmax(d->mon_energy0, d->mon_work_max), 1e-300);
+  b = st;
+  b.kinetic = 0.99 * limit;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_OK);
+  b.kinetic = 1.01 * limit;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED);
+  CHECK(strstr(cf_last_error(), "the kinetic energy alone grew to ") != NULL);
+  b.full = 1, b.kinetic = 0.5 * limit, b.strain = 0.52 * limit; /* the sum decides */
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED);
+  CHECK(strstr(cf_last_error(), "the energy grew to ") != NULL && strstr(cf_last_error(), " + strain ") != NULL);
+  b.kinetic = NAN, b.full = 0;
+  CHECK(cf_divergence_decide(m, d, &b) == CF_ERR_DIVERGED); /* a non-finite energy is never "within" */
+  printf("  decide: limits at 100 sizes (%.4g m) and E0 + W + 10 scale (%.4g J) ok\n", 100 * size, limit);
+  /* the CPU's check is stats + decide: same verdict and message on a blown-up state */
+  d->v[5] *= 1e8;
+  cf_divergence_stats(m, d, &st);
+  int s1 = cf_divergence_decide(m, d, &st);
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  int s2 = cf_divergence_check(m, d);
+  CHECK(s1 == CF_ERR_DIVERGED && s2 == s1);
+  CHECK(!strcmp(msg, cf_last_error()));
+  cf_data_free(d);
+}
+
 int main(void) {
   CHECK_OK(cf_mesh_box(6, 2, 2, 1.0, 0.1, 0.1, &mesh));
   cfModelDef def = cf_default_model_def();
@@ -545,6 +606,7 @@ int main(void) {
   test_system_coefficients();
   test_fields(m);
   test_newton_driver();
+  test_monitor_decide(m);
   char why[256];
   CHECK(cf_cuda_device_available(-1, why, sizeof why) == 0);
   CHECK(why[0] != 0);
