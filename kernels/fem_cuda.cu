@@ -1637,7 +1637,7 @@ int mon_decide(cfCuda* g, const cfModel* m, cfData* d, const cfMonitorStats* st,
 }
 
 /* one generalized-alpha step: the CPU's driver on the GPU's stages, then the end of the step as
- * the CPU's (fem_step.c, without the divergence monitor): f_ext_prev = f_ext, t += h */
+ * the CPU's (fem_step.c): f_ext_prev = f_ext, t += h, the divergence monitor */
 int ga_step(cfCuda* g, const cfModel* m, cfData* d) {
   if (!g->ga)
     return cf_error(CF_ERR_ARG, "cf_cuda_step: generalized-alpha on a backend created for another integrator "
