@@ -1128,14 +1128,16 @@ static void test_monitor(Case* c) {
     CHECK(strstr(mc, "diverged") != NULL);
     /* the device state is the failing step's start: exactly what it was, and the CPU's within the
      * trajectories' tolerance */
-    CHECK(fabs(dg->mon_work - dc->mon_work) <= TOL_TRAJ * m->def.pcg_tol * fabs(dc->mon_work) + 1e-300);
+    /* TOL_TRAJ_V: a run through inverted elements to a 6400x load (its polar decompositions near
+     * the eigengap's edge) is not the file's smooth trajectory; the restore itself is bitwise below */
+    CHECK(fabs(dg->mon_work - dc->mon_work) <= TOL_TRAJ_V * m->def.pcg_tol * fabs(dc->mon_work) + 1e-300);
     CHECK_OK(cf_cuda_download(g, dg, CF_CUDA_STATE));
     CHECK(memcmp(dg->x, xb, nd * sizeof(double)) == 0);
     CHECK(memcmp(dg->v, vb, nd * sizeof(double)) == 0);
     CHECK(memcmp(dg->v_prev, vb, nd * sizeof(double)) == 0);
     for (size_t i = 0; i < nd; i++) uc[i] = dc->x[i] - m->X[i], ug[i] = dg->x[i] - m->X[i];
-    compare("diverged: u at the step's start", ug, uc, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(uc, nd), 0);
-    compare("diverged: v at the step's start", dg->v, dc->v, nd, TOL_TRAJ * m->def.pcg_tol * max_abs(dc->v, nd), 0);
+    compare("diverged: u at the step's start", ug, uc, nd, TOL_TRAJ_V * m->def.pcg_tol * max_abs(uc, nd), 0);
+    compare("diverged: v at the step's start", dg->v, dc->v, nd, TOL_TRAJ_V * m->def.pcg_tol * max_abs(dc->v, nd), 0);
   }
 done:
   m->def.divergence_check = saved_check;
