@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "cofem/cofem.h"
 #include "cofem/mbs.h"
@@ -32,262 +33,294 @@ static int check_output(const cfScene* s, double nsteps, double budget, const ch
 }
 
 /* ---- cofem run -------------------------------------------------------------------------------- */
-int cf_cmd_run(int argc, char** argv) {
-  static const char* const precond_names[] = {"block_jacobi", "rotated_cholesky", "amg", "auto", NULL}; /* enum order */
-  static const char* const backend_names[] = {"cpu", "cuda", "auto", NULL};
-  const char* scene_path = NULL;
-  const char* out_arg = NULL;
-  int backend = -1;
-  long steps = -1, max_output = CF_CLI_DEFAULT_MAX_OUTPUT;
-  double t_end = -1;
-  int cold = 0, quiet = 0, precond = -1, rc = 0;
-  for (int i = 2; i < argc && !rc; i++) {
-    const char* a = argv[i];
-    if (!strcmp(a, "--steps")) rc = cf_cli_opt_long(argc, argv, &i, 1, 1000000000000L, &steps);
-    else if (!strcmp(a, "--end")) rc = cf_cli_opt_double(argc, argv, &i, 1e-9, 1e12, &t_end);
-    else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
-    else if (!strcmp(a, "--backend")) rc = cf_cli_opt_choice(argc, argv, &i, backend_names, &backend);
-    else if (!strcmp(a, "--precond")) rc = cf_cli_opt_choice(argc, argv, &i, precond_names, &precond);
-    else if (!strcmp(a, "--max-output")) rc = cf_cli_opt_long(argc, argv, &i, 0, LONG_MAX, &max_output);
-    else if (!strcmp(a, "--cold")) cold = 1;
-    else if (!strcmp(a, "--quiet")) quiet = 1;
-    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
-    else scene_path = a;
-  }
-  if (rc) return rc;
-  if (!scene_path) return cf_cli_usage();
-  cf_cli_catch_interrupts();
-  /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
-  if (cf_mbs_scene_is_mechanism(scene_path) > 0) return cf_cmd_run_mbs(argc, argv);
+
+/* one FE run: the scene, the model, where it writes, and the sums of the summary */
+typedef struct FeRun {
+  const char* scene_path;
+  long steps;
+  int quiet;
   cfScene s;
-  int st = cf_scene_load(scene_path, &s);
+  cfModel* m;
+  cfData* d;
+  cfSim* sim;
+  char out_dir[CF_PATH_MAX];
+  double out_bytes, max_output;
+  const char* threads_note;
+  char tnote[96];
+  cfCliOut od;
+  int removed;
+  cfCliCsv csv;
+  int nframes, cap;
+  char** frames; /* "frames/frame_NNNNNN.vtu", relative to result.pvd */
+  double* ftimes;
+  double* von;
+  int last_status; /* the last warning status of a step (> 0) */
+  long iters_sum, newton_sum, cuts;
+  int iters_max;
+  double peak; /* largest displacement at the steps whose state was fetched */
+} FeRun;
+
+static void fe_free(FeRun* r) {
+  cf_sim_free(r->sim);
+  cf_data_free(r->d);
+  cf_model_free(r->m);
+  cf_scene_free(&r->s);
+  for (int i = 0; i < r->nframes; i++) free(r->frames[i]);
+  free(r->frames), free(r->ftimes), free(r->von);
+}
+
+/* load and build the scene with the options applied, check the output budget: 0 or the exit status */
+static int fe_setup(FeRun* r, const cfCliRunOpts* o) {
+  cfScene* s = &r->s;
+  int st = cf_scene_load(r->scene_path, s);
   if (st < 0) return cf_cli_fail(st);
-  if (cold) s.def.warm_start = 0;
-  if (precond >= 0) s.def.preconditioner = precond;
-  if (backend >= 0) snprintf(s.backend, sizeof s.backend, "%s", backend_names[backend]);
-  if (t_end > 0) s.t_end = t_end;
+  if (o->cold) s->def.warm_start = 0;
+  if (o->precond >= 0) s->def.preconditioner = o->precond;
+  if (o->backend >= 0) snprintf(s->backend, sizeof s->backend, "%s", cf_cli_run_backends[o->backend]);
+  if (o->t_end > 0) s->t_end = o->t_end;
   /* threads (cfModelDef.threads, honoured by the library): the scene's solver.threads, else
    * OMP_NUM_THREADS, else one thread on small parts, where more were measured slower (the
    * thresholds in commands.h) */
-  const char* threads_note = "";
-  char tnote[96];
+  r->threads_note = "";
   const int min_nodes =
       omp_get_max_threads() >= CF_CLI_THREADS_MANY_CORES ? CF_CLI_THREADS_MIN_NODES_MANY : CF_CLI_THREADS_MIN_NODES;
-  if (s.def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 && s.mesh.nnode < min_nodes) {
-    s.def.threads = 1;
-    snprintf(tnote, sizeof tnote, " (one below %d nodes on %d cores; solver.threads to change)", min_nodes,
+  if (s->def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 && s->mesh.nnode < min_nodes) {
+    s->def.threads = 1;
+    snprintf(r->tnote, sizeof r->tnote, " (one below %d nodes on %d cores; solver.threads to change)", min_nodes,
              omp_get_max_threads());
-    threads_note = tnote;
+    r->threads_note = r->tnote;
   }
-  char out_dir[CF_PATH_MAX];
-  if (out_arg) snprintf(out_dir, sizeof out_dir, "%s", out_arg);
-  else cf_cli_default_out_dir(&s, out_dir, sizeof out_dir);
-  cfModel* m;
-  cfData* d;
-  st = cf_scene_build(&s, &m, &d);
-  if (st < 0) { cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  if (o->out_arg) snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_arg);
+  else cf_cli_default_out_dir(s, r->out_dir, sizeof r->out_dir);
+  st = cf_scene_build(s, &r->m, &r->d);
+  if (st < 0) { fe_free(r); return cf_cli_fail_scene(r->scene_path, st); }
   /* the model checked dt; the output is estimated before anything is written */
-  double nsteps = steps > 0 ? (double)steps : ceil(s.t_end / s.def.dt - 1e-9), out_bytes = 0;
-  st = check_output(&s, nsteps, (double)max_output, out_dir, &out_bytes);
-  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
-  steps = (long)nsteps; /* below the budget, so far below LONG_MAX */
-  cfSim* sim = NULL;
-  st = cf_sim_create(m, d, s.backend, &sim);
-  if (st < 0) { cf_data_free(d); cf_model_free(m); cf_scene_free(&s); return cf_cli_fail_scene(scene_path, st); }
+  double nsteps = o->steps > 0 ? (double)o->steps : ceil(s->t_end / s->def.dt - 1e-9);
+  r->max_output = (double)o->max_output;
+  st = check_output(s, nsteps, r->max_output, r->out_dir, &r->out_bytes);
+  if (st < 0) { fe_free(r); return cf_cli_fail_scene(r->scene_path, st); }
+  r->steps = (long)nsteps; /* below the budget, so far below LONG_MAX */
+  st = cf_sim_create(r->m, r->d, s->backend, &r->sim);
+  if (st < 0) { fe_free(r); return cf_cli_fail_scene(r->scene_path, st); }
+  return 0;
+}
 
-  /* the folder: made now (nothing before this point writes), the previous run's files removed */
+static const char* const kSub[] = {"frames", NULL};
+
+/* the folder: made now (nothing before this point writes), the previous run's files removed; the
+ * CSV opened with its header and the frames' folder made: 0 or the exit status */
+static int fe_prepare_output(FeRun* r) {
   static const cfCliOutPattern kFiles[] = {{"", "probes.csv", 0, "", "step,t,pcg_iters,"},
                                            {"", "result", 0, ".pvd", NULL},
                                            {"frames", "frame_", 6, ".vtu", NULL}};
-  static const char* const kSub[] = {"frames", NULL};
-  cfCliOut od;
-  int removed = 0;
-  st = cf_cli_out_make(&od, out_dir);
-  if (st >= 0) st = cf_cli_out_clean(&od, kFiles, 3, &removed);
-  char csv_path[CF_PATH_MAX + 32], csv_tmp[CF_PATH_MAX + 40];
-  snprintf(csv_path, sizeof csv_path, "%s/probes.csv", out_dir);
-  snprintf(csv_tmp, sizeof csv_tmp, "%s.tmp", csv_path);
-  FILE* csv = st < 0 ? NULL : fopen(csv_tmp, "w");
-  if (!csv) {
-    if (st >= 0) st = cf_error(CF_ERR_IO, "%s: cannot write: %s", csv_tmp, strerror(errno));
-    cf_cli_out_abandon(&od, kSub);
-    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
-    return cf_cli_fail_scene(scene_path, st);
+  const cfScene* s = &r->s;
+  int st = cf_cli_out_make(&r->od, r->out_dir);
+  if (st >= 0) st = cf_cli_out_clean(&r->od, kFiles, 3, &r->removed);
+  cf_cli_csv_names(&r->csv, r->out_dir, "probes.csv");
+  if (st >= 0) st = cf_cli_csv_open(&r->csv);
+  if (st < 0) {
+    cf_cli_out_abandon(&r->od, kSub);
+    fe_free(r);
+    return cf_cli_fail_scene(r->scene_path, st);
   }
+  FILE* csv = r->csv.f;
   fprintf(csv, "step,t,pcg_iters,pcg_residual,kinetic_energy,strain_energy");
-  for (int p = 0; p < s.nprobe; p++) fprintf(csv, ",%s_ux,%s_uy,%s_uz", s.probe[p], s.probe[p], s.probe[p]);
+  for (int p = 0; p < s->nprobe; p++) fprintf(csv, ",%s_ux,%s_uy,%s_uz", s->probe[p], s->probe[p], s->probe[p]);
   fprintf(csv, "\n");
+  return 0;
+}
 
-  printf("cofem run %s\n", scene_path);
-  printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s.mesh_path,
+static void fe_print_header(const FeRun* r) {
+  const cfScene* s = &r->s;
+  const cfModel* m = r->m;
+  printf("cofem run %s\n", r->scene_path);
+  printf("  mesh %s: %d nodes, %d tetrahedra, %d DOFs (%d fixed), %d matrix blocks\n", s->mesh_path,
          m->nnode, m->ntet, m->ndof, m->nfixed, m->nnzb);
-  if (s.mesh.note[0]) printf("  note: %s: %s\n", s.mesh_path, s.mesh.note);
+  if (s->mesh.note[0]) printf("  note: %s: %s\n", s->mesh_path, s->mesh.note);
   printf("  E %.4g Pa, nu %.3g, rho %.4g kg/m^3; dt %g s, %ld steps, %s; PCG %s tol %.1e, %s start; backend %s, %d threads%s\n",
-         s.def.E, s.def.nu, s.def.rho, s.def.dt, steps,
-         s.def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
-         : s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
+         s->def.E, s->def.nu, s->def.rho, s->def.dt, r->steps,
+         s->def.integrator == CF_INTEGRATOR_NEWMARK ? "Newmark"
+         : s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA ? "generalized-alpha" : "backward Euler",
          cf_preconditioner_name(m->def.preconditioner), /* "auto" resolved by cf_scene_build */
-         s.def.pcg_tol, s.def.warm_start ? "warm" : "cold",
-         cf_sim_backend_name(sim), s.def.threads > 0 ? s.def.threads : omp_get_max_threads(), threads_note);
-  if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
+         s->def.pcg_tol, s->def.warm_start ? "warm" : "cold",
+         cf_sim_backend_name(r->sim), s->def.threads > 0 ? s->def.threads : omp_get_max_threads(), r->threads_note);
+  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
     printf("  generalized-alpha: rho_inf %g, Newton tol %.1e, at most %d iterations and %d step halvings, %s tangent\n",
-           s.def.rho_inf, s.def.newton_tol, s.def.newton_max_iter, s.def.newton_max_cuts,
-           s.def.dyn_tangent == CF_DYN_TANGENT_KR ? "K_R" : "symmetric consistent");
-  {
-    char t[32], b[32];
-    cf_cli_human_bytes(out_bytes, t, sizeof t), cf_cli_human_bytes((double)max_output, b, sizeof b);
-    printf("  output: at most about %s into %s (budget %s, --max-output)\n", t, out_dir, b);
-    if (removed) printf("  removed %d file%s of a previous run from %s\n", removed, removed == 1 ? "" : "s", out_dir);
-  }
+           s->def.rho_inf, s->def.newton_tol, s->def.newton_max_iter, s->def.newton_max_cuts,
+           s->def.dyn_tangent == CF_DYN_TANGENT_KR ? "K_R" : "symmetric consistent");
+  char t[32], b[32];
+  cf_cli_human_bytes(r->out_bytes, t, sizeof t), cf_cli_human_bytes(r->max_output, b, sizeof b);
+  printf("  output: at most about %s into %s (budget %s, --max-output)\n", t, r->out_dir, b);
+  if (r->removed) printf("  removed %d file%s of a previous run from %s\n", r->removed, r->removed == 1 ? "" : "s", r->out_dir);
+}
 
-  int nframes = 0, cap = 0;
-  char** frames = NULL;
-  double* ftimes = NULL;
-  double* von = s.vtu_every > 0 ? malloc(sizeof(double) * m->ntet) : NULL;
-  char frame_dir[CF_PATH_MAX + 16];
-  snprintf(frame_dir, sizeof frame_dir, "%s/frames", out_dir);
-  if (s.vtu_every > 0) st = cf_make_dirs(frame_dir);
-
-  double wall0 = cf_wall_time();
-  int last_status = 0, worst = 0;
-  long iters_sum = 0, newton_sum = 0, cuts = 0;
-  int iters_max = 0;
-  double peak = 0;
-  for (long k = 1; k <= steps && st >= 0 && !cf_cli_interrupted; k++) {
-    cf_scene_forces(&s, d->t + s.def.dt, 1.0, d->f_ext);
-    cf_sim_set_forces(sim, d->f_ext);
-    st = cf_sim_step(sim);
-    if (st < 0) break;
-    if (st > 0) last_status = st, worst++;
-    iters_sum += d->pcg_iters;
-    newton_sum += d->newton_iters;
-    cuts += d->step_cuts;
-    if (d->pcg_iters > iters_max) iters_max = d->pcg_iters;
-    int want_state = s.nprobe > 0 || (s.vtu_every > 0 && k % s.vtu_every == 0) || k == steps;
-    if (want_state) {
-      cf_sim_fetch(sim);
-      peak = fmax(peak, cf_cli_max_displacement(m, d));
-    }
-    fprintf(csv, "%ld,%.9g,%d,%.3e,%.9g,%.9g", k, d->t, d->pcg_iters, d->pcg_residual,
-            want_state ? cf_kinetic_energy(m, d) : NAN, want_state ? cf_strain_energy(m, d) : NAN);
-    for (int p = 0; p < s.nprobe; p++) {
-      double u[3];
-      cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u);
-      fprintf(csv, ",%.9g,%.9g,%.9g", u[0], u[1], u[2]);
-    }
-    fprintf(csv, "\n");
-    if (s.vtu_every > 0 && k % s.vtu_every == 0) {
-      char name[64], path[CF_PATH_MAX + 96];
-      snprintf(name, sizeof name, "frames/frame_%06ld.vtu", k);
-      snprintf(path, sizeof path, "%s/%s", out_dir, name);
-      cf_von_mises(m, d, von);
-      st = cf_vtu_write(path, &s.mesh, d->x, d->v, von);
-      if (st < 0) break;
-      if (nframes == cap) {
-        cap = cap ? 2 * cap : 64;
-        frames = realloc(frames, sizeof(char*) * cap);
-        ftimes = realloc(ftimes, sizeof(double) * cap);
-      }
-      frames[nframes] = strdup(name);
-      ftimes[nframes++] = d->t;
-    }
-    if (!quiet && (k % 10 == 0 || k == steps)) {
-      double el = cf_wall_time() - wall0;
-      printf("%s  step %ld/%ld  t %.3f s  PCG %d it (res %.1e)  %.1fx real time", isatty(1) ? "\r" : "",
-             k, steps, d->t, d->pcg_iters, d->pcg_residual, d->t / el);
-      if (!isatty(1)) printf("\n");
-      fflush(stdout);
-    }
+/* frame k: DIR/frames/frame_NNNNNN.vtu, listed for result.pvd */
+static int fe_write_frame(FeRun* r, long k) {
+  char name[64], path[CF_PATH_MAX + 96];
+  snprintf(name, sizeof name, "frames/frame_%06ld.vtu", k);
+  snprintf(path, sizeof path, "%s/%s", r->out_dir, name);
+  cf_von_mises(r->m, r->d, r->von);
+  int st = cf_vtu_write(path, &r->s.mesh, r->d->x, r->d->v, r->von);
+  if (st < 0) return st;
+  if (r->nframes == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 64;
+    r->frames = realloc(r->frames, sizeof(char*) * r->cap);
+    r->ftimes = realloc(r->ftimes, sizeof(double) * r->cap);
   }
-  double wall = cf_wall_time() - wall0;
-  if (isatty(1) && !quiet) printf("\n");
-  int bad_close = fclose(csv) != 0;
-  if (bad_close && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", csv_tmp);
-  char pvd[CF_PATH_MAX + 16];
-  snprintf(pvd, sizeof pvd, "%s/result.pvd", out_dir);
-  long good = d->steps; /* steps done; on an error the library left the state at the last good one */
-  int interrupted = cf_cli_interrupted && good < steps;
-  if ((st < 0 || interrupted) && good == 0) {
-    /* nothing run: nothing left behind (the CSV's header, the folders this run made) */
-    remove(csv_tmp);
-    cf_cli_out_abandon(&od, kSub);
-    int code = interrupted && st >= 0 ? cf_cli_interrupt_code() : (st == CF_ERR_DIVERGED ? 3 : 1);
-    if (st < 0) cf_cli_fail_scene(scene_path, st);
-    else fprintf(stderr, "cofem: %s: %s before the first step; nothing written\n", scene_path, cf_cli_interrupt_name());
-    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
-    for (int i = 0; i < nframes; i++) free(frames[i]);
-    free(frames); free(ftimes); free(von);
+  r->frames[r->nframes] = strdup(name);
+  r->ftimes[r->nframes++] = r->d->t;
+  return st;
+}
+
+/* cfCliRunOps.step: the loads at the step's end time, the step, its CSV row and frame */
+static int fe_step(void* ctx, long k) {
+  FeRun* r = ctx;
+  const cfScene* s = &r->s;
+  const cfModel* m = r->m;
+  cfData* d = r->d;
+  cf_scene_forces(s, d->t + s->def.dt, 1.0, d->f_ext);
+  cf_sim_set_forces(r->sim, d->f_ext);
+  int st = cf_sim_step(r->sim);
+  if (st < 0) return st;
+  if (st > 0) r->last_status = st;
+  r->iters_sum += d->pcg_iters;
+  r->newton_sum += d->newton_iters;
+  r->cuts += d->step_cuts;
+  if (d->pcg_iters > r->iters_max) r->iters_max = d->pcg_iters;
+  int frame = s->vtu_every > 0 && k % s->vtu_every == 0;
+  int want_state = s->nprobe > 0 || frame || k == r->steps;
+  if (want_state) {
+    cf_sim_fetch(r->sim);
+    r->peak = fmax(r->peak, cf_cli_max_displacement(m, d));
+  }
+  FILE* csv = r->csv.f;
+  fprintf(csv, "%ld,%.9g,%d,%.3e,%.9g,%.9g", k, d->t, d->pcg_iters, d->pcg_residual,
+          want_state ? cf_kinetic_energy(m, d) : NAN, want_state ? cf_strain_energy(m, d) : NAN);
+  for (int p = 0; p < s->nprobe; p++) {
+    double u[3];
+    cf_set_displacement(&s->mesh, cf_mesh_find_nset(&s->mesh, s->probe[p]), d->x, u);
+    fprintf(csv, ",%.9g,%.9g,%.9g", u[0], u[1], u[2]);
+  }
+  fprintf(csv, "\n");
+  return frame ? fe_write_frame(r, k) : st;
+}
+
+static void fe_progress(void* ctx, long k, long steps, double el) {
+  const cfData* d = ((FeRun*)ctx)->d;
+  printf("  step %ld/%ld  t %.3f s  PCG %d it (res %.1e)  %.1fx real time", k, steps, d->t, d->pcg_iters,
+         d->pcg_residual, d->t / el);
+}
+
+/* the run stopped (error or interrupt): what it wrote so far stays valid: probes.csv (whole rows,
+ * the last one the last good step) and result.pvd listing the frames written; the exit status */
+static int fe_stopped(FeRun* r, int st, const char* pvd) {
+  const cfData* d = r->d;
+  long good = d->steps, steps = r->steps;
+  if (good == 0) { /* nothing run: nothing left behind (the CSV's header, the folders this run made) */
+    remove(r->csv.tmp);
+    cf_cli_out_abandon(&r->od, kSub);
+    int code = st >= 0 ? cf_cli_interrupt_code() : (st == CF_ERR_DIVERGED ? 3 : 1);
+    if (st < 0) cf_cli_fail_scene(r->scene_path, st);
+    else fprintf(stderr, "cofem: %s: %s before the first step; nothing written\n", r->scene_path, cf_cli_interrupt_name());
     return code;
   }
-  if (st < 0 || interrupted) {
-    /* the run stops; what it wrote so far stays valid: probes.csv (whole rows, the last one the
-     * last good step) and result.pvd listing the frames written */
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    int kept_csv = !bad_close && rename(csv_tmp, csv_path) == 0;
-    if (!kept_csv) remove(csv_tmp);
-    int kept_pvd = nframes > 0 && cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes) >= 0;
-    if (nframes > 0 && !kept_pvd) fprintf(stderr, "cofem: %s\n", cf_last_error());
-    int code;
-    if (st < 0) {
-      fprintf(stderr, "cofem: error: %s: %s (%s)\n", scene_path, msg, cf_status_name(st));
-      code = st == CF_ERR_DIVERGED ? 3 : 1;
-      fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)%s", scene_path, good + 1, steps,
-              d->t + s.def.dt, st == CF_ERR_DIVERGED ? ": diverged" : "");
-    } else {
-      code = cf_cli_interrupt_code();
-      fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", scene_path, cf_cli_interrupt_name(),
-              good, steps, d->t);
-    }
-    fprintf(stderr, "; kept %s (%ld steps)%s%s", kept_csv ? csv_path : "no CSV", good, kept_pvd ? " and " : "",
-            kept_pvd ? pvd : "");
-    if (kept_pvd) fprintf(stderr, " (%d frames, to t = %.6g s)", nframes, ftimes[nframes - 1]);
-    fprintf(stderr, "\n");
-    if (st == CF_ERR_DIVERGED) /* the line the suite and users read on stdout (kept as before) */
-      printf("stopped: diverged at step %ld of %ld (t = %.6g s); kept %s%s%s with the %ld steps before\n", good + 1,
-             steps, d->t + s.def.dt, csv_path, nframes ? " and " : "", nframes ? pvd : "", good);
-    cf_sim_free(sim); cf_data_free(d); cf_model_free(m); cf_scene_free(&s);
-    for (int i = 0; i < nframes; i++) free(frames[i]);
-    free(frames); free(ftimes); free(von);
-    return code;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  int kept_csv = cf_cli_csv_keep(&r->csv);
+  int kept_pvd = r->nframes > 0 && cf_pvd_write(pvd, r->nframes, (const char* const*)r->frames, r->ftimes) >= 0;
+  if (r->nframes > 0 && !kept_pvd) fprintf(stderr, "cofem: %s\n", cf_last_error());
+  int code;
+  if (st < 0) {
+    fprintf(stderr, "cofem: error: %s: %s (%s)\n", r->scene_path, msg, cf_status_name(st));
+    code = st == CF_ERR_DIVERGED ? 3 : 1;
+    fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)%s", r->scene_path, good + 1, steps,
+            d->t + r->s.def.dt, st == CF_ERR_DIVERGED ? ": diverged" : "");
+  } else {
+    code = cf_cli_interrupt_code();
+    fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", r->scene_path, cf_cli_interrupt_name(),
+            good, steps, d->t);
   }
-  rename(csv_tmp, csv_path);
-  if (nframes > 0) {
-    st = cf_pvd_write(pvd, nframes, (const char* const*)frames, ftimes);
-    if (st < 0) cf_cli_fail_scene(scene_path, st);
-  }
-  cf_sim_fetch(sim);
+  fprintf(stderr, "; kept %s (%ld steps)%s%s", kept_csv ? r->csv.path : "no CSV", good, kept_pvd ? " and " : "",
+          kept_pvd ? pvd : "");
+  if (kept_pvd) fprintf(stderr, " (%d frames, to t = %.6g s)", r->nframes, r->ftimes[r->nframes - 1]);
+  fprintf(stderr, "\n");
+  if (st == CF_ERR_DIVERGED) /* the line the suite and users read on stdout (kept as before) */
+    printf("stopped: diverged at step %ld of %ld (t = %.6g s); kept %s%s%s with the %ld steps before\n", good + 1,
+           steps, d->t + r->s.def.dt, r->csv.path, r->nframes ? " and " : "", r->nframes ? pvd : "", good);
+  return code;
+}
+
+/* the end-of-run summary on stdout */
+static void fe_summary(FeRun* r, double wall, const char* pvd) {
+  const cfScene* s = &r->s;
+  const cfModel* m = r->m;
+  const cfData* d = r->d;
   long done = d->steps;
   printf("done: %ld steps, %.3f s simulated in %.3f s wall: %.2fx real time, %.3f ms/step\n", done, d->t, wall,
          d->t / wall, 1e3 * wall / (done ? done : 1));
-  printf("  PCG iterations per step: mean %.1f, max %d\n", (double)iters_sum / (done ? done : 1), iters_max);
-  if (s.def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
-    printf("  Newton iterations per step: mean %.2f; %ld step halvings\n", (double)newton_sum / (done ? done : 1), cuts);
+  printf("  PCG iterations per step: mean %.1f, max %d\n", (double)r->iters_sum / (done ? done : 1), r->iters_max);
+  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA)
+    printf("  Newton iterations per step: mean %.2f; %ld step halvings\n", (double)r->newton_sum / (done ? done : 1),
+           r->cuts);
   printf("  stage times per step [ms]: polar %.3f, assemble %.3f, pcg %.3f, update %.3f, transfer %.3f\n",
          1e3 * d->timer[CF_STAGE_POLAR] / done, 1e3 * d->timer[CF_STAGE_ASSEMBLE] / done,
          1e3 * d->timer[CF_STAGE_PCG] / done, 1e3 * d->timer[CF_STAGE_UPDATE] / done,
          1e3 * d->timer[CF_STAGE_TRANSFER] / done);
   printf("  peak displacement over the run %.6g m (sampled at probe steps), final %.6g m; kinetic energy %.6g J; strain energy %.6g J\n",
-         peak, cf_cli_max_displacement(m, d),
+         r->peak, cf_cli_max_displacement(m, d),
          cf_kinetic_energy(m, d), cf_strain_energy(m, d));
-  for (int p = 0; p < s.nprobe; p++) {
+  for (int p = 0; p < s->nprobe; p++) {
     double u[3];
-    cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u);
-    printf("  probe %s: u = (%.6g, %.6g, %.6g) m\n", s.probe[p], u[0], u[1], u[2]);
+    cf_set_displacement(&s->mesh, cf_mesh_find_nset(&s->mesh, s->probe[p]), d->x, u);
+    printf("  probe %s: u = (%.6g, %.6g, %.6g) m\n", s->probe[p], u[0], u[1], u[2]);
   }
   printf("  warnings: %d PCG not converged, %d steps with inverted elements, %d indefinite, %d steps halved%s%s\n",
          d->warning[CF_WARN_PCG_NOT_CONVERGED], d->warning[CF_WARN_INVERTED], d->warning[CF_WARN_INDEFINITE],
          d->warning[CF_WARN_STEP_CUT],
-         last_status ? "; last: " : "", last_status ? cf_last_error() : "");
-  printf("  wrote %s", csv_path);
-  if (nframes) printf(", %s (%d frames)", pvd, nframes);
+         r->last_status ? "; last: " : "", r->last_status ? cf_last_error() : "");
+  printf("  wrote %s", r->csv.path);
+  if (r->nframes) printf(", %s (%d frames)", pvd, r->nframes);
   printf("\n");
-  (void)worst;
-  cf_sim_free(sim);
-  cf_data_free(d);
-  cf_model_free(m);
-  cf_scene_free(&s);
-  for (int i = 0; i < nframes; i++) free(frames[i]);
-  free(frames); free(ftimes); free(von);
+}
+
+int cf_cmd_run(int argc, char** argv) {
+  cfCliRunOpts o;
+  int rc = cf_cli_run_parse(argc, argv, 2, &o);
+  if (rc) return rc;
+  if (!o.scene_path) return cf_cli_usage();
+  cf_cli_catch_interrupts();
+  /* a mechanism scene (bodies, joints) goes to the multibody core, which reads the same options */
+  if (cf_mbs_scene_is_mechanism(o.scene_path) > 0) return cf_cmd_run_mbs(argc, argv);
+  FeRun r = {.scene_path = o.scene_path, .quiet = o.quiet};
+  if ((rc = fe_setup(&r, &o)) != 0) return rc;
+  if ((rc = fe_prepare_output(&r)) != 0) return rc;
+  fe_print_header(&r);
+  const cfScene* s = &r.s;
+  int st = CF_OK;
+  r.von = s->vtu_every > 0 ? malloc(sizeof(double) * r.m->ntet) : NULL;
+  char frame_dir[CF_PATH_MAX + 16];
+  snprintf(frame_dir, sizeof frame_dir, "%s/frames", r.out_dir);
+  if (s->vtu_every > 0) st = cf_make_dirs(frame_dir);
+
+  double wall = 0;
+  static const cfCliRunOps kOps = {fe_step, fe_progress};
+  if (st >= 0) st = cf_cli_run_loop(&kOps, &r, r.steps, 10, r.quiet, &wall);
+  st = cf_cli_csv_close(&r.csv, st);
+  char pvd[CF_PATH_MAX + 16];
+  snprintf(pvd, sizeof pvd, "%s/result.pvd", r.out_dir);
+  /* steps done; on an error the library left the state at the last good one */
+  if (st < 0 || (cf_cli_interrupted && r.d->steps < r.steps)) {
+    int code = fe_stopped(&r, st, pvd);
+    fe_free(&r);
+    return code;
+  }
+  cf_cli_csv_keep(&r.csv);
+  if (r.nframes > 0) {
+    st = cf_pvd_write(pvd, r.nframes, (const char* const*)r.frames, r.ftimes);
+    if (st < 0) cf_cli_fail_scene(r.scene_path, st);
+  }
+  cf_sim_fetch(r.sim);
+  fe_summary(&r, wall, pvd);
+  fe_free(&r);
   return 0;
 }
