@@ -591,7 +591,6 @@ typedef struct StaticRec {
   double* lam;
   double* u; /* [n][ndof] displacement fields */
   int ndof;
-  const double* X;
 } StaticRec;
 
 static int record_increment(double lambda, int iters, const cfModel* m, const cfData* d, void* user) {
@@ -608,9 +607,9 @@ static int record_increment(double lambda, int iters, const cfModel* m, const cf
   return 0;
 }
 
-static int run_statics(Case* c) {
-  const cfMesh* mesh = &c->s.mesh;
-  const int nn = mesh->nnode, ndof = 3 * nn, N = c->spec.increments;
+/* 1. the CalculiX decks (nonlinear, linear, and the neo-Hooke diagnostic) and their runs */
+static int static_ccx_runs(Case* c) {
+  const int N = c->spec.increments;
   int st;
   /* decks */
   for (int nl = 1; nl >= 0; nl--) {
@@ -639,6 +638,15 @@ static int run_statics(Case* c) {
       g_ccx_failed++;
     }
   }
+  return CF_OK;
+}
+
+/* 2. CalculiX's results: the probe's displacement and the twist per load step, the linear
+ * solution scaled, the neo-Hooke diagnostic; *fields: the nonlinear displacement fields [nstep][ndof] */
+static int static_read_ccx(Case* c, double** fields) {
+  const cfMesh* mesh = &c->s.mesh;
+  const int ndof = 3 * mesh->nnode, N = c->spec.increments;
+  int st = CF_OK;
   char path[CF_PATH_MAX + 64];
   DatFile nl, lin;
   snprintf(path, sizeof path, "%s/static_nlgeom.dat", c->dir);
@@ -646,6 +654,7 @@ static int run_statics(Case* c) {
   snprintf(path, sizeof path, "%s/static_linear.dat", c->dir);
   if ((st = dat_read(path, &lin)) < 0) { dat_free(&nl); return st; }
   double* field_lin = malloc(sizeof(double) * ndof);
+  double* ccx_fields = NULL;
   if (lin.n < 1 || block_field(c, &lin.b[lin.n - 1], field_lin) < 0) {
     st = cf_error(CF_ERR_PARSE, "%s: no complete displacement block", path);
     goto out;
@@ -678,12 +687,13 @@ static int run_statics(Case* c) {
     }
     dat_free(&nh);
   }
-  double* ccx_fields = malloc(sizeof(double) * ndof * (size_t)c->nstep);
+  ccx_fields = malloc(sizeof(double) * ndof * (size_t)c->nstep);
   for (int i = 0; i < c->nstep; i++) {
     c->lam[i] = nl.b[i].time;
     if (block_field(c, &nl.b[i], ccx_fields + (size_t)i * ndof) < 0) {
       st = cf_error(CF_ERR_PARSE, "%s/static_nlgeom.dat: block %d misses nodes", c->dir, i + 1);
       free(ccx_fields);
+      ccx_fields = NULL;
       goto out;
     }
     set_mean(&c->probe, ccx_fields + (size_t)i * ndof, c->u_ccx[i]);
@@ -693,16 +703,28 @@ static int run_statics(Case* c) {
     for (int k = 0; k < 3; k++) c->u_ccxlin[i][k] = c->lam[i] * ul[k];
     c->tw_ccx[i] = c->twist.count ? set_twist(mesh, &c->twist, ccx_fields + (size_t)i * ndof) : 0;
   }
+  st = CF_OK;
+out:
+  *fields = ccx_fields;
+  free(field_lin);
+  dat_free(&nl);
+  dat_free(&lin);
+  return st;
+}
 
-  /* cofem: linear and co-rotational on the same load steps */
+/* 3. cofem: linear and co-rotational on CalculiX's load steps, compared with its fields */
+static int static_cofem(Case* c, const double* ccx_fields) {
+  const cfMesh* mesh = &c->s.mesh;
+  const int nn = mesh->nnode, ndof = 3 * nn, N = c->spec.increments;
+  int st;
   cfModel* m;
   cfData* d;
-  if ((st = cf_scene_build(&c->s, &m, &d)) < 0) { free(ccx_fields); goto out; }
+  if ((st = cf_scene_build(&c->s, &m, &d)) < 0) return st;
   double t0 = cf_wall_time();
   st = cf_linear_static(m, d, c->f);
   double* ucf_lin = malloc(sizeof(double) * ndof);
   for (int i = 0; i < ndof; i++) ucf_lin[i] = d->x[i] - m->X[i];
-  StaticRec rec = {0, 0, NULL, NULL, ndof, m->X};
+  StaticRec rec = {0, 0, NULL, NULL, ndof};
   if (st >= 0) {
     cf_data_reset(m, d);
     cfStaticOptions o = c->s.stat;
@@ -748,36 +770,41 @@ static int run_statics(Case* c) {
       }
     }
   }
-  if (st >= 0 && c->spec.elastica) {
-    /* the mesh's bounding box: length along x, section y-z; load along -z */
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (int n = 0; n < nn; n++)
-      for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], mesh->X[3 * n + k]), hi[k] = fmax(hi[k], mesh->X[3 * n + k]);
-    double L = hi[0] - lo[0], b = hi[1] - lo[1], h = hi[2] - lo[2];
-    double EI = c->s.def.E * b * h * h * h / 12, P = 0;
-    for (int n = 0; n < nn; n++) P -= c->f[3 * n + 2];
-    c->elastica_a = P * L * L / EI;
-    for (int i = 0; i < c->nstep; i++) {
-      double ux, uz;
-      elastica(c->lam[i] * P * L * L / EI, &ux, &uz);
-      c->u_el[i][0] = ux * L;
-      c->u_el[i][1] = 0;
-      c->u_el[i][2] = uz * L;
-    }
-    /* shear-flexible beam theory (Timoshenko, k = 5/6) against the linear FE tip deflection */
-    double G = c->s.def.E / (2 * (1 + c->s.def.nu));
-    double d_beam = P * L * L * L / (3 * EI) + P * L / (5.0 / 6.0 * G * b * h);
-    c->beam_ratio = -c->u_lin[c->nstep - 1][2] / d_beam;
-  }
-  free(ccx_fields);
   free(ucf_lin);
   free(rec.lam);
   free(rec.u);
   cf_data_free(d);
   cf_model_free(m);
-  if (st < 0) goto out;
+  return st;
+}
 
-  /* errors: relative to |u_ref| at full load */
+/* 4. the elastica (large-deflection cantilever) and shear-flexible beam theory */
+static void static_elastica(Case* c) {
+  const cfMesh* mesh = &c->s.mesh;
+  const int nn = mesh->nnode;
+  /* the mesh's bounding box: length along x, section y-z; load along -z */
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (int n = 0; n < nn; n++)
+    for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], mesh->X[3 * n + k]), hi[k] = fmax(hi[k], mesh->X[3 * n + k]);
+  double L = hi[0] - lo[0], b = hi[1] - lo[1], h = hi[2] - lo[2];
+  double EI = c->s.def.E * b * h * h * h / 12, P = 0;
+  for (int n = 0; n < nn; n++) P -= c->f[3 * n + 2];
+  c->elastica_a = P * L * L / EI;
+  for (int i = 0; i < c->nstep; i++) {
+    double ux, uz;
+    elastica(c->lam[i] * P * L * L / EI, &ux, &uz);
+    c->u_el[i][0] = ux * L;
+    c->u_el[i][1] = 0;
+    c->u_el[i][2] = uz * L;
+  }
+  /* shear-flexible beam theory (Timoshenko, k = 5/6) against the linear FE tip deflection */
+  double G = c->s.def.E / (2 * (1 + c->s.def.nu));
+  double d_beam = P * L * L * L / (3 * EI) + P * L / (5.0 / 6.0 * G * b * h);
+  c->beam_ratio = -c->u_lin[c->nstep - 1][2] / d_beam;
+}
+
+/* 5. errors: relative to |u_ref| at full load */
+static void static_errors(Case* c) {
   const int L = c->nstep - 1;
   c->ref_mag = norm3(c->u_ccx[L]);
   c->e_cr_full = dist3(c->u_cr[L], c->u_ccx[L]) / c->ref_mag;
@@ -800,13 +827,20 @@ static int run_statics(Case* c) {
       c->el_cr_max = fmax(c->el_cr_max, dist3(c->u_cr[i], c->u_el[i]) / em);
     }
   }
+}
+
+static int run_statics(Case* c) {
+  double* ccx_fields = NULL;
+  int st = static_ccx_runs(c);
+  if (st >= 0) st = static_read_ccx(c, &ccx_fields);
+  if (st < 0) return st;
+  st = static_cofem(c, ccx_fields);
+  if (st >= 0 && c->spec.elastica) static_elastica(c);
+  free(ccx_fields);
+  if (st < 0) return st;
+  static_errors(c);
   c->static_ok = 1;
-  st = CF_OK;
-out:
-  free(field_lin);
-  dat_free(&nl);
-  dat_free(&lin);
-  return st;
+  return CF_OK;
 }
 
 static int write_static_csv(const Case* c, const char* out_dir) {
@@ -1282,8 +1316,9 @@ static void write_dyn_table(FILE* f, Case* cs, int nc, Dyn* dyn, int large) {
   }
 }
 
-static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, int* failures) {
-  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], b8[32];
+/* 1. statics: the probe's displacement against CalculiX NLGEOM, one row per case */
+static void write_static_table(FILE* f, const Case* cs, int nc) {
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
   fprintf(f, "### Statics: probe displacement against CalculiX NLGEOM\n\n");
   fprintf(f, "Errors are |u - u_ref| of the probe's (mean) displacement vector, relative to |u_ref| (CalculiX NLGEOM) at "
              "full load; \"max\" is the largest over the load steps; \"field\" is the largest nodal error over the whole "
@@ -1296,7 +1331,7 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
              "co-rot. field | linear full | linear max | linear field | neo-Hooke vs SVK | linear vs ccx linear |\n");
   fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < nc; i++) {
-    Case* c = &cs[i];
+    const Case* c = &cs[i];
     if (!c->static_ok) {
       fprintf(f, "| %s | %d / %d | failed: see the log | | | | | | | | | | | |\n", c->name, c->s.mesh.ntet, c->s.mesh.nnode);
       continue;
@@ -1307,9 +1342,13 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
             pct(c->e_lin_full, b3), pct(c->e_lin_max, b4), pct(c->field_err_lin, b6),
             c->have_nh ? pct(c->e_nh_full, b7) : "-", c->e_lin_consistency);
   }
-  (void)b8;
+}
+
+/* 2. the elastica and twist comparisons of the cases that have them */
+static void write_static_notes(FILE* f, const Case* cs, int nc) {
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
   for (int i = 0; i < nc; i++) {
-    Case* c = &cs[i];
+    const Case* c = &cs[i];
     if (!c->static_ok) continue;
     if (c->spec.elastica) {
       int L = c->nstep - 1;
@@ -1335,12 +1374,16 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
       fprintf(f, "Largest twist difference over the path %.3f deg.\n", emax * 180 / M_PI);
     }
   }
+}
+
+/* 3. eigenfrequencies against CalculiX *FREQUENCY, a table per case */
+static void write_modes_table(FILE* f, const Case* cs, int nc) {
   fprintf(f, "\n### Eigenfrequencies: cofem modal analysis against CalculiX *FREQUENCY\n\n");
   fprintf(f, "cofem's modal analysis (`cf_modal_solve`) with three mass matrices on the same stiffness: the one-point "
              "rule rho V/16 per node pair, which is what CalculiX uses for C3D4; the exact consistent mass rho V/20 (1 + "
              "delta_ab); the lumped mass. Errors relative to CalculiX.\n\n");
   for (int i = 0; i < nc; i++) {
-    Case* c = &cs[i];
+    const Case* c = &cs[i];
     if (!c->modes_ok) continue;
     fprintf(f, "| %s mode | CalculiX [Hz] | cofem, one-point mass [Hz] | error | cofem, consistent mass [Hz] | error | "
                "cofem, lumped mass [Hz] | error |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", c->name);
@@ -1351,12 +1394,14 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
               100 * (c->hz_cf_lumped[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
     fprintf(f, "\n");
   }
-  write_dyn_table(f, cs, nc, dyn, 0);
-  write_dyn_table(f, cs, nc, dyn + nc, 1);
-  /* the bounds */
+}
+
+/* 5. the bounds (lug, hinge; every case with --check): *failures counts those not met */
+static void write_bounds(FILE* f, const Case* cs, int nc, int check_mode, int* failures) {
+  char b1[32];
   fprintf(f, "### Bounds (lug, hinge)\n\n| case | bound | value | result |\n|---|---|---:|---|\n");
   for (int i = 0; i < nc; i++) {
-    Case* c = &cs[i];
+    const Case* c = &cs[i];
     if (!c->spec.check && !check_mode) continue;
     int ok;
     ok = c->static_ok && c->e_cr_full < CHECK_CR;
@@ -1386,16 +1431,25 @@ static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, in
   fprintf(f, "\n");
 }
 
+static void write_tables(FILE* f, Case* cs, int nc, Dyn* dyn, int check_mode, int* failures) {
+  write_static_table(f, cs, nc);
+  write_static_notes(f, cs, nc);
+  write_modes_table(f, cs, nc);
+  /* 4. dynamics */
+  write_dyn_table(f, cs, nc, dyn, 0);
+  write_dyn_table(f, cs, nc, dyn + nc, 1);
+  write_bounds(f, cs, nc, check_mode, failures);
+}
+
 /* replace the text between the generated-section markers of a Markdown file (create it if needed) */
 static int update_doc(const char* path, const char* tables_path, const char* img_prefix, Case* cs, int nc, Dyn* dyn) {
   static const char* BEGIN = "<!-- BEGIN accuracy (generated by `cofem accuracy`; do not edit by hand) -->";
   static const char* END = "<!-- END accuracy -->";
   char* old = NULL;
-  long n = 0;
   FILE* f = fopen(path, "rb");
   if (f) {
     fseek(f, 0, SEEK_END);
-    n = ftell(f);
+    long n = ftell(f);
     fseek(f, 0, SEEK_SET);
     old = malloc(n + 1);
     if (fread(old, 1, n, f) != (size_t)n) n = 0;
@@ -1443,22 +1497,28 @@ static int usage_accuracy(void) {
   return 2;
 }
 
-int cf_cmd_accuracy(int argc, char** argv) {
-  const char* out_dir = "out/accuracy";
-  const char* docs_dir = COFEM_SOURCE_DIR "/docs";
-  const char* cases = NULL;
-  int no_docs = 0, no_dyn = 0, no_plots = 0, check = 0, docs_given = 0;
+/* the options of `cofem accuracy` */
+typedef struct AccOpts {
+  const char* out_dir;
+  const char* docs_dir;
+  const char* cases;
+  int no_docs, no_dyn, no_plots, check, docs_given;
   const char* scenes[32];
-  int nscenes = 0;
+  int nscenes;
+} AccOpts;
+
+/* 1. options: 0, or the exit status of a usage error */
+static int acc_parse(int argc, char** argv, AccOpts* o) {
+  *o = (AccOpts){.out_dir = "out/accuracy", .docs_dir = COFEM_SOURCE_DIR "/docs"};
   for (int i = 2; i < argc; i++) {
     const char* a = argv[i];
-    if (!strcmp(a, "--out") && i + 1 < argc) out_dir = argv[++i];
-    else if (!strcmp(a, "--docs") && i + 1 < argc) docs_dir = argv[++i], docs_given = 1;
-    else if (!strcmp(a, "--cases") && i + 1 < argc) cases = argv[++i];
-    else if (!strcmp(a, "--no-docs")) no_docs = 1;
-    else if (!strcmp(a, "--no-dynamics")) no_dyn = 1;
-    else if (!strcmp(a, "--no-plots")) no_plots = 1;
-    else if (!strcmp(a, "--check")) check = 1;
+    if (!strcmp(a, "--out") && i + 1 < argc) o->out_dir = argv[++i];
+    else if (!strcmp(a, "--docs") && i + 1 < argc) o->docs_dir = argv[++i], o->docs_given = 1;
+    else if (!strcmp(a, "--cases") && i + 1 < argc) o->cases = argv[++i];
+    else if (!strcmp(a, "--no-docs")) o->no_docs = 1;
+    else if (!strcmp(a, "--no-dynamics")) o->no_dyn = 1;
+    else if (!strcmp(a, "--no-plots")) o->no_plots = 1;
+    else if (!strcmp(a, "--check")) o->check = 1;
     else if (!strcmp(a, "--reuse-ccx")) g_reuse_ccx = 1;
     else if (!strcmp(a, "--dt-ref-only")) g_dt_ref_only = 1;
     else if (!strcmp(a, "--large-steps") && i + 1 < argc) {
@@ -1466,61 +1526,55 @@ int cf_cmd_accuracy(int argc, char** argv) {
       if (g_large_steps < 10 || g_large_steps > 10000) return usage_accuracy();
     }
     else if (a[0] == '-') return usage_accuracy();
-    else if (nscenes < 32) scenes[nscenes++] = a;
+    else if (o->nscenes < 32) o->scenes[o->nscenes++] = a;
     else return usage_accuracy();
   }
-  if (cases) { /* every name one of the cases: a typo is an error, not a case left out */
+  if (o->cases) { /* every name one of the cases: a typo is an error, not a case left out */
     char buf[1024], list[512] = "";
-    snprintf(buf, sizeof buf, "%s", cases);
+    snprintf(buf, sizeof buf, "%s", o->cases);
     for (int b = 0; b < NBUILTIN; b++)
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", b ? ", " : "", BUILTIN[b].name);
     for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
       int known = 0;
       for (int b = 0; b < NBUILTIN; b++) known |= !strcmp(tok, BUILTIN[b].name);
       if (!known) {
-        fprintf(stderr, "cofem: error: --cases %s: no case '%s'; the cases are %s\n", cases, tok, list);
+        fprintf(stderr, "cofem: error: --cases %s: no case '%s'; the cases are %s\n", o->cases, tok, list);
         return 2;
       }
     }
   }
-  int self_fail = 0;
-  if (check) {
-    no_docs = no_plots = no_dyn = 1;
-    if (!cases && !nscenes) cases = "lug,hinge";
-    /* the elastica against the closed form: theta' = sqrt(2 a (sin theta_L - sin theta)) gives
-     * x_L = sqrt(2 sin theta_L / a); quadrature for a = 5: u_x = -0.3876278, u_z = -0.7137923 */
-    double ux, uz;
-    elastica(5.0, &ux, &uz);
-    printf("elastica at P L^2/EI = 5: u_x/L = %.7f, u_z/L = %.7f (closed form -0.3876278, -0.7137923)\n", ux, uz);
-    if (fabs(ux + 0.3876278) > 2e-6 || fabs(uz + 0.7137923) > 2e-6) {
-      fprintf(stderr, "cofem accuracy: the elastica is off\n");
-      self_fail = 1;
-    }
-  }
-  if ((cases || nscenes || no_dyn || g_dt_ref_only) && !docs_given && !no_docs) {
-    /* the page documents the full set: a partial run does not overwrite it unless asked to */
-    printf("(a partial run: docs/accuracy.md is left alone; --docs DIR writes it anyway)\n");
-    no_docs = 1;
-  }
-  if (system("command -v ccx >/dev/null 2>&1") != 0) {
-    fprintf(stderr, "cofem accuracy: CalculiX (ccx) is not installed (Debian: calculix-ccx)\n");
-    return 77;
-  }
-  int st = cf_make_dirs(out_dir);
-  if (st < 0) { fprintf(stderr, "cofem accuracy: %s\n", cf_last_error()); return 1; }
+  return 0;
+}
 
-  /* the case list */
-  const CaseSpec* specs[32];
-  char paths[32][CF_PATH_MAX];
+/* 2. --check: the quick set, and the elastica against its closed form: 1 if that is off */
+static int acc_self_check(AccOpts* o) {
+  o->no_docs = o->no_plots = o->no_dyn = 1;
+  if (!o->cases && !o->nscenes) o->cases = "lug,hinge";
+  /* the elastica against the closed form: theta' = sqrt(2 a (sin theta_L - sin theta)) gives
+   * x_L = sqrt(2 sin theta_L / a); quadrature for a = 5: u_x = -0.3876278, u_z = -0.7137923 */
+  double ux, uz;
+  elastica(5.0, &ux, &uz);
+  printf("elastica at P L^2/EI = 5: u_x/L = %.7f, u_z/L = %.7f (closed form -0.3876278, -0.7137923)\n", ux, uz);
+  if (fabs(ux + 0.3876278) > 2e-6 || fabs(uz + 0.7137923) > 2e-6) {
+    fprintf(stderr, "cofem accuracy: the elastica is off\n");
+    return 1;
+  }
+  return 0;
+}
+
+/* 3. the case list: the scenes given (a built-in case's checks when its scene is named), else the
+ * built-in cases (those of --cases) */
+static int acc_case_list(const AccOpts* o, const CaseSpec** specs, char (*paths)[CF_PATH_MAX]) {
   int nc = 0;
-  if (nscenes) {
-    for (int i = 0; i < nscenes; i++) {
+  if (o->nscenes) {
+    for (int i = 0; i < o->nscenes; i++) {
       specs[nc] = &GENERIC;
       for (int b = 0; b < NBUILTIN; b++)
-        if (strstr(scenes[i], BUILTIN[b].scene)) specs[nc] = &BUILTIN[b];
-      snprintf(paths[nc++], CF_PATH_MAX, "%s", scenes[i]);
+        if (strstr(o->scenes[i], BUILTIN[b].scene)) specs[nc] = &BUILTIN[b];
+      snprintf(paths[nc++], CF_PATH_MAX, "%s", o->scenes[i]);
     }
   } else {
+    const char* cases = o->cases;
     for (int b = 0; b < NBUILTIN; b++) {
       if (cases) {
         const char* p = strstr(cases, BUILTIN[b].name);
@@ -1531,70 +1585,75 @@ int cf_cmd_accuracy(int argc, char** argv) {
       snprintf(paths[nc++], CF_PATH_MAX, "%s/%s", COFEM_SOURCE_DIR, BUILTIN[b].scene);
     }
   }
-  if (nc == 0) return usage_accuracy();
-  Case* cs = calloc(nc, sizeof(Case));
-  Dyn* dyn = calloc(2 * (size_t)nc, sizeof(Dyn)); /* [nc + i]: the large-rotation runs */
+  return nc;
+}
+
+/* 4. one case: statics, modes, dynamics (dyn: its runs, dyn_large: the large-rotation ones);
+ * the number of errors */
+static int acc_run_case(Case* c, const CaseSpec* spec, const char* path, const AccOpts* o, Dyn* dyn, Dyn* dyn_large) {
+  const char* out_dir = o->out_dir;
   int errors = 0;
-  double wall0 = cf_wall_time();
-  for (int i = 0; i < nc; i++) {
-    Case* c = &cs[i];
-    printf("case %s: %s\n", specs[i]->name[0] ? specs[i]->name : paths[i], specs[i]->title);
-    fflush(stdout);
-    st = case_setup(c, specs[i], paths[i], out_dir);
-    if (st >= 0) {
-      printf("  %s: %d tets, %d nodes; load %.4g %s; probe %s (%d nodes)\n", c->s.mesh_path, c->s.mesh.ntet,
-             c->s.mesh.nnode, c->load, c->twist.count ? "N m" : "N", c->probe.name, c->probe.count);
-      st = write_mesh(c, "mesh.inp", 1.0);
-    }
-    if (st >= 0) {
-      c->have_nh = !check;
-      st = run_statics(c);
-      if (st >= 0) st = write_static_csv(c, out_dir);
-      if (st >= 0)
-        printf("  statics: |u_ref| %.5g m; co-rot. %.3f%% (max %.3f%%), linear %.2f%% (max %.2f%%); linear vs ccx linear %.1e\n",
-               c->ref_mag, 100 * c->e_cr_full, 100 * c->e_cr_max, 100 * c->e_lin_full, 100 * c->e_lin_max,
-               c->e_lin_consistency);
-    }
-    if (st < 0) { fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error()); errors++; st = 0; }
-    if (c->s.mesh.nnode && c->spec.modes) {
-      st = run_modes(c);
-      if (st >= 0) {
-        double worst = 0;
-        double worst_c = 0;
-        for (int q = 0; q < NCHECK_MODES; q++) {
-          worst = fmax(worst, fabs(c->hz_cf1[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
-          worst_c = fmax(worst_c, fabs(c->hz_cf[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
-        }
-        printf("  modes: f1 %.3f Hz (CalculiX %.3f Hz); first %d within %.5f%% (one-point mass), %.3f%% (consistent)\n",
-               c->hz_cf1[0], c->hz_ccx[0], NCHECK_MODES, 100 * worst, 100 * worst_c);
-      } else {
-        fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error());
-        errors++;
-      }
-      if (st >= 0 && c->spec.dynamics && !no_dyn) {
-        st = run_dynamics(c, &dyn[i], out_dir, c->spec.dyn_fraction, "");
-        if (st < 0) { fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error()); errors++; dyn[i].nrun = 0; }
-        if (st >= 0 && c->spec.dyn_large > 0) {
-          st = run_dynamics(c, &dyn[nc + i], out_dir, c->spec.dyn_large, "_large");
-          if (st < 0) {
-            fprintf(stderr, "cofem accuracy: %s (large rotation): %s\n", c->name, cf_last_error());
-            errors++;
-            dyn[nc + i].nrun = 0;
-          }
-        }
-      }
-    }
-    printf("  CalculiX %.1f s, cofem %.1f s\n", c->seconds_ccx, c->seconds_cf);
-    fflush(stdout);
+  printf("case %s: %s\n", spec->name[0] ? spec->name : path, spec->title);
+  fflush(stdout);
+  int st = case_setup(c, spec, path, out_dir);
+  if (st >= 0) {
+    printf("  %s: %d tets, %d nodes; load %.4g %s; probe %s (%d nodes)\n", c->s.mesh_path, c->s.mesh.ntet,
+           c->s.mesh.nnode, c->load, c->twist.count ? "N m" : "N", c->probe.name, c->probe.count);
+    st = write_mesh(c, "mesh.inp", 1.0);
   }
-  /* tables */
+  if (st >= 0) {
+    c->have_nh = !o->check;
+    st = run_statics(c);
+    if (st >= 0) st = write_static_csv(c, out_dir);
+    if (st >= 0)
+      printf("  statics: |u_ref| %.5g m; co-rot. %.3f%% (max %.3f%%), linear %.2f%% (max %.2f%%); linear vs ccx linear %.1e\n",
+             c->ref_mag, 100 * c->e_cr_full, 100 * c->e_cr_max, 100 * c->e_lin_full, 100 * c->e_lin_max,
+             c->e_lin_consistency);
+  }
+  if (st < 0) { fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error()); errors++; }
+  if (c->s.mesh.nnode && c->spec.modes) {
+    st = run_modes(c);
+    if (st >= 0) {
+      double worst = 0;
+      double worst_c = 0;
+      for (int q = 0; q < NCHECK_MODES; q++) {
+        worst = fmax(worst, fabs(c->hz_cf1[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
+        worst_c = fmax(worst_c, fabs(c->hz_cf[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
+      }
+      printf("  modes: f1 %.3f Hz (CalculiX %.3f Hz); first %d within %.5f%% (one-point mass), %.3f%% (consistent)\n",
+             c->hz_cf1[0], c->hz_ccx[0], NCHECK_MODES, 100 * worst, 100 * worst_c);
+    } else {
+      fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error());
+      errors++;
+    }
+    if (st >= 0 && c->spec.dynamics && !o->no_dyn) {
+      st = run_dynamics(c, dyn, out_dir, c->spec.dyn_fraction, "");
+      if (st < 0) { fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error()); errors++; dyn->nrun = 0; }
+      if (st >= 0 && c->spec.dyn_large > 0) {
+        st = run_dynamics(c, dyn_large, out_dir, c->spec.dyn_large, "_large");
+        if (st < 0) {
+          fprintf(stderr, "cofem accuracy: %s (large rotation): %s\n", c->name, cf_last_error());
+          errors++;
+          dyn_large->nrun = 0;
+        }
+      }
+    }
+  }
+  printf("  CalculiX %.1f s, cofem %.1f s\n", c->seconds_ccx, c->seconds_cf);
+  fflush(stdout);
+  return errors;
+}
+
+/* 5. the tables (OUT/errors.md, echoed on stdout), the plots, the documentation page; the number
+ * of errors, *failures: the bounds not met */
+static int acc_report(const AccOpts* o, Case* cs, int nc, Dyn* dyn, int* failures) {
+  int errors = 0;
   char tables[CF_PATH_MAX + 32];
-  snprintf(tables, sizeof tables, "%s/errors.md", out_dir);
+  snprintf(tables, sizeof tables, "%s/errors.md", o->out_dir);
   FILE* f = fopen(tables, "w");
-  int failures = 0;
   if (!f) { fprintf(stderr, "cofem accuracy: %s: cannot write\n", tables); errors++; }
   else {
-    write_tables(f, cs, nc, dyn, check, &failures);
+    write_tables(f, cs, nc, dyn, o->check, failures);
     fclose(f);
   }
   if (f) {
@@ -1604,24 +1663,53 @@ int cf_cmd_accuracy(int argc, char** argv) {
     while (t && (k = fread(buf, 1, sizeof buf, t)) > 0) fwrite(buf, 1, k, stdout);
     if (t) fclose(t);
   }
-  if (!no_plots) {
+  if (!o->no_plots) {
     char img[CF_PATH_MAX + 16], cmd[4 * CF_PATH_MAX];
-    if (no_docs) snprintf(img, sizeof img, "%s", out_dir);
-    else snprintf(img, sizeof img, "%s/img", docs_dir);
+    if (o->no_docs) snprintf(img, sizeof img, "%s", o->out_dir);
+    else snprintf(img, sizeof img, "%s/img", o->docs_dir);
     cf_make_dirs(img);
     /* a python3 with numpy and matplotlib: $COFEM_PYTHON, else Debian's (a pyenv shim may lack them) */
     const char* py = getenv("COFEM_PYTHON");
     if (!py || !py[0]) py = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-    snprintf(cmd, sizeof cmd, "'%s' '%s/tools/plot_accuracy.py' '%s' '%s'", py, COFEM_SOURCE_DIR, out_dir, img);
+    snprintf(cmd, sizeof cmd, "'%s' '%s/tools/plot_accuracy.py' '%s' '%s'", py, COFEM_SOURCE_DIR, o->out_dir, img);
     if (system(cmd) != 0) { fprintf(stderr, "cofem accuracy: the plots failed (%s)\n", cmd); errors++; }
   }
-  if (!no_docs) {
+  if (!o->no_docs) {
     char doc[CF_PATH_MAX + 16];
-    snprintf(doc, sizeof doc, "%s/accuracy.md", docs_dir);
-    st = update_doc(doc, tables, "img/", cs, nc, dyn);
+    snprintf(doc, sizeof doc, "%s/accuracy.md", o->docs_dir);
+    int st = update_doc(doc, tables, "img/", cs, nc, dyn);
     if (st < 0) { fprintf(stderr, "cofem accuracy: %s\n", cf_last_error()); errors++; }
     else printf("wrote %s\n", doc);
   }
+  return errors;
+}
+
+int cf_cmd_accuracy(int argc, char** argv) {
+  AccOpts o;
+  int rc = acc_parse(argc, argv, &o);
+  if (rc) return rc;
+  int self_fail = o.check ? acc_self_check(&o) : 0;
+  if ((o.cases || o.nscenes || o.no_dyn || g_dt_ref_only) && !o.docs_given && !o.no_docs) {
+    /* the page documents the full set: a partial run does not overwrite it unless asked to */
+    printf("(a partial run: docs/accuracy.md is left alone; --docs DIR writes it anyway)\n");
+    o.no_docs = 1;
+  }
+  if (system("command -v ccx >/dev/null 2>&1") != 0) {
+    fprintf(stderr, "cofem accuracy: CalculiX (ccx) is not installed (Debian: calculix-ccx)\n");
+    return 77;
+  }
+  int st = cf_make_dirs(o.out_dir);
+  if (st < 0) { fprintf(stderr, "cofem accuracy: %s\n", cf_last_error()); return 1; }
+  const CaseSpec* specs[32];
+  char paths[32][CF_PATH_MAX];
+  int nc = acc_case_list(&o, specs, paths);
+  if (nc == 0) return usage_accuracy();
+  Case* cs = calloc(nc, sizeof(Case));
+  Dyn* dyn = calloc(2 * (size_t)nc, sizeof(Dyn)); /* [nc + i]: the large-rotation runs */
+  int errors = 0, failures = 0;
+  double wall0 = cf_wall_time();
+  for (int i = 0; i < nc; i++) errors += acc_run_case(&cs[i], specs[i], paths[i], &o, &dyn[i], &dyn[nc + i]);
+  errors += acc_report(&o, cs, nc, dyn, &failures);
   printf("accuracy: %d cases in %.1f s; %d errors; %d bounds failed", nc, cf_wall_time() - wall0, errors, failures);
   if (g_ccx_failed) printf("; %d CalculiX diagnostic run%s failed (see the 'ccx failed' lines)", g_ccx_failed, g_ccx_failed == 1 ? "" : "s");
   printf("\n");
@@ -1632,5 +1720,5 @@ int cf_cmd_accuracy(int argc, char** argv) {
   }
   free(cs);
   free(dyn);
-  return (errors || self_fail || (check && failures)) ? 1 : 0;
+  return (errors || self_fail || (o.check && failures)) ? 1 : 0;
 }
