@@ -114,41 +114,36 @@ static void finish_con(cfMbsCon* c) {
   }
 }
 
+/* add blocks blk0 .. blk0 + nblk - 1 to the constraint's slots, each once; -1 (and c->nb = -1)
+ * when they do not fit in CF_MBS_CON_MAXB */
+static int add_block_slots(cfMbsCon* c, int blk0, int nblk) {
+  for (int l = 0; l < nblk; l++) {
+    int found = 0;
+    for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
+    if (found) continue;
+    if (c->nb >= CF_MBS_CON_MAXB) {
+      c->nb = -1;
+      return -1;
+    }
+    c->body[c->nb++] = blk0 + l;
+  }
+  return 0;
+}
 /* the amplitude blocks of the equation's modal point terms become slots too (after finish_con);
  * nb = -1 when they do not fit */
 static void finish_modal_slots(const cfMbsModel* m, cfMbsCon* c) {
   for (int k = 0; k < c->nmt; k++) {
     int nm, blk0, nblk;
     cf_mbs__modal_point(m, c->mt_body[k], c->mt_point[k], NULL, NULL, &nm, &blk0, &nblk);
-    for (int l = 0; l < nblk; l++) {
-      int found = 0;
-      for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
-      if (found) continue;
-      if (c->nb >= CF_MBS_CON_MAXB) {
-        c->nb = -1;
-        return;
-      }
-      c->body[c->nb++] = blk0 + l;
-    }
+    if (add_block_slots(c, blk0, nblk) < 0) return;
   }
 }
-
-/* the same for the modal direction terms */
 static void finish_modal_dir_slots(const cfMbsModel* m, cfMbsCon* c) {
   for (int sd = 0; sd < 2 && c->nmd && c->nb >= 0; sd++) {
     if (c->md_body[sd] < 0) continue;
     int fb, nm, blk0, nblk;
     cf_mbs__modal_dir_rows(m, c->md_body[sd], c->md_dir[sd], &fb, &nm, &blk0, &nblk);
-    for (int l = 0; l < nblk; l++) {
-      int found = 0;
-      for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
-      if (found) continue;
-      if (c->nb >= CF_MBS_CON_MAXB) {
-        c->nb = -1;
-        return;
-      }
-      c->body[c->nb++] = blk0 + l;
-    }
+    if (add_block_slots(c, blk0, nblk) < 0) return;
   }
 }
 
