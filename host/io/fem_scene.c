@@ -87,6 +87,192 @@ static int known_keys(const cJSON* obj, const char* const* known, const char* pa
   return CF_OK;
 }
 
+/* in the section parsers below: an error returns at once (cf_scene_parse frees what was read) */
+#define PASS(expr)            \
+  do {                        \
+    int st_ = (expr);         \
+    if (st_ < 0) return st_;  \
+  } while (0)
+
+/* "material" {E, nu, rho} and "damping" {alpha, beta} */
+static int parse_material(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
+  if (!cJSON_IsObject(mat)) PASS(cf_error(CF_ERR_SCENE, "%s: missing \"material\" object {E, nu, rho}", path));
+  static const char* const k_mat[] = {"E", "nu", "rho", NULL};
+  PASS(known_keys(mat, k_mat, path, "material."));
+  PASS(get_number(mat, "E", &s->def.E, 1, path, "material."));
+  PASS(get_number(mat, "nu", &s->def.nu, 1, path, "material."));
+  PASS(get_number(mat, "rho", &s->def.rho, 1, path, "material."));
+  const cJSON* damp = cJSON_GetObjectItemCaseSensitive(root, "damping");
+  if (damp) {
+    static const char* const k_damp[] = {"alpha", "beta", NULL};
+    PASS(known_keys(damp, k_damp, path, "damping."));
+    PASS(get_number(damp, "alpha", &s->def.rayleigh_alpha, 0, path, "damping."));
+    PASS(get_number(damp, "beta", &s->def.rayleigh_beta, 0, path, "damping."));
+  }
+  return CF_OK;
+}
+
+/* "fixed": [{set, dofs}] */
+static int parse_fixed(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* fixed = cJSON_GetObjectItemCaseSensitive(root, "fixed");
+  if (fixed) {
+    if (!cJSON_IsArray(fixed)) PASS(cf_error(CF_ERR_SCENE, "%s: \"fixed\" must be an array", path));
+    int i = 0;
+    for (const cJSON* f = fixed->child; f; f = f->next, i++) {
+      if (i >= CF_SCENE_MAX_ITEMS) PASS(cf_error(CF_ERR_SCENE, "%s: more than %d \"fixed\" entries", path, CF_SCENE_MAX_ITEMS));
+      char ctx[32], dofs[8] = "xyz";
+      snprintf(ctx, sizeof ctx, "fixed[%d].", i);
+      static const char* const k_fix[] = {"set", "dofs", NULL};
+      PASS(known_keys(f, k_fix, path, ctx));
+      PASS(get_string(f, "set", s->fix[i].set, sizeof s->fix[i].set, 1, path, ctx));
+      PASS(get_string(f, "dofs", dofs, sizeof dofs, 0, path, ctx));
+      PASS(parse_mask(dofs, &s->fix[i].dir_mask, path, i));
+      s->nfix++;
+    }
+  }
+  return CF_OK;
+}
+
+/* "loads": [{set, force, start, ramp, stop}] */
+static int parse_loads(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* loads = cJSON_GetObjectItemCaseSensitive(root, "loads");
+  if (loads) {
+    if (!cJSON_IsArray(loads)) PASS(cf_error(CF_ERR_SCENE, "%s: \"loads\" must be an array", path));
+    int i = 0;
+    for (const cJSON* l = loads->child; l; l = l->next, i++) {
+      if (i >= CF_SCENE_MAX_ITEMS) PASS(cf_error(CF_ERR_SCENE, "%s: more than %d loads", path, CF_SCENE_MAX_ITEMS));
+      char ctx[32];
+      snprintf(ctx, sizeof ctx, "loads[%d].", i);
+      static const char* const k_load[] = {"set", "force", "start", "ramp", "stop", NULL};
+      PASS(known_keys(l, k_load, path, ctx));
+      cfSceneLoad* L = &s->load[i];
+      L->t_stop = INFINITY;
+      PASS(get_string(l, "set", L->set, sizeof L->set, 1, path, ctx));
+      PASS(get_vec3(l, "force", L->force, 1, path, ctx));
+      PASS(get_number(l, "start", &L->t_start, 0, path, ctx));
+      PASS(get_number(l, "ramp", &L->ramp, 0, path, ctx));
+      PASS(get_number(l, "stop", &L->t_stop, 0, path, ctx));
+      if (L->ramp < 0) PASS(cf_error(CF_ERR_SCENE, "%s: \"%sramp\" must be >= 0", path, ctx));
+      s->nload++;
+    }
+  }
+  return CF_OK;
+}
+
+/* "time": {dt, end, integrator, rho_inf} */
+static int parse_time(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
+  if (time) {
+    static const char* const k_time[] = {"dt", "end", "integrator", "rho_inf", NULL};
+    PASS(known_keys(time, k_time, path, "time."));
+    PASS(get_number(time, "dt", &s->def.dt, 0, path, "time."));
+    PASS(get_number(time, "end", &s->t_end, 0, path, "time."));
+    char integ[32] = "backward_euler";
+    PASS(get_string(time, "integrator", integ, sizeof integ, 0, path, "time."));
+    if (strcmp(integ, "backward_euler") == 0) s->def.integrator = CF_INTEGRATOR_BACKWARD_EULER;
+    else if (strcmp(integ, "newmark") == 0) s->def.integrator = CF_INTEGRATOR_NEWMARK;
+    else if (strcmp(integ, "generalized_alpha") == 0) s->def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
+    else PASS(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\", \"newmark\" or "
+                      "\"generalized_alpha\"", path, integ));
+    PASS(get_number(time, "rho_inf", &s->def.rho_inf, 0, path, "time."));
+    if (!(s->def.rho_inf >= 0 && s->def.rho_inf <= 1))
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"time.rho_inf\" = %g must lie in [0, 1]", path, s->def.rho_inf));
+    if (!(s->t_end > 0)) PASS(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
+  }
+  return CF_OK;
+}
+
+/* "solver": PCG, Newton, backend, mass, tangent, preconditioner (defaults set here too) */
+static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  s->def.preconditioner = CF_PRECOND_AUTO; /* resolved by cf_scene_build, knowing the backend */
+  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
+  if (solver) {
+    static const char* const k_solver[] = {"tol", "max_iter", "warm_start", "threads", "backend", "mass", "tangent",
+                                           "newton_tol", "newton_max_iter", "newton_max_cuts", "divergence_check",
+                                           "preconditioner", NULL};
+    PASS(known_keys(solver, k_solver, path, "solver."));
+    char mass[16] = "lumped";
+    PASS(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
+    PASS(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
+    PASS(get_bool(solver, "warm_start", &s->def.warm_start, path, "solver."));
+    PASS(cf_json_int_range(solver, "threads", &s->def.threads, 0, CF_SCENE_MAX_THREADS, AT(path, "solver.")));
+    PASS(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
+    PASS(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
+    /* generalized-alpha's Newton iterations take the consistent tangent unless told otherwise */
+    char tan[32] = "KR";
+    if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) snprintf(tan, sizeof tan, "symmetric_consistent");
+    PASS(get_string(solver, "tangent", tan, sizeof tan, 0, path, "solver."));
+    PASS(get_number(solver, "newton_tol", &s->def.newton_tol, 0, path, "solver."));
+    if (!(s->def.newton_tol > 0 && s->def.newton_tol < 1))
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.newton_tol\" = %g must lie in (0, 1)", path, s->def.newton_tol));
+    PASS(cf_json_int_range(solver, "newton_max_iter", &s->def.newton_max_iter, 1, 1000, AT(path, "solver.")));
+    PASS(cf_json_int_range(solver, "newton_max_cuts", &s->def.newton_max_cuts, 0, 20, AT(path, "solver.")));
+    PASS(get_bool(solver, "divergence_check", &s->def.divergence_check, path, "solver."));
+    if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
+    else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
+    else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
+    char pre[32] = "auto";
+    PASS(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
+    if (strcmp(pre, "auto") == 0) s->def.preconditioner = CF_PRECOND_AUTO;
+    else if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+    else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
+    else if (strcmp(pre, "amg") == 0) s->def.preconditioner = CF_PRECOND_AMG;
+    else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
+    if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
+    else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
+    else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));
+    if (strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda") && strcmp(s->backend, "auto"))
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.backend\" = \"%s\": use \"cpu\", \"cuda\" or \"auto\"", path, s->backend));
+  }
+  return CF_OK;
+}
+
+/* "static": {increments, tol, max_iter, max_cuts, tangent} */
+static int parse_static(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* st = cJSON_GetObjectItemCaseSensitive(root, "static");
+  if (st) {
+    static const char* const k_static[] = {"increments", "tol", "max_iter", "max_cuts", "tangent", NULL};
+    PASS(known_keys(st, k_static, path, "static."));
+    char tangent[16] = "consistent";
+    PASS(get_int(st, "increments", &s->stat.increments, path, "static."));
+    PASS(get_number(st, "tol", &s->stat.tol, 0, path, "static."));
+    PASS(get_int(st, "max_iter", &s->stat.max_iter, path, "static."));
+    PASS(get_int(st, "max_cuts", &s->stat.max_cuts, path, "static."));
+    PASS(get_string(st, "tangent", tangent, sizeof tangent, 0, path, "static."));
+    if (strcmp(tangent, "consistent") == 0) s->stat.tangent = CF_TANGENT_CONSISTENT;
+    else if (strcmp(tangent, "KR") == 0) s->stat.tangent = CF_TANGENT_KR;
+    else PASS(cf_error(CF_ERR_SCENE, "%s: \"static.tangent\" = \"%s\": use \"consistent\" or \"KR\"", path, tangent));
+    if (s->stat.increments < 1 || s->stat.max_iter < 1 || !(s->stat.tol > 0))
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"static\": increments, max_iter and tol must be positive", path));
+  }
+  return CF_OK;
+}
+
+/* "output": {dir, vtu_every, probes} */
+static int parse_output(const cJSON* root, const char* path, cfScene* s) {
+  const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
+  if (out) {
+    static const char* const k_out[] = {"dir", "vtu_every", "probes", NULL};
+    PASS(known_keys(out, k_out, path, "output."));
+    char dir[CF_PATH_MAX] = "";
+    PASS(get_string(out, "dir", dir, sizeof dir, 0, path, "output."));
+    if (dir[0]) snprintf(s->out_dir, sizeof s->out_dir, "%s", dir); /* relative to the cwd */
+    PASS(cf_json_int_range(out, "vtu_every", &s->vtu_every, 0, 1000000000, AT(path, "output.")));
+    const cJSON* probes = cJSON_GetObjectItemCaseSensitive(out, "probes");
+    if (probes) {
+      if (!cJSON_IsArray(probes)) PASS(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" must be an array of set names", path));
+      for (const cJSON* p = probes->child; p; p = p->next) {
+        if (!cJSON_IsString(p) || strlen(p->valuestring) >= CF_NAME_MAX || s->nprobe >= CF_SCENE_MAX_ITEMS)
+          PASS(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" entries must be set names (at most %d)", path, CF_SCENE_MAX_ITEMS));
+        strcpy(s->probe[s->nprobe++], p->valuestring);
+      }
+    }
+  }
+  return CF_OK;
+}
+
 int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   memset(s, 0, sizeof *s);
   snprintf(s->path, sizeof s->path, "%s", path);
@@ -112,152 +298,15 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   TRY(get_string(root, "mesh", rel, sizeof rel, 1, path, ""));
   cf_scene_resolve_path(path, rel, s->mesh_path, sizeof s->mesh_path);
 
-  const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
-  if (!cJSON_IsObject(mat)) TRY(cf_error(CF_ERR_SCENE, "%s: missing \"material\" object {E, nu, rho}", path));
-  static const char* const k_mat[] = {"E", "nu", "rho", NULL};
-  TRY(known_keys(mat, k_mat, path, "material."));
-  TRY(get_number(mat, "E", &s->def.E, 1, path, "material."));
-  TRY(get_number(mat, "nu", &s->def.nu, 1, path, "material."));
-  TRY(get_number(mat, "rho", &s->def.rho, 1, path, "material."));
-  const cJSON* damp = cJSON_GetObjectItemCaseSensitive(root, "damping");
-  if (damp) {
-    static const char* const k_damp[] = {"alpha", "beta", NULL};
-    TRY(known_keys(damp, k_damp, path, "damping."));
-    TRY(get_number(damp, "alpha", &s->def.rayleigh_alpha, 0, path, "damping."));
-    TRY(get_number(damp, "beta", &s->def.rayleigh_beta, 0, path, "damping."));
-  }
+  TRY(parse_material(root, path, s));
   TRY(get_vec3(root, "gravity", s->def.gravity, 0, path, ""));
 
-  const cJSON* fixed = cJSON_GetObjectItemCaseSensitive(root, "fixed");
-  if (fixed) {
-    if (!cJSON_IsArray(fixed)) TRY(cf_error(CF_ERR_SCENE, "%s: \"fixed\" must be an array", path));
-    int i = 0;
-    for (const cJSON* f = fixed->child; f; f = f->next, i++) {
-      if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d \"fixed\" entries", path, CF_SCENE_MAX_ITEMS));
-      char ctx[32], dofs[8] = "xyz";
-      snprintf(ctx, sizeof ctx, "fixed[%d].", i);
-      static const char* const k_fix[] = {"set", "dofs", NULL};
-      TRY(known_keys(f, k_fix, path, ctx));
-      TRY(get_string(f, "set", s->fix[i].set, sizeof s->fix[i].set, 1, path, ctx));
-      TRY(get_string(f, "dofs", dofs, sizeof dofs, 0, path, ctx));
-      TRY(parse_mask(dofs, &s->fix[i].dir_mask, path, i));
-      s->nfix++;
-    }
-  }
-  const cJSON* loads = cJSON_GetObjectItemCaseSensitive(root, "loads");
-  if (loads) {
-    if (!cJSON_IsArray(loads)) TRY(cf_error(CF_ERR_SCENE, "%s: \"loads\" must be an array", path));
-    int i = 0;
-    for (const cJSON* l = loads->child; l; l = l->next, i++) {
-      if (i >= CF_SCENE_MAX_ITEMS) TRY(cf_error(CF_ERR_SCENE, "%s: more than %d loads", path, CF_SCENE_MAX_ITEMS));
-      char ctx[32];
-      snprintf(ctx, sizeof ctx, "loads[%d].", i);
-      static const char* const k_load[] = {"set", "force", "start", "ramp", "stop", NULL};
-      TRY(known_keys(l, k_load, path, ctx));
-      cfSceneLoad* L = &s->load[i];
-      L->t_stop = INFINITY;
-      TRY(get_string(l, "set", L->set, sizeof L->set, 1, path, ctx));
-      TRY(get_vec3(l, "force", L->force, 1, path, ctx));
-      TRY(get_number(l, "start", &L->t_start, 0, path, ctx));
-      TRY(get_number(l, "ramp", &L->ramp, 0, path, ctx));
-      TRY(get_number(l, "stop", &L->t_stop, 0, path, ctx));
-      if (L->ramp < 0) TRY(cf_error(CF_ERR_SCENE, "%s: \"%sramp\" must be >= 0", path, ctx));
-      s->nload++;
-    }
-  }
-  const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
-  if (time) {
-    static const char* const k_time[] = {"dt", "end", "integrator", "rho_inf", NULL};
-    TRY(known_keys(time, k_time, path, "time."));
-    TRY(get_number(time, "dt", &s->def.dt, 0, path, "time."));
-    TRY(get_number(time, "end", &s->t_end, 0, path, "time."));
-    char integ[32] = "backward_euler";
-    TRY(get_string(time, "integrator", integ, sizeof integ, 0, path, "time."));
-    if (strcmp(integ, "backward_euler") == 0) s->def.integrator = CF_INTEGRATOR_BACKWARD_EULER;
-    else if (strcmp(integ, "newmark") == 0) s->def.integrator = CF_INTEGRATOR_NEWMARK;
-    else if (strcmp(integ, "generalized_alpha") == 0) s->def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"time.integrator\" = \"%s\": use \"backward_euler\", \"newmark\" or "
-                      "\"generalized_alpha\"", path, integ));
-    TRY(get_number(time, "rho_inf", &s->def.rho_inf, 0, path, "time."));
-    if (!(s->def.rho_inf >= 0 && s->def.rho_inf <= 1))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"time.rho_inf\" = %g must lie in [0, 1]", path, s->def.rho_inf));
-    if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
-  }
-  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
-  s->def.preconditioner = CF_PRECOND_AUTO; /* resolved by cf_scene_build, knowing the backend */
-  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
-  if (solver) {
-    static const char* const k_solver[] = {"tol", "max_iter", "warm_start", "threads", "backend", "mass", "tangent",
-                                           "newton_tol", "newton_max_iter", "newton_max_cuts", "divergence_check",
-                                           "preconditioner", NULL};
-    TRY(known_keys(solver, k_solver, path, "solver."));
-    char mass[16] = "lumped";
-    TRY(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
-    TRY(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
-    TRY(get_bool(solver, "warm_start", &s->def.warm_start, path, "solver."));
-    TRY(cf_json_int_range(solver, "threads", &s->def.threads, 0, CF_SCENE_MAX_THREADS, AT(path, "solver.")));
-    TRY(get_string(solver, "backend", s->backend, sizeof s->backend, 0, path, "solver."));
-    TRY(get_string(solver, "mass", mass, sizeof mass, 0, path, "solver."));
-    /* generalized-alpha's Newton iterations take the consistent tangent unless told otherwise */
-    char tan[32] = "KR";
-    if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) snprintf(tan, sizeof tan, "symmetric_consistent");
-    TRY(get_string(solver, "tangent", tan, sizeof tan, 0, path, "solver."));
-    TRY(get_number(solver, "newton_tol", &s->def.newton_tol, 0, path, "solver."));
-    if (!(s->def.newton_tol > 0 && s->def.newton_tol < 1))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.newton_tol\" = %g must lie in (0, 1)", path, s->def.newton_tol));
-    TRY(cf_json_int_range(solver, "newton_max_iter", &s->def.newton_max_iter, 1, 1000, AT(path, "solver.")));
-    TRY(cf_json_int_range(solver, "newton_max_cuts", &s->def.newton_max_cuts, 0, 20, AT(path, "solver.")));
-    TRY(get_bool(solver, "divergence_check", &s->def.divergence_check, path, "solver."));
-    if (strcmp(tan, "KR") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_KR;
-    else if (strcmp(tan, "symmetric_consistent") == 0) s->def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
-    char pre[32] = "auto";
-    TRY(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
-    if (strcmp(pre, "auto") == 0) s->def.preconditioner = CF_PRECOND_AUTO;
-    else if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
-    else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
-    else if (strcmp(pre, "amg") == 0) s->def.preconditioner = CF_PRECOND_AMG;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
-    if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
-    else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));
-    if (strcmp(s->backend, "cpu") && strcmp(s->backend, "cuda") && strcmp(s->backend, "auto"))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.backend\" = \"%s\": use \"cpu\", \"cuda\" or \"auto\"", path, s->backend));
-  }
-  const cJSON* st = cJSON_GetObjectItemCaseSensitive(root, "static");
-  if (st) {
-    static const char* const k_static[] = {"increments", "tol", "max_iter", "max_cuts", "tangent", NULL};
-    TRY(known_keys(st, k_static, path, "static."));
-    char tangent[16] = "consistent";
-    TRY(get_int(st, "increments", &s->stat.increments, path, "static."));
-    TRY(get_number(st, "tol", &s->stat.tol, 0, path, "static."));
-    TRY(get_int(st, "max_iter", &s->stat.max_iter, path, "static."));
-    TRY(get_int(st, "max_cuts", &s->stat.max_cuts, path, "static."));
-    TRY(get_string(st, "tangent", tangent, sizeof tangent, 0, path, "static."));
-    if (strcmp(tangent, "consistent") == 0) s->stat.tangent = CF_TANGENT_CONSISTENT;
-    else if (strcmp(tangent, "KR") == 0) s->stat.tangent = CF_TANGENT_KR;
-    else TRY(cf_error(CF_ERR_SCENE, "%s: \"static.tangent\" = \"%s\": use \"consistent\" or \"KR\"", path, tangent));
-    if (s->stat.increments < 1 || s->stat.max_iter < 1 || !(s->stat.tol > 0))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"static\": increments, max_iter and tol must be positive", path));
-  }
-  const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
-  if (out) {
-    static const char* const k_out[] = {"dir", "vtu_every", "probes", NULL};
-    TRY(known_keys(out, k_out, path, "output."));
-    char dir[CF_PATH_MAX] = "";
-    TRY(get_string(out, "dir", dir, sizeof dir, 0, path, "output."));
-    if (dir[0]) snprintf(s->out_dir, sizeof s->out_dir, "%s", dir); /* relative to the cwd */
-    TRY(cf_json_int_range(out, "vtu_every", &s->vtu_every, 0, 1000000000, AT(path, "output.")));
-    const cJSON* probes = cJSON_GetObjectItemCaseSensitive(out, "probes");
-    if (probes) {
-      if (!cJSON_IsArray(probes)) TRY(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" must be an array of set names", path));
-      for (const cJSON* p = probes->child; p; p = p->next) {
-        if (!cJSON_IsString(p) || strlen(p->valuestring) >= CF_NAME_MAX || s->nprobe >= CF_SCENE_MAX_ITEMS)
-          TRY(cf_error(CF_ERR_SCENE, "%s: \"output.probes\" entries must be set names (at most %d)", path, CF_SCENE_MAX_ITEMS));
-        strcpy(s->probe[s->nprobe++], p->valuestring);
-      }
-    }
-  }
+  TRY(parse_fixed(root, path, s));
+  TRY(parse_loads(root, path, s));
+  TRY(parse_time(root, path, s));
+  TRY(parse_solver(root, path, s));
+  TRY(parse_static(root, path, s));
+  TRY(parse_output(root, path, s));
   cJSON_Delete(root);
   return CF_OK;
 }
