@@ -172,17 +172,25 @@ static int run_events(vwScript* sc, long frame, const char** shots, int* nshots,
   return 0;
 }
 
-int main(int argc, char** argv) {
+/* the command line */
+typedef struct Args {
   vwOptions opt;
-  memset(&opt, 0, sizeof opt);
-  opt.max_steps = 20;
-  opt.budget_ms = 40;
-  opt.loads = 1;
-  opt.gravity = 1;
-  int width = 1280, height = 800, frames = 30, check_gl = 0, help_panel = 0, samples = -1;
-  long max_frames = -1;
-  double min_frame_ms = -1;
-  const char *script_path = NULL, *screenshot = NULL;
+  int width, height, frames, check_gl, help_panel, samples;
+  long max_frames;
+  double min_frame_ms;
+  const char *script_path, *screenshot;
+} Args;
+
+/* 1. options: -1 to go on, else the exit status (0 after --help, 2 on a usage error) */
+static int parse_args(int argc, char** argv, Args* a) {
+  memset(a, 0, sizeof *a);
+  a->opt.max_steps = 20;
+  a->opt.budget_ms = 40;
+  a->opt.loads = 1;
+  a->opt.gravity = 1;
+  a->width = 1280, a->height = 800, a->frames = 30, a->samples = -1;
+  a->max_frames = -1;
+  a->min_frame_ms = -1;
   for (int i = 1; i < argc; i++) {
     const char* s = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -214,7 +222,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "cofem_view: %s\n", cf_last_error());
         return 2;
       }
-      opt.backend = backends[b];
+      a->opt.backend = backends[b];
     } else if (!strcmp(s, "--size")) {
       NEED_ARG();
       char wh[64];
@@ -224,13 +232,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       snprintf(wh, sizeof wh, "%.*s", (int)(x - v), v);
-      if (cf_parse_int("--size width", wh, 64, 16384, &width) < 0 ||
-          cf_parse_int("--size height", x + 1, 64, 16384, &height) < 0) {
+      if (cf_parse_int("--size width", wh, 64, 16384, &a->width) < 0 ||
+          cf_parse_int("--size height", x + 1, 64, 16384, &a->height) < 0) {
         fprintf(stderr, "cofem_view: %s\n", cf_last_error());
         return 2;
       }
     } else if (!strcmp(s, "--gain")) {
-      NUMBER(double, 1e-9, 1e18, &opt.gain); /* N/m, > 0 */
+      NUMBER(double, 1e-9, 1e18, &a->opt.gain); /* N/m, > 0 */
     } else if (!strcmp(s, "--color")) {
       static const char* const colors[] = {"disp", "stress", "plain", NULL};
       static const int color_of[] = {VW_COLOR_DISP, VW_COLOR_STRESS, VW_COLOR_PLAIN};
@@ -240,73 +248,58 @@ int main(int argc, char** argv) {
         fprintf(stderr, "cofem_view: %s\n", cf_last_error());
         return 2;
       }
-      opt.color = color_of[c];
+      a->opt.color = color_of[c];
     } else if (!strcmp(s, "--samples")) {
-      NUMBER(int, 0, 32, &samples);
+      NUMBER(int, 0, 32, &a->samples);
     } else if (!strcmp(s, "--wireframe")) {
-      opt.wireframe = 1;
+      a->opt.wireframe = 1;
     } else if (!strcmp(s, "--no-loads")) {
-      opt.loads = 0;
+      a->opt.loads = 0;
     } else if (!strcmp(s, "--no-gravity")) {
-      opt.gravity = 0;
+      a->opt.gravity = 0;
     } else if (!strcmp(s, "--help-panel")) {
-      help_panel = 1;
+      a->help_panel = 1;
     } else if (!strcmp(s, "--max-steps")) {
-      NUMBER(int, 1, 100000, &opt.max_steps);
+      NUMBER(int, 1, 100000, &a->opt.max_steps);
     } else if (!strcmp(s, "--budget-ms")) {
-      NUMBER(double, 0, 1e6, &opt.budget_ms);
+      NUMBER(double, 0, 1e6, &a->opt.budget_ms);
     } else if (!strcmp(s, "--min-frame-ms")) {
-      NUMBER(double, 0, 1e6, &min_frame_ms);
+      NUMBER(double, 0, 1e6, &a->min_frame_ms);
     } else if (!strcmp(s, "--fixed-steps")) {
-      NUMBER(int, 0, 100000, &opt.fixed_steps);
+      NUMBER(int, 0, 100000, &a->opt.fixed_steps);
     } else if (!strcmp(s, "--script")) {
       NEED_ARG();
-      script_path = v;
+      a->script_path = v;
     } else if (!strcmp(s, "--screenshot")) {
       NEED_ARG();
-      screenshot = v;
+      a->screenshot = v;
     } else if (!strcmp(s, "--frames")) {
-      NUMBER(int, 1, 100000000, &frames);
+      NUMBER(int, 1, 100000000, &a->frames);
     } else if (!strcmp(s, "--max-frames")) {
-      NUMBER(long, 1, 1000000000000L, &max_frames);
+      NUMBER(long, 1, 1000000000000L, &a->max_frames);
     } else if (!strcmp(s, "--check-gl")) {
-      check_gl = 1;
+      a->check_gl = 1;
     } else if (s[0] == '-' && s[1]) {
       fprintf(stderr, "cofem_view: unknown option %s\n%s", s, USAGE);
       return 2;
-    } else if (opt.nscenes < VW_MAX_SCENES) {
-      opt.scenes[opt.nscenes++] = s;
+    } else if (a->opt.nscenes < VW_MAX_SCENES) {
+      a->opt.scenes[a->opt.nscenes++] = s;
     } else {
       fprintf(stderr, "cofem_view: at most %d scenes, got more ('%s')\n", VW_MAX_SCENES, s);
       return 2;
     }
 #undef NUMBER
   }
-  if (opt.nscenes == 0) {
-    opt.scenes[opt.nscenes++] = "lug";
-    opt.scenes[opt.nscenes++] = "hinge";
+  if (a->opt.nscenes == 0) {
+    a->opt.scenes[a->opt.nscenes++] = "lug";
+    a->opt.scenes[a->opt.nscenes++] = "hinge";
   }
-  vwScript sc;
-  memset(&sc, 0, sizeof sc);
-  if (script_path) {
-    char err[1024];
-    if (vw_script_load(script_path, &sc, err, sizeof err) < 0) {
-      fprintf(stderr, "cofem_view: %s\n", err);
-      return 2;
-    }
-    g.scripted = 1;
-  }
-  if (min_frame_ms < 0) min_frame_ms = (script_path || screenshot) ? 0 : 16;
-  opt.width = width;
-  opt.height = height;
+  return -1;
+}
 
-  /* the scene first: a bad scene is an error before any window opens */
-  if (!check_gl && vw_app_init(&g.app, &opt) < 0) {
-    fprintf(stderr, "cofem_view: %s\n", cf_last_error());
-    return 1;
-  }
-  g.app.help = help_panel;
-
+/* 2. the window and its OpenGL 3.3 core context: -1 to go on, else the exit status (0 after
+ * --check-gl, 3 without a display or context) */
+static int open_window(Args* a) {
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
     fprintf(stderr, "cofem_view: no display: %s\n",
@@ -317,11 +310,11 @@ int main(int argc, char** argv) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-  glfwWindowHint(GLFW_RESIZABLE, (script_path || screenshot) ? GLFW_FALSE : GLFW_TRUE);
+  glfwWindowHint(GLFW_RESIZABLE, (a->script_path || a->screenshot) ? GLFW_FALSE : GLFW_TRUE);
   /* multisampling by default, but not on a software renderer (llvmpipe: 3x slower frames) */
   for (int attempt = 0; attempt < 2; attempt++) {
-    glfwWindowHint(GLFW_SAMPLES, samples >= 0 ? samples : 4);
-    g.win = glfwCreateWindow(width, height, "cofem viewer", NULL, NULL);
+    glfwWindowHint(GLFW_SAMPLES, a->samples >= 0 ? a->samples : 4);
+    g.win = glfwCreateWindow(a->width, a->height, "cofem viewer", NULL, NULL);
     if (!g.win) {
       fprintf(stderr, "cofem_view: no OpenGL 3.3 core context: %s\n",
               g.glfw_error[0] ? g.glfw_error : "window creation failed");
@@ -342,14 +335,14 @@ int main(int argc, char** argv) {
     const char* renderer = (const char*)glGetString(GL_RENDERER);
     int software = renderer && (strstr(renderer, "llvmpipe") || strstr(renderer, "softpipe") ||
                                 strstr(renderer, "swrast"));
-    if (samples >= 0 || !software || attempt == 1) break;
-    samples = 0;
+    if (a->samples >= 0 || !software || attempt == 1) break;
+    a->samples = 0;
     glfwDestroyWindow(g.win);
   }
-  glfwSwapInterval((script_path || screenshot) ? 0 : 1);
+  glfwSwapInterval((a->script_path || a->screenshot) ? 0 : 1);
   fprintf(stderr, "cofem_view: OpenGL %s, %s, %d samples\n", (const char*)glGetString(GL_VERSION),
-          (const char*)glGetString(GL_RENDERER), samples >= 0 ? samples : 4);
-  if (check_gl) {
+          (const char*)glGetString(GL_RENDERER), a->samples >= 0 ? a->samples : 4);
+  if (a->check_gl) {
     glfwTerminate();
     return 0;
   }
@@ -359,11 +352,11 @@ int main(int argc, char** argv) {
     glfwTerminate();
     return 3;
   }
-  glfwSetKeyCallback(g.win, on_key);
-  glfwSetMouseButtonCallback(g.win, on_button);
-  glfwSetCursorPosCallback(g.win, on_cursor);
-  glfwSetScrollCallback(g.win, on_scroll);
+  return -1;
+}
 
+/* 3. the frame loop: events of the script, stepping, drawing, screenshots; the exit status */
+static int run_frames(const Args* a, vwScript* sc) {
   int rc = 0, quit = 0;
   long frame = 0;
   double last = glfwGetTime();
@@ -383,15 +376,15 @@ int main(int argc, char** argv) {
     last = now;
     const char *shots[16], *reports[16];
     int nshots = 0, nrep = 0;
-    if (script_path && run_events(&sc, frame, shots, &nshots, reports, &nrep, &quit) < 0) {
+    if (a->script_path && run_events(sc, frame, shots, &nshots, reports, &nrep, &quit) < 0) {
       rc = 2;
       break;
     }
     vw_app_advance(&g.app, wall_dt, now);
     vw_app_update_visuals(&g.app);
     vw_render_frame(g.render, &g.app, fbw, fbh, (double)fbw / ww, now);
-    if (screenshot && frame >= frames) {
-      shots[nshots++] = screenshot;
+    if (a->screenshot && frame >= a->frames) {
+      shots[nshots++] = a->screenshot;
       quit = 1;
     }
     for (int i = 0; i < nshots; i++) {
@@ -405,12 +398,46 @@ int main(int argc, char** argv) {
     for (int i = 0; i < nrep; i++) vw_report(&g.app, stdout, reports[i], frame);
     glfwSwapBuffers(g.win);
     frame++;
-    if (max_frames >= 0 && frame >= max_frames) {
+    if (a->max_frames >= 0 && frame >= a->max_frames) {
       fprintf(stderr, "cofem_view: stopping after %ld frames (--max-frames)\n", frame);
       break;
     }
-    if (min_frame_ms > 0) sleep_s(t0 + min_frame_ms * 1e-3 - glfwGetTime());
+    if (a->min_frame_ms > 0) sleep_s(t0 + a->min_frame_ms * 1e-3 - glfwGetTime());
   }
+  return rc;
+}
+
+int main(int argc, char** argv) {
+  Args args, *a = &args;
+  int rc = parse_args(argc, argv, a);
+  if (rc >= 0) return rc;
+  vwScript sc;
+  memset(&sc, 0, sizeof sc);
+  if (a->script_path) {
+    char err[1024];
+    if (vw_script_load(a->script_path, &sc, err, sizeof err) < 0) {
+      fprintf(stderr, "cofem_view: %s\n", err);
+      return 2;
+    }
+    g.scripted = 1;
+  }
+  if (a->min_frame_ms < 0) a->min_frame_ms = (a->script_path || a->screenshot) ? 0 : 16;
+  a->opt.width = a->width;
+  a->opt.height = a->height;
+
+  /* the scene first: a bad scene is an error before any window opens */
+  if (!a->check_gl && vw_app_init(&g.app, &a->opt) < 0) {
+    fprintf(stderr, "cofem_view: %s\n", cf_last_error());
+    return 1;
+  }
+  g.app.help = a->help_panel;
+  if ((rc = open_window(a)) >= 0) return rc;
+  glfwSetKeyCallback(g.win, on_key);
+  glfwSetMouseButtonCallback(g.win, on_button);
+  glfwSetCursorPosCallback(g.win, on_cursor);
+  glfwSetScrollCallback(g.win, on_scroll);
+  rc = run_frames(a, &sc);
+  /* 4. teardown */
   vw_script_free(&sc);
   vw_render_free(g.render);
   glfwDestroyWindow(g.win);
