@@ -181,6 +181,23 @@ typedef struct Args {
   const char *script_path, *screenshot;
 } Args;
 
+/* --size WxH: 0, or -1 after the message on stderr */
+static int parse_size(const char* v, int* width, int* height) {
+  char wh[64];
+  const char* x = strchr(v, 'x');
+  if (!x || x - v >= (long)sizeof wh) {
+    fprintf(stderr, "cofem_view: --size wants WxH, e.g. 1280x800, got '%s'\n", v);
+    return -1;
+  }
+  snprintf(wh, sizeof wh, "%.*s", (int)(x - v), v);
+  if (cf_parse_int("--size width", wh, 64, 16384, width) < 0 ||
+      cf_parse_int("--size height", x + 1, 64, 16384, height) < 0) {
+    fprintf(stderr, "cofem_view: %s\n", cf_last_error());
+    return -1;
+  }
+  return 0;
+}
+
 /* 1. options: -1 to go on, else the exit status (0 after --help, 2 on a usage error) */
 static int parse_args(int argc, char** argv, Args* a) {
   memset(a, 0, sizeof *a);
@@ -225,18 +242,7 @@ static int parse_args(int argc, char** argv, Args* a) {
       a->opt.backend = backends[b];
     } else if (!strcmp(s, "--size")) {
       NEED_ARG();
-      char wh[64];
-      const char* x = strchr(v, 'x');
-      if (!x || x - v >= (long)sizeof wh) {
-        fprintf(stderr, "cofem_view: --size wants WxH, e.g. 1280x800, got '%s'\n", v);
-        return 2;
-      }
-      snprintf(wh, sizeof wh, "%.*s", (int)(x - v), v);
-      if (cf_parse_int("--size width", wh, 64, 16384, &a->width) < 0 ||
-          cf_parse_int("--size height", x + 1, 64, 16384, &a->height) < 0) {
-        fprintf(stderr, "cofem_view: %s\n", cf_last_error());
-        return 2;
-      }
+      if (parse_size(v, &a->width, &a->height) < 0) return 2;
     } else if (!strcmp(s, "--gain")) {
       NUMBER(double, 1e-9, 1e18, &a->opt.gain); /* N/m, > 0 */
     } else if (!strcmp(s, "--color")) {
