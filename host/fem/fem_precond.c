@@ -191,6 +191,111 @@ static void super_solve(const SuperFactor* f, double* t, double* w) {
   }
 }
 
+/* super_solve for nrhs right-hand sides at once: t row-major [n][nrhs] (the nrhs values of a row
+ * contiguous), w [rows of the largest rectangle][nrhs]. Each factor entry is read once for all the
+ * columns (the single solve reads the whole factor per column: the multibody core's Z = A0^-1 J_F^T
+ * needs 5 to 8). Same operations per column as super_solve, in another summation order. */
+static void super_solve_multi(const SuperFactor* f, double* t, double* w, int nrhs) {
+  const int q = nrhs;
+  for (int s = 0; s < f->nsuper; s++) {
+    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
+    const int* rows = f->rows + f->pi[s] + nc;
+    const double* T = f->x + f->px[s];
+    const double* B = T + tri_col(nc, nc);
+    double* ts = t + (long)k1 * q;
+    for (long i = 0; i < (long)nr * q; i++) w[i] = 0;
+    for (int j = 0; j < nc; j++) { /* y_j = t_j / L_jj; t_i -= L_ij y_j below it */
+      const double* col = T + tri_col(j, nc) - j; /* col[i], i = j .. nc-1 */
+      const double* c = B + (long)j * nr;
+      double* yj = ts + (long)j * q;
+      const double dj = f->dinv[k1 + j];
+      for (int r = 0; r < q; r++) yj[r] *= dj;
+      for (int i = j + 1; i < nc; i++) {
+        double* ti = ts + (long)i * q;
+        const double l = col[i];
+        for (int r = 0; r < q; r++) ti[r] -= l * yj[r];
+      }
+      for (int i = 0; i < nr; i++) {
+        double* wi = w + (long)i * q;
+        const double l = c[i];
+        for (int r = 0; r < q; r++) wi[r] += l * yj[r];
+      }
+    }
+    for (int i = 0; i < nr; i++) {
+      double* ti = t + (long)rows[i] * q;
+      const double* wi = w + (long)i * q;
+      for (int r = 0; r < q; r++) ti[r] -= wi[r];
+    }
+  }
+  for (int s = f->nsuper - 1; s >= 0; s--) {
+    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
+    const int* rows = f->rows + f->pi[s] + nc;
+    const double* T = f->x + f->px[s];
+    const double* B = T + tri_col(nc, nc);
+    double* ts = t + (long)k1 * q;
+    for (int i = 0; i < nr; i++) memcpy(w + (long)i * q, t + (long)rows[i] * q, sizeof(double) * q);
+    for (int j = nc - 1; j >= 0; j--) { /* x_j = (t_j - sum_i L_ij x_i) / L_jj over the rows below */
+      const double* col = T + tri_col(j, nc) - j;
+      const double* c = B + (long)j * nr;
+      double* xj = ts + (long)j * q;
+      for (int i = 0; i < nr; i++) {
+        const double* wi = w + (long)i * q;
+        const double l = c[i];
+        for (int r = 0; r < q; r++) xj[r] -= l * wi[r];
+      }
+      for (int i = j + 1; i < nc; i++) {
+        const double* ti = ts + (long)i * q;
+        const double l = col[i];
+        for (int r = 0; r < q; r++) xj[r] -= l * ti[r];
+      }
+      const double dj = f->dinv[k1 + j];
+      for (int r = 0; r < q; r++) xj[r] *= dj;
+    }
+  }
+}
+
+long cf_precond_apply_multi_work(const cfModel* m, int nrhs) {
+  return 2L * m->ndof * (nrhs > 0 ? nrhs : 1);
+}
+
+int cf_precond_apply_multi(const cfModel* m, cfData* d, int nrhs, const double* const* r, double* const* z,
+                           double* work) {
+  struct cfPrecond* p = d->precond;
+  const double* Q = d->node_R;
+  const int supports = d->supports_active && p->have_supports;
+  const SuperFactor* f = supports ? &p->L_supports : &p->L_free;
+  if (p->amg_free || !f->n) { /* no copied factor: one column at a time */
+    for (int c = 0; c < nrhs; c++) {
+      int st = cf_precond_apply(m, d, r[c], z[c]);
+      if (st < 0) return st;
+    }
+    return CF_OK;
+  }
+  const int q = nrhs, n = m->ndof;
+  double *T = work, *W = work + (long)n * q; /* T [ndof][q]: Q^T r in the factor's order */
+  for (int c = 0; c < q; c++) {
+    const double* rc = r[c];
+    double* t = p->t;
+    for (int nd = 0; nd < m->nnode; nd++) /* t = Q^T r */
+      for (int i = 0; i < 3; i++)
+        t[3 * nd + i] = Q[9 * nd + i] * rc[3 * nd] + Q[9 * nd + 3 + i] * rc[3 * nd + 1] + Q[9 * nd + 6 + i] * rc[3 * nd + 2];
+    if (supports)
+      for (int i = 0; i < n; i++)
+        if (m->fixed[i]) t[i] = 0;
+    for (int k = 0; k < n; k++) T[(long)k * q + c] = t[f->perm[k]];
+  }
+  super_solve_multi(f, T, W, q);
+  for (int c = 0; c < q; c++) {
+    double* y = p->y;
+    double* zc = z[c];
+    for (int k = 0; k < n; k++) y[f->perm[k]] = T[(long)k * q + c];
+    for (int nd = 0; nd < m->nnode; nd++) /* z = Q y */
+      for (int i = 0; i < 3; i++)
+        zc[3 * nd + i] = Q[9 * nd + 3 * i] * y[3 * nd] + Q[9 * nd + 3 * i + 1] * y[3 * nd + 1] + Q[9 * nd + 3 * i + 2] * y[3 * nd + 2];
+  }
+  return CF_OK;
+}
+
 double* cf_precond_scratch(cfData* d) {
   return d->precond->ye;
 }

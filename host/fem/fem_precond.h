@@ -18,6 +18,12 @@ void cf_precond_update(const cfModel* m, cfData* d);
 /* z = Q A0^-1 Q^T r, or z = Q AMG(A0) Q^T r (r has its fixed DOFs zeroed; z is projected by the
  * caller). */
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z);
+/* z[c] = Q A0^-1 Q^T r[c] for c < nrhs in one pass over the factor (the same as nrhs calls of
+ * cf_precond_apply to round-off; r[c] and z[c] of ndof each, not aliased); work holds
+ * cf_precond_apply_multi_work(m, nrhs) doubles. AMG or a factor not copied: column by column. */
+int cf_precond_apply_multi(const cfModel* m, cfData* d, int nrhs, const double* const* r, double* const* z,
+                           double* work);
+long cf_precond_apply_multi_work(const cfModel* m, int nrhs);
 /* [33 * ntet] scratch of the matrix-free step (fem_pcg.c): per-element products of two vectors
  * [2 x 12 ntet], then the rotated gradients G_e [9 ntet]. */
 double* cf_precond_scratch(cfData* d);

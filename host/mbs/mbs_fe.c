@@ -718,7 +718,19 @@ struct cfMbsFeState {
   double* H;                /* [nrow^2] */
   double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
   double* extra;            /* [ndof] extra nodal forces (cf_mbs_fe_set_extra_force), or NULL */
+  /* Z's changed columns in one multi-right-hand-side solve (z_solve) */
+  int* chg;                 /* [nrow] the rows whose Z is solved for */
+  const double** zr;        /* [nrow] their J_F^T ... */
+  double** zz;              /* [nrow] ... and Z columns */
+  double* zwork;            /* cf_precond_apply_multi_work(fem, nrow) */
+  cholmod_dense* zB;        /* [ndof x nrow] right-hand sides of the exact factor's solve */
+  cholmod_dense **zX, **zY, **zE; /* [nrow + 1] cholmod_solve2's result and workspaces per column count */
 };
+
+/* Z one column at a time (the solve before 2026-11-26), for perf/bench_fe_mbs.c's comparison in
+ * one process; 0 (multi-right-hand-side) otherwise */
+extern int cf_mbs__fe_z_single;
+int cf_mbs__fe_z_single = 0;
 
 static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0] == i; }
 
@@ -743,7 +755,15 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     s->y = malloc(sizeof(double) * (size_t)ndof);
     s->r = calloc((size_t)(s->nrow + 1), sizeof(double));
     s->w = calloc((size_t)(s->nrow + 1), sizeof(double));
-    if (!s->row || !s->Z || !s->JF || !s->H || !s->bF || !s->y || !s->r || !s->w)
+    s->chg = calloc((size_t)(s->nrow + 1), sizeof(int));
+    s->zr = calloc((size_t)(s->nrow + 1), sizeof(double*));
+    s->zz = calloc((size_t)(s->nrow + 1), sizeof(double*));
+    s->zwork = malloc(sizeof(double) * (size_t)cf_precond_apply_multi_work(fb->fem, s->nrow + 1));
+    s->zX = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
+    s->zY = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
+    s->zE = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
+    if (!s->row || !s->Z || !s->JF || !s->H || !s->bF || !s->y || !s->r || !s->w || !s->chg || !s->zr || !s->zz ||
+        !s->zwork || !s->zX || !s->zY || !s->zE)
       return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
@@ -751,6 +771,8 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     int st = cf_sparse_init(fb->fem, 1, &s->sp);
     if (st < 0) return st;
     s->sp_ready = 1;
+    s->zB = cholmod_allocate_dense((size_t)ndof, (size_t)(s->nrow + 1), (size_t)ndof, CHOLMOD_REAL, &s->sp.cc);
+    if (!s->zB) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   }
   return CF_OK;
 }
@@ -759,7 +781,16 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
   if (!d->fe_state) return;
   for (int i = 0; i < d->nfe_data; i++) {
     struct cfMbsFeState* s = &d->fe_state[i];
-    if (s->sp_ready) cf_sparse_free(&s->sp);
+    if (s->sp_ready) {
+      for (int k = 0; k <= s->nrow; k++) {
+        if (s->zX) cholmod_free_dense(&s->zX[k], &s->sp.cc);
+        if (s->zY) cholmod_free_dense(&s->zY[k], &s->sp.cc);
+        if (s->zE) cholmod_free_dense(&s->zE[k], &s->sp.cc);
+      }
+      cholmod_free_dense(&s->zB, &s->sp.cc);
+      cf_sparse_free(&s->sp);
+    }
+    free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
   }
@@ -850,6 +881,41 @@ static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeStat
   return CF_OK;
 }
 
+/* Z columns chg[0 .. nc) (Z_k = A0^-1 J_F(k)^T, J_F(k) in JF) in one solve with nc right-hand
+ * sides: each pass over the factor serves all of them (BLAS-3 in CHOLMOD's supernodal solve for the
+ * exact factor, super_solve_multi for the rotated one), where one solve per column read the whole
+ * factor nc times (43% of the lug pendulum's step). */
+static int z_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
+  const int ndof = 3 * fb->nnode;
+  if (cf_mbs__fe_z_single) {
+    for (int c = 0; c < nc; c++) {
+      int st = a0_solve(fb, fd, s, s->JF + (size_t)s->chg[c] * ndof, s->Z + (size_t)s->chg[c] * ndof);
+      if (st < 0) return st;
+    }
+    return CF_OK;
+  }
+  if (s->exact_now) {
+    double* B = s->zB->x;
+    for (int c = 0; c < nc; c++) memcpy(B + (size_t)c * ndof, s->JF + (size_t)s->chg[c] * ndof, sizeof(double) * (size_t)ndof);
+    s->zB->ncol = (size_t)nc; /* the first nc columns; X, Y, E kept per column count (no reallocation) */
+    int ok = cholmod_solve2(CHOLMOD_A, s->sp.L, s->zB, NULL, &s->zX[nc], NULL, &s->zY[nc], &s->zE[nc], &s->sp.cc);
+    s->zB->ncol = (size_t)(s->nrow + 1);
+    if (!ok) return cf_error(CF_ERR_SOLVER, "CHOLMOD solve failed (status %d)", s->sp.cc.status);
+    const double* X = s->zX[nc]->x;
+    for (int c = 0; c < nc; c++) memcpy(s->Z + (size_t)s->chg[c] * ndof, X + (size_t)c * s->zX[nc]->d, sizeof(double) * (size_t)ndof);
+    return CF_OK;
+  }
+  const cfModel* fem = fb->fem;
+  for (int c = 0; c < nc; c++) s->zr[c] = s->JF + (size_t)s->chg[c] * ndof, s->zz[c] = s->Z + (size_t)s->chg[c] * ndof;
+  fd->supports_active = fem->nfixed > 0; /* as a0_solve */
+  int st = cf_precond_apply_multi(fem, fd, nc, s->zr, s->zz, s->zwork);
+  if (st < 0) return st;
+  for (int c = 0; c < nc; c++)
+    for (int j = 0; fem->nfixed && j < ndof; j++)
+      if (fem->fixed[j]) s->zz[c][j] = 0;
+  return CF_OK;
+}
+
 /* Before the CHOLMOD factorisation of the factored coordinates (Ax of those, in the model's
  * entries, is in Axr): A0 factored, Z, G, H, and Axr += J_I^T (H - a I) J_I. */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
@@ -927,14 +993,15 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     s->z_valid = 0;
     }
     }
-    int st;
+    int st, nchg = 0;
     for (int k = 0; k < nr; k++) {
       double* jf = s->JF + (size_t)k * ndof;
       row_F(m, d, fb, s->row[k], s->bF);
       if (s->z_valid && !memcmp(s->bF, jf, sizeof(double) * (size_t)ndof)) continue;
       memcpy(jf, s->bF, sizeof(double) * (size_t)ndof);
-      if ((st = a0_solve(fb, fd, s, s->bF, s->Z + (size_t)k * ndof)) < 0) return st;
+      s->chg[nchg++] = k;
     }
+    if (nchg && (st = z_solve(fb, fd, s, nchg)) < 0) return s->z_valid = 0, st;
     s->z_valid = 1;
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
     for (int k = 0; k < nr; k++) {
