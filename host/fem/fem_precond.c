@@ -191,66 +191,134 @@ static void super_solve(const SuperFactor* f, double* t, double* w) {
   }
 }
 
-/* super_solve for nrhs right-hand sides at once: t row-major [n][nrhs] (the nrhs values of a row
- * contiguous), w [rows of the largest rectangle][nrhs]. Each factor entry is read once for all the
- * columns (the single solve reads the whole factor per column: the multibody core's Z = A0^-1 J_F^T
- * needs 5 to 8). Same operations per column as super_solve, in another summation order. */
-static void super_solve_multi(const SuperFactor* f, double* t, double* w, int nrhs) {
-  const int q = nrhs;
-  for (int s = 0; s < f->nsuper; s++) {
-    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
-    const int* rows = f->rows + f->pi[s] + nc;
-    const double* T = f->x + f->px[s];
-    const double* B = T + tri_col(nc, nc);
-    double* ts = t + (long)k1 * q;
-    for (long i = 0; i < (long)nr * q; i++) w[i] = 0;
-    for (int j = 0; j < nc; j++) { /* y_j = t_j / L_jj; t_i -= L_ij y_j below it */
-      const double* col = T + tri_col(j, nc) - j; /* col[i], i = j .. nc-1 */
-      const double* c = B + (long)j * nr;
-      double* yj = ts + (long)j * q;
-      const double dj = f->dinv[k1 + j];
-      for (int r = 0; r < q; r++) yj[r] *= dj;
-      for (int i = j + 1; i < nc; i++) {
-        double* ti = ts + (long)i * q;
-        const double l = col[i];
-        for (int r = 0; r < q; r++) ti[r] -= l * yj[r];
-      }
-      for (int i = 0; i < nr; i++) {
-        double* wi = w + (long)i * q;
-        const double l = c[i];
-        for (int r = 0; r < q; r++) wi[r] += l * yj[r];
-      }
-    }
-    for (int i = 0; i < nr; i++) {
-      double* ti = t + (long)rows[i] * q;
-      const double* wi = w + (long)i * q;
-      for (int r = 0; r < q; r++) ti[r] -= wi[r];
-    }
+/* super_solve for Q right-hand sides at once: t row-major [n][Q] (the Q values of a row
+ * contiguous), w [rows of the largest rectangle][Q]. Each factor entry is read once for all the
+ * columns, and, as in super_solve, by blocks of four factor columns (the Q-vectors of t and w
+ * updated or read are touched once per four columns). Same operations per right-hand side as
+ * super_solve, in another summation order. One function per Q (1 .. 8) so that the loops over
+ * the right-hand sides have a constant length (unrolled, kept in registers). */
+#define SUPER_SOLVE_MULTI(Q)                                                                             \
+  static void super_solve_multi_##Q(const SuperFactor* f, double* t, double* w) {                      \
+    for (int s = 0; s < f->nsuper; s++) {                                                              \
+      const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;        \
+      const int* rows = f->rows + f->pi[s] + nc;                                                       \
+      const double* T = f->x + f->px[s];                                                               \
+      const double* B = T + tri_col(nc, nc);                                                           \
+      double* ts = t + (long)k1 * Q;                                                                   \
+      for (long i = 0; i < (long)nr * Q; i++) w[i] = 0;                                                \
+      for (int j0 = 0; j0 < nc; j0 += 4) {                                                             \
+        const int nb = nc - j0 < 4 ? nc - j0 : 4, j1 = j0 + nb;                                        \
+        for (int j = j0; j < j1; j++) { /* the nb x nb triangle */                                     \
+          const double* col = T + tri_col(j, nc) - j;                                                  \
+          double* yj = ts + (long)j * Q;                                                               \
+          const double dj = f->dinv[k1 + j];                                                           \
+          for (int r = 0; r < Q; r++) yj[r] *= dj;                                                     \
+          for (int i = j + 1; i < j1; i++)                                                             \
+            for (int r = 0; r < Q; r++) ts[(long)i * Q + r] -= col[i] * yj[r];                         \
+        }                                                                                              \
+        if (nb == 4) { /* the rows below it, four columns at once */                                   \
+          const double *t0 = T + tri_col(j0, nc) - j0, *t1 = T + tri_col(j0 + 1, nc) - (j0 + 1),       \
+                       *t2 = T + tri_col(j0 + 2, nc) - (j0 + 2), *t3 = T + tri_col(j0 + 3, nc) - (j0 + 3); \
+          double y0[Q], y1[Q], y2[Q], y3[Q];                                                           \
+          for (int r = 0; r < Q; r++)                                                                  \
+            y0[r] = ts[(long)j0 * Q + r], y1[r] = ts[(long)(j0 + 1) * Q + r],                          \
+            y2[r] = ts[(long)(j0 + 2) * Q + r], y3[r] = ts[(long)(j0 + 3) * Q + r];                    \
+          for (int i = j1; i < nc; i++)                                                                \
+            for (int r = 0; r < Q; r++)                                                                \
+              ts[(long)i * Q + r] -= t0[i] * y0[r] + t1[i] * y1[r] + t2[i] * y2[r] + t3[i] * y3[r];    \
+          const double *c0 = B + (long)j0 * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;           \
+          for (int i = 0; i < nr; i++)                                                                 \
+            for (int r = 0; r < Q; r++)                                                                \
+              w[(long)i * Q + r] += c0[i] * y0[r] + c1[i] * y1[r] + c2[i] * y2[r] + c3[i] * y3[r];     \
+        } else {                                                                                       \
+          for (int j = j0; j < j1; j++) {                                                              \
+            const double* tc = T + tri_col(j, nc) - j;                                                 \
+            const double* c = B + (long)j * nr;                                                        \
+            const double* yj = ts + (long)j * Q;                                                       \
+            for (int i = j1; i < nc; i++)                                                              \
+              for (int r = 0; r < Q; r++) ts[(long)i * Q + r] -= tc[i] * yj[r];                        \
+            for (int i = 0; i < nr; i++)                                                               \
+              for (int r = 0; r < Q; r++) w[(long)i * Q + r] += c[i] * yj[r];                          \
+          }                                                                                            \
+        }                                                                                              \
+      }                                                                                                \
+      for (int i = 0; i < nr; i++)                                                                     \
+        for (int r = 0; r < Q; r++) t[(long)rows[i] * Q + r] -= w[(long)i * Q + r];                    \
+    }                                                                                                  \
+    for (int s = f->nsuper - 1; s >= 0; s--) {                                                         \
+      const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;        \
+      const int* rows = f->rows + f->pi[s] + nc;                                                       \
+      const double* T = f->x + f->px[s];                                                               \
+      const double* B = T + tri_col(nc, nc);                                                           \
+      double* ts = t + (long)k1 * Q;                                                                   \
+      for (int i = 0; i < nr; i++)                                                                     \
+        for (int r = 0; r < Q; r++) w[(long)i * Q + r] = t[(long)rows[i] * Q + r];                     \
+      int j = nc;                                                                                      \
+      while (j > 0) {                                                                                  \
+        const int j0 = j >= 4 ? j - 4 : 0, nb = j - j0; /* columns j0 .. j-1 */                        \
+        double sb[4][Q];                                                                               \
+        if (nb == 4) { /* against the rectangle (w) and the solved part of the triangle */             \
+          const double *c0 = B + (long)j0 * nr, *c1 = c0 + nr, *c2 = c1 + nr, *c3 = c2 + nr;           \
+          const double *t0 = T + tri_col(j0, nc) - j0, *t1 = T + tri_col(j0 + 1, nc) - (j0 + 1),       \
+                       *t2 = T + tri_col(j0 + 2, nc) - (j0 + 2), *t3 = T + tri_col(j0 + 3, nc) - (j0 + 3); \
+          double s0[Q], s1[Q], s2[Q], s3[Q];                                                           \
+          for (int r = 0; r < Q; r++) s0[r] = s1[r] = s2[r] = s3[r] = 0;                               \
+          for (int i = 0; i < nr; i++)                                                                 \
+            for (int r = 0; r < Q; r++) {                                                              \
+              const double wr = w[(long)i * Q + r];                                                    \
+              s0[r] += c0[i] * wr, s1[r] += c1[i] * wr, s2[r] += c2[i] * wr, s3[r] += c3[i] * wr;      \
+            }                                                                                          \
+          for (int i = j; i < nc; i++)                                                                 \
+            for (int r = 0; r < Q; r++) {                                                              \
+              const double xr = ts[(long)i * Q + r];                                                   \
+              s0[r] += t0[i] * xr, s1[r] += t1[i] * xr, s2[r] += t2[i] * xr, s3[r] += t3[i] * xr;      \
+            }                                                                                          \
+          for (int r = 0; r < Q; r++) sb[0][r] = s0[r], sb[1][r] = s1[r], sb[2][r] = s2[r], sb[3][r] = s3[r]; \
+        } else {                                                                                       \
+          for (int b = 0; b < nb; b++) {                                                               \
+            const double* c = B + (long)(j0 + b) * nr;                                                 \
+            const double* tc = T + tri_col(j0 + b, nc) - (j0 + b);                                     \
+            for (int r = 0; r < Q; r++) sb[b][r] = 0;                                                  \
+            for (int i = 0; i < nr; i++)                                                               \
+              for (int r = 0; r < Q; r++) sb[b][r] += c[i] * w[(long)i * Q + r];                       \
+            for (int i = j; i < nc; i++)                                                               \
+              for (int r = 0; r < Q; r++) sb[b][r] += tc[i] * ts[(long)i * Q + r];                     \
+          }                                                                                            \
+        }                                                                                              \
+        for (int b = nb - 1; b >= 0; b--) { /* the nb x nb triangle, bottom up */                      \
+          const int jj = j0 + b;                                                                       \
+          const double* tc = T + tri_col(jj, nc) - jj;                                                 \
+          for (int r = 0; r < Q; r++) {                                                                \
+            double sum = ts[(long)jj * Q + r] - sb[b][r];                                              \
+            for (int i = jj + 1; i < j; i++) sum -= tc[i] * ts[(long)i * Q + r];                       \
+            ts[(long)jj * Q + r] = sum * f->dinv[k1 + jj];                                             \
+          }                                                                                            \
+        }                                                                                              \
+        j = j0;                                                                                        \
+      }                                                                                                \
+    }                                                                                                  \
   }
-  for (int s = f->nsuper - 1; s >= 0; s--) {
-    const int k1 = f->super[s], nc = f->super[s + 1] - k1, nr = f->pi[s + 1] - f->pi[s] - nc;
-    const int* rows = f->rows + f->pi[s] + nc;
-    const double* T = f->x + f->px[s];
-    const double* B = T + tri_col(nc, nc);
-    double* ts = t + (long)k1 * q;
-    for (int i = 0; i < nr; i++) memcpy(w + (long)i * q, t + (long)rows[i] * q, sizeof(double) * q);
-    for (int j = nc - 1; j >= 0; j--) { /* x_j = (t_j - sum_i L_ij x_i) / L_jj over the rows below */
-      const double* col = T + tri_col(j, nc) - j;
-      const double* c = B + (long)j * nr;
-      double* xj = ts + (long)j * q;
-      for (int i = 0; i < nr; i++) {
-        const double* wi = w + (long)i * q;
-        const double l = c[i];
-        for (int r = 0; r < q; r++) xj[r] -= l * wi[r];
-      }
-      for (int i = j + 1; i < nc; i++) {
-        const double* ti = ts + (long)i * q;
-        const double l = col[i];
-        for (int r = 0; r < q; r++) xj[r] -= l * ti[r];
-      }
-      const double dj = f->dinv[k1 + j];
-      for (int r = 0; r < q; r++) xj[r] *= dj;
-    }
+SUPER_SOLVE_MULTI(1)
+SUPER_SOLVE_MULTI(2)
+SUPER_SOLVE_MULTI(3)
+SUPER_SOLVE_MULTI(4)
+SUPER_SOLVE_MULTI(5)
+SUPER_SOLVE_MULTI(6)
+SUPER_SOLVE_MULTI(7)
+SUPER_SOLVE_MULTI(8)
+#undef SUPER_SOLVE_MULTI
+#define MULTI_MAX 8 /* right-hand sides per pass; more are done in passes of 8 */
+
+static void super_solve_multi(const SuperFactor* f, double* t, double* w, int q) {
+  switch (q) {
+    case 1: super_solve_multi_1(f, t, w); break;
+    case 2: super_solve_multi_2(f, t, w); break;
+    case 3: super_solve_multi_3(f, t, w); break;
+    case 4: super_solve_multi_4(f, t, w); break;
+    case 5: super_solve_multi_5(f, t, w); break;
+    case 6: super_solve_multi_6(f, t, w); break;
+    case 7: super_solve_multi_7(f, t, w); break;
+    default: super_solve_multi_8(f, t, w); break;
   }
 }
 
@@ -267,6 +335,13 @@ int cf_precond_apply_multi(const cfModel* m, cfData* d, int nrhs, const double* 
   if (p->amg_free || !f->n) { /* no copied factor: one column at a time */
     for (int c = 0; c < nrhs; c++) {
       int st = cf_precond_apply(m, d, r[c], z[c]);
+      if (st < 0) return st;
+    }
+    return CF_OK;
+  }
+  if (nrhs > MULTI_MAX) { /* passes of MULTI_MAX columns */
+    for (int c0 = 0; c0 < nrhs; c0 += MULTI_MAX) {
+      int st = cf_precond_apply_multi(m, d, nrhs - c0 < MULTI_MAX ? nrhs - c0 : MULTI_MAX, r + c0, z + c0, work);
       if (st < 0) return st;
     }
     return CF_OK;

@@ -19,6 +19,7 @@
 #include "cofem/mbs_fe.h"
 #include "cofem/output.h"
 #include "fem/fem_element.h"
+#include "fem/fem_parallel.h"
 #include "fem/fem_precond.h"
 #include "fem/fem_sparse.h"
 #include "mbs/mbs_internal.h"
@@ -370,12 +371,67 @@ static void gather(const struct cfMbsFeBody* fb, const double* q, double* x) {
     for (int a = 0; a < 3; a++) x[3 * n + a] = q[fb->qadr[n] + a];
 }
 
-/* the co-rotational stages at x = q: element rotations, K_R, element forces, f_el */
-static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q) {
+/* the co-rotational stages at x = q: element rotations, K_R, element forces, f_el. Without K_R
+ * (G: [9 ntet] scratch) only the forces, matrix-free as in the PCG's step (fem_pcg.c):
+ * fe = V sigma(Ds(x) G_e - I) G_e^T, G_e = Dm^-1 R_e^T; a third of cf_elem_rotate's work. */
+static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q, double* G) {
+  const cfModel* m = fb->fem;
   gather(fb, q, fd->x);
-  cf_stage_polar(fb->fem, fd);
-  cf_stage_elastic(fb->fem, fd);
+  cf_stage_polar(m, fd);
+  if (!G) {
+    cf_stage_elastic(m, fd);
+    return;
+  }
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
+  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, fd->R, G));
+  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, fd->x, fd->fe));
+  CF_FOR(m, n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, fd->fe, fd->f_el));
 }
+
+/* ---- condensation of corotational FE bodies (the solver's side) ---------------------------------
+ * The leading matrix over (x_F: the nodes of a corotational body, q_I: the factored coordinates):
+ *   A = [A0 + a J_F^T J_F   a J_F^T J_I;  a J_I^T J_F   A_II]
+ * A0 = (cM + alpha cC) M + (beta cC + cK) K_R + eps I (the FE system matrix), J = [J_F J_I] the rows
+ * of the equations with terms on the body (its joints), a the penalty. With Z = A0^-1 J_F^T,
+ * G = J_F Z, H = (G + I/a)^-1 (Woodbury):
+ *   the Schur complement onto q_I: S = A_II - a J_I^T J_I + J_I^T H J_I (the joint rows act as
+ *   springs of compliance G + 1/a: the part's own compliance seen at its interface + the penalty's);
+ *   cf_mbs__assemble leaves those rows' a J'J out of A_II, so only J_I^T H J_I is added here;
+ *   a solve of A x = b: y = A0^-1 b_F, r = J_F y, x_I = S^-1 (b_I - J_I^T H r),
+ *   x_F = y - Z H (r + J_I x_I).
+ * A0 is factored by CHOLMOD over the part's 3x3-block pattern (fem_sparse.h), once per factorisation
+ * of the mechanism; Z takes one solve per joint equation on the part, every solve one more. */
+struct cfMbsFeState {
+  int nrow;
+  int* row;                 /* [nrow] the equations with terms on the body */
+  cfSparseSolver sp;        /* A0 (exact_factor) */
+  int sp_ready;
+  double rot_coef[3];       /* cm, ck, eps the rotated factor was formed with (not exact_factor) */
+  int rot_ready;
+  long fb_step;             /* the step the fallback counters below are for */
+  int fb_slow, fb_on;       /* Newton updates that shrank by less than 5x; the step finishes with the exact factor */
+  double fb_prev;           /* the last Newton update seen */
+  int exact_now;            /* A0 solves with the exact factor (exact_factor, or the fallback) */
+  long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
+  double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
+  int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
+  double* Z;                /* [nrow][ndof] mesh order */
+  double* JF;               /* [nrow][ndof] the rows' J_F that Z was formed with */
+  int z_valid;              /* Z = A0^-1 J_F^T for the operator in use (rows whose J_F is unchanged keep theirs) */
+  double* H;                /* [nrow^2] */
+  double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
+  double* extra;            /* [ndof] extra nodal forces (cf_mbs_fe_set_extra_force), or NULL */
+  /* Z's changed columns in one multi-right-hand-side solve (z_solve) */
+  int* chg;                 /* [nrow] the rows whose Z is solved for */
+  const double** zr;        /* [nrow] their J_F^T ... */
+  double** zz;              /* [nrow] ... and Z columns */
+  double* zwork;            /* cf_precond_apply_multi_work(fem, nrow) */
+  cholmod_dense* zB;        /* [ndof x nrow] right-hand sides of the exact factor's solve */
+  cholmod_dense **zX, **zY, **zE; /* [nrow + 1] cholmod_solve2's result and workspaces per column count */
+  double* G;                /* [9 ntet] rotated gradients of the matrix-free forces (rotated factor) */
+  int kr_stale;             /* fd->KR is not of the current state (the forces were matrix-free) */
+};
 
 static const double* fe_extra(const cfMbsData* d, int i);
 
@@ -386,8 +442,13 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
     cfData* fd = d->fe_data[i];
-    fe_stages(fb, fd, q);
     double ra = fem->def.rayleigh_alpha, rb = fem->def.rayleigh_beta;
+    /* K_R is needed by the lumped body's matrix, the exact factor and the Rayleigh term -beta K_R v;
+     * the rotated factor only needs the forces (its fallback to the exact factor forms K_R there) */
+    struct cfMbsFeState* s = d->fe_state && fb->corotational ? &d->fe_state[i] : NULL;
+    int mf = s && s->G && !fb->exact_factor && rb == 0;
+    fe_stages(fb, fd, q, mf ? s->G : NULL);
+    if (s) s->kr_stale = mf;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
     memset(fd->f_ext, 0, sizeof(double) * 3 * (size_t)fb->nnode);
     for (int l = 0; l < fb->nload; l++) {
@@ -685,47 +746,6 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
   return st;
 }
 
-/* ---- condensation of corotational FE bodies (the solver's side) ---------------------------------
- * The leading matrix over (x_F: the nodes of a corotational body, q_I: the factored coordinates):
- *   A = [A0 + a J_F^T J_F   a J_F^T J_I;  a J_I^T J_F   A_II]
- * A0 = (cM + alpha cC) M + (beta cC + cK) K_R + eps I (the FE system matrix), J = [J_F J_I] the rows
- * of the equations with terms on the body (its joints), a the penalty. With Z = A0^-1 J_F^T,
- * G = J_F Z, H = (G + I/a)^-1 (Woodbury):
- *   the Schur complement onto q_I: S = A_II - a J_I^T J_I + J_I^T H J_I (the joint rows act as
- *   springs of compliance G + 1/a: the part's own compliance seen at its interface + the penalty's);
- *   cf_mbs__assemble leaves those rows' a J'J out of A_II, so only J_I^T H J_I is added here;
- *   a solve of A x = b: y = A0^-1 b_F, r = J_F y, x_I = S^-1 (b_I - J_I^T H r),
- *   x_F = y - Z H (r + J_I x_I).
- * A0 is factored by CHOLMOD over the part's 3x3-block pattern (fem_sparse.h), once per factorisation
- * of the mechanism; Z takes one solve per joint equation on the part, every solve one more. */
-struct cfMbsFeState {
-  int nrow;
-  int* row;                 /* [nrow] the equations with terms on the body */
-  cfSparseSolver sp;        /* A0 (exact_factor) */
-  int sp_ready;
-  double rot_coef[3];       /* cm, ck, eps the rotated factor was formed with (not exact_factor) */
-  int rot_ready;
-  long fb_step;             /* the step the fallback counters below are for */
-  int fb_slow, fb_on;       /* Newton updates that shrank by less than 5x; the step finishes with the exact factor */
-  double fb_prev;           /* the last Newton update seen */
-  int exact_now;            /* A0 solves with the exact factor (exact_factor, or the fallback) */
-  long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
-  double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
-  int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
-  double* Z;                /* [nrow][ndof] mesh order */
-  double* JF;               /* [nrow][ndof] the rows' J_F that Z was formed with */
-  int z_valid;              /* Z = A0^-1 J_F^T for the operator in use (rows whose J_F is unchanged keep theirs) */
-  double* H;                /* [nrow^2] */
-  double *bF, *y, *r, *w;   /* [ndof], [ndof], [nrow], [nrow] */
-  double* extra;            /* [ndof] extra nodal forces (cf_mbs_fe_set_extra_force), or NULL */
-  /* Z's changed columns in one multi-right-hand-side solve (z_solve) */
-  int* chg;                 /* [nrow] the rows whose Z is solved for */
-  const double** zr;        /* [nrow] their J_F^T ... */
-  double** zz;              /* [nrow] ... and Z columns */
-  double* zwork;            /* cf_precond_apply_multi_work(fem, nrow) */
-  cholmod_dense* zB;        /* [ndof x nrow] right-hand sides of the exact factor's solve */
-  cholmod_dense **zX, **zY, **zE; /* [nrow + 1] cholmod_solve2's result and workspaces per column count */
-};
 
 /* Z one column at a time (the solve before 2026-11-26), for perf/bench_fe_mbs.c's comparison in
  * one process; 0 (multi-right-hand-side) otherwise */
@@ -762,8 +782,9 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     s->zX = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
     s->zY = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
     s->zE = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
+    s->G = malloc(sizeof(double) * 9 * (size_t)(fb->fem->ntet + 1));
     if (!s->row || !s->Z || !s->JF || !s->H || !s->bF || !s->y || !s->r || !s->w || !s->chg || !s->zr || !s->zz ||
-        !s->zwork || !s->zX || !s->zY || !s->zE)
+        !s->zwork || !s->zX || !s->zY || !s->zE || !s->G)
       return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
@@ -790,7 +811,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
       cholmod_free_dense(&s->zB, &s->sp.cc);
       cf_sparse_free(&s->sp);
     }
-    free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE);
+    free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
   }
@@ -982,6 +1003,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     else s->key_uses = 1;
     rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
     if (!same) {
+    if (s->kr_stale) cf_stage_elastic(fem, fd), s->kr_stale = 0; /* the fallback: K_R of the current state */
     s->key_step = d->steps;
     memcpy(s->key_coef, c5, sizeof s->key_coef);
     for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);

@@ -131,7 +131,7 @@ int main(void) {
       for (int i = 0; i < t->count; i++) d->f_ext[3 * t->nodes[i] + 2] = -2e6 / t->count;
       CHECK(cf_step(m, d) >= 0);
     }
-    enum { NR = 7 };
+    enum { NR = 11 }; /* more than one pass of 8 */
     const int n = m->ndof;
     double* buf = malloc(sizeof(double) * (size_t)n * 3 * NR);
     double* work = malloc(sizeof(double) * (size_t)cf_precond_apply_multi_work(m, NR));
@@ -146,7 +146,7 @@ int main(void) {
     for (int sup = 1; sup >= 0; sup--) {
       d->supports_active = sup;
       for (int c = 0; c < NR; c++) CHECK_OK(cf_precond_apply(m, d, r[c], z1[c]));
-      for (int nrhs = 1; nrhs <= NR; nrhs += NR - 1) { /* one column, and all seven */
+      for (int nrhs = 1; nrhs <= NR; nrhs += 5) { /* 1, 6 and 11 columns */
         CHECK_OK(cf_precond_apply_multi(m, d, nrhs, r, zm, work));
         double dmax = 0, zmax = 0;
         for (int c = 0; c < nrhs; c++)
@@ -157,7 +157,7 @@ int main(void) {
         printf("multi-RHS apply, supports %s, %d columns: max |z_multi - z_single| / max |z| = %.2e\n",
                sup ? "on" : "off", nrhs, dmax / zmax);
         CHECK(zmax > 0);
-        CHECK(dmax <= 5e-14 * zmax); /* measured 8e-16 .. 5e-15 */
+        CHECK(dmax <= 1e-14 * zmax); /* measured 0: the same operations in the same order */
       }
     }
     free(buf), free(work);
