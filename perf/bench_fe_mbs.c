@@ -25,8 +25,9 @@
  *  - modal6/12/24: "formulation": "modal" with the pin set as the interface, N fixed-interface
  *    modes, no modal damping (trapezoidal rule, the scene default); the reduction's time (scene,
  *    model, constraint and normal modes) is reported separately, not in the step time;
- *  - corot_z1 / corot_rot_z1: corotational and corot_rotated with Z = A0^-1 J_F^T solved one column at
- *    a time, as before the multi-right-hand-side solve (cf_mbs__fe_z_single), for before/after ratios;
+ *  - corot_old / corot_rot_old: corotational and corot_rotated as before 2026-11-26
+ *    (cf_mbs__fe_legacy: Z = A0^-1 J_F^T one column at a time, K_R formed at every force evaluation,
+ *    the rotated factor's rotations and Z updated at every Newton iteration), for before/after ratios;
  *  - fe_rc / fe_bj: the standalone FE step, cf_step on the FE scene as `cofem run` runs it (its
  *    supports fixed, its loads applied at t + dt; backward Euler, PCG tol 1e-6, warm start), with
  *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline.
@@ -85,7 +86,7 @@ static const Part kParts[] = {
 typedef struct Variant {
   char part[32], name[32];
   int kind, modes, precond, box_n;
-  int z_single; /* corot_z1, corot_rot_z1: Z one column at a time (the solve before the multi-RHS one) */
+  int legacy; /* corot_old, corot_rot_old: the condensed solves as before 2026-11-26 (cf_mbs__fe_legacy) */
   double dt;
   /* mechanism */
   cfMbsScene scene;
@@ -113,8 +114,9 @@ typedef struct Variant {
   char err[512];
 } Variant;
 
-/* host/mbs/mbs_fe.c: Z = A0^-1 J_F^T one column at a time (1) or in one multi-RHS solve (0) */
-extern int cf_mbs__fe_z_single;
+/* host/mbs/mbs_fe.c: 1, the corotational body's solves as before 2026-11-26 (Z one column at a time,
+ * K_R at every force evaluation, the rotated factor's rotations and Z at every Newton iteration) */
+extern int cf_mbs__fe_legacy;
 
 static double cpu_time(void) {
   struct timespec ts;
@@ -339,7 +341,7 @@ static int run_round(Variant* v, int steps, int timed) {
       if ((st = cf_step(v->fm, v->fd)) < 0) return fail(v, "step"), st;
     }
   } else {
-    cf_mbs__fe_z_single = v->z_single;
+    cf_mbs__fe_legacy = v->legacy;
     if ((st = cf_mbs_reset(v->m, v->d)) < 0) return fail(v, "reset"), st;
     c0 = cpu_time(), w0 = cf_wall_time();
     for (int k = 0; k < steps; k++)
@@ -503,8 +505,8 @@ int main(int argc, char** argv) {
         if (j == 0) v->kind = KIND_LUMPED, snprintf(v->name, sizeof v->name, "lumped");
         else if (j == 1) v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
         else if (j == 2) v->kind = KIND_COROT_ROTATED, snprintf(v->name, sizeof v->name, "corot_rotated");
-        else if (j == 8) v->kind = KIND_COROT, v->z_single = 1, snprintf(v->name, sizeof v->name, "corot_z1");
-        else if (j == 9) v->kind = KIND_COROT_ROTATED, v->z_single = 1, snprintf(v->name, sizeof v->name, "corot_rot_z1");
+        else if (j == 8) v->kind = KIND_COROT, v->legacy = 1, snprintf(v->name, sizeof v->name, "corot_old");
+        else if (j == 9) v->kind = KIND_COROT_ROTATED, v->legacy = 1, snprintf(v->name, sizeof v->name, "corot_rot_old");
         else if (j <= 5) v->kind = KIND_MODAL, v->modes = modes[j - 3], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
         else {
           v->kind = KIND_FE;

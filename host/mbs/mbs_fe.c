@@ -47,6 +47,12 @@ struct cfMbsFeBody {
   cfMbsModalLoad load[CF_MBS_FE_MAX_LOADS];
 };
 
+/* 1: the condensed body's solves as before 2026-11-26 (Z one column at a time, K_R formed at every
+ * force evaluation, the rotated factor's rotations and Z updated at every Newton iteration), for
+ * perf/bench_fe_mbs.c's before/after comparison in one process; 0 otherwise */
+extern int cf_mbs__fe_legacy;
+int cf_mbs__fe_legacy = 0;
+
 /* ---- definitions ------------------------------------------------------------------------------- */
 static cfMbsFeDef* fe_def_of(cfMbsDef* def, int body) {
   for (int i = 0; i < def->nfe; i++)
@@ -443,10 +449,11 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
     const cfModel* fem = fb->fem;
     cfData* fd = d->fe_data[i];
     double ra = fem->def.rayleigh_alpha, rb = fem->def.rayleigh_beta;
-    /* K_R is needed by the lumped body's matrix, the exact factor and the Rayleigh term -beta K_R v;
-     * the rotated factor only needs the forces (its fallback to the exact factor forms K_R there) */
+    /* K_R is needed by the lumped body's matrix, the Rayleigh term -beta K_R v and a factorisation of
+     * the exact A0 (formed there, cf_mbs__fe_factor, when stale); the rotated factor and a kept
+     * exact one need only the forces */
     struct cfMbsFeState* s = d->fe_state && fb->corotational ? &d->fe_state[i] : NULL;
-    int mf = s && s->G && !fb->exact_factor && rb == 0;
+    int mf = s && s->G && rb == 0 && !cf_mbs__fe_legacy;
     fe_stages(fb, fd, q, mf ? s->G : NULL);
     if (s) s->kr_stale = mf;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
@@ -747,10 +754,6 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
 }
 
 
-/* Z one column at a time (the solve before 2026-11-26), for perf/bench_fe_mbs.c's comparison in
- * one process; 0 (multi-right-hand-side) otherwise */
-extern int cf_mbs__fe_z_single;
-int cf_mbs__fe_z_single = 0;
 
 static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0] == i; }
 
@@ -908,7 +911,7 @@ static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeStat
  * factor nc times (43% of the lug pendulum's step). */
 static int z_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
   const int ndof = 3 * fb->nnode;
-  if (cf_mbs__fe_z_single) {
+  if (cf_mbs__fe_legacy) {
     for (int c = 0; c < nc; c++) {
       int st = a0_solve(fb, fd, s, s->JF + (size_t)s->chg[c] * ndof, s->Z + (size_t)s->chg[c] * ndof);
       if (st < 0) return st;
@@ -985,7 +988,14 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
         memcpy(s->rot_coef, coef, sizeof coef);
         s->rot_ready = 1;
       }
-      rescale = d->steps != s->key_step || memcmp(c5, s->key_coef, sizeof s->key_coef);
+      int same_step = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef);
+      rescale = !same_step;
+      s->key_uses = same_step ? s->key_uses + 1 : 1;
+      /* once the Newton update has shrunk below 1% of the step's first (as the exact factor is
+       * kept, below), the rotations and Z are kept too: the operator stays the same, and only the
+       * rows whose gradient moved (a revolute's axis rows) are solved again */
+      int keep = same_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0 && !cf_mbs__fe_legacy;
+      if (!keep) {
       /* the node rotations follow the part at every factorisation (one Newton correction of
        * their polar; Z anew): the rotated factor is an approximation of the tangent as good as
        * the rotations it is turned by, and its error is amplified by A0's condition number
@@ -994,6 +1004,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
        * diverge at 1e6 per iteration; updated every iteration it converges in 2-5. */
       for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
       s->z_valid = 0;
+      }
       s->key_step = d->steps;
       memcpy(s->key_coef, c5, sizeof s->key_coef);
     } else {
@@ -1003,7 +1014,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     else s->key_uses = 1;
     rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
     if (!same) {
-    if (s->kr_stale) cf_stage_elastic(fem, fd), s->kr_stale = 0; /* the fallback: K_R of the current state */
+    if (s->kr_stale) cf_stage_elastic(fem, fd), s->kr_stale = 0; /* K_R of the current state (the forces were matrix-free) */
     s->key_step = d->steps;
     memcpy(s->key_coef, c5, sizeof s->key_coef);
     for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
