@@ -454,6 +454,10 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
      * exact one need only the forces */
     struct cfMbsFeState* s = d->fe_state && fb->corotational ? &d->fe_state[i] : NULL;
     int mf = s && s->G && rb == 0 && !cf_mbs__fe_legacy;
+    /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
+     * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
+    if (mf && fb->exact_factor && !s->fb_on)
+      mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
     fe_stages(fb, fd, q, mf ? s->G : NULL);
     if (s) s->kr_stale = mf;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
