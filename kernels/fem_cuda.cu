@@ -575,23 +575,6 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) part_rr[blockIdx.x] = t;
 }
 
-/* z projected after the V-cycle (so that p = z + beta p stays projected, as the CPU's project(p));
- * partial of r.z */
-__global__ void __launch_bounds__(kThreads)
-    k_dot_rz_amg(int nnode, const unsigned char* fixed, const double* r, double* z, const DevState* st,
-                 double* part_rz) {
-  __shared__ double sh[kThreads];
-  if (st->done) return;
-  int n = blockIdx.x * kThreads + threadIdx.x;
-  double srz = 0;
-  if (n < nnode) {
-    project3(n, fixed, st->use_fixed, z);
-    for (int i = 0; i < 3; i++) srz += r[3 * n + i] * z[3 * n + i];
-  }
-  double t = block_sum(srz, sh);
-  if (threadIdx.x == 0) part_rz[blockIdx.x] = t;
-}
-
 /* ---- generalized-alpha (cfNewtonOps of fem/fem_backend.h; the CPU's in host/fem/fem_newton.c) */
 
 __device__ __forceinline__ int ga_held(int i, const unsigned char* fixed, int use_fixed) {
@@ -1084,8 +1067,10 @@ int enqueue_iteration(cfCuda* g) {
     k_update_xr_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->p, g->q, g->v, g->r, g->st, g->part0);
     CU_LAUNCHED(k_update_xr_amg);
     TRY(enqueue_amg(g));
-    k_dot_rz_amg<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->r, g->z, g->st, g->part1);
-    CU_LAUNCHED(k_dot_rz_amg);
+    /* z projected (so that p = z + beta p stays projected, as the CPU's project(p)), partial of r.z:
+     * the same kernel as after a library SpMV */
+    k_project_dot<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, g->r, g->z, g->st, g->part1);
+    CU_LAUNCHED(k_project_dot);
     k_pcg_finish_rr<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
     CU_LAUNCHED(k_pcg_finish_rr);
     k_update_p<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->z, g->p, g->st);
