@@ -87,6 +87,9 @@ int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats*
   (void)g, (void)m, (void)full, (void)st, (void)work;
   return unsupported("cf_cuda_monitor_stats");
 }
+int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
+  return unsupported("cf_cuda_apply_amg");
+}
 const char* cf_cuda_device_name(const cfCuda* g) {
   return "none (" CF_NO_CUDA ")";
 }

@@ -1711,6 +1711,15 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     return cf_error(CF_ERR_ARG, "cf_cuda_create: the model asks for AMG and the data has no hierarchy (cf_data_create "
                     "builds it)");
   }
+  const cfAmg* amg_both[2] = {amg_sup, amg_free};
+  for (const cfAmg* a : amg_both) /* before the byte count: a stalled coarsening's dense level */
+    if (a && cf_cuda_amg_check(a) < 0) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", cf_last_error());
+      free(g);
+      return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_create: %s (the hierarchy %s)", msg,
+                      a == amg_sup ? "with the supports" : "of the free body");
+    }
   if (amg_sup) g->amg_bytes += cf_cuda_amg_bytes(amg_sup);
   if (amg_free) g->amg_bytes += cf_cuda_amg_bytes(amg_free);
   g->npart = blocks_for(m->nnode);
@@ -2043,6 +2052,19 @@ int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   }
   TRY(download_array(g->s, y, g->q, nd));
   return sync_stream(g->s, "cf_cuda_apply_A");
+}
+
+int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
+  if (!g || !r || !z) return cf_error(CF_ERR_ARG, "cf_cuda_apply_amg: NULL argument");
+  if (!g->amg_on) return cf_error(CF_ERR_ARG, "cf_cuda_apply_amg: the backend was created without AMG");
+  CU(cudaSetDevice(g->device));
+  const size_t nd = (size_t)g->ndof;
+  /* r and z are PCG scratch, free between solves; the V-cycle's kernels run while done is 0 */
+  TRY(upload_array(g->s, g->r, r, nd));
+  CU(cudaMemsetAsync(&g->st->done, 0, sizeof(int), g->s));
+  TRY(enqueue_amg(g));
+  TRY(download_array(g->s, z, g->z, nd));
+  return sync_stream(g->s, "cf_cuda_apply_amg");
 }
 
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {

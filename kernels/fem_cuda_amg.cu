@@ -27,6 +27,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarp = 32;
 constexpr int kMaxDegree = 8; /* Chebyshev degree (cfAmgOptions.cheb_degree; the default is 2) */
+constexpr int kMaxCoarse = 8192; /* coarsest unknowns: a 512 MiB dense inverse (coarse_max is 3000) */
 
 int amg_cuda_fail(cudaError_t e, const char* call, int line) {
   return cf_error(CF_ERR_CUDA, "AMG on the GPU: %s: %s (%s) at fem_cuda_amg.cu:%d", call, cudaGetErrorString(e),
@@ -305,6 +306,28 @@ int vcycle(const cfCudaAmg* a, int l, cudaStream_t s, const int* done) {
 
 }  // namespace
 
+int cf_cuda_amg_check(const cfAmg* amg) {
+  if (!amg || amg->nlevel < 1) return cf_error(CF_ERR_ARG, "AMG on the GPU: no hierarchy");
+  if (amg->opt.cheb_degree < 1 || amg->opt.cheb_degree > kMaxDegree)
+    return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: Chebyshev degree %d (at most %d)", amg->opt.cheb_degree,
+                    kMaxDegree);
+  const int nc = amg->lev[amg->nlevel - 1].n;
+  if (nc > kMaxCoarse) /* coarsening stalled above coarse_max, or max_levels reached */
+    return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: the coarsest level (level %d) has %d unknowns; its dense "
+                    "inverse takes at most %d (cfAmgOptions.coarse_max, max_levels)", amg->nlevel - 1, nc, kMaxCoarse);
+  for (int l = 0; l < amg->nlevel - 1; l++) {
+    const cfAmgLevel* H = amg->lev + l;
+    if (!H->dblk)
+      return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: level %d smooths with diag(A); the GPU takes the node "
+                      "blocks only (cfAmgOptions.block_diag = 1)", l);
+    for (int i = 0; i < H->nnode; i++)
+      if (H->node_ptr[i + 1] - H->node_ptr[i] > 6)
+        return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: node %d of level %d has %d unknowns (at most 6)", i, l,
+                        H->node_ptr[i + 1] - H->node_ptr[i]);
+  }
+  return CF_OK;
+}
+
 size_t cf_cuda_amg_bytes(const cfAmg* amg) {
   size_t total = 0;
   for (int l = 0; l < amg->nlevel; l++) {
@@ -326,14 +349,7 @@ size_t cf_cuda_amg_bytes(const cfAmg* amg) {
 int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
                        cfCudaAmg** out) {
   *out = NULL;
-  if (!amg || amg->nlevel < 1) return cf_error(CF_ERR_ARG, "AMG on the GPU: no hierarchy");
-  if (amg->opt.cheb_degree < 1 || amg->opt.cheb_degree > kMaxDegree)
-    return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: Chebyshev degree %d (at most %d)", amg->opt.cheb_degree,
-                    kMaxDegree);
-  for (int l = 0; l < amg->nlevel - 1; l++)
-    if (!amg->lev[l].dblk)
-      return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: level %d smooths with diag(A); the GPU takes the node "
-                      "blocks only (cfAmgOptions.block_diag = 1)", l);
+  ATRY(cf_cuda_amg_check(amg));
   cfCudaAmg* a = (cfCudaAmg*)calloc(1, sizeof *a);
   if (!a) return cf_error(CF_ERR_NOMEM, "AMG on the GPU: out of host memory");
   a->lev = (AmgDevLevel*)calloc(amg->nlevel, sizeof(AmgDevLevel));
@@ -375,10 +391,6 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
       ATRY(dev_copy(a, s, &L->node_ptr, H->node_ptr, (size_t)H->nnode + 1));
       ATRY(dev_copy(a, s, &L->dptr, H->dptr, (size_t)H->nnode + 1));
       ATRY(dev_copy(a, s, &L->dblk, H->dblk, (size_t)H->dptr[H->nnode]));
-      for (int i = 0; i < H->nnode; i++)
-        if (H->node_ptr[i + 1] - H->node_ptr[i] > 6)
-          return cf_error(CF_ERR_UNSUPPORTED, "AMG on the GPU: node %d of level %d has %d unknowns (at most 6)", i, l,
-                          H->node_ptr[i + 1] - H->node_ptr[i]);
       ATRY(dev_copy(a, s, &L->Pptr, H->P.ptr, (size_t)H->P.nrow + 1));
       ATRY(dev_copy(a, s, &L->Pcol, H->P.col, (size_t)H->P.ptr[H->P.nrow]));
       ATRY(dev_copy(a, s, &L->Pval, H->P.val, (size_t)H->P.ptr[H->P.nrow]));

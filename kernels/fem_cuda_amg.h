@@ -20,6 +20,10 @@ extern "C" {
 
 struct cfCudaAmg;
 
+/* CF_OK, or CF_ERR_UNSUPPORTED saying what of amg the device path does not take (a smoother on
+ * diag(A), a Chebyshev degree above 8, an aggregate of more than 6 unknowns, a coarsest level of
+ * more than 8192 unknowns). cf_cuda_amg_create checks it too. */
+int cf_cuda_amg_check(const cfAmg* amg);
 /* Device bytes cf_cuda_amg_create allocates for amg (the backend's free-memory check). */
 size_t cf_cuda_amg_bytes(const cfAmg* amg);
 /* Upload amg; row_ptr/col: the model's block pattern already on the device (level 0). */

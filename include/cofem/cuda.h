@@ -131,6 +131,11 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h);
 /* y = A x with the device's current A and the chosen SpMV (enum cfCudaSpmv), no projection of
  * fixed DOFs; x and y are host arrays [3*nnode]. For tests and benchmarks. */
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y);
+/* z = Q AMG(A0) Q^T r: one application of the AMG preconditioner on the device (a backend
+ * created for a model with CF_PRECOND_AMG), with the device's node rotations Q (uploaded with
+ * CF_CUDA_R, or formed by its steps) and the hierarchy of the current support state, as the CPU's
+ * preconditioner of the same cfData; r and z are host arrays [3*nnode]. For tests. */
+int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z);
 
 /* Name of the device in use and its compute capability, e.g. "NVIDIA H100 80GB HBM3 (sm_90)". */
 const char* cf_cuda_device_name(const cfCuda* g);

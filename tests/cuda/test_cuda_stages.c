@@ -55,6 +55,7 @@
 #include "fem/fem_element.h"
 #include "fem/fem_pcg.h"
 #include "fem/fem_newton.h" /* cf_strain_energy_fast */
+#include "fem/fem_precond.h" /* the CPU's AMG preconditioner: cf_precond_apply, its levels */
 
 /* --ga-perturb EPS: the CPU's loads in the generalized-alpha run perturbed by EPS relative (run
  * against the CPU mock, tests/cuda/mock: the CPU against itself, the measure of the bounds) */
@@ -74,6 +75,10 @@ static double ga_perturb = 0;
                                 2490 and 880 (lug), at most 38 (beams, hinge) */
 #define TOL_ITERS_STAGE 0.05 /* relative difference of the PCG iterations of one solve (+2) */
 #define TOL_ITERS_TOTAL 0.03 /* relative difference of the total PCG iterations of a run */
+/* AMG: one V-cycle z = Q AMG(A0) Q^T r, GPU vs CPU, relative to max|z|. The same operations on
+ * both sides but the coarsest level: CHOLMOD's triangular solves on the CPU, LAPACK's dense
+ * inverse on the GPU, which differ by ~cond(A_c) eps; then row sums in another order. */
+#define TOL_AMG_Z 1e-9
 /* Generalized-alpha (issue 15): Newton stops where |r| <= newton_tol (force scale) and the last
  * increment is below newton_tol |x1 - x0|, and each Newton solve stops at a tenth of that, so two
  * runs that round differently differ by where their iterations stop, about newton_tol of the
@@ -170,7 +175,8 @@ typedef struct Case {
   double load[3]; /* total force on the load set [N] */
   const cfNodeSet* load_set;
   int steps;
-  int big; /* stages and one GPU-vs-CPU trajectory only */
+  int big;      /* stages and one GPU-vs-CPU trajectory only */
+  int amg_only; /* the AMG checks only (a box with three or more AMG levels) */
 } Case;
 
 static void set_load(const Case* c, double scale, double* f_ext) {
@@ -510,6 +516,99 @@ done:
   cf_cuda_free(g);
   cf_data_free(d);
   free(f);
+}
+
+/* AMG on one system, GPU vs CPU, the node rotations and A, b of two CPU steps (the CPU's
+ * cfData carries both hierarchies; the GPU uploads them): the preconditioner alone, z = Q AMG(A0)
+ * Q^T r for a random r, with the supports and without (the two hierarchies); then one PCG solve
+ * from v_prev (the step before's velocities), iterations and v as test_stages' block-Jacobi solve.
+ * --quick: the supports' V-cycle and the solve only (compute-sanitizer). */
+static void test_amg_solve(Case* c) {
+  cfModel* m = c->m;
+  const int saved = m->def.preconditioner;
+  m->def.preconditioner = CF_PRECOND_AMG;
+  const size_t nd = (size_t)m->ndof;
+  cfData *base = NULL, *ref = NULL, *gd = NULL;
+  cfCuda* g = NULL;
+  double *r = malloc(sizeof(double) * nd), *zc = malloc(sizeof(double) * nd), *zg = malloc(sizeof(double) * nd);
+  CHECK_OK(cf_data_create(m, &base));
+  CHECK_OK(cf_data_create(m, &ref));
+  CHECK_OK(cf_data_create(m, &gd));
+  if (!base || !ref || !gd || !r || !zc || !zg) {
+    CHECK(!"AMG data created");
+    goto done;
+  }
+  {
+    double bytes = 0, opc = 0, setup = 0;
+    char desc[2048] = "";
+    CHECK(cf_precond_amg_info(base, &bytes, &opc, &setup, desc, sizeof desc) == 1);
+    printf("  AMG hierarchy (the supports'): operator complexity %.2f, %.2f MB per V-cycle\n%s", opc, bytes / 1e6,
+           desc);
+  }
+  set_load(c, 1.0, base->f_ext);
+  CHECK_OK(cf_step(m, base));
+  CHECK_OK(cf_step(m, base));
+  /* the CPU's AMG steps never form A (K_R element by element): the third step's system by the
+   * stages (R, K_R, A, b and the node rotations) */
+  cf_stage_polar(m, base);
+  cf_stage_elastic(m, base);
+  cf_stage_assemble_system(m, base, m->def.dt);
+  copy_data(m, ref, base);
+  copy_data(m, gd, base);
+  memcpy(ref->node_R, base->node_R, sizeof(double) * 9 * m->nnode);
+  CHECK_OK(cf_cuda_create(m, base, &g)); /* the state, node rotations with it */
+  if (!g) goto done;
+  {
+    /* the node rotations must not be the identity, or Q would go untested */
+    double off = 0;
+    for (int n = 0; n < m->nnode; n++)
+      for (int i = 0; i < 9; i++) off = fmax(off, fabs(base->node_R[9 * n + i] - (i % 4 == 0)));
+    printf("  AMG: node rotations differ from I by up to %.3g\n", off);
+    CHECK(off > 0);
+  }
+  for (int sup = 1; sup >= 0; sup--) {
+    if (quick && !sup) break;
+    unsigned long long s = 777 + sup;
+    for (size_t i = 0; i < nd; i++) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      r[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+    }
+    ref->supports_active = sup;
+    CHECK_OK(cf_cuda_set_supports(g, sup));
+    CHECK_OK(cf_precond_apply(m, ref, r, zc));
+    CHECK_OK(cf_cuda_apply_amg(g, r, zg));
+    compare(sup ? "AMG V-cycle z (supports)" : "AMG V-cycle z (free body)", zg, zc, nd,
+            TOL_AMG_Z * max_abs(zc, nd), 0);
+  }
+  ref->supports_active = base->supports_active;
+  CHECK_OK(cf_cuda_set_supports(g, base->supports_active));
+  {
+    memcpy(ref->v, base->v_prev, sizeof(double) * nd);
+    CHECK_OK(cf_cuda_upload(g, ref, CF_CUDA_A | CF_CUDA_B | CF_CUDA_V));
+    const int sc = cf_stage_pcg(m, ref), kc = ref->pcg_iters;
+    const int sg = cf_cuda_stage_pcg(g, m, gd), kg = gd->pcg_iters;
+    CHECK_OK(cf_cuda_download(g, gd, CF_CUDA_V));
+    CHECK(sc == CF_OK);
+    CHECK(sg == CF_OK);
+    printf("  AMG pcg: %d iterations on the GPU, %d on the CPU; residual %.3g / %.3g (tol %.1g)\n", kg, kc,
+           gd->pcg_residual, ref->pcg_residual, m->def.pcg_tol);
+    CHECK(kc > 0);
+    CHECK(abs(kg - kc) <= 2 + (int)(TOL_ITERS_STAGE * kc));
+    CHECK(gd->pcg_residual <= m->def.pcg_tol);
+    const double tr_g = true_residual(m, ref, gd->v), tr_c = true_residual(m, ref, ref->v);
+    printf("  AMG pcg: true residual %.3g (GPU) %.3g (CPU)\n", tr_g, tr_c);
+    CHECK(tr_g <= fmax(2 * m->def.pcg_tol, 2 * tr_c));
+    compare("AMG pcg v", gd->v, ref->v, nd, TOL_PCG_V * m->def.pcg_tol * max_abs(ref->v, nd), 0);
+  }
+done:
+  cf_cuda_free(g);
+  cf_data_free(base);
+  cf_data_free(ref);
+  cf_data_free(gd);
+  free(r);
+  free(zc);
+  free(zg);
+  m->def.preconditioner = saved;
 }
 
 /* AMG on the GPU (kernels/fem_cuda_amg.cu): the CPU's hierarchies uploaded, the V-cycle on the
@@ -1167,10 +1266,18 @@ static int setup(Case* c, double dt, int consistent_mass) {
 
 static void run_case(Case* c) {
   printf("%s\n", c->name);
+  if (c->amg_only) { /* --quick: the V-cycle and one solve, no trajectory */
+    test_amg_solve(c);
+    if (!quick) test_amg(c);
+    return;
+  }
   test_stages(c);
   test_steps(c);
   if (c->big) return;
-  test_amg(c);
+  if (!quick) {
+    test_amg_solve(c);
+    test_amg(c);
+  }
   test_genalpha(c);
   test_nonfinite(c, INFINITY, "Inf load");
   if (!quick) test_nonfinite(c, NAN, "NaN load");
@@ -1180,15 +1287,17 @@ static void run_case(Case* c) {
   if (!quick && c->steps == 50 && !c->m->def.consistent_mass) test_monitor(c); /* the 20x4x4 beam */
 }
 
-/* a box clamped at xmin, loaded at xmax */
+/* a box clamped at xmin, loaded at xmax; flags: 1 big, 2 AMG only */
 static void run_box(const char* name, int nx, int ny, int nz, double lx, double ly, double lz,
-                    double load_z, int steps, int consistent_mass, int big) {
+                    double load_z, int steps, int consistent_mass, int flags) {
+  const int big = flags & 1;
   Case c;
   memset(&c, 0, sizeof c);
   c.name = name;
   c.steps = steps;
   c.load[2] = load_z;
   c.big = big;
+  c.amg_only = (flags & 2) != 0;
   CHECK_OK(cf_mesh_box(nx, ny, nz, lx, ly, lz, &c.mesh));
   const cfNodeSet* xmin = cf_mesh_find_nset(&c.mesh, "xmin");
   c.load_set = cf_mesh_find_nset(&c.mesh, "xmax");
@@ -1250,8 +1359,11 @@ int main(int argc, char** argv) {
   if (!mesh_dir) mesh_dir = is_dir("meshes") ? "meshes" : data_meshes;
 
   /* steel box beam, clamped at x = 0, 300 kN down at the tip; lumped, then consistent mass */
+  /* the AMG box: 15,625 nodes, three levels and more (the beams, lug and hinge have one or two:
+   * the coarse levels' CSR smoothing runs here only) */
   if (quick) {
     run_box("beam 10x2x2", 10, 2, 2, 1.0, 0.1, 0.1, -3e5, 3, 0, 0);
+    run_box("AMG box 24x24x24", 24, 24, 24, 0.24, 0.24, 0.24, -1e6, 10, 0, 2);
     TEST_END();
   }
   run_box("beam 20x4x4", 20, 4, 4, 1.0, 0.1, 0.1, -3e5, 50, 0, 0);
@@ -1264,6 +1376,7 @@ int main(int argc, char** argv) {
 
   /* 68,921 nodes: more partial sums than one block's threads (multi-round reductions) */
   run_box("box 40x40x40", 40, 40, 40, 0.4, 0.4, 0.4, -1e6, 4, 0, 1);
+  run_box("AMG box 24x24x24", 24, 24, 24, 0.24, 0.24, 0.24, -1e6, 10, 0, 2);
   free(cpu_v_prev);
   TEST_END();
 }

@@ -13,6 +13,7 @@
 #include "fem/fem_element.h"
 #include "fem/fem_newton.h"
 #include "fem/fem_pcg.h"
+#include "fem/fem_precond.h"
 
 struct cfCuda {
   const cfModel* m;
@@ -45,6 +46,9 @@ static void copy_fields(const cfModel* m, cfData* dst, cfData* src, int what) {
     memcpy(a, b, n * sizeof(double));
   }
   if (what & CF_CUDA_B) dst->b_scale = src->b_scale;
+  /* AMG: the node rotations travel with R (as fem_cuda.cu's upload/download) */
+  if ((what & CF_CUDA_R) && m->def.preconditioner == CF_PRECOND_AMG)
+    memcpy(dst->node_R, src->node_R, sizeof(double) * 9 * m->nnode);
   /* generalized-alpha: a travels with f_el(x) and the flag (as fem_cuda.cu's upload/download) */
   if ((what & CF_CUDA_ACC) && dst->a && src->a) {
     memcpy(dst->ga_f0, src->ga_f0, sizeof(double) * m->ndof);
@@ -165,5 +169,10 @@ int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats*
     if (!(use_fixed && m->fixed[i])) w += m->def.dt * p->v[i] * (p->f_ext[i] + m->node_mass[i / 3] * m->def.gravity[i % 3]);
   *work = w;
   return CF_OK;
+}
+int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
+  if (g->m->def.preconditioner != CF_PRECOND_AMG) return cf_error(CF_ERR_ARG, "mock: no AMG");
+  g->d->supports_active = g->supports;
+  return cf_precond_apply(g->m, g->d, r, z);
 }
 const char* cf_cuda_device_name(const cfCuda* g) { return "mock (CPU)"; }
