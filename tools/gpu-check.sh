@@ -10,8 +10,8 @@
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
-#   bench.csv        1M tetrahedra, beams; block Jacobi and AMG): ms/step, PCG iterations, bytes
-#                    per iteration, GB/s
+#   bench.csv        1M tetrahedra, beams; block Jacobi, and AMG but on hinge_1m): ms/step, PCG
+#                    iterations, bytes per iteration, GB/s
 #   cpu.log        the host's 16 cores: step time against threads (tools/cpu-threads.sh), and
 #                  lug_100k on all cores, the CPU baseline of the GPU's figures in the same lease
 #   summary.txt    one line per part (PASS/FAIL/TIMEOUT), the benchmark against the card's
@@ -101,13 +101,15 @@ verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.
 # ---- 3. the benchmark ---------------------------------------------------------------------------------
 T=$(budget 160 140)
 LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
-{ echo "== cofem_bench --backend cuda --family --big --steps 10 (limit ${T} s)"
-  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --meshes "$MESHES" \
-    --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
+# AMG on every case but hinge_1m: its host setup (both hierarchies, tens of seconds at 1M) would
+# push the benchmark past its cap; lug_1m shows AMG at 1M
+{ echo "== cofem_bench --backend cuda --family --big --steps 10 --amg-skip hinge_1m (limit ${T} s)"
+  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --amg-skip hinge_1m \
+    --meshes "$MESHES" --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
 rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
 cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
 rows=0; [ -s "$OUT/bench.csv" ] && rows=$(tail -n +2 "$OUT/bench.csv" | wc -l)
-verdict "cofem_bench --backend cuda ($rows cases)" "$rc"
+verdict "cofem_bench --backend cuda ($rows cases, $(grep -c 'AMG failed' "$OUT/bench.log") AMG failures)" "$rc"
 
 # ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
@@ -150,8 +152,10 @@ for r in rows:
     mb, gbs = f("pcg_bytes_per_iter") / 1e6, f("pcg_gb_per_s")
     msit = pcg / it if it > 0 else float("nan")
     pct = 100 * gbs / bw if bw > 0 else float("nan")
-    print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%% | %11.2f %8.1f" % (r["case"], r["nodes"], r["elements"],
-          f("ms_per_step_median"), it, mb, msit, gbs, pct, f("amg_ms_per_step"), f("amg_pcg_iters")))
+    am, ai = f("amg_ms_per_step"), f("amg_pcg_iters")
+    amg = "%11.2f %8.1f" % (am, ai) if am == am else "%11s %8s" % ("not run", "")
+    print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%% | %s" % (r["case"], r["nodes"], r["elements"],
+          f("ms_per_step_median"), it, mb, msit, gbs, pct, amg))
     if r["case"].endswith("_1m") and bw > 0:
         print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
               % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))
