@@ -9,10 +9,14 @@
  * failure); a 40^3-cell box (68,921 nodes > 65,536, so the partial sums of the reductions are
  * themselves summed over several rounds; 4 steps). dt = 1e-3 keeps the beam moving. The load is
  * reversed half-way, the supports released at 3/5 of each run and switched back on at 4/5.
+ * AMG (kernels/fem_cuda_amg.cu), on the beams, lug, hinge and a 24^3-cell box (15,625 nodes,
+ * three levels: the only case whose coarse levels smooth; 10 steps): one V-cycle alone and one
+ * PCG solve GPU vs CPU on the same system, then the trajectory, with and without graphs.
  *   test_cuda_stages [-v] [--quick] [--meshes DIR]
  * --quick: a 10x2x2 beam, 3 steps, one GPU trajectory, an Inf load, inverted elements and the
- * state round trip; no cf_sim, cold, consistent-mass or large variants (for compute-sanitizer,
- * which slows every launch: about 2 x 10^4 launches in all).
+ * state round trip; no cf_sim, cold, consistent-mass or large variants; of AMG the box's V-cycle
+ * with the supports and one solve (for compute-sanitizer, which slows every launch: about 2 x 10^4
+ * launches in all).
  * Meshes from --meshes DIR, else ./meshes (the repository root: ctest's working directory), else
  * meshes/ under cf_data_dir() (an installed tree or the device bundle).
  * Exit 77 with one line when no CUDA device is usable.
