@@ -287,21 +287,33 @@ int chebyshev(const cfCudaAmg* a, const AmgDevLevel* L, cudaStream_t s, int zero
 }
 
 /* vcycle() of fem_amg.c: lev[l].x = V(lev[l].b) */
+/* st, with " (level l)" added to the message of a failure */
+int at_level(int st, int l) {
+  if (st >= 0) return st;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", cf_last_error());
+  return cf_error(st, "%s (level %d)", msg, l);
+}
+
 int vcycle(const cfCudaAmg* a, int l, cudaStream_t s, const int* done) {
   const AmgDevLevel* L = a->lev + l;
   if (l == a->nlevel - 1) {
     k_amg_dense<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, a->Cinv, L->b, L->x, done);
-    ALAUNCHED(k_amg_dense);
-    return CF_OK;
+    return at_level([]() -> int { ALAUNCHED(k_amg_dense); return CF_OK; }(), l);
   }
   const AmgDevLevel* C = L + 1;
-  ATRY(chebyshev(a, L, s, 1, 1, done)); /* x = S b, r = b - A x */
-  k_amg_csr<<<warp_blocks(C->n), kThreads, 0, s>>>(C->n, L->Rptr, L->Rcol, L->Rval, L->r, C->b, 0, done);
-  ALAUNCHED(k_amg_csr); /* b_c = R r */
+  ATRY(at_level([&]() -> int {
+    ATRY(chebyshev(a, L, s, 1, 1, done)); /* x = S b, r = b - A x */
+    k_amg_csr<<<warp_blocks(C->n), kThreads, 0, s>>>(C->n, L->Rptr, L->Rcol, L->Rval, L->r, C->b, 0, done);
+    ALAUNCHED(k_amg_csr (R)); /* b_c = R r */
+    return CF_OK;
+  }(), l));
   ATRY(vcycle(a, l + 1, s, done));
-  k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Pptr, L->Pcol, L->Pval, C->x, L->x, 1, done);
-  ALAUNCHED(k_amg_csr); /* x += P x_c */
-  return chebyshev(a, L, s, 0, 0, done); /* x += S (b - A x) */
+  return at_level([&]() -> int {
+    k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Pptr, L->Pcol, L->Pval, C->x, L->x, 1, done);
+    ALAUNCHED(k_amg_csr (P)); /* x += P x_c */
+    return chebyshev(a, L, s, 0, 0, done); /* x += S (b - A x) */
+  }(), l);
 }
 
 }  // namespace
@@ -361,8 +373,10 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
   a->degree = amg->opt.cheb_degree;
   a->nnode0 = amg->lev[0].nnode;
   double* Cinv = NULL;
+  int up_level = -1; /* the level being uploaded, for the message of a failure */
   int st = [&]() -> int {
     for (int l = 0; l < amg->nlevel; l++) {
+      up_level = l;
       const cfAmgLevel* H = amg->lev + l;
       AmgDevLevel* L = a->lev + l;
       L->n = H->n;
@@ -402,9 +416,11 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
                         l, H->P.nrow, H->P.ncol, H->R.nrow, H->R.ncol, H->n, amg->lev[l + 1].n);
       cheb_coefficients(H->lmax, a->degree, L);
     }
+    up_level = -1;
     ACU(cudaStreamSynchronize(s)); /* the host copies (Cinv) are freed below */
     return CF_OK;
   }();
+  if (up_level >= 0) st = at_level(st, up_level);
   free(Cinv);
   if (st < 0) {
     char msg[1024];
