@@ -23,7 +23,7 @@
  * --case NAME runs one case only. --warmup N: untimed steps first (3); --no-cold: skip the
  * cold-start block-Jacobi run (at 1M tetrahedra it costs minutes); --no-amg: skip the AMG run;
  * --amg-skip LIST: skip it for the cases named in LIST (comma-separated; its host setup at 1M
- * takes tens of seconds: tools/gpu-check.sh skips hinge_1m to keep its time cap). A failed AMG run
+ * takes seconds on 16 cores, a minute or more on one). A failed AMG run
  * is counted as a failure and its columns left nan; the case's block-Jacobi row is still written.
  * AMG (the smoothed-aggregation preconditioner, rotated as the rotated Cholesky, set up once):
  * on the CPU at every size, PCG iterations, ms/step, the hierarchy's setup apart, the bytes one
