@@ -25,9 +25,6 @@
  *  - modal6/12/24: "formulation": "modal" with the pin set as the interface, N fixed-interface
  *    modes, no modal damping (trapezoidal rule, the scene default); the reduction's time (scene,
  *    model, constraint and normal modes) is reported separately, not in the step time;
- *  - corot_old / corot_rot_old: corotational and corot_rotated as before 2026-11-26
- *    (cf_mbs__fe_legacy: Z = A0^-1 J_F^T one column at a time, K_R formed at every force evaluation,
- *    the rotated factor's rotations and Z updated at every Newton iteration), for before/after ratios;
  *  - fe_rc / fe_bj: the standalone FE step, cf_step on the FE scene as `cofem run` runs it (its
  *    supports fixed, its loads applied at t + dt; backward Euler, PCG tol 1e-6, warm start), with
  *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline.
@@ -54,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
@@ -71,7 +69,7 @@ enum { KIND_LUMPED, KIND_COROT, KIND_COROT_ROTATED, KIND_MODAL, KIND_FE, KIND_BO
 
 typedef struct Part {
   const char* name;
-  const char* scene;  /* FE scene, relative to the source tree */
+  const char* scene;  /* FE scene, relative to the source tree, or an absolute path (--family) */
   const char* pin;    /* node set the joint attaches to */
   int revolute;       /* 1: revolute joint about pin_axis, 0: spherical joint */
   double pin_axis[3]; /* the pin's axis in mesh coordinates (revolute) */
@@ -86,7 +84,6 @@ static const Part kParts[] = {
 typedef struct Variant {
   char part[32], name[32];
   int kind, modes, precond, box_n;
-  int legacy; /* corot_old, corot_rot_old: the condensed solves as before 2026-11-26 (cf_mbs__fe_legacy) */
   double dt;
   /* mechanism */
   cfMbsScene scene;
@@ -113,10 +110,6 @@ typedef struct Variant {
   int failed;
   char err[512];
 } Variant;
-
-/* host/mbs/mbs_fe.c: 1, the corotational body's solves as before 2026-11-26 (Z one column at a time,
- * K_R at every force evaluation, the rotated factor's rotations and Z at every Newton iteration) */
-extern int cf_mbs__fe_legacy;
 
 static double cpu_time(void) {
   struct timespec ts;
@@ -162,11 +155,16 @@ static void quat_rotate(const double q[4], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
 }
 
+static void part_scene_path(const Part* p, char* out, size_t n) {
+  if (p->scene[0] == '/') snprintf(out, n, "%s", p->scene);
+  else snprintf(out, n, "%s/%s", COFEM_SOURCE_DIR, p->scene);
+}
+
 /* The pose (quaternion q) that puts the part's centre of mass (node masses) THETA0 off straight below
  * the pin (mean of the pin set), in the xz plane; a revolute pin's axis (mesh) turned to global y. */
 static int hang_pose(const Part* p, double q[4]) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, p->scene);
+  part_scene_path(p, path, sizeof path);
   cfScene s;
   int st = cf_scene_load(path, &s);
   if (st < 0) return st;
@@ -223,8 +221,9 @@ static double lumped_angle(const Variant* v) {
 }
 
 static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
-  char json[4096], flex[512], scenerel[256];
-  snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
+  char json[4096], flex[1536], scenerel[1100];
+  if (p->scene[0] == '/') snprintf(scenerel, sizeof scenerel, "%s", p->scene);
+  else snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
   if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_ROTATED)
     snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"%s}", scenerel,
              v->kind == KIND_LUMPED ? "lumped" : "corotational",
@@ -262,7 +261,7 @@ static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
 
 static int setup_fe(Variant* v, const Part* p) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, p->scene);
+  part_scene_path(p, path, sizeof path);
   double t0 = cf_wall_time();
   int st = cf_scene_load(path, &v->fsc);
   if (st < 0) return fail(v, "FE scene"), st;
@@ -341,7 +340,6 @@ static int run_round(Variant* v, int steps, int timed) {
       if ((st = cf_step(v->fm, v->fd)) < 0) return fail(v, "step"), st;
     }
   } else {
-    cf_mbs__fe_legacy = v->legacy;
     if ((st = cf_mbs_reset(v->m, v->d)) < 0) return fail(v, "reset"), st;
     c0 = cpu_time(), w0 = cf_wall_time();
     for (int k = 0; k < steps; k++)
@@ -417,6 +415,114 @@ static void csv_row(FILE* f, const char* section, const Variant* v, int steps, c
             fs * v->stage[CF_MBS_STAGE_ASSEMBLE], fs * v->stage[CF_MBS_STAGE_FACTOR], fs * v->stage[CF_MBS_STAGE_SOLVE]);
 }
 
+/* the table of one part and dt: every variant, its ratio to the part's own FE step (fe_rc, fe_bj) */
+static void print_part_table(const Variant* var, int nv, const char* pn, double dt, int steps) {
+  const Variant* rc = find(var, nv, pn, dt, "fe_rc");
+  const Variant* bj = find(var, nv, pn, dt, "fe_bj");
+  printf("\n%s, dt %g s (%g s simulated per round):\n", pn, dt, steps * dt);
+  printf("| variant | coordinates | setup s | reduction s | ms/step | real time | iters/step | x FE rc | x FE bj | stages (%% of their sum) |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < nv; i++) {
+    const Variant* v = &var[i];
+    if (strcmp(v->part, pn) || v->dt != dt) continue;
+    if (v->failed || !v->nrep) {
+      printf("| %s | %s: %s |\n", v->name, v->failed ? "failed" : "not run", v->err);
+      continue;
+    }
+    char st[256], r1[32] = "-", r2[32] = "-", red[32] = "-";
+    double ms = ms_step(v, steps);
+    fmt_stages(v, st, sizeof st);
+    if (rc) snprintf(r1, sizeof r1, "%.2f", ms / ms_step(rc, steps));
+    if (bj) snprintf(r2, sizeof r2, "%.2f", ms / ms_step(bj, steps));
+    if (v->kind == KIND_MODAL) snprintf(red, sizeof red, "%.2f", v->t_reduce);
+    printf("| %s | %d | %.2f | %s | %.3f | %.2fx | %.2f%s | %s | %s | %s |\n", v->name, v->nq, v->t_setup, red, ms,
+           v->dt * 1e3 / ms, v->iters, v->kind == KIND_FE ? " PCG" : " Newton", r1, r2, st);
+  }
+  printf("(wall median / CPU min per step:");
+  for (int i = 0; i < nv; i++)
+    if (!strcmp(var[i].part, pn) && var[i].dt == dt && !var[i].failed && var[i].nrep)
+      printf(" %s %.2f", var[i].name, median(var[i].wall, var[i].nrep) / var[i].best_cpu);
+  printf(")\n");
+}
+
+/* The lug family (meshes/generate.sh family: meshes/cache/lug_10k.msh, lug_100k.msh), hung at its
+ * eye as the lug: per mesh an FE scene as scenes/lug_pull.json with the mesh replaced (written to
+ * TMPDIR, removed at the end), and the variants fe_rc, corot_rotated, corotational, lumped. A
+ * variant whose rounds would take more than `budget` s (estimated from two untimed steps) is left
+ * out and said so; a missing mesh is said and skipped. Returns the number of variants set up. */
+static int setup_family(Variant* fam, Part* part, char scene[][1100], int* npart, double dt, int steps, int repeat,
+                        double budget) {
+  static const char* kNames[] = {"lug_10k", "lug_100k"};
+  static const int kKinds[] = {KIND_FE, KIND_COROT_ROTATED, KIND_COROT, KIND_LUMPED};
+  static const char* kVariant[] = {"fe_rc", "corot_rotated", "corotational", "lumped"};
+  char tpath[1024];
+  snprintf(tpath, sizeof tpath, "%s/scenes/lug_pull.json", COFEM_SOURCE_DIR);
+  FILE* f = fopen(tpath, "rb");
+  char tmpl[8192];
+  size_t len = f ? fread(tmpl, 1, sizeof tmpl - 1, f) : 0;
+  if (f) fclose(f);
+  tmpl[len] = 0;
+  const char* key = "\"../meshes/lug.msh\"";
+  char* at = strstr(tmpl, key);
+  if (!at) {
+    printf("family: %s unreadable or without %s, left out\n", tpath, key);
+    return 0;
+  }
+  const char* tmp = getenv("TMPDIR");
+  int nv = 0;
+  *npart = 0;
+  printf("\nlug family: hung at its eye, dt %g s, %d steps per round, %d rounds, at most %.0f s of rounds per variant\n",
+         dt, steps, repeat, budget);
+  for (int i = 0; i < 2; i++) {
+    char mesh[1024];
+    snprintf(mesh, sizeof mesh, "%s/meshes/cache/%s.msh", COFEM_SOURCE_DIR, kNames[i]);
+    FILE* mf = fopen(mesh, "rb");
+    if (!mf) {
+      printf("  %s: %s absent (meshes/generate.sh family makes it), left out\n", kNames[i], mesh);
+      continue;
+    }
+    fclose(mf);
+    char* sc = scene[*npart];
+    snprintf(sc, 1100, "%s/cofem_bench_fe_mbs_%d_%s.json", tmp && tmp[0] ? tmp : "/tmp", (int)getpid(), kNames[i]);
+    FILE* out = fopen(sc, "wx"); /* a new file of ours, never one that is there */
+    if (!out) {
+      printf("  %s: cannot create %s: %s, left out\n", kNames[i], sc, strerror(errno));
+      continue;
+    }
+    fprintf(out, "%.*s\"%s\"%s", (int)(at - tmpl), tmpl, mesh, at + strlen(key));
+    fclose(out);
+    Part* p = &part[(*npart)++];
+    *p = (Part){kNames[i], sc, "load", 1, {0, 1, 0}};
+    double q[4] = {1, 0, 0, 0};
+    if (hang_pose(p, q) < 0) {
+      printf("  %s: %s, left out\n", kNames[i], cf_last_error());
+      continue;
+    }
+    for (int k = 0; k < 4; k++) {
+      Variant* v = &fam[nv];
+      memset(v, 0, sizeof *v);
+      snprintf(v->part, sizeof v->part, "%s", kNames[i]);
+      snprintf(v->name, sizeof v->name, "%s", kVariant[k]);
+      v->kind = kKinds[k], v->dt = dt;
+      v->precond = CF_PRECOND_ROTATED_CHOLESKY;
+      int st = v->kind == KIND_FE ? setup_fe(v, p) : setup_mbs_json(v, p, q);
+      double c0 = cpu_time();
+      if (st >= 0) run_round(v, 2, 0); /* the first step's one-off costs (factors at rest) included */
+      double est = (cpu_time() - c0) / 2 * steps * (repeat + 1);
+      printf("  %s %s: %d nodes, %d tets, %d coordinates, setup %.1f s, est. %.0f s of rounds%s%s\n", kNames[i],
+             v->name, v->nnode, v->ntet, v->nq, v->t_setup, est, v->failed ? ": failed: " : "", v->failed ? v->err : "");
+      fflush(stdout);
+      if (!v->failed && est > budget) {
+        printf("    left out (over the budget; --family-budget)\n");
+        release(v);
+        continue;
+      }
+      nv++;
+    }
+  }
+  return nv;
+}
+
 /* least-squares slope of log y against log x over points [i0, n) */
 static double fit_exponent(const double* x, const double* y, int i0, int n, double* coef) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -432,10 +538,12 @@ static double fit_exponent(const double* x, const double* y, int i0, int n, doub
 
 static const char* kUsage =
     "usage: cofem_bench_fe_mbs [--steps N] [--repeat R] [--dt DT]... [--growth-steps N] [--growth-max-nodes N]\n"
-    "                          [--threads T] [--label NAME] [--quick]\n";
+    "                          [--threads T] [--label NAME] [--quick] [--family [--family-steps N] [--family-budget S]]\n";
 
 int main(int argc, char** argv) {
   int steps = 100, repeat = 3, growth_steps = 20, growth_max = 5000, threads = 0, quick = 0, ndt = 0;
+  int family = 0, family_steps = 10;
+  double family_budget = 300;
   double dts[MAX_DT];
   const char* label = NULL;
   for (int i = 1; i < argc; i++) {
@@ -446,6 +554,10 @@ int main(int argc, char** argv) {
       quick = 1;
       continue;
     }
+    if (!strcmp(a, "--family")) {
+      family = 1;
+      continue;
+    }
     int st = CF_OK; /* strict values (cf_parse_*, cofem/status.h) */
     if (!v) bad = 1;
     else if (!strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 1000000, &steps);
@@ -453,6 +565,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--growth-steps")) st = cf_parse_int(a, v, 1, 1000000, &growth_steps);
     else if (!strcmp(a, "--growth-max-nodes")) st = cf_parse_int(a, v, 0, 10000000, &growth_max);
     else if (!strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
+    else if (!strcmp(a, "--family-steps")) st = cf_parse_int(a, v, 1, 1000000, &family_steps);
+    else if (!strcmp(a, "--family-budget")) st = cf_parse_double(a, v, 1, 1e6, &family_budget);
     else if (!strcmp(a, "--label")) label = v;
     else if (!strcmp(a, "--dt")) {
       if (ndt == MAX_DT) {
@@ -497,7 +611,7 @@ int main(int argc, char** argv) {
     }
     for (int k = 0; k < ndt; k++) {
       Variant* first = &var[nv];
-      for (int j = 0; j < 10; j++) {
+      for (int j = 0; j < 8; j++) {
         Variant* v = &var[nv++];
         memset(v, 0, sizeof *v);
         snprintf(v->part, sizeof v->part, "%s", kParts[p].name);
@@ -505,8 +619,6 @@ int main(int argc, char** argv) {
         if (j == 0) v->kind = KIND_LUMPED, snprintf(v->name, sizeof v->name, "lumped");
         else if (j == 1) v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
         else if (j == 2) v->kind = KIND_COROT_ROTATED, snprintf(v->name, sizeof v->name, "corot_rotated");
-        else if (j == 8) v->kind = KIND_COROT, v->legacy = 1, snprintf(v->name, sizeof v->name, "corot_old");
-        else if (j == 9) v->kind = KIND_COROT_ROTATED, v->legacy = 1, snprintf(v->name, sizeof v->name, "corot_rot_old");
         else if (j <= 5) v->kind = KIND_MODAL, v->modes = modes[j - 3], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
         else {
           v->kind = KIND_FE;
@@ -527,35 +639,7 @@ int main(int argc, char** argv) {
 
   /* ---- report ---- */
   for (int p = 0; p < NPART; p++)
-    for (int k = 0; k < ndt; k++) {
-      const char* pn = kParts[p].name;
-      const Variant* rc = find(var, nv, pn, dts[k], "fe_rc");
-      const Variant* bj = find(var, nv, pn, dts[k], "fe_bj");
-      printf("\n%s, dt %g s (%g s simulated per round):\n", pn, dts[k], steps * dts[k]);
-      printf("| variant | coordinates | setup s | reduction s | ms/step | real time | iters/step | x FE rc | x FE bj | stages (%% of their sum) |\n");
-      printf("|---|---|---|---|---|---|---|---|---|---|\n");
-      for (int i = 0; i < nv; i++) {
-        const Variant* v = &var[i];
-        if (strcmp(v->part, pn) || v->dt != dts[k]) continue;
-        if (v->failed || !v->nrep) {
-          printf("| %s | failed: %s |\n", v->name, v->err);
-          continue;
-        }
-        char st[256], r1[32] = "-", r2[32] = "-", red[32] = "-";
-        double ms = ms_step(v, steps);
-        fmt_stages(v, st, sizeof st);
-        if (rc) snprintf(r1, sizeof r1, "%.2f", ms / ms_step(rc, steps));
-        if (bj) snprintf(r2, sizeof r2, "%.2f", ms / ms_step(bj, steps));
-        if (v->kind == KIND_MODAL) snprintf(red, sizeof red, "%.2f", v->t_reduce);
-        printf("| %s | %d | %.2f | %s | %.3f | %.2fx | %.2f%s | %s | %s | %s |\n", v->name, v->nq, v->t_setup, red, ms,
-               v->dt * 1e3 / ms, v->iters, v->kind == KIND_FE ? " PCG" : " Newton", r1, r2, st);
-      }
-      printf("(wall median / CPU min per step:");
-      for (int i = 0; i < nv; i++)
-        if (!strcmp(var[i].part, pn) && var[i].dt == dts[k] && !var[i].failed && var[i].nrep)
-          printf(" %s %.2f", var[i].name, median(var[i].wall, var[i].nrep) / var[i].best_cpu);
-      printf(")\n");
-    }
+    for (int k = 0; k < ndt; k++) print_part_table(var, nv, kParts[p].name, dts[k], steps);
   fflush(stdout);
 
   /* ---- growth of the lumped path with the node count ---- */
@@ -622,6 +706,20 @@ int main(int argc, char** argv) {
            fit_exponent(gx, gs[CF_MBS_STAGE_CONSTRAINTS], 0, ng, NULL));
   }
 
+  /* ---- the lug family (--family): the hung lug on the refined meshes of meshes/cache ---- */
+  static Variant fam[16];
+  static char fam_scene[4][1100];
+  static Part fam_part[4];
+  int nfam = 0, nfp = 0;
+  if (family) nfam = setup_family(fam, fam_part, fam_scene, &nfp, dts[0], family_steps, repeat, family_budget);
+  if (nfam > 0) {
+    t_run = cf_wall_time();
+    run_all(fam, nfam, family_steps, repeat);
+    printf("family: %.1f s of rounds\n", cf_wall_time() - t_run);
+    for (int p = 0; p < nfp; p++) print_part_table(fam, nfam, fam_part[p].name, dts[0], family_steps);
+  }
+  fflush(stdout);
+
   int rc_exit = 0;
   if (label) {
     char dir[600], path[700];
@@ -644,10 +742,15 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < nb; i++)
       if (!box[i].failed && box[i].nrep) csv_row(f, "growth", &box[i], growth_steps, NULL, NULL);
+    for (int i = 0; i < nfam; i++)
+      if (!fam[i].failed && fam[i].nrep)
+        csv_row(f, "family", &fam[i], family_steps, find(fam, nfam, fam[i].part, fam[i].dt, "fe_rc"), NULL);
     fclose(f);
     printf("wrote %s\n", path);
   }
   for (int i = 0; i < nv; i++) rc_exit |= var[i].failed, release(&var[i]);
   for (int i = 0; i < nb; i++) release(&box[i]);
+  for (int i = 0; i < nfam; i++) rc_exit |= fam[i].failed, release(&fam[i]);
+  for (int p = 0; p < nfp; p++) remove(fam_scene[p]);
   return rc_exit ? 1 : 0;
 }

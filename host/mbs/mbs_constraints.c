@@ -100,33 +100,39 @@ static void add_term(cfMbsCon* c, double s, int coef, cfMbsVec a, cfMbsVec b) {
   c->b[k] = b;
 }
 
-/* the bodies the equation involves become its gradient slots */
+int cf_mbs__con_add_slot(cfMbsCon* c, int b) {
+  if (c->nb < 0) return -1;
+  for (int s = 0; s < c->nb; s++)
+    if (c->body[s] == b) return 0;
+  if (c->nb == c->body_cap) {
+    int cap = c->body_cap ? 2 * c->body_cap : 4;
+    int* nbody = realloc(c->body, sizeof(int) * (size_t)cap);
+    if (!nbody) {
+      c->nb = -1;
+      return -1;
+    }
+    c->body = nbody, c->body_cap = cap;
+  }
+  c->body[c->nb++] = b;
+  return 0;
+}
+
+/* the bodies the equation involves become its gradient slots (nb = -1: out of memory) */
 static void finish_con(cfMbsCon* c) {
   c->nb = 0;
   for (int k = 0; k < c->nterm; k++) {
     const cfMbsVec* vs[2] = {&c->a[k], &c->b[k]};
     for (int v = 0; v < 2; v++)
-      for (int t = 0; t < vs[v]->nb; t++) {
-        int b = vs[v]->body[t], found = 0;
-        for (int s = 0; s < c->nb; s++) found |= c->body[s] == b;
-        if (!found && c->nb < CF_MBS_CON_MAXB) c->body[c->nb++] = b;
-      }
+      for (int t = 0; t < vs[v]->nb; t++)
+        if (cf_mbs__con_add_slot(c, vs[v]->body[t]) < 0) return;
   }
 }
 
 /* add blocks blk0 .. blk0 + nblk - 1 to the constraint's slots, each once; -1 (and c->nb = -1)
- * when they do not fit in CF_MBS_CON_MAXB */
+ * when out of memory */
 static int add_block_slots(cfMbsCon* c, int blk0, int nblk) {
-  for (int l = 0; l < nblk; l++) {
-    int found = 0;
-    for (int s = 0; s < c->nb; s++) found |= c->body[s] == blk0 + l;
-    if (found) continue;
-    if (c->nb >= CF_MBS_CON_MAXB) {
-      c->nb = -1;
-      return -1;
-    }
-    c->body[c->nb++] = blk0 + l;
-  }
+  for (int l = 0; l < nblk; l++)
+    if (cf_mbs__con_add_slot(c, blk0 + l) < 0) return -1;
   return 0;
 }
 /* the amplitude blocks of the equation's modal point terms become slots too (after finish_con);
@@ -424,8 +430,7 @@ static int joint_common_point(cfMbsModel* m, JointCtx* x) {
     finish_con(c);
     finish_modal_slots(m, c);
     cf_mbs__fe_slots(m, c);
-    if (c->nb < 0) return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation "
-                                   "(fewer modes, or one modal point per joint)", x->J->name, CF_MBS_CON_MAXB);
+    if (c->nb < 0) return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", x->J->name);
   }
   return CF_OK;
 }
@@ -461,7 +466,7 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
     finish_con(c);
     cf_mbs__fe_slots(m, c);
     if (c->nb < 0)
-      return cf_error(CF_ERR_SCENE, "joint '%s': its node set spans more than %d node blocks", J->name, CF_MBS_CON_MAXB);
+      return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", J->name);
   }
   return CF_OK;
 }
@@ -494,8 +499,7 @@ static int set_axes(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbs
   if (c->nmd) {
     finish_modal_dir_slots(m, c);
     if (c->nb < 0)
-      return cf_error(CF_ERR_SCENE, "joint '%s': more than %d bodies and amplitude blocks in one equation (fewer modes)",
-                      J->name, CF_MBS_CON_MAXB);
+      return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", J->name);
   }
   return CF_OK;
 }
@@ -683,6 +687,11 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   for (int j = 0; j < nj; j++)
     if ((st = compile_joint(def, m, j)) < 0) return st;
   for (int k = 0; k < nd; k++) compile_driver(def, m, k);
+  m->jac_stride = 12;
+  for (int i = 0; i < m->ncon; i++) {
+    if (m->con[i].nb < 0) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory for the equations' gradients");
+    if (12 * m->con[i].nb > m->jac_stride) m->jac_stride = 12 * m->con[i].nb;
+  }
   return CF_OK;
 }
 
@@ -845,7 +854,7 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
     double cs[3];
     cst_eval(c->cst, F, cs);
     double phi = c->c0 + cs[0];
-    double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    double* row = d->jac + (size_t)i * m->jac_stride;
     if (want_jac) memset(row, 0, sizeof(double) * 12 * (size_t)c->nb);
     for (int k = 0; k < c->nterm; k++) {
       double A[3], B[3], co[3];
@@ -923,7 +932,7 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
 void cf_mbs__jac_mult(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
   for (int i = 0; i < m->ncon; i++) {
     const cfMbsCon* c = &m->con[i];
-    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    const double* row = d->jac + (size_t)i * m->jac_stride;
     double s = 0;
     for (int sl = 0; sl < c->nb; sl++) {
       const double* xb = x + m->body_qadr[c->body[sl]];
@@ -936,7 +945,7 @@ void cf_mbs__jac_mult(const cfMbsModel* m, const cfMbsData* d, const double* x, 
 void cf_mbs__jacT_mult_add(const cfMbsModel* m, const cfMbsData* d, const double* z, double* y) {
   for (int i = 0; i < m->ncon; i++) {
     const cfMbsCon* c = &m->con[i];
-    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    const double* row = d->jac + (size_t)i * m->jac_stride;
     double zi = z[i];
     if (zi == 0) continue;
     for (int sl = 0; sl < c->nb; sl++) {
@@ -962,7 +971,7 @@ int cf_mbs__rank(const cfMbsModel* m, const cfMbsData* d, int* redundant, int ca
   *nred = 0;
   for (int i = 0; i < m->ncon; i++) {
     const cfMbsCon* c = &m->con[i];
-    const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+    const double* row = d->jac + (size_t)i * m->jac_stride;
     memset(v, 0, sizeof(double) * (size_t)n);
     for (int sl = 0; sl < c->nb; sl++)
       for (int k = 0; k < 12; k++) v[m->body_qadr[c->body[sl]] + k] += row[12 * sl + k];

@@ -47,12 +47,6 @@ struct cfMbsFeBody {
   cfMbsModalLoad load[CF_MBS_FE_MAX_LOADS];
 };
 
-/* 1: the condensed body's solves as before 2026-11-26 (Z one column at a time, K_R formed at every
- * force evaluation, the rotated factor's rotations and Z updated at every Newton iteration), for
- * perf/bench_fe_mbs.c's before/after comparison in one process; 0 otherwise */
-extern int cf_mbs__fe_legacy;
-int cf_mbs__fe_legacy = 0;
-
 /* ---- definitions ------------------------------------------------------------------------------- */
 static cfMbsFeDef* fe_def_of(cfMbsDef* def, int body) {
   for (int i = 0; i < def->nfe; i++)
@@ -453,7 +447,7 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
      * the exact A0 (formed there, cf_mbs__fe_factor, when stale); the rotated factor and a kept
      * exact one need only the forces */
     struct cfMbsFeState* s = d->fe_state && fb->corotational ? &d->fe_state[i] : NULL;
-    int mf = s && s->G && rb == 0 && !cf_mbs__fe_legacy;
+    int mf = s && s->G && rb == 0;
     /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
     if (mf && fb->exact_factor && !s->fb_on)
@@ -629,14 +623,7 @@ void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c) {
     int nadd = c->ft_comp[k] < 0 ? c->ft_b[k].nb : 0;
     for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1] + nadd; e++) {
       int b = e < fb->vec_ptr[v + 1] ? fb->node_blk[fb->vec_node[e]] : c->ft_b[k].body[e - fb->vec_ptr[v + 1]];
-      int found = 0;
-      for (int s = 0; s < c->nb; s++) found |= c->body[s] == b;
-      if (found) continue;
-      if (c->nb >= CF_MBS_CON_MAXB) {
-        c->nb = -1;
-        return;
-      }
-      c->body[c->nb++] = b;
+      if (cf_mbs__con_add_slot(c, b) < 0) return;
     }
   }
 }
@@ -829,7 +816,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
 /* J_F of row r of the body as a mesh-order vector (the row's gradient over the node blocks) */
 static void row_F(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, int r, double* out) {
   const cfMbsCon* c = &m->con[r];
-  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  const double* row = d->jac + (size_t)r * m->jac_stride;
   memset(out, 0, sizeof(double) * 3 * (size_t)fb->nnode);
   for (int e = 0; e < c->nft; e++) {
     int v = c->ft_vec[e];
@@ -844,7 +831,7 @@ static void row_F(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeB
 /* y = J_I x (the factored slots of row r) */
 static double row_I_dot(const cfMbsModel* m, const cfMbsData* d, int r, const double* x) {
   const cfMbsCon* c = &m->con[r];
-  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  const double* row = d->jac + (size_t)r * m->jac_stride;
   double s = 0;
   for (int sl = 0; sl < c->nb; sl++) {
     if (condensed(m, c->body[sl])) continue;
@@ -856,7 +843,7 @@ static double row_I_dot(const cfMbsModel* m, const cfMbsData* d, int r, const do
 
 static void row_I_axpy(const cfMbsModel* m, const cfMbsData* d, int r, double z, double* y) {
   const cfMbsCon* c = &m->con[r];
-  const double* row = d->jac + (size_t)r * CF_MBS_CON_MAXB * 12;
+  const double* row = d->jac + (size_t)r * m->jac_stride;
   for (int sl = 0; sl < c->nb; sl++) {
     if (condensed(m, c->body[sl])) continue;
     double* yb = y + m->body_qadr[c->body[sl]];
@@ -915,13 +902,6 @@ static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeStat
  * factor nc times (43% of the lug pendulum's step). */
 static int z_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
   const int ndof = 3 * fb->nnode;
-  if (cf_mbs__fe_legacy) {
-    for (int c = 0; c < nc; c++) {
-      int st = a0_solve(fb, fd, s, s->JF + (size_t)s->chg[c] * ndof, s->Z + (size_t)s->chg[c] * ndof);
-      if (st < 0) return st;
-    }
-    return CF_OK;
-  }
   if (s->exact_now) {
     double* B = s->zB->x;
     for (int c = 0; c < nc; c++) memcpy(B + (size_t)c * ndof, s->JF + (size_t)s->chg[c] * ndof, sizeof(double) * (size_t)ndof);
@@ -947,7 +927,7 @@ static int z_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState
 /* Before the CHOLMOD factorisation of the factored coordinates (Ax of those, in the model's
  * entries, is in Axr): A0 factored, Z, G, H, and Axr += J_I^T (H - a I) J_I. */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
-  const double *c5 = d->asm_coef;
+  const double* c5 = d->asm_coef;
   double cM = c5[0], cC = c5[1], cK = c5[2], a = c5[3], eps = c5[4];
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -963,18 +943,23 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * cost. (Not before: the predictor can be far off, e.g. the first step after accelerations
      * computed without the elastic forces' tangent, or a part turning at 2 rad/s, whose first two
      * updates are as large as each other; kept from there the iteration diverged.) Z and H are
-     * formed anew with the current gradient: a joint's axis rows depend on the other body's axes. */
+     * formed anew with the current gradient: a joint's axis rows depend on the other body's axes.
+     */
     int rescale;
     /* A step whose Newton iteration stalls with the rotated factor (two updates that shrank by
      * less than 5x, or one that grew: the spin-up beam at 0.36 s, whose stiffening the rotated
      * matrix at rest lacks, stalled at |dq| 4e-8 and failed the step) finishes with the exact
      * factor. */
     if (!fb->exact_factor) {
-      if (d->steps != s->fb_step) s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
-      if (!s->fb_on && d->newton_dq < INFINITY && d->newton_dq != s->fb_prev) { /* a new Newton update */
-        if (d->newton_dq > 0.2 * s->fb_prev) s->fb_slow += d->newton_dq > s->fb_prev ? 2 : 1; /* growing: at once */
+      if (d->steps != s->fb_step)
+        s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
+      if (!s->fb_on && d->newton_dq < INFINITY &&
+          d->newton_dq != s->fb_prev) { /* a new Newton update */
+        if (d->newton_dq > 0.2 * s->fb_prev)
+          s->fb_slow += d->newton_dq > s->fb_prev ? 2 : 1; /* growing: at once */
         s->fb_prev = d->newton_dq;
-        if (s->fb_slow >= 2) s->fb_on = 1, s->key_step = -1, s->key_uses = 0; /* factor at the next call */
+        if (s->fb_slow >= 2)
+          s->fb_on = 1, s->key_step = -1, s->key_uses = 0; /* factor at the next call */
       }
     }
     s->exact_now = fb->exact_factor || s->fb_on;
@@ -988,7 +973,8 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       double coef[3] = {cm, ck, eps};
       if (!s->rot_ready || memcmp(coef, s->rot_coef, sizeof coef)) {
         int st = cf_precond_create_with(fem, fd, cm, ck, eps);
-        if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+        if (st < 0)
+          return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
         memcpy(s->rot_coef, coef, sizeof coef);
         s->rot_ready = 1;
       }
@@ -998,37 +984,45 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       /* once the Newton update has shrunk below 1% of the step's first (as the exact factor is
        * kept, below), the rotations and Z are kept too: the operator stays the same, and only the
        * rows whose gradient moved (a revolute's axis rows) are solved again */
-      int keep = same_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0 && !cf_mbs__fe_legacy;
+      int keep = same_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
       if (!keep) {
-      /* the node rotations follow the part at every factorisation (one Newton correction of
-       * their polar; Z anew): the rotated factor is an approximation of the tangent as good as
-       * the rotations it is turned by, and its error is amplified by A0's condition number
-       * (A0^-1 W A0 for a rotation mismatch W): with the rotations frozen at the step's
-       * predictor, 2e-3 rad of element rotation within the lug's first step made the iteration
-       * diverge at 1e6 per iteration; updated every iteration it converges in 2-5. */
-      for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
-      s->z_valid = 0;
+        /* the node rotations follow the part at every factorisation (one Newton correction of
+         * their polar; Z anew): the rotated factor is an approximation of the tangent as good as
+         * the rotations it is turned by, and its error is amplified by A0's condition number
+         * (A0^-1 W A0 for a rotation mismatch W): with the rotations frozen at the step's
+         * predictor, 2e-3 rad of element rotation within the lug's first step made the iteration
+         * diverge at 1e6 per iteration; updated every iteration it converges in 2-5. */
+        for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+        s->z_valid = 0;
       }
       s->key_step = d->steps;
       memcpy(s->key_coef, c5, sizeof s->key_coef);
     } else {
-    int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
-               d->newton_dq <= 1e-2 * d->newton_dq0;
-    if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef)) s->key_uses++;
-    else s->key_uses = 1;
-    rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
-    if (!same) {
-    if (s->kr_stale) cf_stage_elastic(fem, fd), s->kr_stale = 0; /* K_R of the current state (the forces were matrix-free) */
-    s->key_step = d->steps;
-    memcpy(s->key_coef, c5, sizeof s->key_coef);
-    for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
-    if (eps != 0)
-      for (int n = 0; n < fem->nnode; n++)
-        for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
-    int st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
-    if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
-    s->z_valid = 0;
-    }
+      int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) &&
+                 s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
+      if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef))
+        s->key_uses++;
+      else
+        s->key_uses = 1;
+      rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
+      if (!same) {
+        if (s->kr_stale) { /* K_R of the current state (the forces were matrix-free) */
+          cf_stage_elastic(fem, fd);
+          s->kr_stale = 0;
+        }
+        s->key_step = d->steps;
+        memcpy(s->key_coef, c5, sizeof s->key_coef);
+        for (int k = 0; k < fem->nnzb; k++)
+          cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
+        if (eps != 0)
+          for (int n = 0; n < fem->nnode; n++)
+            for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+        int st = cf_sparse_factor(
+            &s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
+        if (st < 0)
+          return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+        s->z_valid = 0;
+      }
     }
     int st, nchg = 0;
     for (int k = 0; k < nr; k++) {
@@ -1072,8 +1066,8 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       for (int l = 0; l < nr; l++) {
         double coef = s->H[k * nr + l];
         const cfMbsCon *ck_ = &m->con[s->row[k]], *cl = &m->con[s->row[l]];
-        const double* rk = d->jac + (size_t)s->row[k] * CF_MBS_CON_MAXB * 12;
-        const double* rl = d->jac + (size_t)s->row[l] * CF_MBS_CON_MAXB * 12;
+        const double* rk = d->jac + (size_t)s->row[k] * m->jac_stride;
+        const double* rl = d->jac + (size_t)s->row[l] * m->jac_stride;
         for (int s1 = 0; s1 < ck_->nb; s1++)
           for (int s2 = 0; s2 < cl->nb; s2++) {
             int b1 = ck_->body[s1], b2 = cl->body[s2];

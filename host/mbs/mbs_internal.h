@@ -83,6 +83,8 @@ static inline void cf_mbs_vec_lin(const cfMbsModel* m, const cfMbsVec* v, const 
 
 /* ---- mbs_constraints.c ---- */
 int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m);
+/* add body (or block) b to equation c's gradient slots once; -1 and c->nb = -1 when out of memory */
+int cf_mbs__con_add_slot(cfMbsCon* c, int b);
 /* the checks of a function definition (also for the forces' scales and actuators); who: the message prefix */
 int cf_mbs__check_func(const cfMbsFunc* f, const char* who);
 /* body coordinates p of the global point P at t = 0 (the definition's pose of body b; ground: P) */

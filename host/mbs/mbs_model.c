@@ -340,6 +340,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
   free(m->driver_name); free(m->driver_type); free(m->driver_joint); free(m->driver_f); free(m->driver_offset);
   free(m->driver_con);
   free(m->force_name); free(m->force);
+  for (int i = 0; m->con && i < m->ncon; i++) free(m->con[i].body);
   free(m->con); free(m->con_pen);
   free(m->Ap); free(m->Ai); free(m->pair_colstart); free(m->body_pair_ptr); free(m->body_pair_a);
   free(m->q0); free(m->qd0);
@@ -502,7 +503,7 @@ static int check_massless_directions(const cfMbsModel* m, const cfMbsData* d) {
       const cfMbsCon* con = &m->con[i];
       for (int sl = 0; sl < con->nb; sl++)
         if (con->body[sl] == zbody[c]) {
-          const double* row = d->jac + ((size_t)i * CF_MBS_CON_MAXB + sl) * 12;
+          const double* row = d->jac + (size_t)i * m->jac_stride + 12 * (size_t)sl;
           for (int k = 0; k < 12; k++) v[i] += row[k] * Z[12 * (size_t)c + k];
         }
     }
@@ -651,7 +652,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   CF_MBS_ALLOC(d->lambda, nc);
   CF_MBS_ALLOC(d->reaction, nc);
   CF_MBS_ALLOC(d->phi, nc);
-  CF_MBS_ALLOC(d->jac, (size_t)nc * CF_MBS_CON_MAXB * 12);
+  CF_MBS_ALLOC(d->jac, (size_t)nc * m->jac_stride);
   CF_MBS_ALLOC(d->rhs_c, nc);
   CF_MBS_ALLOC(d->drv, 3 * m->ndriver);
   CF_MBS_ALLOC(d->Q, n);

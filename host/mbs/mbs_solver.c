@@ -185,7 +185,7 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
   if (a != 0)
     for (int i = 0; i < m->ncon; i++) {
       const cfMbsCon* c = &m->con[i];
-      const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+      const double* row = d->jac + (size_t)i * m->jac_stride;
       /* a joint row of a corotational FE body: its penalty enters through the condensation
        * (cf_mbs__fe_factor: J_I^T H J_I), not as a J'J to be subtracted again (that cancellation
        * lost a 50 g bolt's inertia in the penalty's round-off) */

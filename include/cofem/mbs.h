@@ -210,8 +210,6 @@ typedef struct cfMbsVec {
 enum { CF_MBS_COEF_ONE = 0, CF_MBS_COEF_SIN = 1, CF_MBS_COEF_NEGCOS = 2 }; /* of the driver value */
 enum { CF_MBS_CST_NONE = 0, CF_MBS_CST_NEG_F = 1, CF_MBS_CST_NEG_HALF_F2 = 2 };
 enum { CF_MBS_CON_RIGID = 0, CF_MBS_CON_JOINT = 1, CF_MBS_CON_DRIVER = 2 };
-#define CF_MBS_CON_MAXB 32 /* bodies per equation: a modal point brings its amplitude blocks, an FE
-                              node set the node blocks that hold its nodes */
 
 /* One scalar equation Phi = sum_k s_k coef_k(f(t)) (a_k . b_k) + c0 + cst(f(t)) = 0. */
 typedef struct cfMbsCon {
@@ -223,7 +221,10 @@ typedef struct cfMbsCon {
   int cst;
   int driver;                /* whose f(t) the coef / cst use, or -1 */
   int nb;                    /* bodies of the equation: the slots of its gradient */
-  int body[CF_MBS_CON_MAXB];
+  int* body;                 /* [nb] (capacity body_cap; the model owns it): a modal point brings its
+                                amplitude blocks, an FE node set the node blocks that hold its nodes
+                                (a set of 250 nodes on a fine mesh: ~100 blocks) */
+  int body_cap;
   int kind, owner, eq;       /* CF_MBS_CON_*, body / joint / driver id, equation within it */
   /* modal point terms (issue 9): Phi += sum_k mt_sign[k] e_(mt_comp[k]) . A Phibar y of modal
    * point mt_point[k] of modal body mt_body[k] (index into cfMbsModel.modal): bilinear in the
@@ -304,6 +305,7 @@ typedef struct cfMbsModel {
   cfMbsForce* force;
   /* equations: 6 rigidity equations per body, then the joints', then the drivers' */
   cfMbsCon* con;             /* [ncon] */
+  int jac_stride;            /* 12 x the most slots of an equation: cfMbsData.jac's row length */
   double* con_pen;           /* [ncon] penalty of each equation relative to alpha: 1, but with FE bodies
                                 (alpha scaled by their stiffness) mref / kref for the equations that
                                 hold no FE node: a 50 g bolt's rigidity equations at the stiffness's
@@ -373,7 +375,7 @@ typedef struct cfMbsData {
                                 NAN after a kinematic step */
   /* constraints at the last evaluation */
   double* phi;               /* [ncon] */
-  double* jac;               /* [ncon * CF_MBS_CON_MAXB * 12] gradient per body slot */
+  double* jac;               /* [ncon * cfMbsModel.jac_stride] gradient per body slot (12 per slot) */
   double* rhs_c;             /* [ncon] right side of a linear constraint J x = c */
   double* drv;               /* [3 ndriver] driven values and two time derivatives */
   /* forces at the last evaluation */

@@ -185,7 +185,7 @@ static void test_derivatives(void) {
   memset(&d, 0, sizeof d);
   int nc = m->ncon;
   d.phi = calloc((size_t)nc, sizeof(double));
-  d.jac = calloc((size_t)nc * CF_MBS_CON_MAXB * 12, sizeof(double));
+  d.jac = calloc((size_t)nc * m->jac_stride, sizeof(double));
   d.drv = calloc(9, sizeof(double));
   double *q = calloc(48, sizeof(double)), *qd = calloc(48, sizeof(double)), *qdd = calloc(48, sizeof(double));
   double *ph = calloc((size_t)nc, sizeof(double)), *pm = calloc((size_t)nc, sizeof(double)), *p0v = calloc((size_t)nc, sizeof(double));

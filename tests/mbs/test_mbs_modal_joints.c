@@ -80,8 +80,8 @@ static void check_joint_derivatives(const cfMbsModel* m, cfMbsData* d, double* e
     const cfMbsCon* c = &m->con[i];
     if (c->nb < *nb_min) *nb_min = c->nb;
     cf_mbs__eval_phi(m, d, q, 0, 1);
-    double J[CF_MBS_CON_MAXB * 12];
-    memcpy(J, d->jac + (size_t)i * CF_MBS_CON_MAXB * 12, sizeof J);
+    double* J = malloc(sizeof(double) * (size_t)m->jac_stride);
+    memcpy(J, d->jac + (size_t)i * m->jac_stride, sizeof(double) * (size_t)m->jac_stride);
     cf_mbs__eval_bias(m, d, q, qd, 0, bias);
     /* gradient: central differences of Phi_i */
     for (int sl = 0; sl < c->nb; sl++)
@@ -116,12 +116,13 @@ static void check_joint_derivatives(const cfMbsModel* m, cfMbsData* d, double* e
       for (int a = 0; a < m->nq; a++) qp[a] = q[a] + h * qd[a];
       cf_mbs__eval_phi(m, d, qp, 0, 1);
       double v = 0;
-      const double* row = d->jac + (size_t)i * CF_MBS_CON_MAXB * 12;
+      const double* row = d->jac + (size_t)i * m->jac_stride;
       for (int sl = 0; sl < c->nb; sl++)
         for (int k = 0; k < 12; k++) v += row[12 * sl + k] * qd[m->body_qadr[c->body[sl]] + k];
       g[sg] = v;
     }
     ebias = fmax(ebias, fabs((g[0] - g[1]) / 2e-6 - bias[i]));
+    free(J);
   }
   *ejac_out = ejac, *ebias_out = ebias, *scale_out = scale;
   free(q), free(qd), free(qp), free(bias);
