@@ -206,6 +206,18 @@ static void reset_common(vwApp* a) {
   vw_app_update_visuals(a);
 }
 
+/* One thread on small parts (cf_default_threads, as `cofem run`): the model's OpenMP regions
+ * (model_threads, when it is 0) and CHOLMOD's BLAS, which is process-wide and so set back to its
+ * first count for a larger scene. */
+static int default_threads(long nnode, int* model_threads) {
+  static int blas0 = -1;
+  if (blas0 < 0) blas0 = cf_blas_threads();
+  int one = cf_default_threads(nnode) == 1;
+  if (one && model_threads && *model_threads == 0) *model_threads = 1;
+  cf_set_blas_threads(one ? 1 : blas0);
+  return one;
+}
+
 int vw_app_load(vwApp* a, int idx) {
   char path[CF_PATH_MAX];
   resolve_scene(a->opt.scenes[idx], path, sizeof path);
@@ -239,6 +251,7 @@ int vw_app_load(vwApp* a, int idx) {
   /* gravity is applied as nodal forces M g, so that it can be switched live */
   v3_copy(a->g_scene, a->scene.def.gravity);
   v3_set(a->scene.def.gravity, 0, 0, 0);
+  default_threads(a->scene.mesh.nnode, &a->scene.def.threads);
   st = cf_scene_build(&a->scene, &a->m, &a->d);
   if (st < 0) goto fail;
   const char* backend = a->opt.backend ? a->opt.backend : a->scene.backend;
@@ -912,6 +925,9 @@ static int load_mbs(vwApp* a, const char* path) {
   b->s_loaded = 1;
   free_scene(a);
   a->mbs = b;
+  int one = default_threads(cf_mbs_scene_fe_nodes(&b->s), NULL);
+  for (int k = 0; one && k < b->s.nflex; k++) /* the FE bodies' stages (read at every step) */
+    if (b->s.flex[k]->model && !b->s.flex[k]->model->def.threads) b->s.flex[k]->model->def.threads = 1;
   st = cf_mbs_model_create(&b->s.def, &b->m);
   if (st >= 0) st = cf_mbs_data_create(b->m, &b->d);
   if (st < 0) return st;

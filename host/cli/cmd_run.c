@@ -82,12 +82,11 @@ static int fe_setup(FeRun* r, const cfCliRunOpts* o) {
    * OMP_NUM_THREADS, else one thread on small parts, where more were measured slower (the
    * thresholds in commands.h) */
   r->threads_note = "";
-  const int min_nodes =
-      omp_get_max_threads() >= CF_CLI_THREADS_MANY_CORES ? CF_CLI_THREADS_MIN_NODES_MANY : CF_CLI_THREADS_MIN_NODES;
-  if (s->def.threads == 0 && !getenv("OMP_NUM_THREADS") && omp_get_max_threads() > 1 && s->mesh.nnode < min_nodes) {
+  if (s->def.threads == 0 && cf_default_threads(s->mesh.nnode) == 1) {
     s->def.threads = 1;
-    snprintf(r->tnote, sizeof r->tnote, " (one below %d nodes on %d cores; solver.threads to change)", min_nodes,
-             omp_get_max_threads());
+    cf_set_blas_threads(1); /* the rotated Cholesky's factor at rest */
+    snprintf(r->tnote, sizeof r->tnote, " (one below %ld nodes on %d cores; solver.threads to change)",
+             cf_default_threads_min_nodes(), omp_get_max_threads());
     r->threads_note = r->tnote;
   }
   if (o->out_arg) snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_arg);

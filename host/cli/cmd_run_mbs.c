@@ -88,6 +88,7 @@ typedef struct MbsRun {
   double* frame_t;
   double T0, V0, e_dev; /* the initial energies, the largest deviation from their sum */
   double worst[3];      /* the largest position, velocity, acceleration violations */
+  char threads_note[160]; /* cf_cli_mbs_threads: one thread on small FE bodies */
 } MbsRun;
 
 static void mbs_free(MbsRun* r) {
@@ -121,6 +122,7 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   int st = cf_mbs_scene_load(scene_path, s);
   if (st < 0) return fail(st);
   if (o->t_end > 0) s->t_end = o->t_end;
+  cf_cli_mbs_threads(s, r->threads_note, sizeof r->threads_note);
   st = cf_mbs_model_create(&s->def, &r->m);
   if (st < 0) {
     char prefix[CF_MBS_PATH_MAX + 4];
@@ -210,6 +212,7 @@ static void mbs_print_header(const MbsRun* r) {
            m->opt.rho_inf < 1 ? "generalized-alpha" : "trapezoidal rule", h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi,
            m->nfe ? "supernodal" : "simplicial", m->nnz);
   if (m->opt.rho_inf < 1) printf("  generalized-alpha: rho_inf %g\n", m->opt.rho_inf);
+  fputs(r->threads_note, stdout);
   if (m->assembly_shift > 1e-9) printf("  initial assembly moved the given poses by up to %.3g (coordinates)\n", m->assembly_shift);
   for (int k = 0; k < s->nflex; k++) {
     const cfModalPart* p = s->flex[k];

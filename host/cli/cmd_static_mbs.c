@@ -74,6 +74,8 @@ int cf_cmd_static_mbs(int argc, char** argv) {
   cfMbsScene s;
   int st = cf_mbs_scene_load(scene_path, &s);
   if (st < 0) return fail(scene_path, st);
+  char threads_note[160];
+  cf_cli_mbs_threads(&s, threads_note, sizeof threads_note);
   if (pseudo_dt > 0) s.def.opt.dt = pseudo_dt;
   cfMbsModel* m = NULL;
   cfMbsData* d = NULL;
@@ -91,6 +93,7 @@ int cf_cmd_static_mbs(int argc, char** argv) {
   printf("cofem static %s (mechanism)\n  %d bodies, %d joints, %d coordinates, %d degrees of freedom; %d load "
          "increments, drivers and loads at t = %g s, first pseudo-step %g s, converged at moves <= %.1e m\n",
          scene_path, m->nbody, m->njoint, m->nq, m->ndof, o.increments, o.time, m->opt.dt, o.tol);
+  fputs(threads_note, stdout);
   char csv_path[CF_MBS_PATH_MAX + 32], tmp[CF_MBS_PATH_MAX + 40];
   FILE* csv = NULL;
   /* the folder: made now; static.csv and BODY_static.vtu of a previous run replaced, files of

@@ -29,17 +29,12 @@ int cf_cli_opt_long(int argc, char** argv, int* i, long lo, long hi, long* out);
 /* the output budget: an error when total (bytes, made of `what`) is over budget or over the free
  * space where out_dir is (or would be) */
 #define CF_CLI_DEFAULT_MAX_OUTPUT 2000000000L /* 2 GB, raised by --max-output BYTES */
-/* cofem run: FE scenes run on one thread below CF_CLI_THREADS_MIN_NODES nodes, or below
- * CF_CLI_THREADS_MIN_NODES_MANY on a machine with at least CF_CLI_THREADS_MANY_CORES threads,
- * unless solver.threads or OMP_NUM_THREADS say otherwise. Measured (docs/reliability.md,
- * "Threads by default"): on the 16-core device host all threads beat one from the 10k-tetrahedra
- * lug and hinge (2.7k and 3.1k nodes: block Jacobi 2.0-2.4x, rotated Cholesky 1.1-1.2x) and
- * never reliably below (the lug, 469 nodes: 8 and 16 threads 1.2x slower); two threads were
- * slower than one with the rotated Cholesky at 10k there and never won on the 2-core machine. */
-#define CF_CLI_THREADS_MIN_NODES 20000
-#define CF_CLI_THREADS_MIN_NODES_MANY 2500
-#define CF_CLI_THREADS_MANY_CORES 4
 int cf_cli_output_budget(double total, double budget, const char* out_dir, const char* what);
+/* A mechanism's threads: one (OpenMP, process-wide, and CHOLMOD's BLAS) when its FE bodies are
+ * small (cf_default_threads of their node count, cofem/fem.h); then the note says so and 1 is
+ * returned, else 0 and the note is empty. */
+struct cfMbsScene;
+int cf_cli_mbs_threads(const struct cfMbsScene* s, char* note, size_t n);
 void cf_cli_human_bytes(double b, char* out, size_t n);
 int cf_cli_opt_int(int argc, char** argv, int* i, int lo, int hi, int* out);
 int cf_cli_opt_double(int argc, char** argv, int* i, double lo, double hi, double* out);

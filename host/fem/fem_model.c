@@ -1,5 +1,6 @@
 /* Model construction (everything that is computed once) and data allocation. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,6 +10,23 @@
 #include "fem/fem_newton.h"
 #include "fem/fem_pcg.h"
 #include "fem/fem_precond.h"
+
+long cf_default_threads_min_nodes(void) {
+  return omp_get_max_threads() >= CF_THREADS_MANY_CORES ? CF_THREADS_MIN_NODES_MANY : CF_THREADS_MIN_NODES;
+}
+
+int cf_default_threads(long nnode) {
+  if (getenv("OMP_NUM_THREADS") || omp_get_max_threads() <= 1) return 0;
+  return nnode < cf_default_threads_min_nodes() ? 1 : 0;
+}
+
+/* OpenBLAS's own setters (cblas.h of OpenBLAS; cofem links OpenBLAS, CMakeLists.txt) */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
+void cf_set_blas_threads(int n) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) openblas_set_num_threads(n > 0 ? n : 1);
+}
+int cf_blas_threads(void) { return openblas_get_num_threads(); }
 
 double cf_wall_time(void) {
   struct timespec ts;

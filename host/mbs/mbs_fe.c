@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "cofem/mbs_fe.h"
+#include "cofem/modal_part.h"
 #include "cofem/output.h"
 #include "fem/fem_element.h"
 #include "fem/fem_parallel.h"
@@ -1164,4 +1165,11 @@ int cf_mbs_fe_set_extra_force(const cfMbsModel* m, cfMbsData* d, int ib, const d
     return cf_error(CF_ERR_NOMEM, "cf_mbs_fe_set_extra_force: out of memory");
   memcpy(s->extra, f, sizeof(double) * n);
   return CF_OK;
+}
+
+long cf_mbs_scene_fe_nodes(const cfMbsScene* s) {
+  long n = 0;
+  for (int k = 0; k < s->nflex; k++)
+    if (cf_mbs_def_fe_index(&s->def, s->flex_body[k]) >= 0 && s->flex[k]->model) n += s->flex[k]->model->nnode;
+  return n;
 }

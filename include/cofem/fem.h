@@ -279,6 +279,30 @@ void cf_divergence_restart_energy(const cfModel* m, cfData* d, double energy0);
 
 /* Monotonic wall clock in seconds. */
 double cf_wall_time(void);
+/* The thread count cofem's programs (cofem run and static, the viewer) give a part of nnode
+ * nodes (a mechanism: the nodes of its FE bodies) unless the scene or OMP_NUM_THREADS says
+ * otherwise: 1 below CF_THREADS_MIN_NODES nodes, or below CF_THREADS_MIN_NODES_MANY on a machine
+ * with at least CF_THREADS_MANY_CORES threads; 0 (OpenMP's default) above, or when
+ * OMP_NUM_THREADS is set or one thread is all there is. Measured (docs/reliability.md, "Threads
+ * by default"): on the 16-core device host all threads beat one from the 10k-tetrahedra lug and
+ * hinge (2.7k and 3.1k nodes: block Jacobi 2.0-2.4x, rotated Cholesky 1.1-1.2x) and never
+ * reliably below (the lug, 469 nodes: 8 and 16 threads 1.2x slower); two threads were slower
+ * than one with the rotated Cholesky at 10k there and never won on the 2-core machine. */
+#define CF_THREADS_MIN_NODES 20000
+#define CF_THREADS_MIN_NODES_MANY 2500
+#define CF_THREADS_MANY_CORES 4
+int cf_default_threads(long nnode);
+/* the node count below which cf_default_threads gives 1 on this machine */
+long cf_default_threads_min_nodes(void);
+
+/* Threads of the dense BLAS (OpenBLAS) under CHOLMOD's supernodal factorisations and solves:
+ * process-wide (OpenBLAS has no per-call count), so for programs to set, not the library. On
+ * small systems its threads cost far more than they give: the lug as a corotational pendulum ran
+ * 5-9x slower on the 2-core machine with the default 2 threads than with 1 (docs/reliability.md,
+ * "Threads by default"). OPENBLAS_NUM_THREADS, when set, wins (then this does nothing).
+ * cf_blas_threads: the current count. */
+void cf_set_blas_threads(int n);
+int cf_blas_threads(void);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,9 @@ void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x,
 /* the mean of the nodes of point k at the current state */
 void cf_mbs_fe_point(const cfMbsModel* m, const cfMbsData* d, int ib, int k, double x[3]);
 double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib);
+/* Nodes of the scene's FE bodies (lumped and corotational; modal bodies not counted): the size
+ * cf_default_threads (cofem/fem.h) takes for a mechanism. */
+long cf_mbs_scene_fe_nodes(const cfMbsScene* s);
 /* centre of mass position and velocity (either may be NULL) */
 void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[3], double v[3]);
 /* co-rotational strain energy at the current state */

@@ -4,7 +4,9 @@
  * than 4096 nodes and tetrahedra) pulled at its tip for a few steps with 1, 2 and 3 threads,
  * block-Jacobi (assembled) and rotated-Cholesky (matrix-free) PCG, positions compared bit for bit.
  * The team size is read through the test hook cf_fem__last_team (host/fem/fem_parallel.h). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cf_test.h"
@@ -40,6 +42,38 @@ static void run(const cfMesh* mesh, int precond, int threads, double* x, int* te
   cf_model_free(m);
 }
 
+/* cf_default_threads (the programs' default: one thread on small parts) and cf_set_blas_threads
+ * (OPENBLAS_NUM_THREADS wins) */
+static void test_default_threads(void) {
+  unsetenv("OMP_NUM_THREADS");
+  unsetenv("OPENBLAS_NUM_THREADS");
+  omp_set_num_threads(2); /* below CF_THREADS_MANY_CORES: the 2-core threshold */
+  printf("default threads: 469 nodes -> %d, %d nodes -> %d (0: OpenMP's default)\n", cf_default_threads(469),
+         CF_THREADS_MIN_NODES, cf_default_threads(CF_THREADS_MIN_NODES));
+  CHECK(cf_default_threads_min_nodes() == CF_THREADS_MIN_NODES);
+  CHECK(cf_default_threads(469) == 1);
+  CHECK(cf_default_threads(CF_THREADS_MIN_NODES - 1) == 1);
+  CHECK(cf_default_threads(CF_THREADS_MIN_NODES) == 0);
+  omp_set_num_threads(CF_THREADS_MANY_CORES); /* many cores: the lower threshold */
+  CHECK(cf_default_threads(CF_THREADS_MIN_NODES_MANY - 1) == 1);
+  CHECK(cf_default_threads(CF_THREADS_MIN_NODES_MANY) == 0);
+  omp_set_num_threads(1); /* one thread is all there is: nothing to choose */
+  CHECK(cf_default_threads(469) == 0);
+  omp_set_num_threads(2);
+  setenv("OMP_NUM_THREADS", "2", 1); /* the user's count wins */
+  CHECK(cf_default_threads(469) == 0);
+  unsetenv("OMP_NUM_THREADS");
+  cf_set_blas_threads(1);
+  CHECK(cf_blas_threads() == 1);
+  cf_set_blas_threads(2);
+  int two = cf_blas_threads(); /* 2, or OpenBLAS's own cap on a 1-core machine */
+  CHECK(two >= 1);
+  setenv("OPENBLAS_NUM_THREADS", "2", 1); /* the user's count wins: no change */
+  cf_set_blas_threads(1);
+  CHECK(cf_blas_threads() == two);
+  unsetenv("OPENBLAS_NUM_THREADS");
+}
+
 int main(void) {
   cfMesh mesh;
   CHECK_OK(cf_mesh_box(40, 10, 10, 1.0, 0.25, 0.25, &mesh));
@@ -70,6 +104,7 @@ int main(void) {
     CHECK(omp_get_max_threads() == 2);
   }
   if (limit < 3) printf("note: OMP_THREAD_LIMIT %d caps the teams: the count is checked only up to it\n", limit);
+  test_default_threads();
   free(x1);
   free(xt);
   cf_mesh_free(&mesh);
