@@ -289,6 +289,7 @@ int vw_app_load(vwApp* a, int idx) {
   double diag[3];
   v3_sub(diag, a->bmax, a->bmin);
   a->L = v3_norm(diag);
+  v3_copy(a->fmin, a->bmin), v3_copy(a->fmax, a->bmax);
   a->gain_auto = 0.01 * m->def.E * a->L;
   a->gravity = a->opt.gravity && v3_norm(a->g_scene) > 0;
   reset_common(a);
@@ -1019,6 +1020,16 @@ static int load_mbs(vwApp* a, const char* path) {
   double diag[3];
   v3_sub(diag, a->bmax, a->bmin);
   a->L = fmax(v3_norm(diag), 1e-3);
+  /* the view frames the flexible bodies when they are under a fifth of the scene's size */
+  v3_copy(a->fmin, a->bmin), v3_copy(a->fmax, a->bmax);
+  if (nn > 0) {
+    double lo[3], hi[3], df[3];
+    v3_copy(lo, b->x), v3_copy(hi, b->x);
+    for (int n = 1; n < nn; n++)
+      for (int i = 0; i < 3; i++) lo[i] = fmin(lo[i], b->x[3 * n + i]), hi[i] = fmax(hi[i], b->x[3 * n + i]);
+    v3_sub(df, hi, lo);
+    if (5 * v3_norm(df) < a->L) v3_copy(a->fmin, lo), v3_copy(a->fmax, hi);
+  }
   for (int k = 0; k < b->nflex; k++) {
     vwMbsFlex* f = &b->flex[k];
     v3_set(f->c0, 0, 0, 0);
@@ -1128,7 +1139,7 @@ void vw_camera_basis(const vwCamera* c, double* eye, double* fwd, double* right,
 
 void vw_camera_fit(vwApp* a) {
   vwCamera* c = &a->cam;
-  for (int i = 0; i < 3; i++) c->target[i] = 0.5 * (a->bmin[i] + a->bmax[i]);
+  for (int i = 0; i < 3; i++) c->target[i] = 0.5 * (a->fmin[i] + a->fmax[i]);
   c->fovy = 30.0 * M_PI / 180.0;
   c->yaw = 25.0 * M_PI / 180.0;
   c->pitch = 20.0 * M_PI / 180.0;
@@ -1138,9 +1149,9 @@ void vw_camera_fit(vwApp* a) {
   vw_camera_basis(c, NULL, f, r, u);
   c->dist = 0;
   for (int k = 0; k < 8; k++) {
-    double q[3] = {(k & 1 ? a->bmax : a->bmin)[0] - c->target[0],
-                   (k & 2 ? a->bmax : a->bmin)[1] - c->target[1],
-                   (k & 4 ? a->bmax : a->bmin)[2] - c->target[2]};
+    double q[3] = {(k & 1 ? a->fmax : a->fmin)[0] - c->target[0],
+                   (k & 2 ? a->fmax : a->fmin)[1] - c->target[1],
+                   (k & 4 ? a->fmax : a->fmin)[2] - c->target[2]};
     double need = fmax(fabs(v3_dot(q, r)) / (0.65 * th * aspect), fabs(v3_dot(q, u)) / (0.7 * th)) -
                   v3_dot(q, f);
     c->dist = fmax(c->dist, need);

@@ -122,6 +122,9 @@ typedef struct vwApp {
   double g_scene[3]; /* the scene's gravity, applied as nodal forces when gravity is on */
   double L;          /* bounding-box diagonal of the rest shape [m] */
   double bmin[3], bmax[3];
+  /* what the camera frames when it fits the view: bmin/bmax, or for a mechanism whose FE bodies
+   * are small in it (a 5 cm hinge carrying a 2 m door) the FE bodies, which the mouse pulls */
+  double fmin[3], fmax[3];
   double mass;
   double* f_new; /* [ndof] forces for the next step */
   /* toggles */
