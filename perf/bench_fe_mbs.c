@@ -27,7 +27,9 @@
  *    model, constraint and normal modes) is reported separately, not in the step time;
  *  - fe_rc / fe_bj: the standalone FE step, cf_step on the FE scene as `cofem run` runs it (its
  *    supports fixed, its loads applied at t + dt; backward Euler, PCG tol 1e-6, warm start), with
- *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline.
+ *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline;
+ *  - fe_ga: the same with generalized-alpha Newton iterations (rho_inf 0.9 of the scene, rotated
+ *    Cholesky), the integrator class the mechanism uses (the part alone at the same kind of step).
  * Growth: the lumped path on steel bars 1.0 x 0.2 x 0.2 m from cf_mesh_box (cubic cells, 5n x n x n,
  * 256 .. 4600 nodes), hung at the end face (node set 'xmin') by a spherical joint and released
  * 0.4 rad off the vertical, dt the first --dt; ms per step against nodes and the fitted exponent.
@@ -84,6 +86,7 @@ static const Part kParts[] = {
 typedef struct Variant {
   char part[32], name[32];
   int kind, modes, precond, box_n;
+  int integrator; /* the FE step's (fe_ga: generalized-alpha Newton, as the mechanism integrates) */
   double dt;
   /* mechanism */
   cfMbsScene scene;
@@ -105,7 +108,7 @@ typedef struct Variant {
   int nrep;
   double cpu[64], wall[64];
   double best_cpu, best_wall, stage[8]; /* cfMbsStage or cfStage: wall clock of the fastest round */
-  double iters;
+  double iters, newton; /* per step: PCG (FE) or Newton (mechanism) iterations; the FE step's Newton */
   int iters_max;
   int failed;
   char err[512];
@@ -268,6 +271,7 @@ static int setup_fe(Variant* v, const Part* p) {
   v->has_fsc = 1;
   v->fsc.def.dt = v->dt;
   v->fsc.def.preconditioner = v->precond;
+  v->fsc.def.integrator = v->integrator;
   if ((st = cf_scene_build(&v->fsc, &v->fm, &v->fd)) < 0) return fail(v, "FE build"), st;
   v->t_setup = cf_wall_time() - t0;
   v->nnode = v->fm->nnode, v->ntet = v->fm->ntet, v->nq = v->fm->ndof - v->fm->nfixed;
@@ -354,6 +358,7 @@ static int run_round(Variant* v, int steps, int timed) {
     if (v->kind == KIND_FE) {
       for (int s = 0; s < CF_STAGE_COUNT; s++) v->stage[s] = v->fd->timer[s];
       v->iters = (double)v->fd->pcg_iters_total / steps;
+      v->newton = (double)v->fd->newton_iters_total / steps;
       v->iters_max = -1;
     } else {
       for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) v->stage[s] = v->d->timer[s];
@@ -396,7 +401,8 @@ static void fmt_stages(const Variant* v, char* out, size_t n) {
              f * v->stage[CF_MBS_STAGE_SOLVE], f * v->stage[CF_MBS_STAGE_CONSTRAINTS]);
 }
 
-static void csv_row(FILE* f, const char* section, const Variant* v, int steps, const Variant* rc, const Variant* bj) {
+static void csv_row(FILE* f, const char* section, const Variant* v, int steps, const Variant* rc, const Variant* bj,
+                    const Variant* ga) {
   double ms = ms_step(v, steps), fs = 1e3 / steps;
   fprintf(f, "%s,%s,%s,%g,%d,%d,%d,%d,%d,%d,%d,%.4g,%.4g,%.5g,%.5g,%.5g,%.5g,%.4g,%.3f,", section, v->part, v->name,
           v->dt, v->nnode, v->ntet, v->nq, v->ncon, v->nnz, steps, v->nrep, v->t_setup, v->t_reduce, ms,
@@ -408,20 +414,25 @@ static void csv_row(FILE* f, const char* section, const Variant* v, int steps, c
   fprintf(f, ",");
   if (bj) fprintf(f, "%.4g", ms / ms_step(bj, steps));
   if (v->kind == KIND_FE)
-    fprintf(f, ",,,,,,%.5g,%.5g,%.5g,%.5g\n", fs * v->stage[CF_STAGE_POLAR], fs * v->stage[CF_STAGE_ASSEMBLE],
+    fprintf(f, ",,,,,,%.5g,%.5g,%.5g,%.5g,", fs * v->stage[CF_STAGE_POLAR], fs * v->stage[CF_STAGE_ASSEMBLE],
             fs * v->stage[CF_STAGE_PCG], fs * v->stage[CF_STAGE_UPDATE]);
   else
-    fprintf(f, ",%.5g,%.5g,%.5g,%.5g,%.5g,,,,\n", fs * v->stage[CF_MBS_STAGE_CONSTRAINTS], fs * v->stage[CF_MBS_STAGE_FORCES],
+    fprintf(f, ",%.5g,%.5g,%.5g,%.5g,%.5g,,,,,", fs * v->stage[CF_MBS_STAGE_CONSTRAINTS], fs * v->stage[CF_MBS_STAGE_FORCES],
             fs * v->stage[CF_MBS_STAGE_ASSEMBLE], fs * v->stage[CF_MBS_STAGE_FACTOR], fs * v->stage[CF_MBS_STAGE_SOLVE]);
+  if (ga) fprintf(f, "%.4g", ms / ms_step(ga, steps));
+  fprintf(f, ",");
+  if (v->kind == KIND_FE && v->integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) fprintf(f, "%.3f", v->newton);
+  fprintf(f, "\n");
 }
 
 /* the table of one part and dt: every variant, its ratio to the part's own FE step (fe_rc, fe_bj) */
 static void print_part_table(const Variant* var, int nv, const char* pn, double dt, int steps) {
   const Variant* rc = find(var, nv, pn, dt, "fe_rc");
   const Variant* bj = find(var, nv, pn, dt, "fe_bj");
+  const Variant* ga = find(var, nv, pn, dt, "fe_ga");
   printf("\n%s, dt %g s (%g s simulated per round):\n", pn, dt, steps * dt);
-  printf("| variant | coordinates | setup s | reduction s | ms/step | real time | iters/step | x FE rc | x FE bj | stages (%% of their sum) |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("| variant | coordinates | setup s | reduction s | ms/step | real time | iters/step | x FE rc | x FE bj | x FE ga | stages (%% of their sum) |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < nv; i++) {
     const Variant* v = &var[i];
     if (strcmp(v->part, pn) || v->dt != dt) continue;
@@ -429,14 +440,18 @@ static void print_part_table(const Variant* var, int nv, const char* pn, double 
       printf("| %s | %s: %s |\n", v->name, v->failed ? "failed" : "not run", v->err);
       continue;
     }
-    char st[256], r1[32] = "-", r2[32] = "-", red[32] = "-";
+    char st[256], r1[32] = "-", r2[32] = "-", r3[32] = "-", red[32] = "-", it[48];
     double ms = ms_step(v, steps);
     fmt_stages(v, st, sizeof st);
     if (rc) snprintf(r1, sizeof r1, "%.2f", ms / ms_step(rc, steps));
     if (bj) snprintf(r2, sizeof r2, "%.2f", ms / ms_step(bj, steps));
+    if (ga) snprintf(r3, sizeof r3, "%.2f", ms / ms_step(ga, steps));
     if (v->kind == KIND_MODAL) snprintf(red, sizeof red, "%.2f", v->t_reduce);
-    printf("| %s | %d | %.2f | %s | %.3f | %.2fx | %.2f%s | %s | %s | %s |\n", v->name, v->nq, v->t_setup, red, ms,
-           v->dt * 1e3 / ms, v->iters, v->kind == KIND_FE ? " PCG" : " Newton", r1, r2, st);
+    if (v->kind != KIND_FE) snprintf(it, sizeof it, "%.2f Newton", v->iters);
+    else if (v->integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) snprintf(it, sizeof it, "%.2f PCG, %.2f Newton", v->iters, v->newton);
+    else snprintf(it, sizeof it, "%.2f PCG", v->iters);
+    printf("| %s | %d | %.2f | %s | %.3f | %.2fx | %s | %s | %s | %s | %s |\n", v->name, v->nq, v->t_setup, red, ms,
+           v->dt * 1e3 / ms, it, r1, r2, r3, st);
   }
   printf("(wall median / CPU min per step:");
   for (int i = 0; i < nv; i++)
@@ -453,8 +468,8 @@ static void print_part_table(const Variant* var, int nv, const char* pn, double 
 static int setup_family(Variant* fam, Part* part, char scene[][1100], int* npart, double dt, int steps, int repeat,
                         double budget) {
   static const char* kNames[] = {"lug_10k", "lug_100k"};
-  static const int kKinds[] = {KIND_FE, KIND_COROT_ROTATED, KIND_COROT, KIND_LUMPED};
-  static const char* kVariant[] = {"fe_rc", "corot_rotated", "corotational", "lumped"};
+  static const int kKinds[] = {KIND_FE, KIND_FE, KIND_COROT_ROTATED, KIND_COROT, KIND_LUMPED};
+  static const char* kVariant[] = {"fe_rc", "fe_ga", "corot_rotated", "corotational", "lumped"};
   char tpath[1024];
   snprintf(tpath, sizeof tpath, "%s/scenes/lug_pull.json", COFEM_SOURCE_DIR);
   FILE* f = fopen(tpath, "rb");
@@ -498,13 +513,14 @@ static int setup_family(Variant* fam, Part* part, char scene[][1100], int* npart
       printf("  %s: %s, left out\n", kNames[i], cf_last_error());
       continue;
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
       Variant* v = &fam[nv];
       memset(v, 0, sizeof *v);
       snprintf(v->part, sizeof v->part, "%s", kNames[i]);
       snprintf(v->name, sizeof v->name, "%s", kVariant[k]);
       v->kind = kKinds[k], v->dt = dt;
       v->precond = CF_PRECOND_ROTATED_CHOLESKY;
+      v->integrator = k == 1 ? CF_INTEGRATOR_GENERALIZED_ALPHA : CF_INTEGRATOR_BACKWARD_EULER;
       int st = v->kind == KIND_FE ? setup_fe(v, p) : setup_mbs_json(v, p, q);
       double c0 = cpu_time();
       if (st >= 0) run_round(v, 2, 0); /* the first step's one-off costs (factors at rest) included */
@@ -611,7 +627,7 @@ int main(int argc, char** argv) {
     }
     for (int k = 0; k < ndt; k++) {
       Variant* first = &var[nv];
-      for (int j = 0; j < 8; j++) {
+      for (int j = 0; j < 9; j++) {
         Variant* v = &var[nv++];
         memset(v, 0, sizeof *v);
         snprintf(v->part, sizeof v->part, "%s", kParts[p].name);
@@ -622,8 +638,9 @@ int main(int argc, char** argv) {
         else if (j <= 5) v->kind = KIND_MODAL, v->modes = modes[j - 3], snprintf(v->name, sizeof v->name, "modal%d", v->modes);
         else {
           v->kind = KIND_FE;
-          v->precond = j == 6 ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_BLOCK_JACOBI;
-          snprintf(v->name, sizeof v->name, j == 6 ? "fe_rc" : "fe_bj");
+          v->precond = j == 7 ? CF_PRECOND_BLOCK_JACOBI : CF_PRECOND_ROTATED_CHOLESKY;
+          v->integrator = j == 8 ? CF_INTEGRATOR_GENERALIZED_ALPHA : CF_INTEGRATOR_BACKWARD_EULER;
+          snprintf(v->name, sizeof v->name, j == 6 ? "fe_rc" : j == 7 ? "fe_bj" : "fe_ga");
         }
         if (v->kind == KIND_FE) setup_fe(v, &kParts[p]);
         else setup_mbs_json(v, &kParts[p], q);
@@ -734,17 +751,19 @@ int main(int argc, char** argv) {
     fprintf(f, "section,part,variant,dt,nodes,tets,coordinates,equations,matrix_nnz,steps,rounds,setup_s,reduction_s,"
                "cpu_ms_per_step,wall_ms_per_step_of_fastest,cpu_ms_per_step_median,wall_ms_per_step_median,realtime_ratio,iters_per_step,"
                "newton_max,vs_fe_rc,vs_fe_bj,mbs_constraints_ms,mbs_forces_ms,mbs_assemble_ms,mbs_factor_ms,mbs_solve_ms,"
-               "fe_polar_ms,fe_assemble_ms,fe_pcg_ms,fe_update_ms\n");
+               "fe_polar_ms,fe_assemble_ms,fe_pcg_ms,fe_update_ms,vs_fe_ga,fe_newton_per_step\n");
     for (int i = 0; i < nv; i++) {
       const Variant* v = &var[i];
       if (v->failed || !v->nrep) continue;
-      csv_row(f, "part", v, steps, find(var, nv, v->part, v->dt, "fe_rc"), find(var, nv, v->part, v->dt, "fe_bj"));
+      csv_row(f, "part", v, steps, find(var, nv, v->part, v->dt, "fe_rc"), find(var, nv, v->part, v->dt, "fe_bj"),
+              find(var, nv, v->part, v->dt, "fe_ga"));
     }
     for (int i = 0; i < nb; i++)
-      if (!box[i].failed && box[i].nrep) csv_row(f, "growth", &box[i], growth_steps, NULL, NULL);
+      if (!box[i].failed && box[i].nrep) csv_row(f, "growth", &box[i], growth_steps, NULL, NULL, NULL);
     for (int i = 0; i < nfam; i++)
       if (!fam[i].failed && fam[i].nrep)
-        csv_row(f, "family", &fam[i], family_steps, find(fam, nfam, fam[i].part, fam[i].dt, "fe_rc"), NULL);
+        csv_row(f, "family", &fam[i], family_steps, find(fam, nfam, fam[i].part, fam[i].dt, "fe_rc"), NULL,
+                find(fam, nfam, fam[i].part, fam[i].dt, "fe_ga"));
     fclose(f);
     printf("wrote %s\n", path);
   }
