@@ -2,9 +2,13 @@
 """Plot the lumped FE body's cost per step against its node count from cofem_bench_fe_mbs's CSV.
 
 usage: perf/plot_fe_mbs.py perf/results/LABEL/results.csv OUT.png
+       perf/plot_fe_mbs.py --family perf/results/LABEL/results.csv OUT.png
 The steel bars (section "growth"): ms per step (process CPU time, fastest round) and the stages
 (wall clock scaled by that round's CPU / wall time) with the fitted power laws; the lug and the hinge at
 the same dt beside them: lumped, corotational and the standalone FE step (rotated Cholesky).
+With --family (a run with cofem_bench_fe_mbs --family): the hung lug and its refinements (the
+lug's "part" rows and the "family" rows at the family's dt), ms per step against nodes for each
+formulation beside the part alone (backward Euler and generalized-alpha Newton steps).
 Needs matplotlib (Debian python3-matplotlib)."""
 import csv
 import math
@@ -26,7 +30,41 @@ def fit(xs, ys):
     return b, math.exp(my - b * mx)
 
 
+FAMILY_STYLE = [("fe_rc", "o", "C5", "part alone, backward Euler (cofem run)"),
+                ("fe_ga", "s", "C2", "part alone, generalized-alpha Newton"),
+                ("corot_rotated", "X", "C6", "corotational, rotated factor"),
+                ("corotational", "P", "C4", "corotational, exact factor"),
+                ("lumped", "*", "C3", "lumped")]
+
+
+def family(csv_path, out):
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    fam = [r for r in rows if r["section"] == "family"]
+    if not fam:
+        sys.exit("%s: no family rows (cofem_bench_fe_mbs --family)" % csv_path)
+    dt = float(fam[0]["dt"])
+    rows = fam + [r for r in rows if r["section"] == "part" and r["part"] == "lug" and float(r["dt"]) == dt]
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for variant, marker, color, label in FAMILY_STYLE:
+        pts = sorted((int(r["nodes"]), float(r["cpu_ms_per_step"])) for r in rows if r["variant"] == variant)
+        if pts:
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=color, label=label)
+    ax.axhline(dt * 1e3, color="gray", linestyle="--", linewidth=1)
+    ax.text(500, dt * 1e3 * 1.12, "real time at dt = %g s" % dt, fontsize=8, color="gray")
+    ax.set_xlabel("FE nodes (lug, lug_10k, lug_100k)")
+    ax.set_ylabel("ms per step (one core)")
+    ax.set_title("the lug hung at its eye in a mechanism, dt %g s" % dt, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print("wrote", out)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--family":
+        return family(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     with open(sys.argv[1]) as f:
