@@ -2,7 +2,7 @@
 /* cofem accuracy: cofem against CalculiX (ccx) on the same mesh, supports and nodal loads
  * (issue 6; the report is docs/accuracy.md).
  *
- *   cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,cantilever_coarse,cantilever_box,strip,lug_inplane] [--out DIR]
+ *   cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,cantilever_coarse,cantilever_box,cantilever_slender,strip,lug_inplane] [--out DIR]
  *                  [--docs DIR] [--no-docs] [--no-dynamics] [--dt-ref-only] [--reuse-ccx] [--large-steps N]
  *                  [--no-plots] [--check]
  * --dt-ref-only: the step responses at T1/100 only (a partial run); --reuse-ccx: CalculiX jobs
@@ -74,6 +74,9 @@ static const CaseSpec BUILTIN[] = {
     {"cantilever_box", "scenes/accuracy/cantilever_box.json",
      "the same cantilever on a 10x2x2 box (240 tets): the P L^2/EI = 5 step with a CalculiX reference in minutes", 20,
      0, 1, 0.5, 1, 0, NULL, 0, 1, 1.0},
+    {"cantilever_slender", "scenes/accuracy/cantilever_slender.json",
+     "slender cantilever 1 x 0.02 x 0.02 m (L/h = 50, 2400 tets): P L^2/EI = 5 at small strains", 20, 0, 1, 0.5, 1, 0,
+     NULL, 0, 1, 1.0},
     {"strip", "scenes/accuracy/strip.json", "strip 0.5 x 0.05 x 0.005 m twisted by a torque at its tip", 20, 0, 0,
      0, 0, 3000.0, "tip", 1, 1, 0},
     {"lug_inplane", "scenes/accuracy/lug_inplane.json",
@@ -1492,7 +1495,7 @@ static int update_doc(const char* path, const char* tables_path, const char* img
 }
 
 static int usage_accuracy(void) {
-  fprintf(stderr, "usage: cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,cantilever_coarse,cantilever_box,strip,lug_inplane] [--out DIR] [--docs DIR] "
+  fprintf(stderr, "usage: cofem accuracy [SCENE ...] [--cases lug,hinge,cantilever,cantilever_coarse,cantilever_box,cantilever_slender,strip,lug_inplane] [--out DIR] [--docs DIR] "
                   "[--no-docs] [--no-dynamics] [--dt-ref-only] [--reuse-ccx] [--large-steps N] [--no-plots] [--check]\n");
   return 2;
 }
