@@ -1048,6 +1048,14 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   /* the same discrete model as CalculiX: its C3D4 mass is the one-point rule (see modal.h), so
    * the comparison measures the time integration and the co-rotational formulation only */
   cf_mass_one_point(m, m->Mblk);
+  /* the data again, so that the preconditioner (the rotated Cholesky's factor of cm M + ck K at
+   * rest) is made with this mass: with the consistent mass it was built with, generalized-alpha
+   * on the slender cantilever took 6400-6700 PCG iterations per step instead of ~60 */
+  cf_data_free(d);
+  if ((st = cf_data_create(m, &d)) < 0) {
+    cf_model_free(m);
+    return st;
+  }
   /* the load is on from t = 0: f(t0) = f(t1) = F (Newmark averages the two) */
   for (int i = 0; i < m->ndof; i++) d->f_ext[i] = d->f_ext_prev[i] = scale * c->f[i];
   int steps = (int)floor(t_end / dt + 0.5);
