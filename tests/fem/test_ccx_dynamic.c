@@ -120,8 +120,8 @@ int main(void) {
   cfData* d;
   CHECK_OK(cf_model_create(&mesh, &def, &m));
   CHECK_OK(cf_model_fix_nodes(m, clamp->nodes, clamp->count, 7));
+  cf_mass_one_point(m, m->Mblk); /* before the data: what the data makes from the mass sees this one */
   CHECK_OK(cf_data_create(m, &d));
-  cf_mass_one_point(m, m->Mblk);
   for (int i = 0; i < tip->count; i++) d->f_ext[3 * tip->nodes[i] + 2] = d->f_ext_prev[3 * tip->nodes[i] + 2] = -P / tip->count;
   static double tf[MAXS + 1], uf[MAXS + 1][3];
   int inverted = 0, failed = 0;
