@@ -742,10 +742,8 @@ int cf_amg_create(int nnode, const int* row_ptr, const int* col, const double* A
   if (st >= 0) st = coarsest_factor(amg);
   if (st >= 0 && amg->nlevel > 1) cf_csr_free(&L0->A); /* level 0 runs on the blocks */
   if (st < 0) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    cf_amg_free(amg);
-    return cf_error(st, "%s", msg);
+    cf_amg_free(amg); /* sets no message: cf_last_error() still names the failure */
+    return st;
   }
   amg->setup_s = cf_wall_time() - t0;
   *out = amg;

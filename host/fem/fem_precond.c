@@ -442,10 +442,8 @@ static int create(const cfModel* m, cfData* d, double cm, double ck, double eps,
     }
     free(A0);
     if (st < 0) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", cf_last_error());
-      cf_precond_free(d);
-      return cf_error(st, "AMG preconditioner: %s", msg);
+      cf_precond_free(d); /* sets no message: cf_last_error() still names the failure */
+      return cf_error(st, "AMG preconditioner: %s", cf_last_error());
     }
     return CF_OK;
   }

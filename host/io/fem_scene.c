@@ -338,10 +338,8 @@ int cf_scene_load(const char* path, cfScene* s) {
   if (st < 0) return st;
   st = cf_mesh_read(s->mesh_path, &s->mesh);
   if (st < 0) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    cf_scene_free(s);
-    return cf_error(st, "%s: mesh: %s", path, msg);
+    cf_scene_free(s); /* sets no message: cf_last_error() still names the failure */
+    return cf_error(st, "%s: mesh: %s", path, cf_last_error());
   }
   /* every named set must exist */
   for (int i = 0; i < s->nfix; i++)
@@ -401,11 +399,7 @@ int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
     def.preconditioner = cf_preconditioner_auto(s->mesh.ntet, def.integrator, gpu);
   }
   int st = cf_model_create(&s->mesh, &def, model);
-  if (st < 0) {
-    char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "%s: %s", s->path, msg);
-  }
+  if (st < 0) return cf_error(st, "%s: %s", s->path, cf_last_error());
   for (int i = 0; i < s->nfix; i++) {
     const cfNodeSet* set = cf_mesh_find_nset(&s->mesh, s->fix[i].set);
     st = cf_model_fix_nodes(*model, set->nodes, set->count, s->fix[i].dir_mask);

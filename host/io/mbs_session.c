@@ -29,11 +29,8 @@ int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) {
     return st;
   }
   st = cf_mbs_model_create(&s->scene.def, &s->m);
-  if (st < 0) { /* the model's message names the body or joint: add the scene */
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    st = cf_error(st, "%s: %s", scene_path, msg);
-  }
+  if (st < 0) /* the model's message names the body or joint: add the scene */
+    st = cf_error(st, "%s: %s", scene_path, cf_last_error());
   if (st >= 0) st = cf_mbs_data_create(s->m, &s->d);
   if (st >= 0 && s->scene.kinematic && s->m->ndof != 0)
     st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom "

@@ -202,11 +202,7 @@ void cf_mbs__body_pose(const cfMbsDef* def, int b, double pos[3], double R[9]) {
   memcpy(R, def->body[b].rot, 9 * sizeof(double));
 }
 
-int cf_mbs__rethrow(int st, const char* prefix) {
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", cf_last_error());
-  return cf_error(st, "%s%s", prefix, msg);
-}
+int cf_mbs__rethrow(int st, const char* prefix) { return cf_error(st, "%s%s", prefix, cf_last_error()); }
 
 /* ---- lookups ---------------------------------------------------------------------------------- */
 static int find_name(const char (*names)[CF_MBS_NAME_MAX], int n, const char* name) {

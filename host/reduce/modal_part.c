@@ -110,9 +110,7 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
    * reduction, never read as a cache nor overwritten */
   if (cache && (st = cf_reduction_replaceable(cache)) < 0) {
     free(nodes);
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "%s: reduction cache %s", scene_path, msg);
+    return cf_error(st, "%s: reduction cache %s", scene_path, cf_last_error());
   }
   /* a cache of this version that does not read back (checksum, contents) was changed after cofem
    * wrote it: an error naming it, never used nor silently replaced; one of another version, or of
@@ -120,9 +118,8 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   int rd = cache && cf_reduction_file_version(cache) >= 0 ? cf_reduction_read(cache, &out->red) : CF_ERR_IO;
   if (cache && rd < 0 && cf_reduction_file_version(cache) == CF_REDUCTION_VERSION) {
     free(nodes);
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(rd, "%s: reduction cache %s (refused: remove the file to recompute it)", scene_path, msg);
+    return cf_error(rd, "%s: reduction cache %s (refused: remove the file to recompute it)", scene_path,
+                    cf_last_error());
   }
   if (rd >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
     out->from_cache = 1;
@@ -133,11 +130,7 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
     st = reduce_and_cache(out, nodes, count, opt, cache);
   }
   free(nodes);
-  if (st < 0) { /* name the scene (copy the message first: it is reformatted into itself) */
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "%s: %s", scene_path, msg);
-  }
+  if (st < 0) return cf_error(st, "%s: %s", scene_path, cf_last_error()); /* name the scene */
   out->t_total = cf_wall_time() - t0;
   return CF_OK;
 }

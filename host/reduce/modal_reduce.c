@@ -379,10 +379,8 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
 done:
   free(fixed_i); free(Kb); free(Mone);
   if (st < 0) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    cf_reduction_free(out);
-    return cf_error(st, "%s", msg);
+    cf_reduction_free(out); /* sets no message: cf_last_error() still names the failure */
+    return st;
   }
   return CF_OK;
 }
@@ -421,11 +419,7 @@ int cf_reduction_replaceable(const char* path) {
   }
   FILE* f;
   int st = cf_open_regular_file(path, "the reduction file", &f, NULL);
-  if (st < 0) {
-    char msg[1024]; /* cf_last_error() is the buffer cf_error writes into: copy it first */
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    return cf_error(st, "%s (not overwritten)", msg);
-  }
+  if (st < 0) return cf_error(st, "%s (not overwritten)", cf_last_error());
   char magic[8];
   int ours = fread(magic, 1, 8, f) == 8 && memcmp(magic, MAGIC, 8) == 0;
   fclose(f);
@@ -603,10 +597,8 @@ int cf_reduction_read(const char* path, cfReduction* r) {
 done:
   fclose(f);
   if (st < 0) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    cf_reduction_free(r);
-    return cf_error(st, "%s", msg);
+    cf_reduction_free(r); /* sets no message: cf_last_error() still names the failure */
+    return st;
   }
   return CF_OK;
 }

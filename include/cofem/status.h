@@ -39,7 +39,9 @@ enum { CF_WARN_COUNT = 6 }; /* size of cfData.warning[], indexed by positive cfS
 const char* cf_last_error(void);
 /* Short symbolic name of a status code, e.g. "CF_ERR_PARSE". */
 const char* cf_status_name(int status);
-/* Record a printf-style message and return `code` (used by the library and tools). */
+/* Record a printf-style message and return `code` (used by the library and tools). The arguments
+ * may include cf_last_error() itself, to re-raise a message with context:
+ * cf_error(st, "%s: %s", path, cf_last_error()). */
 int cf_error(int code, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
