@@ -9,13 +9,24 @@
 #include "cofem/output.h"
 
 /* Open "<path>.tmp"; tmp receives the name. */
-static FILE* open_tmp(const char* path, char** tmp) {
+/* Opens path.tmp for writing (*tmp: its name, for the caller to rename and free); on failure
+ * nothing is left to free and the message names the file. */
+static int open_tmp(const char* path, char** tmp, FILE** f) {
   size_t n = strlen(path);
   *tmp = malloc(n + 5);
-  if (!*tmp) return NULL;
-  memcpy(*tmp, path, n);
-  memcpy(*tmp + n, ".tmp", 5);
-  return fopen(*tmp, "w");
+  *f = NULL;
+  if (*tmp) {
+    memcpy(*tmp, path, n);
+    memcpy(*tmp + n, ".tmp", 5);
+    *f = fopen(*tmp, "w");
+  }
+  if (!*f) {
+    int err = errno;
+    free(*tmp);
+    *tmp = NULL;
+    return cf_error(CF_ERR_IO, "%s.tmp: cannot open for writing: %s", path, strerror(err));
+  }
+  return CF_OK;
 }
 
 /* Close, then rename into place or remove: the one exit of both writers. */
@@ -56,12 +67,9 @@ int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const do
   if (mesh->nnode <= 0 || mesh->ntet <= 0 || !mesh->X || !mesh->tet)
     return cf_error(CF_ERR_ARG, "%s: cf_vtu_write: empty mesh", path);
   char* tmp;
-  FILE* f = open_tmp(path, &tmp);
-  if (!f) {
-    int err = errno;
-    free(tmp);
-    return cf_error(CF_ERR_IO, "%s.tmp: cannot open for writing: %s", path, strerror(err));
-  }
+  FILE* f;
+  int st = open_tmp(path, &tmp, &f);
+  if (st < 0) return st;
   const int nn = mesh->nnode, ne = mesh->ntet;
   fprintf(f, "<?xml version=\"1.0\"?>\n"
              "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
@@ -131,12 +139,9 @@ int cf_pvd_write(const char* path, int n, const char* const* files, const double
   for (int i = 0; i < n; i++)
     if (!files[i]) return cf_error(CF_ERR_ARG, "%s: cf_pvd_write: file %d is NULL", path, i);
   char* tmp;
-  FILE* f = open_tmp(path, &tmp);
-  if (!f) {
-    int err = errno;
-    free(tmp);
-    return cf_error(CF_ERR_IO, "%s.tmp: cannot open for writing: %s", path, strerror(err));
-  }
+  FILE* f;
+  int st = open_tmp(path, &tmp, &f);
+  if (st < 0) return st;
   fprintf(f, "<?xml version=\"1.0\"?>\n"
              "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
              "  <Collection>\n");
