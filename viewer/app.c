@@ -1527,8 +1527,8 @@ static const char* color_name(int c) {
                                 : "colour plain";
 }
 
-static void mbs_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2) {
-  const vwMbs* b = a->mbs;
+/* "x1.00 real time (fixed 4 steps/frame)": the speed part of both status lines */
+static void speed_text(const vwApp* a, char* out, int n) {
   char rt[64];
   if (a->rt_ratio < 0)
     snprintf(rt, sizeof rt, "x-- real time");
@@ -1537,8 +1537,15 @@ static void mbs_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2) 
   char mode[64] = "";
   if (a->opt.fixed_steps > 0)
     snprintf(mode, sizeof mode, " (fixed %d steps/frame)", a->opt.fixed_steps);
-  snprintf(l1, n1, "t %.2f s  %s%s  %.2f ms/step  Newton %d it (mean %.1f)  %.1f ms/frame", b->d->t,
-           rt, mode, b->step_ms, b->d->iters,
+  snprintf(out, n, "%s%s", rt, mode);
+}
+
+static void mbs_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2) {
+  const vwMbs* b = a->mbs;
+  char speed[128];
+  speed_text(a, speed, sizeof speed);
+  snprintf(l1, n1, "t %.2f s  %s  %.2f ms/step  Newton %d it (mean %.1f)  %.1f ms/frame", b->d->t,
+           speed, b->step_ms, b->d->iters,
            b->d->steps > 0 ? (double)b->d->iters_total / (double)b->d->steps : 0.0, a->frame_ms);
   int nfe = 0, nrig = 0;
   for (int k = 0; k < b->nflex; k++) nfe += b->flex[k].fe >= 0;
@@ -1567,17 +1574,11 @@ void vw_status_text(const vwApp* a, char* l1, int n1, char* l2, int n2, char* wa
     return;
   }
   const cfData* d = a->d;
-  char rt[64];
-  if (a->rt_ratio < 0)
-    snprintf(rt, sizeof rt, "x-- real time");
-  else
-    snprintf(rt, sizeof rt, "x%.2f real time", a->rt_ratio);
-  char mode[64] = "";
-  if (a->opt.fixed_steps > 0)
-    snprintf(mode, sizeof mode, " (fixed %d steps/frame)", a->opt.fixed_steps);
+  char speed[128];
+  speed_text(a, speed, sizeof speed);
   char warns[64] = "";
   if (a->warn_steps > 0) snprintf(warns, sizeof warns, "  %ld steps warned", a->warn_steps);
-  snprintf(l1, n1, "t %.2f s  %s%s  PCG %d it  %s  %.1f ms/frame (sim %.1f ms)%s", d->t, rt, mode,
+  snprintf(l1, n1, "t %.2f s  %s  PCG %d it  %s  %.1f ms/frame (sim %.1f ms)%s", d->t, speed,
            d->pcg_iters, cf_sim_backend_name(a->sim), a->frame_ms, a->sim_ms, warns);
   snprintf(l2, n2,
            "supports %s [S]  gravity %s [G]  loads %s [L]  gain %.2g N/m [+/-]  %s [C]  help [H]",
