@@ -63,16 +63,22 @@ static double first_mode(const cfModel* m, double* phi) {
 
 static double energy(const cfModel* m, const cfData* d) { return cf_kinetic_energy(m, d) + cf_strain_energy(m, d); }
 
-/* 1. energy over 10 periods; returns max |E - E0| / E0 */
-static double energy_drift(cfMesh* mesh, double T, const double* phi, double rho_inf, double dt, int steps) {
+/* generalized-alpha with the consistent tangent, Newton and PCG both to tol */
+static cfModelDef alpha_def(double dt, double tol) {
   cfModelDef def = cf_default_model_def();
   def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
   def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
-  def.rho_inf = rho_inf;
   def.dt = dt;
-  def.newton_tol = 1e-10;
-  def.pcg_tol = 1e-10;
+  def.newton_tol = tol;
+  def.pcg_tol = tol;
   def.pcg_max_iter = 5000;
+  return def;
+}
+
+/* 1. energy over 10 periods; returns max |E - E0| / E0 */
+static double energy_drift(cfMesh* mesh, double T, const double* phi, double rho_inf, double dt, int steps) {
+  cfModelDef def = alpha_def(dt, 1e-10);
+  def.rho_inf = rho_inf;
   cfModel* m = beam(mesh, &def);
   cfData* d;
   CHECK_OK(cf_data_create(m, &d));
@@ -98,13 +104,7 @@ static double energy_drift(cfMesh* mesh, double T, const double* phi, double rho
 
 /* 2. the tip position (mean of the xmax set) at t_end from a kick v = V phi */
 static void kicked_tip(cfMesh* mesh, const double* phi, double V, double dt, int steps, double* u) {
-  cfModelDef def = cf_default_model_def();
-  def.integrator = CF_INTEGRATOR_GENERALIZED_ALPHA;
-  def.dyn_tangent = CF_DYN_TANGENT_SYM_CONSISTENT;
-  def.dt = dt;
-  def.newton_tol = 1e-11;
-  def.pcg_tol = 1e-11;
-  def.pcg_max_iter = 5000;
+  cfModelDef def = alpha_def(dt, 1e-11);
   cfModel* m = beam(mesh, &def);
   cfData* d;
   CHECK_OK(cf_data_create(m, &d));
