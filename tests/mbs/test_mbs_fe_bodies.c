@@ -34,6 +34,7 @@
 #include "cofem/modal_part.h"
 #include "cofem/scene.h"
 #include "cofem/static.h"
+#include "swing_period.h"
 
 static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_fe_bodies.json"; /* for relative paths only */
 static const char* g_form = "lumped"; /* the formulation under test */
@@ -87,20 +88,6 @@ static double swing_angle(const cfMbsModel* m, const cfMbsData* d, int ib) {
   return atan2(x[0] - P[0], P[2] - x[2]);
 }
 
-/* period from the upward crossings of the swing's centre */
-static double period_of(const double* ang, int nstep, double h) {
-  double lo = ang[0], hi = ang[0], first = -1, last = -1;
-  for (int k = 0; k <= nstep; k++) lo = fmin(lo, ang[k]), hi = fmax(hi, ang[k]);
-  double mid = 0.5 * (lo + hi);
-  int ncross = 0;
-  for (int k = 1; k <= nstep; k++)
-    if (ang[k - 1] < mid && ang[k] >= mid) {
-      double tc = h * (k - 1 + (mid - ang[k - 1]) / (ang[k] - ang[k - 1]));
-      if (first < 0) first = tc;
-      last = tc, ncross++;
-    }
-  return ncross > 1 ? (last - first) / (ncross - 1) : 0;
-}
 
 enum { NSTEP = 700 };
 static double g_ang[NSTEP + 1];
@@ -144,7 +131,7 @@ static int run_pendulum(const char* json, int nstep, double dt, int modal, int m
     eprev = e;
     tmax = fmax(tmax, T);
   }
-  *period = period_of(g_ang, nstep, dt);
+  *period = swing_period(g_ang, nstep, dt);
   *drift = emax / tmax;
   if (emax_out) *emax_out = tmax;
   cf_mbs_data_free(d);
@@ -533,7 +520,7 @@ static void test_welded(void) {
     cf_mbs_fe_centre(m, d, 0, x, NULL);
     g_ang[n] = atan2(x[0] - Pr[0], Pr[2] - x[2]); /* the lug's centre about the (fixed) pin */
   }
-  double T = n > NSTEP ? period_of(g_ang, NSTEP, dt) : 0;
+  double T = n > NSTEP ? swing_period(g_ang, NSTEP, dt) : 0;
   printf("%s FE lug welded at its bolt holes to a %g kg hub pinned at its eye, dt %g s: period %.6f s, compound "
          "pendulum %.6f s (%.2e)\n", g_form, mh, dt, T, T_exp, T / T_exp - 1);
   CHECK_CLOSE(T, T_exp, 0, 5e-5); /* measured 1.0e-5 (lumped: 1.0e-5, not run here: 2 min); a spherical weld: 6.0e-2 */
