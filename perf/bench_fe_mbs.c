@@ -62,6 +62,7 @@
 #include "cofem/modal_part.h"
 #include "cofem/output.h"
 #include "cofem/scene.h"
+#include "results_csv.h"
 
 #define MAX_DT 4
 #define MAX_VAR 64
@@ -739,15 +740,9 @@ int main(int argc, char** argv) {
 
   int rc_exit = 0;
   if (label) {
-    char dir[600], path[700];
-    snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-    cf_make_dirs(dir); /* a failure shows as the fopen below */
-    snprintf(path, sizeof path, "%s/results.csv", dir);
-    FILE* f = fopen(path, "w");
-    if (!f) {
-      fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
-      return 1;
-    }
+    char path[700];
+    FILE* f = open_results_csv(label, "results.csv", path, sizeof path);
+    if (!f) return 1;
     fprintf(f, "section,part,variant,dt,nodes,tets,coordinates,equations,matrix_nnz,steps,rounds,setup_s,reduction_s,"
                "cpu_ms_per_step,wall_ms_per_step_of_fastest,cpu_ms_per_step_median,wall_ms_per_step_median,realtime_ratio,iters_per_step,"
                "newton_max,vs_fe_rc,vs_fe_bj,mbs_constraints_ms,mbs_forces_ms,mbs_assemble_ms,mbs_factor_ms,mbs_solve_ms,"

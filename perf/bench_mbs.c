@@ -23,6 +23,7 @@
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
 #include "cofem/output.h"
+#include "results_csv.h"
 
 typedef struct Case {
   const char* name;
@@ -139,15 +140,9 @@ int main(int argc, char** argv) {
   printf("\ndouble four-bar: %.1fx faster than the paper's global formulation in MATLAB (0.91 s); different "
          "machine and language, so only an order of magnitude\n", 0.91 / res[0].cpu_min);
   if (label) {
-    char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-    cf_make_dirs(dir); /* a failure shows as the fopen below */
-    snprintf(path, sizeof path, "%s/bench_mbs.csv", dir);
-    FILE* f = fopen(path, "w");
-    if (!f) {
-      fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
-      return 1;
-    }
+    char path[700];
+    FILE* f = open_results_csv(label, "bench_mbs.csv", path, sizeof path);
+    if (!f) return 1;
     fprintf(f, "case,coordinates,equations,nnz,steps,sim_s,cpu_s,wall_s,wall_median_s,realtime_ratio,ms_per_step,"
                "newton_per_step,normalised,constraints_ms,forces_ms,assemble_ms,factor_ms,solve_ms\n");
     for (int i = 0; i < n; i++) {

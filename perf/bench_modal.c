@@ -43,6 +43,7 @@
 #ifndef COFEM_SOURCE_DIR
 #define COFEM_SOURCE_DIR "."
 #endif
+#include "results_csv.h" /* after COFEM_SOURCE_DIR */
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -266,15 +267,9 @@ int main(int argc, char** argv) {
            r->t_sim / r->wall, r->umax);
   }
   if (label) {
-    char dir[512], path[600];
-    snprintf(dir, sizeof dir, "%s/perf/results/%s", COFEM_SOURCE_DIR, label);
-    cf_make_dirs(dir); /* a failure shows as the fopen below */
-    snprintf(path, sizeof path, "%s/bench_modal.csv", dir);
-    FILE* f = fopen(path, "w");
-    if (!f) {
-      fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
-      return 1;
-    }
+    char path[700];
+    FILE* f = open_results_csv(label, "bench_modal.csv", path, sizeof path);
+    if (!f) return 1;
     fprintf(f, "part,run,free_dofs,modes,constraint_modes,normal_modes,reduction_s,first_hz,coordinates,dt_s,steps,sim_s,"
                "setup_s,wall_s,cpu_s,ms_per_step,realtime_ratio,newton_per_step,swing_deg,probe_u_m,constraints_ms,forces_ms,"
                "assemble_ms,factor_ms,solve_ms\n");
