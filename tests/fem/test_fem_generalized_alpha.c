@@ -136,6 +136,17 @@ static void angular_momentum(const cfModel* m, const cfData* d, double* L) {
     }
 }
 
+/* rigid spin: v = w x (X - C) at every node */
+static void set_spin(const cfModel* m, cfData* d, const double w[3], const double C[3]) {
+  for (int n = 0; n < m->nnode; n++) {
+    const double* X = m->X + 3 * n;
+    double r[3] = {X[0] - C[0], X[1] - C[1], X[2] - C[2]};
+    d->v[3 * n] = w[1] * r[2] - w[2] * r[1];
+    d->v[3 * n + 1] = w[2] * r[0] - w[0] * r[2];
+    d->v[3 * n + 2] = w[0] * r[1] - w[1] * r[0];
+  }
+}
+
 static void test_spin(void) {
   cfMesh mesh;
   CHECK_OK(cf_mesh_box(6, 2, 2, 0.6, 0.1, 0.1, &mesh));
@@ -157,13 +168,7 @@ static void test_spin(void) {
     mass += m->node_mass[n];
   }
   for (int k = 0; k < 3; k++) C[k] /= mass;
-  for (int n = 0; n < m->nnode; n++) {
-    const double* X = m->X + 3 * n;
-    double r[3] = {X[0] - C[0], X[1] - C[1], X[2] - C[2]};
-    d->v[3 * n] = w[1] * r[2] - w[2] * r[1];
-    d->v[3 * n + 1] = w[2] * r[0] - w[0] * r[2];
-    d->v[3 * n + 2] = w[0] * r[1] - w[1] * r[0];
-  }
+  set_spin(m, d, w, C);
   double L0[3], L[3];
   angular_momentum(m, d, L0);
   const double K0 = cf_kinetic_energy(m, d);
@@ -192,13 +197,7 @@ static void test_spin(void) {
   def.integrator = CF_INTEGRATOR_NEWMARK;
   CHECK_OK(cf_model_create(&mesh, &def, &m));
   CHECK_OK(cf_data_create(m, &d));
-  for (int n = 0; n < m->nnode; n++) {
-    const double* X = m->X + 3 * n;
-    double r[3] = {X[0] - C[0], X[1] - C[1], X[2] - C[2]};
-    d->v[3 * n] = w[1] * r[2] - w[2] * r[1];
-    d->v[3 * n + 1] = w[2] * r[0] - w[0] * r[2];
-    d->v[3 * n + 2] = w[0] * r[1] - w[1] * r[0];
-  }
+  set_spin(m, d, w, C);
   int st = CF_OK, k = 0;
   for (k = 0; k < steps && st >= 0; k++) st = cf_step(m, d);
   printf("  linearised Newmark: %s\n", st < 0 ? cf_last_error() : "ran through");
