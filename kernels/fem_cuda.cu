@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "cofem/cuda.h"
+#include "cuda_util.h"
 #include "fem/fem_backend.h"
 #include "fem_cuda_amg.h"
 #include "fem/fem_element.h"
@@ -46,51 +47,19 @@ namespace {
 /* Block size of every kernel; the reductions assume a power of two. */
 constexpr int kThreads = 256;
 
-/* ---- error reporting ------------------------------------------------------------------------ */
-
-const char* base_name(const char* path) {
-  const char* s = strrchr(path, '/');
-  return s ? s + 1 : path;
-}
-
-/* "cudaMalloc: out of memory (cudaErrorMemoryAllocation) at fem_cuda.cu:123" */
-int cuda_fail(cudaError_t e, const char* call, const char* file, int line) {
-  int len = 0;
-  while (call[len] && call[len] != '(') len++;
-  return cf_error(CF_ERR_CUDA, "%.*s: %s (%s) at %s:%d", len, call, cudaGetErrorString(e),
-                  cudaGetErrorName(e), base_name(file), line);
-}
+/* ---- error reporting (CU, CU_LAUNCHED, TRY: kernels/cuda_util.h) ------------------------------ */
 
 int cusparse_fail(cusparseStatus_t s, const char* call, const char* file, int line) {
   int len = 0;
   while (call[len] && call[len] != '(') len++;
   return cf_error(CF_ERR_CUDA, "%.*s: %s (cuSPARSE status %d) at %s:%d", len, call,
-                  cusparseGetErrorString(s), (int)s, base_name(file), line);
+                  cusparseGetErrorString(s), (int)s, cf_cuda_base_name(file), line);
 }
-
-#define CU(call)                                                                  \
-  do {                                                                            \
-    cudaError_t cu_e_ = (call);                                                   \
-    if (cu_e_ != cudaSuccess) return cuda_fail(cu_e_, #call, __FILE__, __LINE__); \
-  } while (0)
-
-/* after a <<<>>> launch: configuration errors are reported here, faults at the next sync */
-#define CU_LAUNCHED(kernel)                                                                   \
-  do {                                                                                        \
-    cudaError_t cu_e_ = cudaGetLastError();                                                   \
-    if (cu_e_ != cudaSuccess) return cuda_fail(cu_e_, "launch " #kernel, __FILE__, __LINE__); \
-  } while (0)
 
 #define CUSP(call)                                                                                \
   do {                                                                                            \
     cusparseStatus_t cs_e_ = (call);                                                              \
     if (cs_e_ != CUSPARSE_STATUS_SUCCESS) return cusparse_fail(cs_e_, #call, __FILE__, __LINE__); \
-  } while (0)
-
-#define TRY(expr)                  \
-  do {                             \
-    int try_s_ = (expr);           \
-    if (try_s_ < 0) return try_s_; \
   } while (0)
 
 int blocks_for(long n) {
@@ -1117,13 +1086,13 @@ int capture_batch(cfCuda* g) {
   }
   if (e != cudaSuccess) {
     if (graph) cudaGraphDestroy(graph);
-    return cuda_fail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+    return cf_cuda_fail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
   }
   e = cudaGraphInstantiate(&g->graph, graph, 0);
   cudaGraphDestroy(graph);
   if (e != cudaSuccess) {
     g->graph = NULL;
-    return cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
+    return cf_cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
   }
   g->graph_k = k;
   g->graph_key = graph_key(g);
@@ -1731,7 +1700,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   cudaError_t me = cudaMemGetInfo(&free_b, &total_b);
   if (me != cudaSuccess) {
     free(g);
-    return cuda_fail(me, "cudaMemGetInfo", __FILE__, __LINE__);
+    return cf_cuda_fail(me, "cudaMemGetInfo", __FILE__, __LINE__);
   }
   if (need > free_b) {
     free(g);

@@ -20,6 +20,7 @@
 #include <lapacke.h>
 
 #include "cofem/status.h"
+#include "cuda_util.h"
 #include "fem/fem_element.h"
 
 namespace {
@@ -28,27 +29,6 @@ constexpr int kThreads = 256;
 constexpr int kWarp = 32;
 constexpr int kMaxDegree = 8; /* Chebyshev degree (cfAmgOptions.cheb_degree; the default is 2) */
 constexpr int kMaxCoarse = 8192; /* coarsest unknowns: a 512 MiB dense inverse (coarse_max is 3000) */
-
-int amg_cuda_fail(cudaError_t e, const char* call, int line) {
-  return cf_error(CF_ERR_CUDA, "AMG on the GPU: %s: %s (%s) at fem_cuda_amg.cu:%d", call, cudaGetErrorString(e),
-                  cudaGetErrorName(e), line);
-}
-
-#define ACU(call)                                                             \
-  do {                                                                        \
-    cudaError_t e_ = (call);                                                  \
-    if (e_ != cudaSuccess) return amg_cuda_fail(e_, #call, __LINE__);         \
-  } while (0)
-#define ALAUNCHED(kernel)                                                                   \
-  do {                                                                                      \
-    cudaError_t e_ = cudaGetLastError();                                                    \
-    if (e_ != cudaSuccess) return amg_cuda_fail(e_, "launch " #kernel, __LINE__);           \
-  } while (0)
-#define ATRY(expr)                  \
-  do {                              \
-    int t_ = (expr);                \
-    if (t_ < 0) return t_;          \
-  } while (0)
 
 int blocks(long n) { return (int)((n + kThreads - 1) / kThreads); }
 int warp_blocks(long rows) { return (int)((rows * kWarp + kThreads - 1) / kThreads); }
@@ -209,11 +189,11 @@ int dev_copy(cfCudaAmg* a, cudaStream_t s, T** dst, const T* src, size_t count) 
     a->allocs = p, a->cap = cap;
   }
   void* ptr = NULL;
-  ACU(cudaMalloc(&ptr, (count ? count : 1) * sizeof(T)));
+  CU(cudaMalloc(&ptr, (count ? count : 1) * sizeof(T)));
   a->allocs[a->nallocs++] = ptr;
   *dst = (T*)ptr;
-  if (src && count) ACU(cudaMemcpyAsync(ptr, src, count * sizeof(T), cudaMemcpyHostToDevice, s));
-  else ACU(cudaMemsetAsync(ptr, 0, (count ? count : 1) * sizeof(T), s));
+  if (src && count) CU(cudaMemcpyAsync(ptr, src, count * sizeof(T), cudaMemcpyHostToDevice, s));
+  else CU(cudaMemsetAsync(ptr, 0, (count ? count : 1) * sizeof(T), s));
   return CF_OK;
 }
 
@@ -258,30 +238,30 @@ void cheb_coefficients(double lmax, int degree, AmgDevLevel* L) {
 int level_spmv(const AmgDevLevel* L, cudaStream_t s, const double* x, double* y, const int* done) {
   if (L->bval) {
     k_amg_bsr<<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval, x, y, done);
-    ALAUNCHED(k_amg_bsr);
+    CU_LAUNCHED(k_amg_bsr);
   } else {
     k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Aptr, L->Acol, L->Aval, x, y, 0, done);
-    ALAUNCHED(k_amg_csr);
+    CU_LAUNCHED(k_amg_csr);
   }
   return CF_OK;
 }
 
 /* chebyshev() of fem_amg.c on level L: x (+)= S (b - A x); want_r: r = b - A x after */
 int chebyshev(const cfCudaAmg* a, const AmgDevLevel* L, cudaStream_t s, int zero, int want_r, const int* done) {
-  if (!zero) ATRY(level_spmv(L, s, L->x, L->w, done));
+  if (!zero) TRY(level_spmv(L, s, L->x, L->w, done));
   k_amg_cheb_first<<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->node_ptr, L->dptr, L->dblk, L->b, L->w, L->r,
                                                          L->d, L->x, L->theta, zero, done);
-  ALAUNCHED(k_amg_cheb_first);
+  CU_LAUNCHED(k_amg_cheb_first);
   for (int k = 1; k < a->degree; k++) {
-    ATRY(level_spmv(L, s, L->d, L->w, done));
+    TRY(level_spmv(L, s, L->d, L->w, done));
     k_amg_cheb_step<<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->node_ptr, L->dptr, L->dblk, L->w, L->r, L->d,
                                                           L->x, L->c1[k], L->c2[k], done);
-    ALAUNCHED(k_amg_cheb_step);
+    CU_LAUNCHED(k_amg_cheb_step);
   }
   if (want_r) {
-    ATRY(level_spmv(L, s, L->d, L->w, done));
+    TRY(level_spmv(L, s, L->d, L->w, done));
     k_amg_sub<<<blocks(L->n), kThreads, 0, s>>>(L->n, L->r, L->w, done);
-    ALAUNCHED(k_amg_sub);
+    CU_LAUNCHED(k_amg_sub);
   }
   return CF_OK;
 }
@@ -299,19 +279,19 @@ int vcycle(const cfCudaAmg* a, int l, cudaStream_t s, const int* done) {
   const AmgDevLevel* L = a->lev + l;
   if (l == a->nlevel - 1) {
     k_amg_dense<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, a->Cinv, L->b, L->x, done);
-    return at_level([]() -> int { ALAUNCHED(k_amg_dense); return CF_OK; }(), l);
+    return at_level([]() -> int { CU_LAUNCHED(k_amg_dense); return CF_OK; }(), l);
   }
   const AmgDevLevel* C = L + 1;
-  ATRY(at_level([&]() -> int {
-    ATRY(chebyshev(a, L, s, 1, 1, done)); /* x = S b, r = b - A x */
+  TRY(at_level([&]() -> int {
+    TRY(chebyshev(a, L, s, 1, 1, done)); /* x = S b, r = b - A x */
     k_amg_csr<<<warp_blocks(C->n), kThreads, 0, s>>>(C->n, L->Rptr, L->Rcol, L->Rval, L->r, C->b, 0, done);
-    ALAUNCHED(k_amg_csr (R)); /* b_c = R r */
+    CU_LAUNCHED(k_amg_csr (R)); /* b_c = R r */
     return CF_OK;
   }(), l));
-  ATRY(vcycle(a, l + 1, s, done));
+  TRY(vcycle(a, l + 1, s, done));
   return at_level([&]() -> int {
     k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Pptr, L->Pcol, L->Pval, C->x, L->x, 1, done);
-    ALAUNCHED(k_amg_csr (P)); /* x += P x_c */
+    CU_LAUNCHED(k_amg_csr (P)); /* x += P x_c */
     return chebyshev(a, L, s, 0, 0, done); /* x += S (b - A x) */
   }(), l);
 }
@@ -361,7 +341,7 @@ size_t cf_cuda_amg_bytes(const cfAmg* amg) {
 int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
                        cfCudaAmg** out) {
   *out = NULL;
-  ATRY(cf_cuda_amg_check(amg));
+  TRY(cf_cuda_amg_check(amg));
   cfCudaAmg* a = (cfCudaAmg*)calloc(1, sizeof *a);
   if (!a) return cf_error(CF_ERR_NOMEM, "AMG on the GPU: out of host memory");
   a->lev = (AmgDevLevel*)calloc(amg->nlevel, sizeof(AmgDevLevel));
@@ -381,43 +361,43 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
       AmgDevLevel* L = a->lev + l;
       L->n = H->n;
       L->nnode = H->nnode;
-      ATRY(dev_copy(a, s, &L->x, (const double*)NULL, H->n));
-      ATRY(dev_copy(a, s, &L->b, (const double*)NULL, H->n));
-      ATRY(dev_copy(a, s, &L->r, (const double*)NULL, H->n));
-      ATRY(dev_copy(a, s, &L->d, (const double*)NULL, H->n));
-      ATRY(dev_copy(a, s, &L->w, (const double*)NULL, H->n));
+      TRY(dev_copy(a, s, &L->x, (const double*)NULL, H->n));
+      TRY(dev_copy(a, s, &L->b, (const double*)NULL, H->n));
+      TRY(dev_copy(a, s, &L->r, (const double*)NULL, H->n));
+      TRY(dev_copy(a, s, &L->d, (const double*)NULL, H->n));
+      TRY(dev_copy(a, s, &L->w, (const double*)NULL, H->n));
       if (l == amg->nlevel - 1) { /* the coarsest: dense inverse (its CSR is kept by the setup) */
         if (H->A.nrow != H->n || !H->A.ptr)
           return cf_error(CF_ERR_ARG, "AMG on the GPU: the coarsest level has no matrix");
-        ATRY(dense_inverse(&H->A, &Cinv));
-        ATRY(dev_copy(a, s, &a->Cinv, Cinv, (size_t)H->n * H->n));
+        TRY(dense_inverse(&H->A, &Cinv));
+        TRY(dev_copy(a, s, &a->Cinv, Cinv, (size_t)H->n * H->n));
         continue;
       }
       if (H->bval) {
         L->bptr = row_ptr_dev;
         L->bcol = col_dev;
-        ATRY(dev_copy(a, s, &L->bval, H->bval, 9 * (size_t)H->nb));
+        TRY(dev_copy(a, s, &L->bval, H->bval, 9 * (size_t)H->nb));
       } else {
-        ATRY(dev_copy(a, s, &L->Aptr, H->A.ptr, (size_t)H->n + 1));
-        ATRY(dev_copy(a, s, &L->Acol, H->A.col, (size_t)H->A.ptr[H->n]));
-        ATRY(dev_copy(a, s, &L->Aval, H->A.val, (size_t)H->A.ptr[H->n]));
+        TRY(dev_copy(a, s, &L->Aptr, H->A.ptr, (size_t)H->n + 1));
+        TRY(dev_copy(a, s, &L->Acol, H->A.col, (size_t)H->A.ptr[H->n]));
+        TRY(dev_copy(a, s, &L->Aval, H->A.val, (size_t)H->A.ptr[H->n]));
       }
-      ATRY(dev_copy(a, s, &L->node_ptr, H->node_ptr, (size_t)H->nnode + 1));
-      ATRY(dev_copy(a, s, &L->dptr, H->dptr, (size_t)H->nnode + 1));
-      ATRY(dev_copy(a, s, &L->dblk, H->dblk, (size_t)H->dptr[H->nnode]));
-      ATRY(dev_copy(a, s, &L->Pptr, H->P.ptr, (size_t)H->P.nrow + 1));
-      ATRY(dev_copy(a, s, &L->Pcol, H->P.col, (size_t)H->P.ptr[H->P.nrow]));
-      ATRY(dev_copy(a, s, &L->Pval, H->P.val, (size_t)H->P.ptr[H->P.nrow]));
-      ATRY(dev_copy(a, s, &L->Rptr, H->R.ptr, (size_t)H->R.nrow + 1));
-      ATRY(dev_copy(a, s, &L->Rcol, H->R.col, (size_t)H->R.ptr[H->R.nrow]));
-      ATRY(dev_copy(a, s, &L->Rval, H->R.val, (size_t)H->R.ptr[H->R.nrow]));
+      TRY(dev_copy(a, s, &L->node_ptr, H->node_ptr, (size_t)H->nnode + 1));
+      TRY(dev_copy(a, s, &L->dptr, H->dptr, (size_t)H->nnode + 1));
+      TRY(dev_copy(a, s, &L->dblk, H->dblk, (size_t)H->dptr[H->nnode]));
+      TRY(dev_copy(a, s, &L->Pptr, H->P.ptr, (size_t)H->P.nrow + 1));
+      TRY(dev_copy(a, s, &L->Pcol, H->P.col, (size_t)H->P.ptr[H->P.nrow]));
+      TRY(dev_copy(a, s, &L->Pval, H->P.val, (size_t)H->P.ptr[H->P.nrow]));
+      TRY(dev_copy(a, s, &L->Rptr, H->R.ptr, (size_t)H->R.nrow + 1));
+      TRY(dev_copy(a, s, &L->Rcol, H->R.col, (size_t)H->R.ptr[H->R.nrow]));
+      TRY(dev_copy(a, s, &L->Rval, H->R.val, (size_t)H->R.ptr[H->R.nrow]));
       if (H->P.nrow != H->n || H->R.ncol != H->n || H->R.nrow != amg->lev[l + 1].n)
         return cf_error(CF_ERR_ARG, "AMG on the GPU: level %d's P (%d x %d) or R (%d x %d) does not fit %d -> %d unknowns",
                         l, H->P.nrow, H->P.ncol, H->R.nrow, H->R.ncol, H->n, amg->lev[l + 1].n);
       cheb_coefficients(H->lmax, a->degree, L);
     }
     up_level = -1;
-    ACU(cudaStreamSynchronize(s)); /* the host copies (Cinv) are freed below */
+    CU(cudaStreamSynchronize(s)); /* the host copies (Cinv) are freed below */
     return CF_OK;
   }();
   if (up_level >= 0) st = at_level(st, up_level);
@@ -450,9 +430,9 @@ int cf_cuda_amg_apply(cfCudaAmg* a, cudaStream_t s, const double* node_R, const 
                       int zero_fixed, const double* r, double* z, const int* done) {
   AmgDevLevel* L0 = a->lev;
   k_amg_rotate_in<<<blocks(a->nnode0), kThreads, 0, s>>>(a->nnode0, node_R, fixed, zero_fixed, r, L0->b, done);
-  ALAUNCHED(k_amg_rotate_in);
-  ATRY(vcycle(a, 0, s, done));
+  CU_LAUNCHED(k_amg_rotate_in);
+  TRY(vcycle(a, 0, s, done));
   k_amg_rotate_out<<<blocks(a->nnode0), kThreads, 0, s>>>(a->nnode0, node_R, L0->x, z, done);
-  ALAUNCHED(k_amg_rotate_out);
+  CU_LAUNCHED(k_amg_rotate_out);
   return CF_OK;
 }
