@@ -15,6 +15,7 @@ cfCudaOptions cf_cuda_default_options(void) {
   memset(&o, 0, sizeof o);
   o.check_every = 8;
   o.use_graphs = 1;
+  o.amg_float = 0; /* accepted by create_ex and not used: the stub creates nothing */
   return o;
 }
 

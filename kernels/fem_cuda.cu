@@ -1628,6 +1628,7 @@ cfCudaOptions cf_cuda_default_options(void) {
   o.spmv = CF_CUDA_SPMV_OWN;
   o.check_every = 8;
   o.use_graphs = 1;
+  o.amg_float = 0;
   return o;
 }
 
@@ -1652,6 +1653,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   cfCudaOptions o = opt ? *opt : cf_cuda_default_options();
   if (o.spmv != CF_CUDA_SPMV_OWN && o.spmv != CF_CUDA_SPMV_CUSPARSE)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: unknown SpMV kind %d", o.spmv);
+  if (o.amg_float != 0 && o.amg_float != 1)
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: amg_float = %d must be 0 or 1", o.amg_float);
   if (o.check_every < 1 || o.check_every > 1024)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
                     o.check_every);
@@ -1689,8 +1692,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
       return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_create: %s (the hierarchy %s)", msg,
                       a == amg_sup ? "with the supports" : "of the free body");
     }
-  if (amg_sup) g->amg_bytes += cf_cuda_amg_bytes(amg_sup);
-  if (amg_free) g->amg_bytes += cf_cuda_amg_bytes(amg_free);
+  if (amg_sup) g->amg_bytes += cf_cuda_amg_bytes(amg_sup, o.amg_float);
+  if (amg_free) g->amg_bytes += cf_cuda_amg_bytes(amg_free, o.amg_float);
   g->npart = blocks_for(m->nnode);
   cf_lame(m->def.E, m->def.nu, &g->lam, &g->mu);
   snprintf(g->name, sizeof g->name, "%.200s (sm_%d%d)", prop.name, prop.major, prop.minor);
@@ -1763,8 +1766,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
       for (double* a : ga_arrays) CU(cudaMemsetAsync(a, 0, nd * sizeof(double), g->s));
     }
     if (g->amg_on) { /* the hierarchies, level 0 on the model's pattern just uploaded */
-      if (amg_sup) TRY(cf_cuda_amg_create(amg_sup, g->row_ptr, g->col, g->s, &g->amg_sup));
-      TRY(cf_cuda_amg_create(amg_free, g->row_ptr, g->col, g->s, &g->amg_free));
+      if (amg_sup) TRY(cf_cuda_amg_create(amg_sup, o.amg_float, g->row_ptr, g->col, g->s, &g->amg_sup));
+      TRY(cf_cuda_amg_create(amg_free, o.amg_float, g->row_ptr, g->col, g->s, &g->amg_free));
     }
     TRY(sync_stream(g->s, "model upload"));
     return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT); /* with the node rotations */

@@ -9,7 +9,17 @@
  *   coarsest    k_amg_dense               x = A_c^-1 b, the inverse dense: one warp per row
  * D^-1: the inverse diagonal blocks of the level's nodes (3x3 on level 0, up to 6x6 above), as
  * the CPU's diag_node. Reductions inside a row run in a fixed order (deterministic); they differ
- * from the CPU's sequential sums by round-off only. */
+ * from the CPU's sequential sums by round-off only.
+ *
+ * amg_float (cfCudaOptions.amg_float): the matrices of the V-cycle (level 0's A0 blocks, the
+ * coarser levels' A, P and R) stored as float, the same indices; every product still
+ * accumulates in double and every vector (x, b, r, d, w), the inverse diagonal blocks and the
+ * coarsest level's dense inverse stay double. The cycle is then the double V-cycle of the
+ * matrices rounded to float: still a fixed linear operator, and symmetric as before (a symmetric
+ * A rounds to a symmetric A; R = P^T rounds to R = P^T), so the PCG stays valid; it moves 4 bytes
+ * less per matrix entry read, which is what the V-cycle's time is made of (its SpMVs). Vectors in
+ * float would save another ~16 of the ~400 bytes per level-0 unknown of each smoother product,
+ * at the price of round-off in every vector update; not done. */
 #include "fem_cuda_amg.h"
 
 #include <math.h>
@@ -59,25 +69,48 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = 0; i < 3; i++) z[3 * n + i] = q[3 * i] * y0 + q[3 * i + 1] * y1 + q[3 * i + 2] * y2;
 }
 
+/* block row i of y = A x: the double blocks by cf_bsr_row (the CPU's body); the float blocks of
+ * amg_float in the same order, each entry widened to double before its product */
+__device__ __forceinline__ void amg_bsr_row(int i, const int* row_ptr, const int* col, const double* A,
+                                            const double* x, double* y) {
+  cf_bsr_row(i, row_ptr, col, A, x, y);
+}
+__device__ __forceinline__ void amg_bsr_row(int i, const int* row_ptr, const int* col, const float* A,
+                                            const double* x, double* y) {
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
+    const float* B = A + 9 * (long)k;
+    const double* xj = x + 3 * col[k];
+    s0 += (double)B[0] * xj[0] + (double)B[1] * xj[1] + (double)B[2] * xj[2];
+    s1 += (double)B[3] * xj[0] + (double)B[4] * xj[1] + (double)B[5] * xj[2];
+    s2 += (double)B[6] * xj[0] + (double)B[7] * xj[1] + (double)B[8] * xj[2];
+  }
+  y[3 * i] = s0;
+  y[3 * i + 1] = s1;
+  y[3 * i + 2] = s2;
+}
+
+template <class T>
 __global__ void __launch_bounds__(kThreads)
-    k_amg_bsr(int nnode, const int* row_ptr, const int* col, const double* val, const double* x, double* y,
+    k_amg_bsr(int nnode, const int* row_ptr, const int* col, const T* val, const double* x, double* y,
               const int* done) {
   if (*done) return;
   int i = blockIdx.x * kThreads + threadIdx.x;
-  if (i < nnode) cf_bsr_row(i, row_ptr, col, val, x, y);
+  if (i < nnode) amg_bsr_row(i, row_ptr, col, val, x, y);
 }
 
 /* y[i] = (add ? y[i] : 0) + sum_k val[k] x[col[k]], one warp per row, lanes strided, then a
- * butterfly sum in a fixed order */
+ * butterfly sum in a fixed order; T: double, or float (amg_float) widened to double */
+template <class T>
 __global__ void __launch_bounds__(kThreads)
-    k_amg_csr(int nrow, const int* ptr, const int* col, const double* val, const double* x, double* y, int add,
+    k_amg_csr(int nrow, const int* ptr, const int* col, const T* val, const double* x, double* y, int add,
               const int* done) {
   if (*done) return;
   const long gt = (long)blockIdx.x * kThreads + threadIdx.x;
   const int row = (int)(gt / kWarp), lane = (int)(gt % kWarp);
   if (row >= nrow) return; /* whole warps leave together: nrow * 32 threads are in use */
   double s = 0;
-  for (int k = ptr[row] + lane; k < ptr[row + 1]; k += kWarp) s += val[k] * x[col[k]];
+  for (int k = ptr[row] + lane; k < ptr[row + 1]; k += kWarp) s += (double)val[k] * x[col[k]];
   for (int off = kWarp / 2; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
   if (lane == 0) y[row] = add ? y[row] + s : s;
 }
@@ -151,18 +184,24 @@ __global__ void __launch_bounds__(kThreads) k_amg_sub(int n, double* r, const do
 
 /* ---- the hierarchy on the device ------------------------------------------------------------ */
 
+/* a matrix's values on the device: double, or float with amg_float (one of the two is set) */
+struct DevVal {
+  double* d;
+  float* f;
+};
+
 struct AmgDevLevel {
   int n, nnode, nrow_P, nc; /* unknowns, nodes; P is n x nc */
   /* the level's matrix: level 0 the model's block pattern with A0's values, else scalar CSR */
   const int *bptr, *bcol;
-  double* bval;
+  DevVal bval; /* level 0 (bptr set) */
   int *Aptr, *Acol;
-  double* Aval;
+  DevVal Aval;
   int* node_ptr;
   long* dptr;
   double* dblk;
   int *Pptr, *Pcol, *Rptr, *Rcol;
-  double *Pval, *Rval;
+  DevVal Pval, Rval;
   double *x, *b, *r, *d, *w;
   /* Chebyshev: 1 / theta and (c1, c2) of the terms 1 .. degree - 1 */
   double theta, c1[kMaxDegree], c2[kMaxDegree];
@@ -170,6 +209,7 @@ struct AmgDevLevel {
 
 struct cfCudaAmg {
   int nlevel, degree, nnode0;
+  int f32; /* amg_float: the matrices' values as float */
   AmgDevLevel* lev;
   double* Cinv; /* coarsest level, dense inverse */
   double bytes_per_apply;
@@ -197,8 +237,26 @@ int dev_copy(cfCudaAmg* a, cudaStream_t s, T** dst, const T* src, size_t count) 
   return CF_OK;
 }
 
-size_t csr_bytes(const cfCsr* c) {
-  return c->nrow > 0 ? (size_t)(c->nrow + 1) * sizeof(int) + (size_t)c->ptr[c->nrow] * (sizeof(int) + sizeof(double)) : 0;
+/* vs: bytes per value (8, or 4 with amg_float) */
+size_t csr_bytes(const cfCsr* c, size_t vs) {
+  return c->nrow > 0 ? (size_t)(c->nrow + 1) * sizeof(int) + (size_t)c->ptr[c->nrow] * (sizeof(int) + vs) : 0;
+}
+
+/* the values src[count] on the device, as double or (f32) rounded to float: a host copy in
+ * float first, freed once the stream has taken it */
+int dev_values(cfCudaAmg* a, cudaStream_t s, DevVal* dst, const double* src, size_t count) {
+  dst->d = NULL;
+  dst->f = NULL;
+  if (!a->f32) return dev_copy(a, s, &dst->d, src, count);
+  float* h = (float*)malloc((count ? count : 1) * sizeof(float));
+  if (!h) return cf_error(CF_ERR_NOMEM, "AMG on the GPU: out of host memory for %zu float values", count);
+  for (size_t i = 0; i < count; i++) h[i] = (float)src[i];
+  int st = dev_copy(a, s, &dst->f, (const float*)h, count);
+  cudaError_t e = st < 0 ? cudaSuccess : cudaStreamSynchronize(s); /* before h is freed */
+  free(h);
+  TRY(st);
+  if (e != cudaSuccess) return cf_cuda_fail(e, "cudaStreamSynchronize", __FILE__, __LINE__);
+  return CF_OK;
 }
 
 /* the dense inverse of the coarsest level's matrix (its CSR, both triangles) */
@@ -235,13 +293,26 @@ void cheb_coefficients(double lmax, int degree, AmgDevLevel* L) {
   }
 }
 
+/* y (+)= M x for a scalar CSR M of nrow rows, with M's double or float values; label: the
+ * launch's name in a failure ("k_amg_csr (P)") */
+int csr_launch(int nrow, const int* ptr, const int* col, const DevVal& val, cudaStream_t s, const double* x,
+               double* y, int add, const int* done, const char* label) {
+  if (val.f) k_amg_csr<float><<<warp_blocks(nrow), kThreads, 0, s>>>(nrow, ptr, col, val.f, x, y, add, done);
+  else k_amg_csr<double><<<warp_blocks(nrow), kThreads, 0, s>>>(nrow, ptr, col, val.d, x, y, add, done);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return cf_cuda_launch_fail(e, label, __FILE__, __LINE__);
+  return CF_OK;
+}
+
 int level_spmv(const AmgDevLevel* L, cudaStream_t s, const double* x, double* y, const int* done) {
-  if (L->bval) {
-    k_amg_bsr<<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval, x, y, done);
+  if (L->bptr) {
+    if (L->bval.f)
+      k_amg_bsr<float><<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval.f, x, y, done);
+    else
+      k_amg_bsr<double><<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval.d, x, y, done);
     CU_LAUNCHED(k_amg_bsr);
   } else {
-    k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Aptr, L->Acol, L->Aval, x, y, 0, done);
-    CU_LAUNCHED(k_amg_csr);
+    TRY(csr_launch(L->n, L->Aptr, L->Acol, L->Aval, s, x, y, 0, done, "k_amg_csr"));
   }
   return CF_OK;
 }
@@ -284,14 +355,11 @@ int vcycle(const cfCudaAmg* a, int l, cudaStream_t s, const int* done) {
   const AmgDevLevel* C = L + 1;
   TRY(at_level([&]() -> int {
     TRY(chebyshev(a, L, s, 1, 1, done)); /* x = S b, r = b - A x */
-    k_amg_csr<<<warp_blocks(C->n), kThreads, 0, s>>>(C->n, L->Rptr, L->Rcol, L->Rval, L->r, C->b, 0, done);
-    CU_LAUNCHED(k_amg_csr (R)); /* b_c = R r */
-    return CF_OK;
+    return csr_launch(C->n, L->Rptr, L->Rcol, L->Rval, s, L->r, C->b, 0, done, "k_amg_csr (R)"); /* b_c = R r */
   }(), l));
   TRY(vcycle(a, l + 1, s, done));
   return at_level([&]() -> int {
-    k_amg_csr<<<warp_blocks(L->n), kThreads, 0, s>>>(L->n, L->Pptr, L->Pcol, L->Pval, C->x, L->x, 1, done);
-    CU_LAUNCHED(k_amg_csr (P)); /* x += P x_c */
+    TRY(csr_launch(L->n, L->Pptr, L->Pcol, L->Pval, s, C->x, L->x, 1, done, "k_amg_csr (P)")); /* x += P x_c */
     return chebyshev(a, L, s, 0, 0, done); /* x += S (b - A x) */
   }(), l);
 }
@@ -320,7 +388,8 @@ int cf_cuda_amg_check(const cfAmg* amg) {
   return CF_OK;
 }
 
-size_t cf_cuda_amg_bytes(const cfAmg* amg) {
+size_t cf_cuda_amg_bytes(const cfAmg* amg, int f32) {
+  const size_t vs = f32 ? sizeof(float) : sizeof(double); /* the matrices' values */
   size_t total = 0;
   for (int l = 0; l < amg->nlevel; l++) {
     const cfAmgLevel* L = amg->lev + l;
@@ -329,16 +398,16 @@ size_t cf_cuda_amg_bytes(const cfAmg* amg) {
       total += (size_t)L->n * L->n * sizeof(double);
       continue;
     }
-    if (L->bval) total += 9 * (size_t)L->nb * sizeof(double);
-    else total += csr_bytes(&L->A);
+    if (L->bval) total += 9 * (size_t)L->nb * vs;
+    else total += csr_bytes(&L->A, vs);
     total += (size_t)(L->nnode + 1) * (sizeof(int) + sizeof(long));
     if (L->dptr) total += (size_t)L->dptr[L->nnode] * sizeof(double); /* none: create refuses it */
-    total += csr_bytes(&L->P) + csr_bytes(&L->R);
+    total += csr_bytes(&L->P, vs) + csr_bytes(&L->R, vs);
   }
   return total + 256 * 16 * (size_t)amg->nlevel; /* cudaMalloc's alignment, ~16 arrays a level */
 }
 
-int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
+int cf_cuda_amg_create(const cfAmg* amg, int f32, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
                        cfCudaAmg** out) {
   *out = NULL;
   TRY(cf_cuda_amg_check(amg));
@@ -350,6 +419,7 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
     return cf_error(CF_ERR_NOMEM, "AMG on the GPU: out of host memory");
   }
   a->nlevel = amg->nlevel;
+  a->f32 = f32 != 0;
   a->degree = amg->opt.cheb_degree;
   a->nnode0 = amg->lev[0].nnode;
   double* Cinv = NULL;
@@ -376,21 +446,21 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
       if (H->bval) {
         L->bptr = row_ptr_dev;
         L->bcol = col_dev;
-        TRY(dev_copy(a, s, &L->bval, H->bval, 9 * (size_t)H->nb));
+        TRY(dev_values(a, s, &L->bval, H->bval, 9 * (size_t)H->nb));
       } else {
         TRY(dev_copy(a, s, &L->Aptr, H->A.ptr, (size_t)H->n + 1));
         TRY(dev_copy(a, s, &L->Acol, H->A.col, (size_t)H->A.ptr[H->n]));
-        TRY(dev_copy(a, s, &L->Aval, H->A.val, (size_t)H->A.ptr[H->n]));
+        TRY(dev_values(a, s, &L->Aval, H->A.val, (size_t)H->A.ptr[H->n]));
       }
       TRY(dev_copy(a, s, &L->node_ptr, H->node_ptr, (size_t)H->nnode + 1));
       TRY(dev_copy(a, s, &L->dptr, H->dptr, (size_t)H->nnode + 1));
       TRY(dev_copy(a, s, &L->dblk, H->dblk, (size_t)H->dptr[H->nnode]));
       TRY(dev_copy(a, s, &L->Pptr, H->P.ptr, (size_t)H->P.nrow + 1));
       TRY(dev_copy(a, s, &L->Pcol, H->P.col, (size_t)H->P.ptr[H->P.nrow]));
-      TRY(dev_copy(a, s, &L->Pval, H->P.val, (size_t)H->P.ptr[H->P.nrow]));
+      TRY(dev_values(a, s, &L->Pval, H->P.val, (size_t)H->P.ptr[H->P.nrow]));
       TRY(dev_copy(a, s, &L->Rptr, H->R.ptr, (size_t)H->R.nrow + 1));
       TRY(dev_copy(a, s, &L->Rcol, H->R.col, (size_t)H->R.ptr[H->R.nrow]));
-      TRY(dev_copy(a, s, &L->Rval, H->R.val, (size_t)H->R.ptr[H->R.nrow]));
+      TRY(dev_values(a, s, &L->Rval, H->R.val, (size_t)H->R.ptr[H->R.nrow]));
       if (H->P.nrow != H->n || H->R.ncol != H->n || H->R.nrow != amg->lev[l + 1].n)
         return cf_error(CF_ERR_ARG, "AMG on the GPU: level %d's P (%d x %d) or R (%d x %d) does not fit %d -> %d unknowns",
                         l, H->P.nrow, H->P.ncol, H->R.nrow, H->R.ncol, H->n, amg->lev[l + 1].n);
@@ -412,6 +482,7 @@ int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_
   const double nn = a->nnode0;
   /* the V-cycle's bytes as the CPU counts them, and the two rotations (Q, r in, t out; y in, z out) */
   a->bytes_per_apply = cf_amg_bytes_per_cycle(amg, &opc) + 2 * (9 * nn + 6 * nn) * sizeof(double);
+  if (a->f32) a->bytes_per_apply -= 0.5 * cf_amg_value_bytes_per_cycle(amg); /* 4 of every 8 bytes */
   *out = a;
   return CF_OK;
 }

@@ -24,10 +24,13 @@ struct cfCudaAmg;
  * diag(A), a Chebyshev degree above 8, an aggregate of more than 6 unknowns, a coarsest level of
  * more than 8192 unknowns). cf_cuda_amg_create checks it too. */
 int cf_cuda_amg_check(const cfAmg* amg);
-/* Device bytes cf_cuda_amg_create allocates for amg (the backend's free-memory check). */
-size_t cf_cuda_amg_bytes(const cfAmg* amg);
-/* Upload amg; row_ptr/col: the model's block pattern already on the device (level 0). */
-int cf_cuda_amg_create(const cfAmg* amg, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
+/* Device bytes cf_cuda_amg_create allocates for amg with the same f32 (the backend's
+ * free-memory check). */
+size_t cf_cuda_amg_bytes(const cfAmg* amg, int f32);
+/* Upload amg; row_ptr/col: the model's block pattern already on the device (level 0).
+ * f32 (cfCudaOptions.amg_float): the matrices' values (A0's blocks, the coarser A, P, R) as
+ * float, the rest as with 0 (fem_cuda_amg.cu's header says why). */
+int cf_cuda_amg_create(const cfAmg* amg, int f32, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
                        cfCudaAmg** out);
 void cf_cuda_amg_free(cfCudaAmg* a);
 /* Enqueue z = Q AMG(A0) Q^T r on s: node_R [9 nnode] the node rotations (row-major), fixed

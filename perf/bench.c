@@ -1,7 +1,7 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
  *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]
  *               [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST]
- *               [--gpu-gbs GBS]
+ *               [--amg-f32] [--gpu-gbs GBS]
  *               [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]
  * --scene FILE: the scene's own part, material, supports, loads (with their ramps), dt, tolerance
  * and damping, stepped --steps times (the bench's preconditioner and warm/cold variants on it);
@@ -25,6 +25,9 @@
  * --amg-skip LIST: skip it for the cases named in LIST (comma-separated; its host setup at 1M
  * takes seconds on 16 cores, a minute or more on one). A failed AMG run
  * is counted as a failure and its columns left nan; the case's block-Jacobi row is still written.
+ * --amg-f32 (a GPU backend): after each AMG run the same steps again with the V-cycle's matrices
+ * in float (cfCudaOptions.amg_float) on the same hierarchy: columns amg_f32_*, beside the double
+ * AMG's; its failure is counted and leaves its columns nan, the rest of the row standing.
  * AMG (the smoothed-aggregation preconditioner, rotated as the rotated Cholesky, set up once):
  * on the CPU at every size, PCG iterations, ms/step, the hierarchy's setup apart, the bytes one
  * V-cycle moves at least (host/fem/fem_amg.c, cf_amg_bytes_per_cycle) and the GPU PCG time per
@@ -83,6 +86,7 @@ typedef struct Result {
   double pcg_bytes; /* per iteration, see the header */
   /* AMG only: bytes per V-cycle, operator complexity, hierarchy setup, its levels */
   double amg_bytes, amg_opc, amg_setup_ms;
+  double amg_value_bytes; /* of amg_bytes, the matrices' values (half of them go with amg_float) */
   char amg_desc[1024];
 } Result;
 
@@ -104,7 +108,58 @@ static double amg_rotation_bytes(int nnode) {
   return 2 * (72.0 + 48.0) * nnode + 3.0 * nnode;
 }
 
-static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int steps, const char* backend, Result* r) {
+/* warm-up and timed steps on sim, or on the CUDA backend g when sim is NULL (the float AMG
+ * variant, which cf_sim cannot ask for); the figures into r. ms, cpu: [steps] scratch. */
+static int timed_steps(const Case* c, const cfModel* m, cfData* d, const cfNodeSet* load, cfSim* sim, cfCuda* g,
+                       int steps, double* ms, double* cpu, Result* r) {
+  int st = CF_OK;
+  long it0 = 0;
+  double t_stage0[CF_STAGE_COUNT];
+  const int warmup = g_warmup;
+  for (int k = 0; k < steps + warmup; k++) {
+    if (k == warmup) {
+      it0 = d->pcg_iters_total;
+      memcpy(t_stage0, d->timer, sizeof t_stage0);
+    }
+    if (c->scene) {
+      cf_scene_forces(c->scene, (k + 1) * m->def.dt, 1.0, d->f_ext);
+    } else {
+      double ramp = k < (steps + warmup) / 2 ? (double)k / ((steps + warmup) / 2) : 1.0;
+      for (int i = 0; i < load->count; i++)
+        for (int j = 0; j < 3; j++) d->f_ext[3 * load->nodes[i] + j] = ramp * c->force[j] / load->count;
+    }
+    if (sim) cf_sim_set_forces(sim, d->f_ext);
+    else cf_cuda_set_forces(g, d->f_ext);
+    double c0 = thread_cpu_time(), t0 = cf_wall_time();
+    st = sim ? cf_sim_step(sim) : cf_cuda_step(g, m, d);
+    double t1 = cf_wall_time(), c1 = thread_cpu_time();
+    if (st < 0) break;
+    if (k >= warmup) {
+      ms[k - warmup] = 1e3 * (t1 - t0);
+      cpu[k - warmup] = 1e3 * (c1 - c0);
+    }
+  }
+  if (st >= 0) { /* a failed step leaves the figures unset: the caller reports the error */
+    double sum = 0;
+    for (int k = 0; k < steps; k++) sum += ms[k];
+    r->ms_mean = sum / steps;
+    qsort(ms, steps, sizeof(double), cmp_double);
+    qsort(cpu, steps, sizeof(double), cmp_double);
+    r->ms_median = ms[steps / 2];
+    r->ms_min = ms[0];
+    r->cpu_ms_median = cpu[steps / 2];
+    r->iters = (double)(d->pcg_iters_total - it0) / steps;
+    for (int s = 0; s < CF_STAGE_COUNT; s++) r->stage_ms[s] = 1e3 * (d->timer[s] - t_stage0[s]) / steps;
+  }
+  return st < 0 ? st : CF_OK;
+}
+
+/* r32 (AMG on the GPU only, else NULL): after the run, the same steps again with the float
+ * V-cycle (cfCudaOptions.amg_float) on the same hierarchy, so that its host setup (seconds at
+ * 1M tetrahedra) is paid once: the state back at rest (cf_data_reset, as cf_sim_reset), a
+ * backend created with amg_float. Its status into *st32 (its failure is not run's). */
+static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int steps, const char* backend, Result* r,
+               Result* r32, int* st32) {
   cfModelDef def = c->scene ? c->scene->def : cf_default_model_def();
   def.warm_start = warm;
   def.preconditioner = precond;
@@ -130,11 +185,11 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   double w1 = cf_wall_time();
   if (st >= 0) st = cf_data_create(m, &d);
   double w2 = cf_wall_time();
-  r->amg_bytes = r->amg_opc = r->amg_setup_ms = NAN;
+  r->amg_bytes = r->amg_opc = r->amg_setup_ms = r->amg_value_bytes = NAN;
   r->amg_desc[0] = '\0';
   double setup_s;
   if (st >= 0 && cf_precond_amg_info(d, &r->amg_bytes, &r->amg_opc, &setup_s, r->amg_desc, sizeof r->amg_desc))
-    r->amg_setup_ms = 1e3 * setup_s;
+    r->amg_setup_ms = 1e3 * setup_s, r->amg_value_bytes = cf_precond_amg_value_bytes(d);
   if (st >= 0) st = cf_sim_create(m, d, backend, &sim);
   double w3 = cf_wall_time();
   r->setup_ms[0] = 1e3 * (w1 - w0);
@@ -147,42 +202,23 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   }
   if (st < 0) goto done;
   r->pcg_bytes = pcg_bytes_per_iter(m);
-  long it0 = 0;
-  double t_stage0[CF_STAGE_COUNT];
-  const int warmup = g_warmup;
-  for (int k = 0; k < steps + warmup; k++) {
-    if (k == warmup) {
-      it0 = d->pcg_iters_total;
-      memcpy(t_stage0, d->timer, sizeof t_stage0);
-    }
-    if (c->scene) {
-      cf_scene_forces(c->scene, (k + 1) * m->def.dt, 1.0, d->f_ext);
-    } else {
-      double ramp = k < (steps + warmup) / 2 ? (double)k / ((steps + warmup) / 2) : 1.0;
-      for (int i = 0; i < load->count; i++)
-        for (int j = 0; j < 3; j++) d->f_ext[3 * load->nodes[i] + j] = ramp * c->force[j] / load->count;
-    }
-    cf_sim_set_forces(sim, d->f_ext);
-    double c0 = thread_cpu_time(), t0 = cf_wall_time();
-    st = cf_sim_step(sim);
-    double t1 = cf_wall_time(), c1 = thread_cpu_time();
-    if (st < 0) break;
-    if (k >= warmup) {
-      ms[k - warmup] = 1e3 * (t1 - t0);
-      cpu[k - warmup] = 1e3 * (c1 - c0);
-    }
-  }
-  if (st >= 0) { /* a failed step leaves the figures unset: the caller reports the error */
-    double sum = 0;
-    for (int k = 0; k < steps; k++) sum += ms[k];
-    r->ms_mean = sum / steps;
-    qsort(ms, steps, sizeof(double), cmp_double);
-    qsort(cpu, steps, sizeof(double), cmp_double);
-    r->ms_median = ms[steps / 2];
-    r->ms_min = ms[0];
-    r->cpu_ms_median = cpu[steps / 2];
-    r->iters = (double)(d->pcg_iters_total - it0) / steps;
-    for (int s = 0; s < CF_STAGE_COUNT; s++) r->stage_ms[s] = 1e3 * (d->timer[s] - t_stage0[s]) / steps;
+  st = timed_steps(c, m, d, load, sim, NULL, steps, ms, cpu, r);
+  if (st >= 0 && r32 && !strcmp(cf_sim_backend_name(sim), "cuda")) {
+    cf_sim_free(sim); /* its device memory back before the second backend's */
+    sim = NULL;
+    cf_data_reset(m, d);
+    cfCudaOptions o = cf_cuda_default_options();
+    o.amg_float = 1;
+    cfCuda* g = NULL;
+    const double t0 = cf_wall_time();
+    int s2 = cf_cuda_create_ex(m, d, &o, &g);
+    r32->setup_ms[0] = r->setup_ms[0];
+    r32->setup_ms[1] = NAN; /* the hierarchy is r's */
+    r32->setup_ms[2] = 1e3 * (cf_wall_time() - t0);
+    r32->pcg_bytes = r->pcg_bytes;
+    if (s2 >= 0) s2 = timed_steps(c, m, d, load, NULL, g, steps, ms, cpu, r32);
+    cf_cuda_free(g);
+    *st32 = s2;
   }
 done:
   free(ms);
@@ -229,7 +265,7 @@ int main(int argc, char** argv) {
   const char* meshes = NULL; /* --meshes DIR */
   const char* out = NULL;    /* --out DIR */
   const char* backend = "cpu";
-  int steps = 40, big = 0, fam = 0, no_cold = 0, no_amg = 0;
+  int steps = 40, big = 0, fam = 0, no_cold = 0, no_amg = 0, amg_f32 = 0;
   double gpu_gbs = 3000;
   const char* only = NULL; /* --case NAME: run that case alone */
   const char* amg_skip = ""; /* --amg-skip LIST */
@@ -246,6 +282,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--family")) { fam = 1; continue; }
     if (!strcmp(a, "--no-cold")) { no_cold = 1; continue; }
     if (!strcmp(a, "--no-amg")) { no_amg = 1; continue; }
+    if (!strcmp(a, "--amg-f32")) { amg_f32 = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
@@ -269,7 +306,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -335,7 +372,8 @@ int main(int argc, char** argv) {
                "rotchol_cpu_ms_per_step,pcg_bytes_per_iter,pcg_gb_per_s,ms_per_step_mean,rotchol_ms_per_step_mean,"
                "setup_model_ms,setup_data_ms,setup_backend_ms,rotchol_setup_data_ms,dt_ms,amg_ms_per_step,amg_pcg_iters,"
                "amg_ms_per_step_mean,amg_cpu_ms_per_step,amg_setup_data_ms,amg_setup_hierarchy_ms,amg_bytes_per_vcycle,"
-               "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms\n");
+               "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms,amg_f32_ms_per_step,amg_f32_pcg_iters,amg_f32_pcg_ms,"
+               "amg_f32_bytes_per_vcycle\n");
   if (scene_path)
     printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
            backend, omp_get_max_threads(), steps, g_warmup, scene_path, scene.def.dt, scene.def.pcg_tol);
@@ -368,22 +406,32 @@ int main(int argc, char** argv) {
       continue;
     }
     Result warm, cold, rc, amg;
-    st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm);
+    st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm, NULL, NULL);
     cold.iters = cold.ms_mean = NAN;
-    if (st >= 0 && !no_cold) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold);
+    if (st >= 0 && !no_cold) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold, NULL, NULL);
     rc.ms_median = NAN;
     rc.ms_mean = NAN;
     for (int k = 0; k < 3; k++) rc.setup_ms[k] = NAN;
     rc.cpu_ms_median = NAN;
     rc.iters = NAN;
     if (st >= 0 && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
-      st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc);
+      st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc, NULL, NULL);
     amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
     amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
     /* AMG on the CPU and, since the GPU runs it too (kernels/fem_cuda_amg.cu), on the GPU; its
      * failure leaves the block-Jacobi row standing */
+    /* --amg-f32: the float V-cycle right after, on the same hierarchy; its failure (or a
+     * backend that fell back to the CPU) leaves its columns nan and the others standing */
+    Result a32;
+    a32.ms_median = a32.ms_mean = a32.iters = a32.stage_ms[CF_STAGE_PCG] = NAN;
+    int st32 = CF_OK;
     if (st >= 0 && !no_amg && !in_list(amg_skip, c->name)) {
-      int sa = run(&mesh, c, 1, CF_PRECOND_AMG, steps, backend, &amg);
+      int sa = run(&mesh, c, 1, CF_PRECOND_AMG, steps, backend, &amg, amg_f32 ? &a32 : NULL, &st32);
+      if (st32 < 0) {
+        printf("%-10s AMG float failed: %s\n", c->name, cf_last_error());
+        a32.ms_median = a32.ms_mean = a32.iters = a32.stage_ms[CF_STAGE_PCG] = NAN;
+        nfailed++;
+      }
       if (sa < 0) {
         printf("%-10s AMG failed: %s\n", c->name, cf_last_error());
         amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
@@ -427,6 +475,8 @@ int main(int argc, char** argv) {
     const double est_bj = warm.iters * warm.pcg_bytes / (gpu_gbs * 1e9) * 1e3;
     const double amg_it_bytes = warm.pcg_bytes + amg.amg_bytes + amg_rotation_bytes(mesh.nnode);
     const double est_amg = amg.iters * amg_it_bytes / (gpu_gbs * 1e9) * 1e3;
+    /* the float V-cycle's bytes: the double count less half of its values' (nan without it) */
+    const double a32_bytes = isnan(a32.ms_median) ? NAN : amg.amg_bytes - 0.5 * amg.amg_value_bytes;
     if (!isnan(amg.ms_median)) {
       printf("%-10s AMG: %.3f ms/step (mean %.3f, thread CPU %.3f), %.1f PCG it/step (block-Jacobi %.1f: %.1fx fewer), "
              "%.1fx block-Jacobi's speed; PCG stage %.3f ms/step, %.0f GB/s\n", "", amg.ms_median, amg.ms_mean,
@@ -438,6 +488,15 @@ int main(int argc, char** argv) {
              amg.amg_opc, amg.amg_bytes / 1e6, amg_it_bytes / 1e6, warm.pcg_bytes / 1e6);
       printf("%-10s estimated GPU PCG ms/step at %.0f GB/s (bytes x iterations): block-Jacobi %.2f, AMG %.2f\n", "",
              gpu_gbs, est_bj, est_amg);
+      if (!isnan(a32.ms_median))
+        printf("%-10s AMG float (amg_float): %.3f ms/step (mean %.3f), %.1f PCG it/step (double %.1f); PCG stage %.3f "
+               "ms/step (double %.3f), %.0f GB/s; %.1f MB per V-cycle (double %.1f)\n", "", a32.ms_median, a32.ms_mean,
+               a32.iters, amg.iters, a32.stage_ms[CF_STAGE_PCG], amg.stage_ms[CF_STAGE_PCG],
+               a32.stage_ms[CF_STAGE_PCG] > 0
+                   ? a32.iters * (a32_bytes + warm.pcg_bytes + amg_rotation_bytes(mesh.nnode)) /
+                         (1e-3 * a32.stage_ms[CF_STAGE_PCG]) / 1e9
+                   : NAN,
+               a32_bytes / 1e6, amg.amg_bytes / 1e6);
       const char* q = amg.amg_desc;
       while (*q) { /* the hierarchy, one line per level */
         const char* e = strchr(q, '\n');
@@ -447,14 +506,15 @@ int main(int argc, char** argv) {
       }
     }
     fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g,"
-                 "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f\n",
+                 "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f,%.4f,%.1f,%.4f,%.0f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, dt_ms / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
             rc.stage_ms[2], rc.stage_ms[3], warm.cpu_ms_median, rc.cpu_ms_median, warm.pcg_bytes, gbs,
             warm.ms_mean, rc.ms_mean, warm.setup_ms[0], warm.setup_ms[1], warm.setup_ms[2], rc.setup_ms[1], dt_ms,
             amg.ms_median, amg.iters, amg.ms_mean, amg.cpu_ms_median, amg.setup_ms[1], amg.amg_setup_ms, amg.amg_bytes,
-            amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg);
+            amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg, a32.ms_median, a32.iters, a32.stage_ms[CF_STAGE_PCG],
+            a32_bytes);
     fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     if (!c->scene) cf_mesh_free(&mesh);
   }

@@ -10,7 +10,8 @@
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
-#   bench.csv        1M tetrahedra, beams; block Jacobi and AMG): ms/step, PCG
+#   bench.csv        1M tetrahedra, beams; block Jacobi, AMG and AMG with float matrices,
+#                    --amg-f32, docs/cuda.md "AMG in float"): ms/step, PCG
 #                    iterations, bytes per iteration, GB/s
 #   cpu.log        the host's 16 cores: step time against threads (tools/cpu-threads.sh), and
 #                  lug_100k on all cores, the CPU baseline of the GPU's figures in the same lease
@@ -102,14 +103,15 @@ verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.
 T=$(budget 160 140)
 LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
 # AMG on every case (the H200 run of 19:15Z: its host setup 6.4 s at 1M, the whole benchmark
-# within its cap; cofem_bench --amg-skip LIST would leave cases out)
-{ echo "== cofem_bench --backend cuda --family --big --steps 10 (limit ${T} s)"
-  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 \
+# within its cap; cofem_bench --amg-skip LIST would leave cases out). --amg-f32: each AMG run
+# again with the V-cycle's matrices in float, on the same hierarchy (no second host setup)
+{ echo "== cofem_bench --backend cuda --family --big --steps 10 --amg-f32 (limit ${T} s)"
+  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --amg-f32 \
     --meshes "$MESHES" --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
 rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
 cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
 rows=0; [ -s "$OUT/bench.csv" ] && rows=$(tail -n +2 "$OUT/bench.csv" | wc -l)
-verdict "cofem_bench --backend cuda ($rows cases, $(grep -c 'AMG failed' "$OUT/bench.log") AMG failures)" "$rc"
+verdict "cofem_bench --backend cuda ($rows cases, $(grep -c 'AMG failed' "$OUT/bench.log") AMG failures, $(grep -c 'AMG float failed' "$OUT/bench.log") AMG float failures)" "$rc"
 
 # ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
@@ -145,20 +147,28 @@ if [ -s "$OUT/bench.csv" ]; then
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 bw = float(sys.argv[2] or 0)
-print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy | AMG ms/step  it/step  (warm start, dt 0.01, tol 1e-6)")
+print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy | AMG ms/step  it/step   pcg ms | "
+      "AMG f32 ms/step  it/step   pcg ms  (warm start, dt 0.01, tol 1e-6)")
 for r in rows:
     f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
     it, pcg = f("pcg_iters_warm"), f("pcg_ms")
     mb, gbs = f("pcg_bytes_per_iter") / 1e6, f("pcg_gb_per_s")
     msit = pcg / it if it > 0 else float("nan")
     pct = 100 * gbs / bw if bw > 0 else float("nan")
-    am, ai = f("amg_ms_per_step"), f("amg_pcg_iters")
-    amg = "%11.2f %8.1f" % (am, ai) if am == am else "%11s %8s" % ("not run", "")
+    am, ai, ap = f("amg_ms_per_step"), f("amg_pcg_iters"), f("amg_pcg_ms")
+    amg = "%11.2f %8.1f %8.2f" % (am, ai, ap) if am == am else "%11s %8s %8s" % ("not run", "", "")
+    # the float V-cycle (--amg-f32); a CSV without its columns (an older bench) reads nan too
+    fm, fi, fp = f("amg_f32_ms_per_step"), f("amg_f32_pcg_iters"), f("amg_f32_pcg_ms")
+    amg += " | " + ("%15.2f %8.1f %8.2f" % (fm, fi, fp) if fm == fm else "%15s %8s %8s" % ("not run", "", ""))
     print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%% | %s" % (r["case"], r["nodes"], r["elements"],
           f("ms_per_step_median"), it, mb, msit, gbs, pct, amg))
     if r["case"].endswith("_1m") and bw > 0:
         print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
               % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))
+    if r["case"].endswith("_1m") and ap > 0 and fp == fp:
+        print("%-11s AMG float: PCG stage %.2f ms/step, %.0f%% of double's %.2f (iterations %.1f vs %.1f); %.0f of %.0f MB "
+              "per V-cycle" % ("", fp, 100 * fp / ap, ap, fi, ai, f("amg_f32_bytes_per_vcycle") / 1e6,
+                               f("amg_bytes_per_vcycle") / 1e6))
 PY
 fi
 note "elapsed  $(( $(date +%s) - START )) s; $( [ $fail = 0 ] && echo 'ALL PASSED' || echo 'SOME PARTS FAILED' )"

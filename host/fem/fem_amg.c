@@ -877,6 +877,16 @@ double cf_amg_bytes_per_cycle(const cfAmg* amg, double* op_complexity) {
   return bytes;
 }
 
+double cf_amg_value_bytes_per_cycle(const cfAmg* amg) {
+  double bytes = 0;
+  for (int l = 0; l < amg->nlevel - 1; l++) {
+    const cfAmgLevel* L = amg->lev + l;
+    const double nz = L->bval ? 9.0 * L->nb : (double)L->A.ptr[L->n];
+    bytes += 8.0 * (2 * amg->opt.cheb_degree * nz + (double)L->P.ptr[L->P.nrow] + (double)L->R.ptr[L->R.nrow]);
+  }
+  return bytes;
+}
+
 void cf_amg_describe(const cfAmg* amg, char* buf, int size) {
   int off = 0;
   for (int l = 0; l < amg->nlevel && off < size; l++) {

@@ -552,6 +552,12 @@ int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_com
   return 1;
 }
 
+double cf_precond_amg_value_bytes(const cfData* d) {
+  const struct cfPrecond* p = d->precond;
+  if (!p || !p->amg_free) return 0;
+  return cf_amg_value_bytes_per_cycle(p->amg_supports ? p->amg_supports : p->amg_free);
+}
+
 int cf_preconditioner_auto(int ntet, int integrator, int gpu) {
   if (gpu) return integrator == CF_INTEGRATOR_BACKWARD_EULER ? CF_PRECOND_AMG : CF_PRECOND_BLOCK_JACOBI;
   return ntet < CF_PRECOND_AUTO_AMG_TETS ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;

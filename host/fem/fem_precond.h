@@ -32,6 +32,10 @@ double* cf_precond_scratch(cfData* d);
  * setup seconds (both hierarchies) and a line per level into desc. Returns 0 when d has none. */
 int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_complexity, double* setup_s,
                         char* desc, int size);
+/* Of cf_precond_amg_info's bytes per V-cycle, those of the matrices' values (the same
+ * hierarchy; cf_amg_value_bytes_per_cycle): a V-cycle with float values (the GPU's
+ * cfCudaOptions.amg_float) moves half of them less. 0 when d has no AMG. */
+double cf_precond_amg_value_bytes(const cfData* d);
 /* The AMG hierarchy the preconditioner applies with the supports active (supports = 1; NULL when
  * the part has no fixed DOFs) or off (0); NULL when d has no AMG preconditioner. For the CUDA
  * backend, which uploads both. */

@@ -33,6 +33,12 @@ typedef struct cfCudaOptions {
   int check_every; /* PCG: read the convergence flag back every this many iterations (8) */
   int use_graphs;  /* PCG: launch each batch of check_every iterations as one CUDA graph (1);
                       only with CF_CUDA_SPMV_OWN */
+  int amg_float;   /* AMG (CF_PRECOND_AMG): 1 stores the V-cycle's matrices (A0's blocks on level
+                      0, the coarser levels' A, P and R) as float, halving the bytes of their
+                      values; the products still sum in double, the vectors, the smoother's
+                      inverse blocks, the coarsest solve and the PCG itself stay double. The
+                      cycle remains a fixed symmetric operator (the PCG stays valid); a few more
+                      iterations at most. 0: all double (default). Ignored without AMG. */
 } cfCudaOptions;
 
 cfCudaOptions cf_cuda_default_options(void);

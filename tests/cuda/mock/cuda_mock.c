@@ -29,6 +29,9 @@ cfCudaOptions cf_cuda_default_options(void) {
   memset(&o, 0, sizeof o);
   o.check_every = 8;
   o.use_graphs = 1;
+  /* amg_float: accepted (0 or 1, as fem_cuda.cu) and ignored: the mock's "device" runs the
+   * CPU's double V-cycle, so its float AMG is the double one; only the device run tests it */
+  o.amg_float = 0;
   return o;
 }
 int cf_cuda_available(char* why, int n) { return cf_cuda_device_available(0, why, n); }
@@ -74,6 +77,11 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   g->m = m;
   g->opt = opt ? *opt : cf_cuda_default_options();
   if (g->opt.device != 0) { int dev = g->opt.device; free(g); return cf_error(CF_ERR_CUDA, "mock: no device %d", dev); }
+  if (g->opt.amg_float != 0 && g->opt.amg_float != 1) {
+    int v = g->opt.amg_float;
+    free(g);
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: amg_float = %d must be 0 or 1", v);
+  }
   cf_data_create(m, &g->d);
   cf_data_create(m, &g->snap);
   copy_fields(m, g->d, (cfData*)d, CF_CUDA_STATE | CF_CUDA_F_EXT);
