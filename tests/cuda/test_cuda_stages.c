@@ -44,6 +44,7 @@
  *     converged. (At pcg_tol 1e-8 the same runs scatter up to 53 tol, hence the tight tol.)
  *     The brief's "+-2 iterations per step" cannot hold for this PCG: the CPU differs from
  *     itself by more under a 1e-15 perturbation. */
+#include <float.h> /* FLT_EPSILON: the float V-cycle's bound */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,21 @@ static double ga_perturb = 0;
  * both sides but the coarsest level: CHOLMOD's triangular solves on the CPU, LAPACK's dense
  * inverse on the GPU, which differ by ~cond(A_c) eps; then row sums in another order. */
 #define TOL_AMG_Z 1e-9
+/* amg_float (cfCudaOptions): the V-cycle's matrices rounded to float (products summed in double),
+ * GPU vs the CPU's double V-cycle, relative to max|z|. Its error is the rounding of the matrices
+ * (FLT_EPSILON / 2 per entry) carried through the cycle. Not yet measured on a device: the CPU
+ * with its own hierarchy rounded in place (the same arithmetic, another summation order) gave 0
+ * on the one-level cases (beams, lug: the coarsest level alone, whose dense inverse stays double),
+ * 1.8 and 2.2 FLT_EPSILON (hinge, two levels) and 1.3 and 2.7 (a 24^3 box, three levels). The
+ * bound is 50 FLT_EPSILON (6e-6), ~20 times that; the device run prints its ratio to
+ * FLT_EPSILON: tighten to a few times the largest it shows. */
+#define TOL_AMG_Z_F32_EPS 50.0
+/* one solve with the float V-cycle: at most this many iterations more than the double's, relative
+ * (+2); the CPU emulation above needed the same count (hinge 27, box 21 at pcg_tol 1e-10). Its v
+ * against the CPU's: two preconditioners stop at different points within the stopping rule
+ * (12 pcg_tol max|v| measured, hinge, CPU emulation), so 100 pcg_tol max|v|. */
+#define TOL_ITERS_F32 0.1
+#define TOL_PCG_V_F32 100.0
 /* Generalized-alpha (issue 15): Newton stops where |r| <= newton_tol (force scale) and the last
  * increment is below newton_tol |x1 - x0|, and each Newton solve stops at a tenth of that, so two
  * runs that round differently differ by where their iterations stop, about newton_tol of the
@@ -533,7 +549,7 @@ static void test_amg_solve(Case* c) {
   m->def.preconditioner = CF_PRECOND_AMG;
   const size_t nd = (size_t)m->ndof;
   cfData *base = NULL, *ref = NULL, *gd = NULL;
-  cfCuda* g = NULL;
+  cfCuda *g = NULL, *g32 = NULL;
   double *r = malloc(sizeof(double) * nd), *zc = malloc(sizeof(double) * nd), *zg = malloc(sizeof(double) * nd);
   CHECK_OK(cf_data_create(m, &base));
   CHECK_OK(cf_data_create(m, &ref));
@@ -604,7 +620,59 @@ static void test_amg_solve(Case* c) {
     CHECK(tr_g <= fmax(2 * m->def.pcg_tol, 2 * tr_c));
     compare("AMG pcg v", gd->v, ref->v, nd, TOL_PCG_V * m->def.pcg_tol * max_abs(ref->v, nd), 0);
   }
+  {
+    /* amg_float: a second backend on the same state, its V-cycle's matrices in float; the V-cycle
+     * alone against the CPU's (--quick: with the supports, which puts the float kernels under
+     * compute-sanitizer), then the same solve as above (not under --quick) */
+    cfCudaOptions o32 = cf_cuda_default_options();
+    o32.amg_float = 1;
+    CHECK_OK(cf_cuda_create_ex(m, base, &o32, &g32));
+    if (!g32) goto done;
+    for (int sup = 1; sup >= 0; sup--) {
+      if (quick && !sup) break;
+      unsigned long long s = 777 + sup;
+      for (size_t i = 0; i < nd; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        r[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+      }
+      ref->supports_active = sup;
+      CHECK_OK(cf_cuda_set_supports(g32, sup));
+      CHECK_OK(cf_precond_apply(m, ref, r, zc));
+      CHECK_OK(cf_cuda_apply_amg(g32, r, zg));
+      double e = 0;
+      for (size_t i = 0; i < nd; i++) e = fmax(e, fabs(zg[i] - zc[i]));
+      const double zmax = max_abs(zc, nd);
+      printf("  AMG float V-cycle (%s): max |z32 - z| / max |z| = %.3g = %.2f FLT_EPSILON (bound %.0f)\n",
+             sup ? "supports" : "free body", zmax > 0 ? e / zmax : 0.0, zmax > 0 ? e / zmax / FLT_EPSILON : 0.0,
+             TOL_AMG_Z_F32_EPS);
+      compare(sup ? "AMG float V-cycle z (supports)" : "AMG float V-cycle z (free body)", zg, zc, nd,
+              TOL_AMG_Z_F32_EPS * FLT_EPSILON * zmax, 0);
+    }
+    ref->supports_active = base->supports_active;
+    CHECK_OK(cf_cuda_set_supports(g32, base->supports_active));
+    if (!quick) {
+      /* the double solve's system again, from the same start: ref's A and b (the CPU's PCG
+       * leaves them), v_prev; kg, the double GPU solve's count, from gd before it is reused */
+      const int kg = gd->pcg_iters;
+      memcpy(ref->v, base->v_prev, sizeof(double) * nd);
+      CHECK_OK(cf_cuda_upload(g32, ref, CF_CUDA_A | CF_CUDA_B | CF_CUDA_V));
+      const int s32 = cf_cuda_stage_pcg(g32, m, gd), k32 = gd->pcg_iters;
+      CHECK_OK(cf_cuda_download(g32, gd, CF_CUDA_V));
+      CHECK(s32 == CF_OK);
+      const int sc = cf_stage_pcg(m, ref); /* the CPU's double solve again: ref->v, the reference */
+      CHECK(sc == CF_OK);
+      printf("  AMG float pcg: %d iterations (double on the GPU %d, CPU %d); residual %.3g (tol %.1g)\n", k32, kg,
+             ref->pcg_iters, gd->pcg_residual, m->def.pcg_tol);
+      CHECK(k32 <= kg + 2 + (int)(TOL_ITERS_F32 * kg));
+      CHECK(gd->pcg_residual <= m->def.pcg_tol);
+      const double tr_g = true_residual(m, ref, gd->v), tr_c = true_residual(m, ref, ref->v);
+      printf("  AMG float pcg: true residual %.3g (GPU, float V-cycle) %.3g (CPU)\n", tr_g, tr_c);
+      CHECK(tr_g <= fmax(2 * m->def.pcg_tol, 2 * tr_c));
+      compare("AMG float pcg v", gd->v, ref->v, nd, TOL_PCG_V_F32 * m->def.pcg_tol * max_abs(ref->v, nd), 0);
+    }
+  }
 done:
+  cf_cuda_free(g32);
   cf_cuda_free(g);
   cf_data_free(base);
   cf_data_free(ref);
