@@ -11,11 +11,12 @@
  * reversed half-way, the supports released at 3/5 of each run and switched back on at 4/5.
  * AMG (kernels/fem_cuda_amg.cu), on the beams, lug, hinge and a 24^3-cell box (15,625 nodes,
  * three levels: the only case whose coarse levels smooth; 10 steps): one V-cycle alone and one
- * PCG solve GPU vs CPU on the same system, then the trajectory, with and without graphs.
+ * PCG solve GPU vs CPU on the same system, the same two with the V-cycle's matrices in float
+ * (cfCudaOptions.amg_float), then the trajectory, with and without graphs.
  *   test_cuda_stages [-v] [--quick] [--meshes DIR]
  * --quick: a 10x2x2 beam, 3 steps, one GPU trajectory, an Inf load, inverted elements and the
  * state round trip; no cf_sim, cold, consistent-mass or large variants; of AMG the box's V-cycle
- * with the supports and one solve (for compute-sanitizer, which slows every launch: about 2 x 10^4
+ * with the supports (double and float) and one solve (for compute-sanitizer, which slows every launch: about 2 x 10^4
  * launches in all).
  * Meshes from --meshes DIR, else ./meshes (the repository root: ctest's working directory), else
  * meshes/ under cf_data_dir() (an installed tree or the device bundle).
@@ -541,8 +542,9 @@ done:
 /* AMG on one system, GPU vs CPU, the node rotations and A, b of two CPU steps (the CPU's
  * cfData carries both hierarchies; the GPU uploads them): the preconditioner alone, z = Q AMG(A0)
  * Q^T r for a random r, with the supports and without (the two hierarchies); then one PCG solve
- * from v_prev (the step before's velocities), iterations and v as test_stages' block-Jacobi solve.
- * --quick: the supports' V-cycle and the solve only (compute-sanitizer). */
+ * from v_prev (the step before's velocities), iterations and v as test_stages' block-Jacobi solve;
+ * then both again with a second backend whose V-cycle's matrices are float (amg_float).
+ * --quick: the supports' V-cycle (double and float) and the double solve only (compute-sanitizer). */
 static void test_amg_solve(Case* c) {
   cfModel* m = c->m;
   const int saved = m->def.preconditioner;
