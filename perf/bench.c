@@ -1,7 +1,7 @@
 /* Throughput benchmark of the co-rotational step (CPU backend; CUDA when built and present).
  *   cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda] [--big] [--family]
  *               [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST]
- *               [--amg-f32] [--gpu-gbs GBS]
+ *               [--amg-f32] [--amg-only] [--gpu-gbs GBS]
  *               [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]
  * --scene FILE: the scene's own part, material, supports, loads (with their ramps), dt, tolerance
  * and damping, stepped --steps times (the bench's preconditioner and warm/cold variants on it);
@@ -28,6 +28,8 @@
  * --amg-f32 (a GPU backend): after each AMG run the same steps again with the V-cycle's matrices
  * in float (cfCudaOptions.amg_float) on the same hierarchy: columns amg_f32_*, beside the double
  * AMG's; its failure is counted and leaves its columns nan, the rest of the row standing.
+ * --amg-only: the AMG runs alone (no block Jacobi, cold or rotated Cholesky: nan columns);
+ * tools/gpu-check.sh runs `--amg-only --amg-f32` as a process of its own after the full run.
  * AMG (the smoothed-aggregation preconditioner, rotated as the rotated Cholesky, set up once):
  * on the CPU at every size, PCG iterations, ms/step, the hierarchy's setup apart, the bytes one
  * V-cycle moves at least (host/fem/fem_amg.c, cf_amg_bytes_per_cycle) and the GPU PCG time per
@@ -265,7 +267,7 @@ int main(int argc, char** argv) {
   const char* meshes = NULL; /* --meshes DIR */
   const char* out = NULL;    /* --out DIR */
   const char* backend = "cpu";
-  int steps = 40, big = 0, fam = 0, no_cold = 0, no_amg = 0, amg_f32 = 0;
+  int steps = 40, big = 0, fam = 0, no_cold = 0, no_amg = 0, amg_f32 = 0, amg_only = 0;
   double gpu_gbs = 3000;
   const char* only = NULL; /* --case NAME: run that case alone */
   const char* amg_skip = ""; /* --amg-skip LIST */
@@ -283,6 +285,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--no-cold")) { no_cold = 1; continue; }
     if (!strcmp(a, "--no-amg")) { no_amg = 1; continue; }
     if (!strcmp(a, "--amg-f32")) { amg_f32 = 1; continue; }
+    if (!strcmp(a, "--amg-only")) { amg_only = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
@@ -306,7 +309,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -406,15 +409,22 @@ int main(int argc, char** argv) {
       continue;
     }
     Result warm, cold, rc, amg;
-    st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm, NULL, NULL);
+    if (amg_only) { /* the block-Jacobi and rotated-Cholesky runs left out: their columns nan */
+      memset(&warm, 0, sizeof warm);
+      warm.ms_median = warm.ms_min = warm.ms_mean = warm.cpu_ms_median = warm.iters = NAN;
+      for (int k = 0; k < 3; k++) warm.setup_ms[k] = NAN;
+      for (int k = 0; k < CF_STAGE_COUNT; k++) warm.stage_ms[k] = NAN;
+    } else {
+      st = run(&mesh, c, 1, CF_PRECOND_BLOCK_JACOBI, steps, backend, &warm, NULL, NULL);
+    }
     cold.iters = cold.ms_mean = NAN;
-    if (st >= 0 && !no_cold) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold, NULL, NULL);
+    if (st >= 0 && !no_cold && !amg_only) st = run(&mesh, c, 0, CF_PRECOND_BLOCK_JACOBI, steps, backend, &cold, NULL, NULL);
     rc.ms_median = NAN;
     rc.ms_mean = NAN;
     for (int k = 0; k < 3; k++) rc.setup_ms[k] = NAN;
     rc.cpu_ms_median = NAN;
     rc.iters = NAN;
-    if (st >= 0 && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
+    if (st >= 0 && !amg_only && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
       st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc, NULL, NULL);
     amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
     amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
@@ -439,6 +449,8 @@ int main(int argc, char** argv) {
         nfailed++;
       }
     }
+    /* --amg-only: the PCG's own bytes per iteration (the AMG's figures add to them) from the model */
+    if (amg_only) warm.pcg_bytes = isnan(amg.ms_median) ? NAN : amg.pcg_bytes;
     if (st < 0) {
       printf("%-10s failed: %s\n", c->name, cf_last_error());
       if (!c->scene) cf_mesh_free(&mesh);
@@ -469,7 +481,7 @@ int main(int argc, char** argv) {
              rc.stage_ms[1], rc.stage_ms[2], rc.stage_ms[3]);
     else {
       for (int s = 0; s < CF_STAGE_COUNT; s++) rc.stage_ms[s] = NAN;
-      if (!strcmp(backend, "cpu")) printf("%-10s rotated-Cholesky not run above 200k tetrahedra (its sparse factor)\n", "");
+      if (!strcmp(backend, "cpu") && !amg_only) printf("%-10s rotated-Cholesky not run above 200k tetrahedra (its sparse factor)\n", "");
     }
     /* the GPU's PCG time per step these iteration counts imply at gpu_gbs (an estimate) */
     const double est_bj = warm.iters * warm.pcg_bytes / (gpu_gbs * 1e9) * 1e3;

@@ -10,13 +10,17 @@
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
-#   bench.csv        1M tetrahedra, beams; block Jacobi, AMG and AMG with float matrices,
-#                    --amg-f32, docs/cuda.md "AMG in float"): ms/step, PCG
+#   bench.csv        1M tetrahedra, beams; block Jacobi and AMG): ms/step, PCG
 #                    iterations, bytes per iteration, GB/s
 #   cpu.log        the host's 16 cores: step time against threads (tools/cpu-threads.sh), and
 #                  lug_100k on all cores, the CPU baseline of the GPU's figures in the same lease
 #   summary.txt    one line per part (PASS/FAIL/TIMEOUT), the benchmark against the card's
 #                  measured copy bandwidth, the estimated block-Jacobi step time at 1M
+# Last, in processes of their own so that nothing above can depend on them, and only in the time
+# left before F32_END_S (440 s, inside the call's 450): AMG with float matrices (cfCudaOptions.
+# amg_float, docs/cuda.md "AMG in float"): test_cuda_stages --amg-f32 (appended to stages.log),
+# compute-sanitizer memcheck on its --quick (appended to memcheck.log), cofem_bench --amg-only
+# --amg-f32 (appended to bench.log, its CSV too), and a table of it in summary.txt.
 # Exit 0 when every part passed, 1 otherwise. Arguments: [BUNDLE_DIR] (default build-gpu/bundle).
 set -u
 cd "$(dirname "$0")/.."
@@ -103,15 +107,14 @@ verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.
 T=$(budget 160 140)
 LABEL=$(echo "${GPU%%,*}" | tr ' ' '-' | tr -cd 'A-Za-z0-9_.-')
 # AMG on every case (the H200 run of 19:15Z: its host setup 6.4 s at 1M, the whole benchmark
-# within its cap; cofem_bench --amg-skip LIST would leave cases out). --amg-f32: each AMG run
-# again with the V-cycle's matrices in float, on the same hierarchy (no second host setup)
-{ echo "== cofem_bench --backend cuda --family --big --steps 10 --amg-f32 (limit ${T} s)"
-  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --amg-f32 \
+# within its cap; cofem_bench --amg-skip LIST would leave cases out)
+{ echo "== cofem_bench --backend cuda --family --big --steps 10 (limit ${T} s)"
+  timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 \
     --meshes "$MESHES" --out "$W/bench" --label "${LABEL:-gpu}"; echo "exit $?"; } >"$OUT/bench.log" 2>&1
 rc=$(tail -1 "$OUT/bench.log" | awk '{print $2}')
 cp "$W/bench/bench.csv" "$OUT/bench.csv" 2>/dev/null
 rows=0; [ -s "$OUT/bench.csv" ] && rows=$(tail -n +2 "$OUT/bench.csv" | wc -l)
-verdict "cofem_bench --backend cuda ($rows cases, $(grep -c 'AMG failed' "$OUT/bench.log") AMG failures, $(grep -c 'AMG float failed' "$OUT/bench.log") AMG float failures)" "$rc"
+verdict "cofem_bench --backend cuda ($rows cases, $(grep -c 'AMG failed' "$OUT/bench.log") AMG failures)" "$rc"
 
 # ---- 4. compute-sanitizer on short runs -----------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
@@ -147,30 +150,76 @@ if [ -s "$OUT/bench.csv" ]; then
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 bw = float(sys.argv[2] or 0)
-print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy | AMG ms/step  it/step   pcg ms | "
-      "AMG f32 ms/step  it/step   pcg ms  (warm start, dt 0.01, tol 1e-6)")
+print("case         nodes    elems  ms/step  it/step  MB/it  ms/it   GB/s  %copy | AMG ms/step  it/step  (warm start, dt 0.01, tol 1e-6)")
 for r in rows:
     f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
     it, pcg = f("pcg_iters_warm"), f("pcg_ms")
     mb, gbs = f("pcg_bytes_per_iter") / 1e6, f("pcg_gb_per_s")
     msit = pcg / it if it > 0 else float("nan")
     pct = 100 * gbs / bw if bw > 0 else float("nan")
-    am, ai, ap = f("amg_ms_per_step"), f("amg_pcg_iters"), f("amg_pcg_ms")
-    amg = "%11.2f %8.1f %8.2f" % (am, ai, ap) if am == am else "%11s %8s %8s" % ("not run", "", "")
-    # the float V-cycle (--amg-f32); a CSV without its columns (an older bench) reads nan too
-    fm, fi, fp = f("amg_f32_ms_per_step"), f("amg_f32_pcg_iters"), f("amg_f32_pcg_ms")
-    amg += " | " + ("%15.2f %8.1f %8.2f" % (fm, fi, fp) if fm == fm else "%15s %8s %8s" % ("not run", "", ""))
+    am, ai = f("amg_ms_per_step"), f("amg_pcg_iters")
+    amg = "%11.2f %8.1f" % (am, ai) if am == am else "%11s %8s" % ("not run", "")
     print("%-11s %6s %8s %8.2f %8.1f %6.1f %6.3f %6.0f %5.0f%% | %s" % (r["case"], r["nodes"], r["elements"],
           f("ms_per_step_median"), it, mb, msit, gbs, pct, amg))
     if r["case"].endswith("_1m") and bw > 0:
         print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
               % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))
-    if r["case"].endswith("_1m") and ap > 0 and fp == fp:
-        print("%-11s AMG float: PCG stage %.2f ms/step, %.0f%% of double's %.2f (iterations %.1f vs %.1f); %.0f of %.0f MB "
-              "per V-cycle" % ("", fp, 100 * fp / ap, ap, fi, ai, f("amg_f32_bytes_per_vcycle") / 1e6,
-                               f("amg_bytes_per_vcycle") / 1e6))
 PY
 fi
+# ---- 7. AMG with float matrices (amg_float): after everything above, in the time left --------------
+F32_END=$((START + ${F32_END_S:-440}))
+# f32_budget CAP RESERVE: seconds for the next float part, at most CAP, leaving RESERVE before
+# F32_END; 0 when under 15 s are left (the part is then not run)
+f32_budget() { local l; l=$(( F32_END - $(date +%s) - $2 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 15 ] && l=0; echo "$l"; }
+f32_part() { # name rc
+  # a skip is no failure of the code: the time went to the parts above
+  if [ "$2" = skip ]; then note "SKIP     $1: no time left before ${F32_END_S:-440} s"; else verdict "$1" "$2"; fi
+}
+# ~15 s, ~35 s (the 1M cases: model and hierarchy again, 2 x 13 steps), ~15 s: the benchmark is
+# the measurement, so the stages leave it 45 s and the sanitizer takes what is left
+T=$(f32_budget 40 45)
+if [ "$T" -gt 0 ]; then
+  { echo "== test_cuda_stages -v --amg-f32 --meshes $MESHES (limit ${T} s)"
+    timeout "$T" $LB "$W/bin/test_cuda_stages" -v --amg-f32 --meshes "$MESHES"; echo "exit $?"; } >"$W/stages-f32.log" 2>&1
+  cat "$W/stages-f32.log" >>"$OUT/stages.log"
+  grep -E 'AMG float (V-cycle \(|pcg:)' "$W/stages-f32.log" | sed 's/^ */         /' | tee -a "$S"
+  f32_part "test_cuda_stages --amg-f32 ($(grep -E '^[0-9]+ checks' "$W/stages-f32.log" | tail -1))" \
+    "$(tail -1 "$W/stages-f32.log" | awk '{print $2}')"
+else f32_part "test_cuda_stages --amg-f32" skip; fi
+T=$(f32_budget 90 10)
+if [ "$T" -gt 0 ]; then
+  { echo "== cofem_bench --backend cuda --family --big --steps 10 --amg-only --amg-f32 (limit ${T} s)"
+    timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --steps 10 --amg-only --amg-f32 \
+      --meshes "$MESHES" --out "$W/bench-f32" --label "${LABEL:-gpu}"; echo "exit $?"
+    echo "== bench-f32.csv"; cat "$W/bench-f32/bench.csv" 2>/dev/null; } >"$W/bench-f32.log" 2>&1
+  cat "$W/bench-f32.log" >>"$OUT/bench.log"
+  f32_part "cofem_bench --amg-only --amg-f32 ($(grep -c 'AMG float failed' "$W/bench-f32.log") float failures)" \
+    "$(grep -E '^exit [0-9]+$' "$W/bench-f32.log" | tail -1 | awk '{print $2}')"
+  [ -s "$W/bench-f32/bench.csv" ] && python3 - "$W/bench-f32/bench.csv" <<'PY' | tee -a "$S"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("AMG, double and float matrices in the same run (cofem_bench --amg-only --amg-f32; warm start, dt 0.01, tol 1e-6)")
+print("case        double: ms/step  it/step   pcg ms  MB/Vc | float: ms/step  it/step   pcg ms  MB/Vc | pcg float/double")
+for r in rows:
+    f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
+    am, ai, ap, ab = f("amg_ms_per_step"), f("amg_pcg_iters"), f("amg_pcg_ms"), f("amg_bytes_per_vcycle")
+    fm, fi, fp, fb = f("amg_f32_ms_per_step"), f("amg_f32_pcg_iters"), f("amg_f32_pcg_ms"), f("amg_f32_bytes_per_vcycle")
+    dbl = "%15.2f %8.1f %8.2f %6.0f" % (am, ai, ap, ab / 1e6) if am == am else "%15s %8s %8s %6s" % ("not run", "", "", "")
+    flt = "%14.2f %8.1f %8.2f %6.0f" % (fm, fi, fp, fb / 1e6) if fm == fm else "%14s %8s %8s %6s" % ("not run", "", "", "")
+    ratio = "%15.0f%%" % (100 * fp / ap) if fp == fp and ap > 0 else "%16s" % ""
+    print("%-11s %s | %s | %s" % (r["case"], dbl, flt, ratio))
+PY
+else f32_part "cofem_bench --amg-only --amg-f32" skip; fi
+if [ -n "$CS" ] && [ "$(f32_budget 30 0)" -gt 0 ]; then
+  T=$(f32_budget 30 0)
+  { echo "== compute-sanitizer --tool memcheck test_cuda_stages --quick --amg-f32 (limit ${T} s)"
+    timeout "$T" $LB "$CS" --tool memcheck --error-exitcode 3 "$W/bin/test_cuda_stages" --quick --amg-f32 --meshes "$MESHES"
+    echo "exit $?"; } >"$W/memcheck-f32.log" 2>&1
+  cat "$W/memcheck-f32.log" >>"$OUT/memcheck.log"
+  f32_part "compute-sanitizer memcheck --amg-f32 ($(grep -E 'ERROR SUMMARY' "$W/memcheck-f32.log" | tail -1))" \
+    "$(tail -1 "$W/memcheck-f32.log" | awk '{print $2}')"
+else f32_part "compute-sanitizer memcheck --amg-f32" skip; fi
+
 note "elapsed  $(( $(date +%s) - START )) s; $( [ $fail = 0 ] && echo 'ALL PASSED' || echo 'SOME PARTS FAILED' )"
 ls "$OUT" >/dev/null
 exit $fail

@@ -11,12 +11,13 @@
  * reversed half-way, the supports released at 3/5 of each run and switched back on at 4/5.
  * AMG (kernels/fem_cuda_amg.cu), on the beams, lug, hinge and a 24^3-cell box (15,625 nodes,
  * three levels: the only case whose coarse levels smooth; 10 steps): one V-cycle alone and one
- * PCG solve GPU vs CPU on the same system, the same two with the V-cycle's matrices in float
- * (cfCudaOptions.amg_float), then the trajectory, with and without graphs.
- *   test_cuda_stages [-v] [--quick] [--meshes DIR]
+ * PCG solve GPU vs CPU on the same system, then the trajectory, with and without graphs.
+ * --amg-f32: instead of all that, per AMG case the V-cycle and the solve, double and with the
+ * V-cycle's matrices in float (cfCudaOptions.amg_float; with --quick: the box's V-cycles).
+ *   test_cuda_stages [-v] [--quick] [--amg-f32] [--meshes DIR]
  * --quick: a 10x2x2 beam, 3 steps, one GPU trajectory, an Inf load, inverted elements and the
  * state round trip; no cf_sim, cold, consistent-mass or large variants; of AMG the box's V-cycle
- * with the supports (double and float) and one solve (for compute-sanitizer, which slows every launch: about 2 x 10^4
+ * with the supports and one solve (for compute-sanitizer, which slows every launch: about 2 x 10^4
  * launches in all).
  * Meshes from --meshes DIR, else ./meshes (the repository root: ctest's working directory), else
  * meshes/ under cf_data_dir() (an installed tree or the device bundle).
@@ -120,6 +121,10 @@ static double ga_perturb = 0;
 
 static int verbose = 0;
 static int quick = 0;
+/* --amg-f32: the AMG solve checks only (test_amg_solve), each with the float V-cycle's checks
+ * (cfCudaOptions.amg_float) added; a run of its own, so that the default run (and what depends on
+ * it) is the same without them (tools/gpu-check.sh runs both) */
+static int amg_f32 = 0;
 static const char* mesh_dir = NULL;
 
 static double max_abs(const double* a, size_t n) {
@@ -543,8 +548,8 @@ done:
  * cfData carries both hierarchies; the GPU uploads them): the preconditioner alone, z = Q AMG(A0)
  * Q^T r for a random r, with the supports and without (the two hierarchies); then one PCG solve
  * from v_prev (the step before's velocities), iterations and v as test_stages' block-Jacobi solve;
- * then both again with a second backend whose V-cycle's matrices are float (amg_float).
- * --quick: the supports' V-cycle (double and float) and the double solve only (compute-sanitizer). */
+ * with --amg-f32 both again with a second backend whose V-cycle's matrices are float (amg_float).
+ * --quick: the supports' V-cycle (and its float one) and the double solve only (compute-sanitizer). */
 static void test_amg_solve(Case* c) {
   cfModel* m = c->m;
   const int saved = m->def.preconditioner;
@@ -622,7 +627,7 @@ static void test_amg_solve(Case* c) {
     CHECK(tr_g <= fmax(2 * m->def.pcg_tol, 2 * tr_c));
     compare("AMG pcg v", gd->v, ref->v, nd, TOL_PCG_V * m->def.pcg_tol * max_abs(ref->v, nd), 0);
   }
-  {
+  if (amg_f32) {
     /* amg_float: a second backend on the same state, its V-cycle's matrices in float; the V-cycle
      * alone against the CPU's (--quick: with the supports, which puts the float kernels under
      * compute-sanitizer), then the same solve as above (not under --quick) */
@@ -1340,6 +1345,10 @@ static int setup(Case* c, double dt, int consistent_mass) {
 
 static void run_case(Case* c) {
   printf("%s\n", c->name);
+  if (amg_f32) { /* the cases whose AMG solve the default run checks, that check alone */
+    if (c->amg_only || (!c->big && !quick)) test_amg_solve(c);
+    return;
+  }
   if (c->amg_only) { /* --quick: the V-cycle and one solve, no trajectory */
     test_amg_solve(c);
     if (!quick) test_amg(c);
@@ -1419,10 +1428,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-v")) verbose = 1;
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--amg-f32")) amg_f32 = 1;
     else if (!strcmp(argv[i], "--meshes") && i + 1 < argc) mesh_dir = argv[++i];
     else if (!strcmp(argv[i], "--ga-perturb") && i + 1 < argc) ga_perturb = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: test_cuda_stages [-v] [--quick] [--meshes DIR] [--ga-perturb EPS]\n");
+      fprintf(stderr, "usage: test_cuda_stages [-v] [--quick] [--amg-f32] [--meshes DIR] [--ga-perturb EPS]\n");
       return 2;
     }
   }
