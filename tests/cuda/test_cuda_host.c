@@ -248,6 +248,26 @@ static void test_check_model(void) {
   if (m) CHECK_OK(cf_cuda_check_model(m));
   cf_model_free(m);
   CHECK(cf_cuda_check_model(NULL) == CF_ERR_ARG);
+  /* cfCudaOptions.amg_float: off by default; a value other than 0 or 1 is refused before any
+   * device call, naming the field (the stub refuses every create) */
+  m = make_model(def);
+  cfData* d = NULL;
+  if (m) CHECK_OK(cf_data_create(m, &d));
+  if (m && d) {
+    cfCudaOptions o = cf_cuda_default_options();
+    CHECK(o.amg_float == 0);
+    o.amg_float = 2;
+    cfCuda* g = NULL;
+    const int st = cf_cuda_create_ex(m, d, &o, &g);
+#ifdef COFEM_HAVE_CUDA
+    CHECK(st == CF_ERR_ARG && contains(cf_last_error(), "amg_float"));
+#else
+    CHECK(st == CF_ERR_UNSUPPORTED);
+#endif
+    CHECK(g == NULL);
+  }
+  cf_data_free(d);
+  cf_model_free(m);
 
   cfModelDef n = def;
   n.integrator = CF_INTEGRATOR_NEWMARK;
