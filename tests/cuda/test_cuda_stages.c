@@ -128,6 +128,14 @@ static int quick = 0;
 static int amg_f32 = 0;
 static const char* mesh_dir = NULL;
 
+/* a[i] in [-0.5, 0.5), the same sequence for the same seed (a 64-bit LCG) */
+static void fill_pattern(double* a, size_t n, unsigned long long seed) {
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    a[i] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+  }
+}
+
 static double max_abs(const double* a, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; i++) s = fmax(s, fabs(a[i]));
@@ -316,11 +324,7 @@ static void test_stages(Case* c) {
   /* block SpMV on the CPU's A: own kernel and cuSPARSE */
   CHECK_OK(cf_cuda_upload(g, ref, CF_CUDA_V));
   {
-    unsigned long long s = 12345;
-    for (size_t i = 0; i < nd; i++) {
-      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-      x[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-    }
+    fill_pattern(x, nd, 12345);
     double rowabs = 0;
     for (int i = 0; i < m->nnode; i++) {
       cf_bsr_row(i, m->row_ptr, m->col, ref->A, x, y);
@@ -596,11 +600,7 @@ static void test_amg_solve(Case* c) {
   }
   for (int sup = 1; sup >= 0; sup--) {
     if (quick && !sup) break;
-    unsigned long long s = 777 + sup;
-    for (size_t i = 0; i < nd; i++) {
-      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-      r[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-    }
+    fill_pattern(r, nd, 777 + sup);
     ref->supports_active = sup;
     CHECK_OK(cf_cuda_set_supports(g, sup));
     CHECK_OK(cf_precond_apply(m, ref, r, zc));
@@ -638,11 +638,7 @@ static void test_amg_solve(Case* c) {
     if (!g32) goto done;
     for (int sup = 1; sup >= 0; sup--) {
       if (quick && !sup) break;
-      unsigned long long s = 777 + sup;
-      for (size_t i = 0; i < nd; i++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        r[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-      }
+      fill_pattern(r, nd, 777 + sup);
       ref->supports_active = sup;
       CHECK_OK(cf_cuda_set_supports(g32, sup));
       CHECK_OK(cf_precond_apply(m, ref, r, zc));
@@ -883,13 +879,6 @@ done:
   cf_data_free(dg);
   free(x0);
   free(v0);
-}
-
-static void fill_pattern(double* a, size_t n, unsigned long long seed) {
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    a[i] = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
-  }
 }
 
 /* every state bit up and down: what is uploaded comes back bit for bit, nothing else moves */
