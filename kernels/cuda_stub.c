@@ -94,3 +94,10 @@ int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
 const char* cf_cuda_device_name(const cfCuda* g) {
   return "none (" CF_NO_CUDA ")";
 }
+int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
+  return unsupported("cf_cuda_system");
+}
+int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
+                  int warm) {
+  return unsupported("cf_cuda_solve");
+}

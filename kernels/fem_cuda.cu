@@ -196,6 +196,14 @@ __global__ void __launch_bounds__(kThreads)
   if (n < nnode) cf_block_jacobi(n, diag, A, fixed, use_fixed, Pinv);
 }
 
+/* A_nn += eps I (the mechanism's regularisation of a free part's matrix, cf_cuda_system) */
+__global__ void __launch_bounds__(kThreads) k_add_diag(int nnode, const int* diag, double eps, double* A) {
+  int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  double* B = A + 9 * (long)diag[n];
+  B[0] += eps, B[4] += eps, B[8] += eps;
+}
+
 __global__ void __launch_bounds__(kThreads)
     k_update_x(int ndof, double h, const double* v, double* x) {
   int i = blockIdx.x * kThreads + threadIdx.x;
@@ -2005,6 +2013,50 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
   CU(cudaSetDevice(g->device));
   TRY(enqueue_update(g, h));
   return sync_stream(g->s, "k_update_x");
+}
+
+int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
+  TRY(check_model(g, m));
+  if (g->amg_on)
+    return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_system: the backend was made for AMG; the mechanism's solves "
+                    "precondition with block Jacobi (set the FE scene's \"preconditioner\": \"block_jacobi\")");
+  CU(cudaSetDevice(g->device));
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+                                                             cm, ck, g->A);
+  CU_LAUNCHED(k_block_gather);
+  if (eps != 0) {
+    k_add_diag<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, eps, g->A);
+    CU_LAUNCHED(k_add_diag);
+  }
+  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
+                                                        g->Pinv);
+  CU_LAUNCHED(k_jacobi);
+  return sync_stream(g->s, "cf_cuda_system");
+}
+
+int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
+                  int warm) {
+  TRY(check_model(g, m));
+  if (!d || nrhs < 0 || (nrhs > 0 && (!b || !x))) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL argument");
+  if (g->amg_on) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_solve: the backend was made for AMG (see cf_cuda_system)");
+  CU(cudaSetDevice(g->device));
+  const size_t nd = (size_t)g->ndof;
+  for (int c = 0; c < nrhs; c++) {
+    if (!b[c] || !x[c]) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL column %d", c);
+    TRY(upload_array(g->s, g->b, b[c], nd));
+    k_set_bscale<<<1, 1, 0, g->s>>>(g->st, 0.0); /* the tolerance relative to |b| */
+    CU_LAUNCHED(k_set_bscale);
+    if (warm)
+      TRY(upload_array(g->s, g->v, x[c], nd)); /* the start; run_pcg zeroes it without def.warm_start */
+    else
+      CU(cudaMemsetAsync(g->v, 0, nd * sizeof(double), g->s));
+    TRY(run_pcg(g, m));
+    int st = record_pcg(g, m, d);
+    TRY(download_array(g->s, x[c], g->v, nd));
+    TRY(sync_stream(g->s, "cf_cuda_solve"));
+    if (st != CF_OK) return st;
+  }
+  return CF_OK;
 }
 
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {

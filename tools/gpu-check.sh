@@ -6,7 +6,8 @@
 # gets at most its cap and what is left; a 15-minute lease holds the machine's start, one run and
 # a short rerun), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
-#   stages.log     test_cuda_host, then test_cuda_stages -v (exit 77 is a FAILURE here)
+#   stages.log     test_cuda_host, then test_cuda_stages -v, then test_cuda_mbs_fe (a mechanism's
+#                  corotational FE body on the device; exit 77 is a FAILURE here)
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
@@ -102,6 +103,14 @@ T=$(budget 150 290)
   timeout "$T" $LB "$W/bin/test_cuda_stages" -v --meshes "$MESHES"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
 verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
+
+# the corotational FE body of a mechanism on the device ("backend": "cuda") against the CPU's runs;
+# its scenes and meshes from this checkout (COFEM_SOURCE_DIR)
+T=$(budget 90 230)
+{ echo "== test_cuda_mbs_fe (limit ${T} s)"
+  COFEM_SOURCE_DIR="$PWD" OMP_NUM_THREADS=1 timeout "$T" $LB "$W/bin/test_cuda_mbs_fe"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
+rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
+verdict "test_cuda_mbs_fe ($(sed -n '/^== test_cuda_mbs_fe/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
 
 # ---- 3. the benchmark ---------------------------------------------------------------------------------
 T=$(budget 160 140)

@@ -229,13 +229,53 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
     return cf_error(CF_ERR_SCENE, "%s: %s: \"supports\": \"clamp\" needs \"formulation\": \"corotational\"", c->path, w);
   char factor[16] = "exact";
   if ((st = get_str(c, fx, "factor", factor, sizeof factor, 0, w)) < 0) return st;
-  if (strcmp(factor, "rotated") && strcmp(factor, "exact"))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"exact\" (factored at every step) or "
-                    "\"rotated\" (the part's matrix at rest factored once, turned with the part)", c->path, w, factor);
+  if (strcmp(factor, "rotated") && strcmp(factor, "exact") && strcmp(factor, "pcg"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"exact\" (factored at every step), "
+                    "\"rotated\" (the part's matrix at rest factored once, turned with the part) or \"pcg\" (no "
+                    "factor: the PCG with the FE scene's preconditioner)", c->path, w, factor);
   if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
+  char backend[16] = "cpu";
+  if ((st = get_str(c, fx, "backend", backend, sizeof backend, 0, w)) < 0) return st;
+  if (strcmp(backend, "cpu") && strcmp(backend, "cuda"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\" = \"%s\": use \"cpu\" or \"cuda\"", c->path, w, backend);
+  const int cuda = !strcmp(backend, "cuda");
+  if (cJSON_GetObjectItemCaseSensitive(fx, "backend") && !corotational)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\" needs \"formulation\": \"corotational\"", c->path, w);
+  if (cuda && strcmp(factor, "pcg"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\": \"cuda\" needs \"factor\": \"pcg\" (the GPU solves the "
+                    "part's matrix by the PCG)", c->path, w);
+  double tol = 1e-10;
+  if ((st = get_num(c, fx, "tol", &tol, 0, w)) < 0) return st;
+  if (cJSON_GetObjectItemCaseSensitive(fx, "tol") && strcmp(factor, "pcg"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"tol\" goes with \"factor\": \"pcg\"", c->path, w);
+  if (!(tol > 0 && tol < 1))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"tol\" = %g: a relative residual in (0, 1)", c->path, w, tol);
   st = cf_scene_load(scene, &part->scene);
-  /* the part's own PCG does not run inside a mechanism (mbs_fe.c factors or condenses it) */
+  /* "pcg": the part's PCG to "tol" (1e-10 by default; the FE scene's own tolerance is that of its
+   * step's velocities, 1e-6 in the lug's: the condensation needs the part's matrix inverted to
+   * far less, and Newton did not converge in 50 iterations with 1e-6) */
+  if (st >= 0 && !strcmp(factor, "pcg")) part->scene.def.pcg_tol = tol;
+  char pre[32] = "";
+  if (st >= 0 && (st = get_str(c, fx, "preconditioner", pre, sizeof pre, 0, w)) < 0) return st;
+  if (pre[0] && strcmp(factor, "pcg"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" goes with \"factor\": \"pcg\"", c->path, w);
+  if (pre[0] && strcmp(pre, "block_jacobi") && strcmp(pre, "rotated_cholesky"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\" or \"rotated_cholesky\"",
+                    c->path, w, pre);
+  if (st >= 0 && pre[0])
+    part->scene.def.preconditioner = pre[0] == 'b' ? CF_PRECOND_BLOCK_JACOBI : CF_PRECOND_ROTATED_CHOLESKY;
+  /* "pcg" inside a mechanism: the block-Jacobi or rotated-Cholesky PCG (AMG's hierarchy would be of
+   * the part's own integrator's coefficients, not the mechanism's); block Jacobi on the GPU */
+  if (st >= 0 && !strcmp(factor, "pcg") &&
+      (part->scene.def.preconditioner == CF_PRECOND_AMG ||
+       (cuda && part->scene.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY)))
+    st = cf_error(CF_ERR_SCENE, "\"factor\": \"pcg\"%s: the FE scene %s asks for the %s preconditioner; set "
+                  "\"preconditioner\": \"block_jacobi\"%s here", cuda ? " on the GPU" : "", scene,
+                  cf_preconditioner_name(part->scene.def.preconditioner), cuda ? "" : " (or \"rotated_cholesky\")");
+  /* the part's own PCG does not run inside a mechanism (mbs_fe.c factors or condenses it; with
+   * "factor": "pcg" the block-Jacobi PCG solves the part's matrix unless the FE scene or the
+   * "preconditioner" key asks for the rotated Cholesky) */
   if (part->scene.def.preconditioner == CF_PRECOND_AUTO) part->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
@@ -245,13 +285,18 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   }
   if (st < 0) return rethrow_at(c, st, w);
   st = cf_mbs_add_fe_body_as(&c->s->def, b, part->model, corotational);
-  if (st >= 0) c->s->def.fe[c->s->def.nfe - 1].exact_factor = !strcmp(factor, "exact");
+  if (st >= 0) {
+    cfMbsFeDef* fe = &c->s->def.fe[c->s->def.nfe - 1];
+    fe->exact_factor = !strcmp(factor, "exact");
+    fe->a0_pcg = !strcmp(factor, "pcg");
+    fe->cuda = cuda;
+  }
   return st < 0 ? rethrow_at(c, st, w) : CF_OK;
 }
 
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
   static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
-                                "factor", "description", NULL};
+                                "factor", "backend", "tol", "preconditioner", "description", NULL};
   char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
   snprintf(w, sizeof w, "%s \"flexible\"", where);
   if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);

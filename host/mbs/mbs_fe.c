@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "cofem/mbs_fe.h"
+#include "cofem/cuda.h"
 #include "cofem/modal_part.h"
 #include "cofem/output.h"
 #include "fem/fem_element.h"
@@ -30,6 +31,7 @@ struct cfMbsFeBody {
                                block at rest, the node blocks are all appended) */
   int corotational;
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
+  int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -190,7 +192,8 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     const cfModel* fem = fd->fem;
     int nn = fem->nnode;
     fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4, fb->corotational = fd->corotational;
-    fb->exact_factor = fd->exact_factor;
+    fb->exact_factor = fd->exact_factor && !fd->a0_pcg;
+    fb->a0_pcg = fd->corotational && fd->a0_pcg, fb->cuda = fb->a0_pcg && fd->cuda;
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
     fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
     fb->qadr = malloc(sizeof(int) * (size_t)nn);
@@ -432,7 +435,27 @@ struct cfMbsFeState {
   cholmod_dense **zX, **zY, **zE; /* [nrow + 1] cholmod_solve2's result and workspaces per column count */
   double* G;                /* [9 ntet] rotated gradients of the matrix-free forces (rotated factor) */
   int kr_stale;             /* fd->KR is not of the current state (the forces were matrix-free) */
+  cfCuda* gpu;              /* "backend": "cuda": the part's stages and PCG on the device */
+  long pcg_interface;       /* "pcg": the PCG iterations of the Z columns (cf_mbs_fe_pcg_iterations) */
+  int gpu_status;           /* a device error of the last forces (cf_mbs__fe_forces returns none):
+                               returned by the next cf_mbs__fe_factor */
 };
+
+/* The same on the CUDA backend ("backend": "cuda"): x uploaded, polar and elastic (K_R, element
+ * forces, f_el) on the device, f_el (and K_R for the Rayleigh term -beta K_R v) downloaded; K_R
+ * stays there for cf_cuda_system. A device error leaves f_el NaN (the Newton residual is then not
+ * finite) and its status for the next cf_mbs__fe_factor. */
+static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* q) {
+  const cfModel* m = fb->fem;
+  gather(fb, q, fd->x);
+  int st = cf_cuda_upload(s->gpu, fd, CF_CUDA_X);
+  if (st >= 0) st = cf_cuda_stage_polar(s->gpu, m, fd);
+  if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, m);
+  if (st >= 0) st = cf_cuda_download(s->gpu, fd, CF_CUDA_F_EL | (m->def.rayleigh_beta != 0 ? CF_CUDA_KR : 0));
+  if (st < 0 && s->gpu_status >= 0) s->gpu_status = st;
+  if (st < 0)
+    for (int k = 0; k < m->ndof; k++) fd->f_el[k] = NAN;
+}
 
 static const double* fe_extra(const cfMbsData* d, int i);
 
@@ -451,10 +474,13 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
     int mf = s && s->G && rb == 0;
     /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
-    if (mf && fb->exact_factor && !s->fb_on)
+    if (mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
-    fe_stages(fb, fd, q, mf ? s->G : NULL);
-    if (s) s->kr_stale = mf;
+    if (s && s->gpu)
+      fe_stages_cuda(fb, fd, s, q);
+    else
+      fe_stages(fb, fd, q, mf ? s->G : NULL);
+    if (s) s->kr_stale = mf && !s->gpu;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
     memset(fd->f_ext, 0, sizeof(double) * 3 * (size_t)fb->nnode);
     for (int l = 0; l < fb->nload; l++) {
@@ -696,6 +722,11 @@ void cf_mbs_fe_point(const cfMbsModel* m, const cfMbsData* d, int ib, int k, dou
   vec_sum(&m->fe[ib], m->fe[ib].pt_vec[k], d->q, x);
 }
 
+long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, long* interface) {
+  if (interface) *interface = m->fe[ib].a0_pcg ? d->fe_state[ib].pcg_interface : 0;
+  return m->fe[ib].a0_pcg ? d->fe_data[ib]->pcg_iters_total : 0;
+}
+
 double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib) {
   double mass = 0;
   for (int n = 0; n < m->fe[ib].nnode; n++) mass += m->fe[ib].fem->node_mass[n];
@@ -784,6 +815,16 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
       if (row_of_fe(&m->con[r], i)) s->row[s->nrow++] = r;
+    if (fb->a0_pcg) { /* no factor: the PCG's preconditioner is formed by pcg_system */
+      const cfModel* fem = fb->fem;
+      cfData* fd = d->fe_data[i];
+      fd->supports_active = fem->nfixed > 0;
+      if (fb->cuda) {
+        int st = cf_cuda_create(fem, fd, &s->gpu);
+        if (st < 0) return cf_error(st, "FE body '%s' (\"backend\": \"cuda\"): %s", m->body_name[fb->body], cf_last_error());
+      }
+      continue;
+    }
     int st = cf_sparse_init(fb->fem, 1, &s->sp);
     if (st < 0) return st;
     s->sp_ready = 1;
@@ -809,6 +850,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
+    cf_cuda_free(s->gpu);
   }
   free(d->fe_state);
   d->fe_state = NULL;
@@ -885,8 +927,78 @@ static int spd_inverse(double* H, int n) {
   return 0;
 }
 
+/* "factor": "pcg": A0 = cm M + ck K_R + eps I of the current state into fd->A (K_R formed when the
+ * forces were matrix-free), and the FE scene's preconditioner of it: block Jacobi of A0, or the
+ * rotated Cholesky of the same coefficients at rest (factored once per coefficient set, turned by
+ * the node rotations of the current state). On the device (cf_cuda_system): A0 and block Jacobi
+ * from the K_R of its last elastic stage. */
+static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps) {
+  const cfModel* fem = fb->fem;
+  fd->supports_active = fem->nfixed > 0;
+  if (s->gpu) return cf_cuda_system(s->gpu, fem, cm, ck, eps);
+  if (s->kr_stale) {
+    cf_stage_elastic(fem, fd);
+    s->kr_stale = 0;
+  }
+  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
+  if (eps != 0)
+    for (int n = 0; n < fem->nnode; n++)
+      for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+  if (fem->def.preconditioner != CF_PRECOND_ROTATED_CHOLESKY) {
+    for (int n = 0; n < fem->nnode; n++) cf_block_jacobi(n, fem->diag, fd->A, fem->fixed, fem->nfixed > 0, fd->Pinv);
+    return CF_OK;
+  }
+  double coef[3] = {cm, ck, eps};
+  if (!s->rot_ready || memcmp(coef, s->rot_coef, sizeof coef)) {
+    int st = cf_precond_create_with(fem, fd, cm, ck, eps);
+    if (st < 0) return st;
+    memcpy(s->rot_coef, coef, sizeof coef);
+    s->rot_ready = 1;
+  }
+  for (int k = 0; k < 3; k++) cf_precond_update(fem, fd); /* as the rotated factor, below */
+  return CF_OK;
+}
+
+/* x[c] = A0^-1 b[c] for c < nc by the PCG on pcg_system's A0 and preconditioner, to the FE scene's
+ * tolerance relative to |b[c]|, started from x[c] (warm, when the scene's "warm_start" is on: the
+ * interface columns from their last solutions) or from 0; the clamped DOFs stay 0. The iterations
+ * are counted in fd->pcg_iters_total (cf_mbs_fe_pcg_iterations). A solve that stops short of the
+ * tolerance is an error: the condensation needs A0^-1 to the tolerance. */
+static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
+                     int nc, const double* const* b, double* const* x, int warm) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  int st = CF_OK;
+  const long it0 = fd->pcg_iters_total;
+  fd->supports_active = fem->nfixed > 0;
+  if (s->gpu) {
+    st = cf_cuda_solve(s->gpu, fem, fd, nc, b, x, warm);
+  } else {
+    for (int c = 0; c < nc && st == CF_OK; c++) {
+      memcpy(fd->b, b[c], sizeof(double) * (size_t)ndof);
+      fd->b_scale = 0;
+      if (warm)
+        memcpy(fd->v, x[c], sizeof(double) * (size_t)ndof);
+      else
+        memset(fd->v, 0, sizeof(double) * (size_t)ndof);
+      st = cf_stage_pcg(fem, fd);
+      memcpy(x[c], fd->v, sizeof(double) * (size_t)ndof);
+    }
+  }
+  if (warm) s->pcg_interface += fd->pcg_iters_total - it0;
+  if (st != CF_OK)
+    return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (\"factor\": \"pcg\"%s): %s",
+                    mm->body_name[fb->body], s->gpu ? ", on the GPU" : "", cf_last_error());
+  for (int c = 0; c < nc; c++)
+    for (int j = 0; fem->nfixed && j < ndof; j++)
+      if (fem->fixed[j]) x[c][j] = 0;
+  return CF_OK;
+}
+
 /* x = A0^-1 b (b zero at clamped DOFs, x too): the exact factor, or the rotated one at rest */
-static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* b, double* x) {
+static int a0_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
+                    const double* b, double* x) {
+  if (fb->a0_pcg) return pcg_solve(m, fb, fd, s, 1, &b, &x, 0);
   if (s->exact_now) return cf_sparse_solve(&s->sp, b, x);
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
@@ -901,8 +1013,12 @@ static int a0_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeStat
  * sides: each pass over the factor serves all of them (BLAS-3 in CHOLMOD's supernodal solve for the
  * exact factor, super_solve_multi for the rotated one), where one solve per column read the whole
  * factor nc times (43% of the lug pendulum's step). */
-static int z_solve(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
+static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
   const int ndof = 3 * fb->nnode;
+  if (fb->a0_pcg) { /* each column from its last solution (s->Z keeps it) */
+    for (int c = 0; c < nc; c++) s->zr[c] = s->JF + (size_t)s->chg[c] * ndof, s->zz[c] = s->Z + (size_t)s->chg[c] * ndof;
+    return pcg_solve(m, fb, fd, s, nc, s->zr, s->zz, 1);
+  }
   if (s->exact_now) {
     double* B = s->zB->x;
     for (int c = 0; c < nc; c++) memcpy(B + (size_t)c * ndof, s->JF + (size_t)s->chg[c] * ndof, sizeof(double) * (size_t)ndof);
@@ -951,7 +1067,12 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * less than 5x, or one that grew: the spin-up beam at 0.36 s, whose stiffening the rotated
      * matrix at rest lacks, stalled at |dq| 4e-8 and failed the step) finishes with the exact
      * factor. */
-    if (!fb->exact_factor) {
+    if (s->gpu_status < 0) { /* a device error in the last forces */
+      int st = s->gpu_status;
+      s->gpu_status = 0;
+      return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
+    }
+    if (!fb->exact_factor && !fb->a0_pcg) {
       if (d->steps != s->fb_step)
         s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
       if (!s->fb_on && d->newton_dq < INFINITY &&
@@ -964,7 +1085,23 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       }
     }
     s->exact_now = fb->exact_factor || s->fb_on;
-    if (!s->exact_now) {
+    if (fb->a0_pcg) {
+      /* as the exact factor (below), with the PCG's preconditioner formed where the factor is */
+      int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
+                 d->newton_dq <= 1e-2 * d->newton_dq0;
+      if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef))
+        s->key_uses++;
+      else
+        s->key_uses = 1;
+      rescale = s->key_uses == 1;
+      if (!same) {
+        s->key_step = d->steps;
+        memcpy(s->key_coef, c5, sizeof s->key_coef);
+        int st = pcg_system(fb, fd, s, cm, ck, eps);
+        if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+        s->z_valid = 0;
+      }
+    } else if (!s->exact_now) {
       /* A0 = cm M + ck K + eps I factored once at rest (per coefficient set) and applied rotated by
        * the node rotations Q, A^-1 ~ Q A0^-1 Q^T: exact for a rigidly turned part (M and eps I are
        * rotation invariant, K_R = Q K Q^T when all rotations are one), close while the strains are
@@ -1033,7 +1170,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       memcpy(jf, s->bF, sizeof(double) * (size_t)ndof);
       s->chg[nchg++] = k;
     }
-    if (nchg && (st = z_solve(fb, fd, s, nchg)) < 0) return s->z_valid = 0, st;
+    if (nchg && (st = z_solve(m, fb, fd, s, nchg)) < 0) return s->z_valid = 0, st;
     s->z_valid = 1;
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
     for (int k = 0; k < nr; k++) {
@@ -1099,7 +1236,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
     gather(fb, b, s->bF);
     for (int j = 0; j < 3 * fb->nnode; j++) /* clamped DOFs do not move */
       if (fb->fem->fixed[j]) s->bF[j] = 0;
-    int st = a0_solve(fb, d->fe_data[i], s, s->bF, s->y);
+    int st = a0_solve(m, fb, d->fe_data[i], s, s->bF, s->y);
     if (st < 0) return st;
     for (int k = 0; k < nr; k++) {
       row_F(m, d, fb, s->row[k], s->bF);

@@ -143,6 +143,23 @@ int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y);
  * preconditioner of the same cfData; r and z are host arrays [3*nnode]. For tests. */
 int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z);
 
+/* The corotational FE body of a mechanism (host/mbs/mbs_fe.c, "factor": "pcg", "backend": "cuda"):
+ * its stages are cf_cuda_upload(CF_CUDA_X), cf_cuda_stage_polar, cf_cuda_stage_elastic and
+ * cf_cuda_download(CF_CUDA_F_EL); its solves are these two.
+ * cf_cuda_system: A = cm M + ck K_R + eps I from the device's K_R (of the last elastic stage) and
+ * its block-Jacobi preconditioner (the CPU's cf_block_gather and cf_block_jacobi; fixed DOFs as
+ * the support state). Block Jacobi only: a backend made for AMG is refused (its hierarchy is of
+ * the integrator's coefficients, not these).
+ * cf_cuda_solve: x[c] = A^-1 b[c] for c < nrhs, each by the PCG to def.pcg_tol relative to |b[c]|
+ * (b_scale 0) within def.pcg_max_iter, started from x[c] when warm and def.warm_start, else from
+ * 0; b and x are host arrays [3 nnode]. Overwrites the device's b and v (the FE step's velocities:
+ * a mechanism keeps its state on the host). Iterations into d->pcg_iters (the last solve's) and
+ * d->pcg_iters_total; returns at the first column that does not converge (a positive warning, as
+ * cf_stage_pcg), or an error. */
+int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps);
+int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
+                  int warm);
+
 /* Name of the device in use and its compute capability, e.g. "NVIDIA H100 80GB HBM3 (sm_90)". */
 const char* cf_cuda_device_name(const cfCuda* g);
 

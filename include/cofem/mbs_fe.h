@@ -36,6 +36,13 @@ typedef struct cfMbsFeDef {
   int exact_factor;          /* corotational: 1 (scenes' default) the part's matrix factored anew at
                                 every step; 0 its matrix at rest factored once and applied rotated by
                                 its node rotations (scene key "factor": "exact" | "rotated") */
+  int a0_pcg;                /* corotational: 1 no factor: the part's matrix is solved by the PCG with
+                                the FE scene's preconditioner (block Jacobi or rotated Cholesky) and
+                                tolerance, the interface columns warm-started from their last
+                                solutions when the scene's "warm_start" is on ("factor": "pcg");
+                                exact_factor is then 0 */
+  int cuda;                  /* a0_pcg: 1 the part's stages and PCG run on the CUDA backend
+                                (cofem/cuda.h; "backend": "cuda"), 0 on the CPU */
   const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
   double pos[3], rot[9];     /* placement: node n starts at pos + rot X_n */
   double vel[3], omega[3];   /* ... with velocity vel + omega x (rot X_n) */
@@ -73,6 +80,10 @@ void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x,
 /* the mean of the nodes of point k at the current state */
 void cf_mbs_fe_point(const cfMbsModel* m, const cfMbsData* d, int ib, int k, double x[3]);
 double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib);
+/* PCG iterations of FE body ib's solves since the data was made ("factor": "pcg"; 0 otherwise);
+ * of them, those of the interface columns Z = A0^-1 J_F^T (the warm-started solves) into
+ * *interface when not NULL; the rest solve the Newton corrections, from 0. */
+long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, long* interface);
 /* Nodes of the scene's FE bodies (lumped and corotational; modal bodies not counted): the size
  * cf_default_threads (cofem/fem.h) takes for a mechanism. */
 long cf_mbs_scene_fe_nodes(const cfMbsScene* s);

@@ -184,3 +184,32 @@ int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
   return cf_precond_apply(g->m, g->d, r, z);
 }
 const char* cf_cuda_device_name(const cfCuda* g) { return "mock (CPU)"; }
+/* the mechanism's solves (fem_cuda.cu's cf_cuda_system / cf_cuda_solve) by the CPU's block
+ * Jacobi PCG on the mock's private data */
+int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
+  cfData* p = g->d;
+  if (m->def.preconditioner == CF_PRECOND_AMG) return cf_error(CF_ERR_UNSUPPORTED, "mock: cf_cuda_system with AMG");
+  for (int k = 0; k < m->nnzb; k++) cf_block_gather(k, m->blk_src_ptr, m->blk_src, p->KR, m->Mblk, cm, ck, p->A);
+  for (int n = 0; eps != 0 && n < m->nnode; n++)
+    for (int a = 0; a < 3; a++) p->A[9 * (size_t)m->diag[n] + 4 * a] += eps;
+  for (int n = 0; n < m->nnode; n++) cf_block_jacobi(n, m->diag, p->A, m->fixed, g->supports, p->Pinv);
+  return CF_OK;
+}
+int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x, int warm) {
+  cfData* p = g->d;
+  p->supports_active = g->supports;
+  for (int c = 0; c < nrhs; c++) {
+    memcpy(p->b, b[c], sizeof(double) * m->ndof);
+    p->b_scale = 0;
+    if (warm) memcpy(p->v, x[c], sizeof(double) * m->ndof);
+    else memset(p->v, 0, sizeof(double) * m->ndof);
+    p->pcg_iters_total = d->pcg_iters_total;
+    memcpy(p->warning, d->warning, sizeof d->warning);
+    int st = cf_stage_pcg(m, p);
+    d->pcg_iters = p->pcg_iters; d->pcg_residual = p->pcg_residual; d->pcg_iters_total = p->pcg_iters_total;
+    memcpy(d->warning, p->warning, sizeof d->warning);
+    memcpy(x[c], p->v, sizeof(double) * m->ndof);
+    if (st != CF_OK) return st;
+  }
+  return CF_OK;
+}

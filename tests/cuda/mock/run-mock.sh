@@ -1,6 +1,7 @@
 #!/bin/bash
-# test_cuda_stages against the CPU mock of cofem/cuda.h (cuda_mock.c), without a device:
-#   tests/cuda/mock/run-mock.sh BUILD_DIR [MOCK.c] [-- test arguments, e.g. --quick]
+# test_cuda_stages (or the test TEST names: TEST=test_cuda_mbs_fe) against the CPU mock of
+# cofem/cuda.h (cuda_mock.c), without a device:
+#   [TEST=name] tests/cuda/mock/run-mock.sh BUILD_DIR [MOCK.c] [-- test arguments, e.g. --quick]
 # BUILD_DIR: a configured and built tree (its libcofem.a and test_cuda_stages link line are used).
 # Runs from the repository root (meshes/). Exit status: the test's.
 set -eu
@@ -13,7 +14,8 @@ T=$(mktemp -d /tmp/cofem-mock.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 INC="-Ihost -Itests -Iinclude -I/usr/include/suitesparse"
 gcc -O2 -fopenmp -std=c11 -Wall $INC -c "$MOCK" -o "$T/mock.o"
-gcc -O2 -fopenmp -std=c11 -Wall $INC -c tests/cuda/test_cuda_stages.c -o "$T/t.o"
-(cd "$B" && g++ "$T/t.o" "$T/mock.o" -o "$T/test_cuda_stages_mock" @CMakeFiles/test_cuda_stages.dir/linkLibs.rsp \
+TEST=${TEST:-test_cuda_stages}
+gcc -O2 -fopenmp -std=c11 -Wall $INC -DCOFEM_SOURCE_DIR="\"$PWD\"" -c "tests/cuda/$TEST.c" -o "$T/t.o"
+(cd "$B" && g++ "$T/t.o" "$T/mock.o" -o "$T/${TEST}_mock" @CMakeFiles/$TEST.dir/linkLibs.rsp \
   -L/usr/local/cuda/targets/x86_64-linux/lib/stubs -L/usr/local/cuda/targets/x86_64-linux/lib)
-"$T/test_cuda_stages_mock" "$@"
+"$T/${TEST}_mock" "$@"

@@ -1,0 +1,57 @@
+/* The corotational FE body of a mechanism on the CUDA backend ("factor": "pcg", "backend": "cuda";
+ * host/mbs/mbs_fe.c, cf_cuda_system / cf_cuda_solve in kernels/fem_cuda.cu) against the same runs on
+ * the CPU ("backend": "cpu"), the reference tests/mbs/test_mbs_fe_pcg.c checks against the exact
+ * factor. Skips (77) without a device.
+ *  1. the steel lug hung at its eye, 30 steps of 10 ms: the centre of mass and the pin reaction;
+ *  2. the door on the clamped hinge (the clamped DOFs projected on the device), 20 steps: the door;
+ *  3. the PCG iterations of both (the same algorithm: equal but for the round-off of the sums).
+ * Bounds: two runs whose Newton iterations each converged to |dq| <= 1e-9 m (the mechanism's
+ * tolerance) may sit that far apart per step; the CPU's PCG and exact-factor runs are 8.7e-13 m
+ * apart (test_mbs_fe_pcg), so TOL_X = 1e-9 m leaves the GPU's round-off a thousand times that.
+ * Iterations: within TOL_ITERS_TOTAL of test_cuda_stages (3%). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mbs/fe_pcg_run.h"
+#include "cofem/cuda.h"
+
+#define TOL_X 1e-9           /* m */
+#define TOL_REACTION 1e-6    /* relative */
+#define TOL_ITERS_TOTAL 0.03 /* relative difference of the total PCG iterations */
+
+static void compare(const char* what, const Run* gpu, const Run* cpu) {
+  double dx = dist3(gpu->centre, cpu->centre);
+  double dit = fabs((double)gpu->pcg - (double)cpu->pcg) / (double)(cpu->pcg > 0 ? cpu->pcg : 1);
+  printf("%s: GPU vs CPU %.2e m apart (bound %g), reaction %.9f vs %.9f N, PCG iterations %ld vs %ld (%.2f%%), "
+         "Newton %d vs %d\n",
+         what, dx, TOL_X, gpu->reaction, cpu->reaction, gpu->pcg, cpu->pcg, 100 * dit, gpu->newton, cpu->newton);
+  CHECK(dx < TOL_X);
+  CHECK_CLOSE(gpu->reaction, cpu->reaction, 1e-9, TOL_REACTION);
+  CHECK(gpu->pcg > 0);
+  CHECK(dit <= TOL_ITERS_TOTAL);
+}
+
+int main(void) {
+  fe_pcg_paths();
+  char why[256];
+  if (!cf_cuda_available(why, sizeof why)) {
+    printf("SKIP: no CUDA device: %s\n", why);
+    return 77;
+  }
+  static char json[16384];
+  Run cpu, gpu;
+  lug_json(json, sizeof json, ", \"factor\": \"pcg\"");
+  CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &cpu));
+  lug_json(json, sizeof json, ", \"factor\": \"pcg\", \"backend\": \"cuda\"");
+  CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
+  compare("lug hung at its eye, 30 steps of 10 ms", &gpu, &cpu);
+
+  /* the hinge's FE scene asks for the rotated Cholesky, which the GPU lacks: block Jacobi on both */
+  CHECK_OK(hinge_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"block_jacobi\""));
+  CHECK_OK(run(json, kHingePath, 20, -1, -1, "door", &cpu));
+  CHECK_OK(hinge_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"block_jacobi\", \"backend\": \"cuda\""));
+  CHECK_OK(run(json, kHingePath, 20, -1, -1, "door", &gpu));
+  compare("door on the clamped hinge, 20 steps", &gpu, &cpu);
+  TEST_END();
+}
