@@ -437,6 +437,18 @@ struct cfMbsFeState {
   int kr_stale;             /* fd->KR is not of the current state (the forces were matrix-free) */
   cfCuda* gpu;              /* "backend": "cuda": the part's stages and PCG on the device */
   long pcg_interface;       /* "pcg": the PCG iterations of the Z columns (cf_mbs_fe_pcg_iterations) */
+  /* "pcg": the last interface solutions of the two operators a step solves with (the Newton
+   * iteration's and the projections' A0 = M + eps I), each with its coefficients and the positions
+   * they were solved at: the start of the next solves with the same coefficients (z_guess) */
+  double pcg_coef[3];       /* cm, ck, eps of pcg_system's A0 */
+  double* zsave[2];         /* [nrow][ndof] */
+  double* zx[2];            /* [ndof] */
+  double zkey[2][3];
+  int zhave[2], zlast;
+  double *W, *AW;           /* the start's basis and its products [2 nrow + 2][ndof] */
+  double *yprev, *yx;       /* the last Newton correction's solve, and the positions of it [ndof] */
+  double ykey[3];
+  int yhave;
   int gpu_status;           /* a device error of the last forces (cf_mbs__fe_forces returns none):
                                returned by the next cf_mbs__fe_factor */
 };
@@ -817,6 +829,16 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (row_of_fe(&m->con[r], i)) s->row[s->nrow++] = r;
     if (fb->a0_pcg) { /* no factor: the PCG's preconditioner is formed by pcg_system */
       const cfModel* fem = fb->fem;
+      for (int k = 0; k < 2; k++) {
+        s->zx[k] = malloc(sizeof(double) * (size_t)ndof);
+        s->zsave[k] = malloc(sizeof(double) * (size_t)ndof * (size_t)(s->nrow + 1));
+        if (!s->zx[k] || !s->zsave[k]) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+      }
+      s->W = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
+      s->AW = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
+      s->yprev = malloc(sizeof(double) * (size_t)ndof);
+      s->yx = malloc(sizeof(double) * (size_t)ndof);
+      if (!s->W || !s->AW || !s->yprev || !s->yx) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
       cfData* fd = d->fe_data[i];
       fd->supports_active = fem->nfixed > 0;
       if (fb->cuda) {
@@ -847,6 +869,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
       cholmod_free_dense(&s->zB, &s->sp.cc);
       cf_sparse_free(&s->sp);
     }
+    free(s->zx[0]), free(s->zx[1]), free(s->zsave[0]), free(s->zsave[1]), free(s->W), free(s->AW), free(s->yprev), free(s->yx);
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
@@ -935,6 +958,7 @@ static int spd_inverse(double* H, int n) {
 static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0;
+  s->pcg_coef[0] = cm, s->pcg_coef[1] = ck, s->pcg_coef[2] = eps;
   if (s->gpu) return cf_cuda_system(s->gpu, fem, cm, ck, eps);
   if (s->kr_stale) {
     cf_stage_elastic(fem, fd);
@@ -969,7 +993,6 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
   int st = CF_OK;
-  const long it0 = fd->pcg_iters_total;
   fd->supports_active = fem->nfixed > 0;
   if (s->gpu) {
     st = cf_cuda_solve(s->gpu, fem, fd, nc, b, x, warm);
@@ -985,7 +1008,6 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
       memcpy(x[c], fd->v, sizeof(double) * (size_t)ndof);
     }
   }
-  if (warm) s->pcg_interface += fd->pcg_iters_total - it0;
   if (st != CF_OK)
     return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (\"factor\": \"pcg\"%s): %s",
                     mm->body_name[fb->body], s->gpu ? ", on the GPU" : "", cf_last_error());
@@ -995,10 +1017,157 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   return CF_OK;
 }
 
+/* The rotation that best carries the part from positions x0 to x (mass-weighted least squares about
+ * the centres of mass: R = polar(sum m_n (x_n - c)(x0_n - c0)^T)). */
+static void part_turn(const cfModel* fem, const double* x0, const double* x, double R[9]) {
+  double c0[3] = {0, 0, 0}, c[3] = {0, 0, 0}, mt = 0, H[9] = {0};
+  for (int n = 0; n < fem->nnode; n++) {
+    mt += fem->node_mass[n];
+    for (int a = 0; a < 3; a++) c0[a] += fem->node_mass[n] * x0[3 * n + a], c[a] += fem->node_mass[n] * x[3 * n + a];
+  }
+  for (int a = 0; a < 3; a++) c0[a] /= mt, c[a] /= mt;
+  for (int n = 0; n < fem->nnode; n++)
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) H[3 * a + b] += fem->node_mass[n] * (x[3 * n + a] - c[a]) * (x0[3 * n + b] - c0[b]);
+  cf_polar_rotation(H, NULL, R);
+}
+
+static double dot_n(const double* a, const double* b, int n) {
+  double t = 0;
+  for (int i = 0; i < n; i++) t += a[i] * b[i];
+  return t;
+}
+
+/* The start of the interface columns' PCG ("factor": "pcg", the scene's "warm_start"): the Galerkin
+ * solution in the span of the last solutions Z_k and the same turned by the part's rotation since
+ * they were solved (R Z_k node by node), x0 = W (W^T A W)^-1 W^T b with W made A-orthonormal:
+ * the projection of successive right-hand sides (P. Fischer, Comput. Methods Appl. Mech. Engrg.
+ * 163, 1998), with the turned copies because the part's matrix turns with it: A(x) ~ R A(x0) R^T
+ * and J's rows on global axes mix by R, so A^-1 J^T at x lies near span{R Z(x0)} where Z(x0) alone
+ * is off by the angle. The products A W are 2 nrow SpMVs (on the device: cf_cuda_apply_A) against
+ * hundreds of PCG iterations per column. Measured on the swinging lug (test_mbs_fe_pcg): 0.91x the
+ * iterations of cold starts from the last Z alone, 0.85x with this start: the part's matrix changes
+ * by more than its turn between solves (strains, the Newton iterate), and the block-Jacobi PCG
+ * still has most of its ten decades to go. */
+static int galerkin_start(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nw, int nc,
+                          const double* const* b, double* const* xs);
+static void turn_nodes(const cfModel* fem, const double R[9], const double* z, double* w);
+
+static int z_guess(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof, nr = s->nrow;
+  /* the saved solutions of these coefficients, else the slot to replace (the older one) */
+  int slot = -1;
+  for (int k = 0; k < 2; k++)
+    if (s->zhave[k] && !memcmp(s->zkey[k], s->pcg_coef, sizeof s->pcg_coef)) slot = k;
+  if (slot < 0) { /* no solutions of this operator yet: from 0 */
+    slot = s->zhave[0] && s->zhave[1] ? 1 - s->zlast : (s->zhave[0] ? 1 : 0);
+    for (int c = 0; c < nc; c++) memset(s->zz[c], 0, sizeof(double) * (size_t)ndof);
+    return slot;
+  }
+  const double* Zs = s->zsave[slot];
+  if (!fem->def.warm_start) return slot; /* the PCG starts from 0 */
+  double R[9];
+  part_turn(fem, s->zx[slot], fd->x, R);
+  int nw = 0;
+  for (int k = 0; k < nr; k++) memcpy(s->W + (size_t)nw++ * ndof, Zs + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
+  for (int k = 0; k < nr; k++, nw++) turn_nodes(fem, R, Zs + (size_t)k * ndof, s->W + (size_t)nw * ndof);
+  int st = galerkin_start(fb, fd, s, nw, nc, s->zr, s->zz);
+  return st < 0 ? st : slot;
+}
+
+/* w[3n + a] = R z[3n + a] node by node, clamped DOFs 0 */
+static void turn_nodes(const cfModel* fem, const double R[9], const double* z, double* w) {
+  for (int n = 0; n < fem->nnode; n++)
+    for (int a = 0; a < 3; a++) w[3 * n + a] = R[3 * a] * z[3 * n] + R[3 * a + 1] * z[3 * n + 1] + R[3 * a + 2] * z[3 * n + 2];
+  for (int j = 0; fem->nfixed && j < fem->ndof; j++)
+    if (fem->fixed[j]) w[j] = 0;
+}
+
+/* x[c] = W (W^T A W)^-1 W^T b[c] for c < nc, W the first nw vectors of s->W (overwritten), A the
+ * part's matrix of pcg_system (fd->A, or the device's) */
+static int galerkin_start(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nw, int nc,
+                          const double* const* b, double* const* xs) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  for (int i = 0; i < nw; i++) {
+    const double* w = s->W + (size_t)i * ndof;
+    double* aw = s->AW + (size_t)i * ndof;
+    if (s->gpu) {
+      int st = cf_cuda_apply_A(s->gpu, CF_CUDA_SPMV_OWN, w, aw);
+      if (st < 0) return cf_error(st, "FE body on the GPU: %s", cf_last_error());
+    } else {
+      for (int n = 0; n < fem->nnode; n++) cf_bsr_row(n, fem->row_ptr, fem->col, fd->A, w, aw);
+    }
+  }
+  /* A-orthonormal basis by modified Gram-Schmidt, twice (the turned copies are nearly the
+   * originals); a vector whose A-norm falls below 1e-10 of its own is dropped */
+  int nb = 0;
+  for (int i = 0; i < nw; i++) {
+    double* w = s->W + (size_t)i * ndof;
+    double* aw = s->AW + (size_t)i * ndof;
+    double n0 = dot_n(w, aw, ndof);
+    if (!(n0 > 0) || !isfinite(n0)) continue;
+    for (int pass = 0; pass < 2; pass++)
+      for (int j = 0; j < nb; j++) {
+        const double* v = s->W + (size_t)j * ndof;
+        const double* av = s->AW + (size_t)j * ndof;
+        double h = dot_n(v, aw, ndof);
+        for (int l = 0; l < ndof; l++) w[l] -= h * v[l], aw[l] -= h * av[l];
+      }
+    double n1 = dot_n(w, aw, ndof);
+    if (!(n1 > 1e-20 * n0)) continue;
+    double sc = 1 / sqrt(n1);
+    double* v = s->W + (size_t)nb * ndof;
+    double* av = s->AW + (size_t)nb * ndof;
+    for (int l = 0; l < ndof; l++) v[l] = sc * w[l], av[l] = sc * aw[l];
+    nb++;
+  }
+  for (int c = 0; c < nc; c++) {
+    double* x = xs[c];
+    memset(x, 0, sizeof(double) * (size_t)ndof);
+    for (int j = 0; j < nb; j++) {
+      const double* v = s->W + (size_t)j * ndof;
+      double h = dot_n(v, b[c], ndof);
+      for (int l = 0; l < ndof; l++) x[l] += h * v[l];
+    }
+  }
+  return CF_OK;
+}
+
+/* "pcg": x = A0^-1 b, the Newton correction's solve, from the Galerkin start in the span of the
+ * interface columns Z (solutions of this A0: the joints' reactions move the part through them) and
+ * the last correction of the same coefficients, turned and not (as z_guess) */
+static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
+                   const double* b, double* x) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  int warm = fem->def.warm_start && s->z_valid;
+  if (warm) {
+    int nw = 0;
+    for (int k = 0; k < s->nrow; k++) memcpy(s->W + (size_t)nw++ * ndof, s->Z + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
+    if (s->yhave && !memcmp(s->ykey, s->pcg_coef, sizeof s->pcg_coef)) {
+      double R[9];
+      part_turn(fem, s->yx, fd->x, R);
+      memcpy(s->W + (size_t)nw++ * ndof, s->yprev, sizeof(double) * (size_t)ndof);
+      turn_nodes(fem, R, s->yprev, s->W + (size_t)nw++ * ndof);
+    }
+    int st = galerkin_start(fb, fd, s, nw, 1, &b, &x);
+    if (st < 0) return st;
+  }
+  int st = pcg_solve(m, fb, fd, s, 1, &b, &x, warm);
+  if (st < 0) return st;
+  memcpy(s->yprev, x, sizeof(double) * (size_t)ndof);
+  memcpy(s->yx, fd->x, sizeof(double) * (size_t)ndof);
+  memcpy(s->ykey, s->pcg_coef, sizeof s->pcg_coef);
+  s->yhave = 1;
+  return CF_OK;
+}
+
 /* x = A0^-1 b (b zero at clamped DOFs, x too): the exact factor, or the rotated one at rest */
 static int a0_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
                     const double* b, double* x) {
-  if (fb->a0_pcg) return pcg_solve(m, fb, fd, s, 1, &b, &x, 0);
+  if (fb->a0_pcg) return y_solve(m, fb, fd, s, b, x);
   if (s->exact_now) return cf_sparse_solve(&s->sp, b, x);
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
@@ -1015,9 +1184,18 @@ static int a0_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* f
  * factor nc times (43% of the lug pendulum's step). */
 static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
   const int ndof = 3 * fb->nnode;
-  if (fb->a0_pcg) { /* each column from its last solution (s->Z keeps it) */
+  if (fb->a0_pcg) { /* each column from the Galerkin start of the last ones (z_guess) */
     for (int c = 0; c < nc; c++) s->zr[c] = s->JF + (size_t)s->chg[c] * ndof, s->zz[c] = s->Z + (size_t)s->chg[c] * ndof;
-    return pcg_solve(m, fb, fd, s, nc, s->zr, s->zz, 1);
+    const long it0 = fd->pcg_iters_total;
+    int slot = z_guess(fb, fd, s, nc);
+    int st = slot < 0 ? slot : pcg_solve(m, fb, fd, s, nc, s->zr, s->zz, 1);
+    s->pcg_interface += fd->pcg_iters_total - it0;
+    if (st < 0) return st;
+    memcpy(s->zsave[slot], s->Z, sizeof(double) * (size_t)ndof * (size_t)s->nrow); /* all columns: of this A0 */
+    memcpy(s->zx[slot], fd->x, sizeof(double) * (size_t)ndof);
+    memcpy(s->zkey[slot], s->pcg_coef, sizeof s->pcg_coef);
+    s->zhave[slot] = 1, s->zlast = slot;
+    return CF_OK;
   }
   if (s->exact_now) {
     double* B = s->zB->x;
