@@ -71,9 +71,9 @@ static void test_warm_start(void) {
          warm.pcg_z, cold.pcg_z, (double)warm.pcg_z / cold.pcg_z, warm.pcg, cold.pcg, (double)warm.pcg / cold.pcg, dx);
   CHECK(dx < 1e-10);
   CHECK(warm.pcg_z > 0 && cold.pcg_z > 0);
-  CHECK(warm.pcg_z < 0.95 * cold.pcg_z); /* measured 0.85x (0.91x from the last solutions alone, before the
+  CHECK(warm.pcg_z < 0.88 * cold.pcg_z); /* measured 0.85x (0.91x from the last solutions alone, before the
                                           * Galerkin start in their span and their turned copies) */
-  CHECK(warm.pcg < 0.95 * cold.pcg);     /* measured 0.83x: the Newton corrections' start too (y_solve) */
+  CHECK(warm.pcg < 0.88 * cold.pcg);     /* measured 0.83x: the Newton corrections' start too (y_solve) */
 }
 
 static void expect_error(const char* flexible, const char* needle) {
