@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cofem/cuda.h"
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
 #include "cofem/mbs_fe.h"
@@ -68,7 +69,7 @@
 #define MAX_VAR 64
 #define THETA0 0.4 /* release angle off the vertical [rad] */
 
-enum { KIND_LUMPED, KIND_COROT, KIND_COROT_ROTATED, KIND_MODAL, KIND_FE, KIND_BOX };
+enum { KIND_LUMPED, KIND_COROT, KIND_COROT_ROTATED, KIND_MODAL, KIND_FE, KIND_BOX, KIND_COROT_PCG };
 
 typedef struct Part {
   const char* name;
@@ -88,6 +89,10 @@ typedef struct Variant {
   char part[32], name[32];
   int kind, modes, precond, box_n;
   int integrator; /* the FE step's (fe_ga: generalized-alpha Newton, as the mechanism integrates) */
+  /* KIND_COROT_PCG ("factor": "pcg"): the preconditioner's scene name, cold starts, the GPU */
+  const char* pcg_pre;
+  int pcg_cold, pcg_cuda;
+  double pcg_it, pcg_z; /* PCG iterations per step of the part's solves, of them the interface columns' */
   double dt;
   /* mechanism */
   cfMbsScene scene;
@@ -228,7 +233,11 @@ static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
   char json[4096], flex[1536], scenerel[1100];
   if (p->scene[0] == '/') snprintf(scenerel, sizeof scenerel, "%s", p->scene);
   else snprintf(scenerel, sizeof scenerel, "../%s", p->scene + strlen("scenes/"));
-  if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_ROTATED)
+  if (v->kind == KIND_COROT_PCG)
+    snprintf(flex, sizeof flex,
+             "{\"scene\": \"%s\", \"formulation\": \"corotational\", \"factor\": \"pcg\", \"preconditioner\": \"%s\", "
+             "\"backend\": \"%s\"}", scenerel, v->pcg_pre, v->pcg_cuda ? "cuda" : "cpu");
+  else if (v->kind == KIND_LUMPED || v->kind == KIND_COROT || v->kind == KIND_COROT_ROTATED)
     snprintf(flex, sizeof flex, "{\"scene\": \"%s\", \"formulation\": \"%s\"%s}", scenerel,
              v->kind == KIND_LUMPED ? "lumped" : "corotational",
              v->kind == KIND_COROT_ROTATED ? ", \"factor\": \"rotated\"" : "");
@@ -252,6 +261,7 @@ static int setup_mbs_json(Variant* v, const Part* p, const double q[4]) {
   double t1 = cf_wall_time();
   if (st < 0) return fail(v, "scene"), st;
   v->has_scene = 1;
+  if (v->pcg_cold) v->scene.flex[0]->model->def.warm_start = 0; /* the solves start from 0 */
   const cfModalPart* fp = v->scene.flex[0];
   v->nnode = fp->scene.mesh.nnode, v->ntet = fp->scene.mesh.ntet;
   v->t_reduce = v->kind == KIND_MODAL ? fp->t_total - fp->t_load : 0;
@@ -346,9 +356,14 @@ static int run_round(Variant* v, int steps, int timed) {
     }
   } else {
     if ((st = cf_mbs_reset(v->m, v->d)) < 0) return fail(v, "reset"), st;
+    long z0 = 0, it0 = v->kind == KIND_COROT_PCG ? cf_mbs_fe_pcg_iterations(v->m, v->d, 0, &z0) : 0;
     c0 = cpu_time(), w0 = cf_wall_time();
     for (int k = 0; k < steps; k++)
       if ((st = cf_mbs_step(v->m, v->d)) < 0) return fail(v, "step"), st;
+    if (v->kind == KIND_COROT_PCG && timed) {
+      long z1 = 0, it1 = cf_mbs_fe_pcg_iterations(v->m, v->d, 0, &z1);
+      v->pcg_it = (double)(it1 - it0) / steps, v->pcg_z = (double)(z1 - z0) / steps;
+    }
   }
   double cpu = cpu_time() - c0, wall = cf_wall_time() - w0;
   if (!timed) return CF_OK;
@@ -555,11 +570,81 @@ static double fit_exponent(const double* x, const double* y, int i0, int n, doub
 
 static const char* kUsage =
     "usage: cofem_bench_fe_mbs [--steps N] [--repeat R] [--dt DT]... [--growth-steps N] [--growth-max-nodes N]\n"
-    "                          [--threads T] [--label NAME] [--quick] [--family [--family-steps N] [--family-budget S]]\n";
+    "                          [--threads T] [--label NAME] [--quick] [--family [--family-steps N] [--family-budget S]]\n"
+    "       cofem_bench_fe_mbs --pcg [--steps N] [--repeat R] [--dt DT] [--threads T] [--label NAME]\n";
+
+/* --pcg: the corotational body with "factor": "pcg" (the part's matrix by the PCG, no factor) on
+ * the lug and the hinge at dt, against the exact factor in the same process: block Jacobi and the
+ * rotated Cholesky, each with the warm start of its solves (mbs_fe.c z_guess, y_solve) and with
+ * cold starts, and block Jacobi on the GPU ("backend": "cuda") when a device is there. ms per step
+ * (CPU time, and wall time: the GPU's work is not the process's CPU time), Newton iterations and
+ * PCG iterations per step, of them the interface columns'. With --label: pcg.csv. */
+static int run_pcg_section(double dt, int steps, int repeat, const char* label) {
+  static Variant var[2 * 7];
+  int nv = 0;
+  char why[256];
+  const int gpu = cf_cuda_available(why, sizeof why);
+  if (!gpu) printf("GPU variants left out: %s\n", why);
+  static const struct { const char* name; const char* pre; int cold, cuda; } kPcg[] = {
+      {"pcg_bj", "block_jacobi", 0, 0}, {"pcg_bj_cold", "block_jacobi", 1, 0},
+      {"pcg_rc", "rotated_cholesky", 0, 0}, {"pcg_rc_cold", "rotated_cholesky", 1, 0},
+      {"pcg_cuda", "block_jacobi", 0, 1}, {"pcg_cuda_cold", "block_jacobi", 1, 1}};
+  for (int p = 0; p < NPART; p++) {
+    double q[4] = {1, 0, 0, 0};
+    if (hang_pose(&kParts[p], q) < 0) return fprintf(stderr, "%s: %s\n", kParts[p].name, cf_last_error()), 1;
+    for (int j = -1; j < 6; j++) {
+      if (j >= 0 && kPcg[j].cuda && !gpu) continue;
+      Variant* v = &var[nv++];
+      memset(v, 0, sizeof *v);
+      snprintf(v->part, sizeof v->part, "%s", kParts[p].name);
+      v->dt = dt;
+      if (j < 0) {
+        v->kind = KIND_COROT, snprintf(v->name, sizeof v->name, "corotational");
+      } else {
+        v->kind = KIND_COROT_PCG, v->pcg_pre = kPcg[j].pre, v->pcg_cold = kPcg[j].cold, v->pcg_cuda = kPcg[j].cuda;
+        snprintf(v->name, sizeof v->name, "%s", kPcg[j].name);
+      }
+      if (setup_mbs_json(v, &kParts[p], q) < 0) printf("%s %s: setup failed: %s\n", v->part, v->name, v->err);
+    }
+  }
+  run_all(var, nv, steps, repeat);
+  FILE* f = NULL;
+  char path[700];
+  if (label && !(f = open_results_csv(label, "pcg.csv", path, sizeof path))) return 1;
+  if (f) fprintf(f, "part,variant,dt,nodes,steps,rounds,cpu_ms_per_step,wall_ms_per_step,newton_per_step,pcg_per_step,"
+                    "pcg_interface_per_step,x_exact_wall\n");
+  for (int p = 0; p < NPART; p++) {
+    const Variant* ex = find(var, nv, kParts[p].name, dt, "corotational");
+    printf("\n%s hung at its pin, dt %g s, %d steps per round, %d rounds: \"factor\": \"pcg\" against the exact factor\n",
+           kParts[p].name, dt, steps, repeat);
+    printf("| variant | ms/step CPU | ms/step wall | x exact (wall) | Newton/step | PCG/step | of them interface |\n");
+    printf("|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nv; i++) {
+      const Variant* v = &var[i];
+      if (strcmp(v->part, kParts[p].name)) continue;
+      if (v->failed || !v->nrep) {
+        printf("| %s | failed: %s |\n", v->name, v->err);
+        continue;
+      }
+      double cpu = 1e3 * v->best_cpu / steps, wall = 1e3 * v->best_wall / steps;
+      double rel = ex && ex->nrep ? v->best_wall / ex->best_wall : NAN;
+      printf("| %s | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f |\n", v->name, cpu, wall, rel, v->iters, v->pcg_it, v->pcg_z);
+      if (f)
+        fprintf(f, "%s,%s,%g,%d,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", v->part, v->name, dt, v->nnode, steps, v->nrep, cpu,
+                wall, v->iters, v->pcg_it, v->pcg_z, rel);
+    }
+  }
+  if (f) {
+    fclose(f);
+    printf("wrote %s\n", path);
+  }
+  for (int i = 0; i < nv; i++) release(&var[i]);
+  return 0;
+}
 
 int main(int argc, char** argv) {
   int steps = 100, repeat = 3, growth_steps = 20, growth_max = 5000, threads = 0, quick = 0, ndt = 0;
-  int family = 0, family_steps = 10;
+  int family = 0, family_steps = 10, pcg = 0;
   double family_budget = 300;
   double dts[MAX_DT];
   const char* label = NULL;
@@ -573,6 +658,10 @@ int main(int argc, char** argv) {
     }
     if (!strcmp(a, "--family")) {
       family = 1;
+      continue;
+    }
+    if (!strcmp(a, "--pcg")) {
+      pcg = 1;
       continue;
     }
     int st = CF_OK; /* strict values (cf_parse_*, cofem/status.h) */
@@ -608,6 +697,7 @@ int main(int argc, char** argv) {
   }
   if (ndt == 0) dts[0] = 0.01, dts[1] = 0.001, ndt = 2;
   if (threads > 0) omp_set_num_threads(threads);
+  if (pcg) return run_pcg_section(ndt ? dts[0] : 0.01, steps, repeat, label);
   const int modes[3] = {6, 12, 24};
   /* CHOLMOD's supernodal factorization (the lumped body's leading matrix, the rotated-Cholesky
    * factor) asks OpenMP for a fixed number of threads whatever omp_set_num_threads / OMP_NUM_THREADS

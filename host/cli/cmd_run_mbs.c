@@ -217,12 +217,19 @@ static void mbs_print_header(const MbsRun* r) {
   for (int k = 0; k < s->nflex; k++) {
     const cfModalPart* p = s->flex[k];
     if (cf_mbs_fe_index(m, s->flex_body[k]) >= 0) {
-      int corot = s->def.fe[cf_mbs_def_fe_index(&s->def, s->flex_body[k])].corotational;
-      printf("  flexible body '%s': %s, %d nodes, %d tets, mass %.6g kg; %s\n", m->body_name[s->flex_body[k]],
+      const cfMbsFeDef* fe = &s->def.fe[cf_mbs_def_fe_index(&s->def, s->flex_body[k])];
+      char how[256] = "";
+      if (fe->corotational)
+        snprintf(how, sizeof how, "; its matrix %s", fe->a0_pcg ? "by the PCG" : fe->exact_factor ? "factored at every step"
+                                                                                          : "factored at rest, turned with it");
+      if (fe->a0_pcg)
+        snprintf(how + strlen(how), sizeof how - strlen(how), " (%s, tol %.0e, %s)",
+                 cf_preconditioner_name(p->model->def.preconditioner), p->model->def.pcg_tol, fe->cuda ? "on the GPU" : "on the CPU");
+      printf("  flexible body '%s': %s, %d nodes, %d tets, mass %.6g kg; %s%s\n", m->body_name[s->flex_body[k]],
              p->scene.mesh_path, p->model->nnode, p->model->ntet,
              cf_mbs_fe_total_mass(m, cf_mbs_fe_index(m, s->flex_body[k])),
-             corot ? "corotational formulation: the co-rotational part, condensed onto its joints by the solver"
-                   : "lumped formulation: a point mass at every node, co-rotational internal forces");
+             fe->corotational ? "corotational formulation: the co-rotational part, condensed onto its joints by the solver"
+                              : "lumped formulation: a point mass at every node, co-rotational internal forces", how);
       continue;
     }
     int ib = cf_mbs_modal_index(m, s->flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;
@@ -347,6 +354,12 @@ static void mbs_summary(const MbsRun* r, double wall) {
            100 * r->e_dev / fmax(fabs(E0), fmax(fabs(r->T0), 1e-300)),
            mbs_conservative(r) ? "" : " (not conserved: drivers, dampers, actuators or loads do work)");
   }
+  for (int k = 0; k < m->nfe; k++) {
+    long z = 0, it = cf_mbs_fe_pcg_iterations(m, d, k, &z);
+    if (it > 0)
+      printf("  FE body %d: %.1f PCG iterations per step, %.1f of them for the joints' columns\n", k,
+             (double)it / (double)(done ? done : 1), (double)z / (double)(done ? done : 1));
+  }
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);
   printf("  time per step [ms]: constraints %.4f, forces %.4f, assemble %.4f, factor %.4f, solve %.4f\n",
@@ -374,7 +387,8 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   g_scene = o.scene_path;
   cf_cli_catch_interrupts();
   if (o.backend == 1) { /* --precond and --cold have no effect on a mechanism; --backend cuda is refused */
-    cf_error(CF_ERR_UNSUPPORTED, "mechanisms run on the CPU only (--backend cuda)");
+    cf_error(CF_ERR_UNSUPPORTED, "--backend cuda: a mechanism's multibody core runs on the CPU; a corotational FE body "
+             "goes to the GPU with \"factor\": \"pcg\", \"backend\": \"cuda\" in its \"flexible\" object (docs/mbs.md)");
     return fail(CF_ERR_UNSUPPORTED);
   }
   MbsRun r = {.scene_path = o.scene_path, .quiet = o.quiet};
