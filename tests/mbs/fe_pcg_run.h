@@ -15,9 +15,11 @@
 /* The source tree: COFEM_SOURCE_DIR of the build, or of the environment when set (the device
  * machine runs the bundle's copy in another checkout: tools/gpu-check.sh sets it). */
 static char kPath[4096], kHingePath[4096]; /* kPath for relative paths only: the file is not read */
+static const char* kSourceDir = COFEM_SOURCE_DIR;
 static void fe_pcg_paths(void) {
   const char* src = getenv("COFEM_SOURCE_DIR");
   if (!src || !*src) src = COFEM_SOURCE_DIR;
+  kSourceDir = src;
   snprintf(kPath, sizeof kPath, "%s/scenes/mbs/test_fe_pcg.json", src);
   snprintf(kHingePath, sizeof kHingePath, "%s/scenes/mbs/door_on_fe_hinge.json", src);
 }
