@@ -699,6 +699,7 @@ struct cfCuda {
   int device;
   cfCudaOptions opt;
   int supports_active;
+  int sys_jacobi; /* cf_cuda_system formed block Jacobi (a backend with AMG: for a mass-only A) */
   char name[256];
   cudaStream_t s;    /* all compute, in order */
   cudaStream_t copy; /* asynchronous downloads */
@@ -2017,9 +2018,6 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
 
 int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
   TRY(check_model(g, m));
-  if (g->amg_on)
-    return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_system: the backend was made for AMG; the mechanism's solves "
-                    "precondition with block Jacobi (set the FE scene's \"preconditioner\": \"block_jacobi\")");
   CU(cudaSetDevice(g->device));
   k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              cm, ck, g->A);
@@ -2028,18 +2026,25 @@ int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps
     k_add_diag<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, eps, g->A);
     CU_LAUNCHED(k_add_diag);
   }
-  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
-                                                        g->Pinv);
-  CU_LAUNCHED(k_jacobi);
+  /* AMG (its hierarchy, uploaded at create, is of the Newton matrix): the node rotations of the
+   * device's R, as enqueue_assemble; a mass-only A (ck = 0, the projections): block Jacobi */
+  g->sys_jacobi = !(g->amg_on && ck > 0);
+  if (!g->sys_jacobi) {
+    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
+                                                                 g->node_R);
+    CU_LAUNCHED(k_node_rotation);
+  } else {
+    k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
+                                                          g->Pinv);
+    CU_LAUNCHED(k_jacobi);
+  }
   return sync_stream(g->s, "cf_cuda_system");
 }
 
-int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
-                  int warm) {
-  TRY(check_model(g, m));
-  if (!d || nrhs < 0 || (nrhs > 0 && (!b || !x))) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL argument");
-  if (g->amg_on) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_solve: the backend was made for AMG (see cf_cuda_system)");
-  CU(cudaSetDevice(g->device));
+/* the PCGs of cf_cuda_solve; with sys_jacobi the AMG is off for them (run_pcg and the graph
+ * follow amg_on; the graph is recaptured when it changes) */
+static int solve_columns(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
+                         int warm) {
   const size_t nd = (size_t)g->ndof;
   for (int c = 0; c < nrhs; c++) {
     if (!b[c] || !x[c]) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL column %d", c);
@@ -2057,6 +2062,18 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
     if (st != CF_OK) return st;
   }
   return CF_OK;
+}
+
+int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
+                  int warm) {
+  TRY(check_model(g, m));
+  if (!d || nrhs < 0 || (nrhs > 0 && (!b || !x))) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL argument");
+  CU(cudaSetDevice(g->device));
+  const int amg = g->amg_on;
+  if (g->sys_jacobi) g->amg_on = 0;
+  int st = solve_columns(g, m, d, nrhs, b, x, warm);
+  g->amg_on = amg;
+  return st;
 }
 
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {

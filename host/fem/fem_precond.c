@@ -414,6 +414,10 @@ int cf_precond_create_with(const cfModel* m, cfData* d, double cm, double ck, do
   return create(m, d, cm, ck, eps, 0);
 }
 
+int cf_precond_create_amg_with(const cfModel* m, cfData* d, double cm, double ck, double eps) {
+  return create(m, d, cm, ck, eps, 1);
+}
+
 static int create(const cfModel* m, cfData* d, double cm, double ck, double eps, int amg) {
   cf_precond_free(d);
   struct cfPrecond* p = calloc(1, sizeof *p);

@@ -12,6 +12,9 @@ void cf_precond_rest_matrix(const cfModel* m, double* A0);
  * caller's coefficients (the multibody core's corotational FE bodies, host/mbs/mbs_fe.c); an
  * existing preconditioner of d is replaced. */
 int cf_precond_create_with(const cfModel* m, cfData* d, double cm, double ck, double eps);
+/* The AMG hierarchies (both support states) of the same A0 with the caller's coefficients (the
+ * mechanism's corotational bodies with "factor": "pcg" and an AMG scene); d's is replaced. */
+int cf_precond_create_amg_with(const cfModel* m, cfData* d, double cm, double ck, double eps);
 void cf_precond_free(cfData* d);
 /* Node rotations from the current element rotations (once per step, after the polar stage). */
 void cf_precond_update(const cfModel* m, cfData* d);

@@ -260,19 +260,16 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   if (st >= 0 && (st = get_str(c, fx, "preconditioner", pre, sizeof pre, 0, w)) < 0) return st;
   if (pre[0] && strcmp(factor, "pcg"))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" goes with \"factor\": \"pcg\"", c->path, w);
-  if (pre[0] && strcmp(pre, "block_jacobi") && strcmp(pre, "rotated_cholesky"))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\" or \"rotated_cholesky\"",
-                    c->path, w, pre);
+  if (pre[0] && strcmp(pre, "block_jacobi") && strcmp(pre, "rotated_cholesky") && strcmp(pre, "amg"))
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or "
+                    "\"amg\"", c->path, w, pre);
   if (st >= 0 && pre[0])
-    part->scene.def.preconditioner = pre[0] == 'b' ? CF_PRECOND_BLOCK_JACOBI : CF_PRECOND_ROTATED_CHOLESKY;
-  /* "pcg" inside a mechanism: the block-Jacobi or rotated-Cholesky PCG (AMG's hierarchy would be of
-   * the part's own integrator's coefficients, not the mechanism's); block Jacobi on the GPU */
-  if (st >= 0 && !strcmp(factor, "pcg") &&
-      (part->scene.def.preconditioner == CF_PRECOND_AMG ||
-       (cuda && part->scene.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY)))
-    st = cf_error(CF_ERR_SCENE, "\"factor\": \"pcg\"%s: the FE scene %s asks for the %s preconditioner; set "
-                  "\"preconditioner\": \"block_jacobi\"%s here", cuda ? " on the GPU" : "", scene,
-                  cf_preconditioner_name(part->scene.def.preconditioner), cuda ? "" : " (or \"rotated_cholesky\")");
+    part->scene.def.preconditioner = pre[0] == 'b' ? CF_PRECOND_BLOCK_JACOBI
+                                     : pre[0] == 'r' ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;
+  /* "pcg" on the GPU: block Jacobi or AMG (the device has no rotated Cholesky) */
+  if (st >= 0 && cuda && part->scene.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY)
+    st = cf_error(CF_ERR_SCENE, "\"factor\": \"pcg\" on the GPU: the FE scene %s asks for the rotated-Cholesky "
+                  "preconditioner; set \"preconditioner\": \"amg\" or \"block_jacobi\" here", scene);
   /* the part's own PCG does not run inside a mechanism (mbs_fe.c factors or condenses it; with
    * "factor": "pcg" the block-Jacobi PCG solves the part's matrix unless the FE scene or the
    * "preconditioner" key asks for the rotated Cholesky) */

@@ -441,6 +441,10 @@ struct cfMbsFeState {
    * iteration's and the projections' A0 = M + eps I), each with its coefficients and the positions
    * they were solved at: the start of the next solves with the same coefficients (z_guess) */
   double pcg_coef[3];       /* cm, ck, eps of pcg_system's A0 */
+  struct cfPrecond* amg;    /* an AMG scene: the hierarchy of the Newton iteration's A0 (coefficients
+                               amg_coef), held here while a mass-only A0 (the projections) takes block
+                               Jacobi (fd->precond NULL) */
+  double amg_coef[3];
   double* zsave[2];         /* [nrow][ndof] */
   double* zx[2];            /* [ndof] */
   double zkey[2][3];
@@ -841,6 +845,16 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (!s->W || !s->AW || !s->yprev || !s->yx) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
       cfData* fd = d->fe_data[i];
       fd->supports_active = fem->nfixed > 0;
+      if (fem->def.preconditioner == CF_PRECOND_AMG) {
+        /* the hierarchy of the Newton iteration's A0 now: the device uploads it at create */
+        double cC, cK;
+        cf_mbs__step_coefficients(m, &cC, &cK);
+        double coef[3] = {1 + cC * fem->def.rayleigh_alpha, cK + cC * fem->def.rayleigh_beta, 0};
+        int st = cf_precond_create_amg_with(fem, fd, coef[0], coef[1], coef[2]);
+        if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+        s->amg = fd->precond;
+        memcpy(s->amg_coef, coef, sizeof coef);
+      }
       if (fb->cuda) {
         int st = cf_cuda_create(fem, fd, &s->gpu);
         if (st < 0) return cf_error(st, "FE body '%s' (\"backend\": \"cuda\"): %s", m->body_name[fb->body], cf_last_error());
@@ -874,6 +888,8 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     cf_cuda_free(s->gpu);
+    if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
+      d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
   }
   free(d->fe_state);
   d->fe_state = NULL;
@@ -959,7 +975,14 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0;
   s->pcg_coef[0] = cm, s->pcg_coef[1] = ck, s->pcg_coef[2] = eps;
-  if (s->gpu) return cf_cuda_system(s->gpu, fem, cm, ck, eps);
+  if (s->gpu) {
+    double coef[3] = {cm, ck, eps};
+    if (s->amg && ck > 0 && memcmp(coef, s->amg_coef, sizeof coef))
+      return cf_error(CF_ERR_UNSUPPORTED, "the GPU's AMG hierarchy is of the Newton matrix's coefficients (%g, %g, %g); "
+                      "this solve has (%g, %g, %g) (mechanism statics on the GPU: use \"backend\": \"cpu\")",
+                      s->amg_coef[0], s->amg_coef[1], s->amg_coef[2], cm, ck, eps);
+    return cf_cuda_system(s->gpu, fem, cm, ck, eps);
+  }
   if (s->kr_stale) {
     cf_stage_elastic(fem, fd);
     s->kr_stale = 0;
@@ -968,6 +991,25 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
   if (eps != 0)
     for (int n = 0; n < fem->nnode; n++)
       for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+  if (fem->def.preconditioner == CF_PRECOND_AMG) {
+    /* the Newton iteration's A0 (ck > 0): AMG of it at rest, turned by the node rotations (as the
+     * PCG of cofem run); the projections' A0 = M + eps I: block Jacobi (AMG of it would be a
+     * hierarchy per operator for a matrix block Jacobi already conditions) */
+    if (!s->amg && fd->precond) s->amg = fd->precond; /* cf_data_create's, of the scene's own coefficients */
+    fd->precond = NULL;
+    if (ck > 0) {
+      double coef[3] = {cm, ck, eps};
+      fd->precond = s->amg;
+      if (!s->amg || memcmp(coef, s->amg_coef, sizeof coef)) {
+        int st = cf_precond_create_amg_with(fem, fd, cm, ck, eps);
+        s->amg = fd->precond;
+        if (st < 0) return st;
+        memcpy(s->amg_coef, coef, sizeof coef);
+      }
+      cf_precond_update(fem, fd);
+      return CF_OK;
+    }
+  }
   if (fem->def.preconditioner != CF_PRECOND_ROTATED_CHOLESKY) {
     for (int n = 0; n < fem->nnode; n++) cf_block_jacobi(n, fem->diag, fd->A, fem->fixed, fem->nfixed > 0, fd->Pinv);
     return CF_OK;

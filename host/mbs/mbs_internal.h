@@ -199,6 +199,9 @@ void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const doub
  * only (for symmetric matrices added block by block: the entries below come as their transposes) */
 void cf_mbs__add_3x3(const cfMbsModel* m, double* Ax, int ra, int ba, int ca, int bb, const double* B, double s);
 
+/* the step's coefficients of the damping and stiffness in the Newton matrix (cf_mbs__assemble's
+ * cC and cK; the mass's is 1): the corotational bodies' A0 = (1 + alpha cC) M + (cK + beta cC) K_R */
+void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK);
 /* ---- mbs_fe.c (FE bodies, lumped formulation; all no-ops without them) ---- */
 int cf_mbs__fe_nblock(const cfMbsDef* def);           /* node blocks to append */
 int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m); /* after the modal compile */

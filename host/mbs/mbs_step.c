@@ -58,6 +58,11 @@ static StepCoef step_coef(const cfMbsModel* m) {
   return c;
 }
 
+void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK) {
+  StepCoef sc = step_coef(m);
+  *cC = sc.cC, *cK = sc.cK;
+}
+
 int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq, nc = m->ncon;
   StepCoef sc = step_coef(m);

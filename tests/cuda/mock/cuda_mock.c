@@ -22,6 +22,10 @@ struct cfCuda {
   cfCudaOptions opt;
   int pending;
   cfData* snap;
+  /* the mechanism's solves (cf_cuda_system): AMG of the Newton matrix, held aside (d->precond
+   * NULL) while block Jacobi serves a mass-only A */
+  struct cfPrecond* amg;
+  double amg_coef[3];
 };
 
 cfCudaOptions cf_cuda_default_options(void) {
@@ -90,7 +94,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   *out = g;
   return CF_OK;
 }
-void cf_cuda_free(cfCuda* g) { if (!g) return; cf_data_free(g->d); cf_data_free(g->snap); free(g); }
+void cf_cuda_free(cfCuda* g) { if (!g) return; if (g->amg && !g->d->precond) g->d->precond = g->amg; cf_data_free(g->d); cf_data_free(g->snap); free(g); }
 int cf_cuda_set_forces(cfCuda* g, const double* f) { memcpy(g->d->f_ext, f, sizeof(double) * g->m->ndof); return 0; }
 int cf_cuda_set_supports(cfCuda* g, int a) { g->supports = a ? 1 : 0; return 0; }
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
@@ -188,7 +192,21 @@ const char* cf_cuda_device_name(const cfCuda* g) { return "mock (CPU)"; }
  * Jacobi PCG on the mock's private data */
 int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
   cfData* p = g->d;
-  if (m->def.preconditioner == CF_PRECOND_AMG) return cf_error(CF_ERR_UNSUPPORTED, "mock: cf_cuda_system with AMG");
+  if (m->def.preconditioner == CF_PRECOND_AMG) {
+    if (!g->amg && p->precond) g->amg = p->precond;
+    p->precond = NULL;
+    if (ck > 0) {
+      double coef[3] = {cm, ck, eps};
+      p->precond = g->amg;
+      if (memcmp(coef, g->amg_coef, sizeof coef)) {
+        int st = cf_precond_create_amg_with(m, p, cm, ck, eps);
+        g->amg = p->precond;
+        if (st < 0) return st;
+        memcpy(g->amg_coef, coef, sizeof coef);
+      }
+      cf_precond_update(m, p);
+    }
+  }
   for (int k = 0; k < m->nnzb; k++) cf_block_gather(k, m->blk_src_ptr, m->blk_src, p->KR, m->Mblk, cm, ck, p->A);
   for (int n = 0; eps != 0 && n < m->nnode; n++)
     for (int a = 0; a < 3; a++) p->A[9 * (size_t)m->diag[n] + 4 * a] += eps;
