@@ -574,13 +574,13 @@ static const char* kUsage =
     "       cofem_bench_fe_mbs --pcg [--steps N] [--repeat R] [--dt DT] [--threads T] [--label NAME]\n";
 
 /* --pcg: the corotational body with "factor": "pcg" (the part's matrix by the PCG, no factor) on
- * the lug and the hinge at dt, against the exact factor in the same process: block Jacobi and the
- * rotated Cholesky, each with the warm start of its solves (mbs_fe.c z_guess, y_solve) and with
- * cold starts, and block Jacobi on the GPU ("backend": "cuda") when a device is there. ms per step
+ * the lug and the hinge at dt, against the exact factor in the same process: block Jacobi, the
+ * rotated Cholesky and AMG, each with the warm start of its solves (mbs_fe.c z_guess, y_solve) and
+ * with cold starts, and block Jacobi and AMG on the GPU ("backend": "cuda") when a device is there. ms per step
  * (CPU time, and wall time: the GPU's work is not the process's CPU time), Newton iterations and
  * PCG iterations per step, of them the interface columns'. With --label: pcg.csv. */
 static int run_pcg_section(double dt, int steps, int repeat, const char* label) {
-  static Variant var[2 * 7];
+  static Variant var[2 * 11];
   int nv = 0;
   char why[256];
   const int gpu = cf_cuda_available(why, sizeof why);
@@ -588,11 +588,13 @@ static int run_pcg_section(double dt, int steps, int repeat, const char* label) 
   static const struct { const char* name; const char* pre; int cold, cuda; } kPcg[] = {
       {"pcg_bj", "block_jacobi", 0, 0}, {"pcg_bj_cold", "block_jacobi", 1, 0},
       {"pcg_rc", "rotated_cholesky", 0, 0}, {"pcg_rc_cold", "rotated_cholesky", 1, 0},
-      {"pcg_cuda", "block_jacobi", 0, 1}, {"pcg_cuda_cold", "block_jacobi", 1, 1}};
+      {"pcg_amg", "amg", 0, 0}, {"pcg_amg_cold", "amg", 1, 0},
+      {"pcg_cuda", "block_jacobi", 0, 1}, {"pcg_cuda_cold", "block_jacobi", 1, 1},
+      {"pcg_cuda_amg", "amg", 0, 1}, {"pcg_cuda_amg_cold", "amg", 1, 1}};
   for (int p = 0; p < NPART; p++) {
     double q[4] = {1, 0, 0, 0};
     if (hang_pose(&kParts[p], q) < 0) return fprintf(stderr, "%s: %s\n", kParts[p].name, cf_last_error()), 1;
-    for (int j = -1; j < 6; j++) {
+    for (int j = -1; j < 10; j++) {
       if (j >= 0 && kPcg[j].cuda && !gpu) continue;
       Variant* v = &var[nv++];
       memset(v, 0, sizeof *v);

@@ -1109,6 +1109,13 @@ static int z_guess(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState
   }
   const double* Zs = s->zsave[slot];
   if (!fem->def.warm_start) return slot; /* the PCG starts from 0 */
+  if (fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI) {
+    /* AMG and the rotated Cholesky converge in 3-5 iterations per solve: the Galerkin start (2 nrow
+     * SpMVs and the Gram-Schmidt, some 20 iterations' work) cost more than it saved (the lug with
+     * the rotated Cholesky: 15.4 ms per step against 12.6 with cold starts): the last solutions */
+    for (int c = 0; c < nc; c++) memcpy(s->zz[c], Zs + (size_t)s->chg[c] * ndof, sizeof(double) * (size_t)ndof);
+    return slot;
+  }
   double R[9];
   part_turn(fem, s->zx[slot], fd->x, R);
   int nw = 0;
@@ -1179,12 +1186,12 @@ static int galerkin_start(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbs
 
 /* "pcg": x = A0^-1 b, the Newton correction's solve, from the Galerkin start in the span of the
  * interface columns Z (solutions of this A0: the joints' reactions move the part through them) and
- * the last correction of the same coefficients, turned and not (as z_guess) */
+ * the last correction of the same coefficients, turned and not (as z_guess; block Jacobi only) */
 static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
                    const double* b, double* x) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
-  int warm = fem->def.warm_start && s->z_valid;
+  int warm = fem->def.warm_start && s->z_valid && fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI; /* as z_guess */
   if (warm) {
     int nw = 0;
     for (int k = 0; k < s->nrow; k++) memcpy(s->W + (size_t)nw++ * ndof, s->Z + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
