@@ -1025,9 +1025,9 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
   return CF_OK;
 }
 
-/* x[c] = A0^-1 b[c] for c < nc by the PCG on pcg_system's A0 and preconditioner, to the FE scene's
- * tolerance relative to |b[c]|, started from x[c] (warm, when the scene's "warm_start" is on: the
- * interface columns from their last solutions) or from 0; the clamped DOFs stay 0. The iterations
+/* x[c] = A0^-1 b[c] for c < nc by the PCG on pcg_system's A0 and preconditioner, to the body's
+ * "tol" (the model's pcg_tol) relative to |b[c]|, started from x[c] (warm, when the scene's
+ * "warm_start" is on: z_guess's and y_solve's starts) or from 0; the clamped DOFs stay 0. The iterations
  * are counted in fd->pcg_iters_total (cf_mbs_fe_pcg_iterations). A solve that stops short of the
  * tolerance is an error: the condensation needs A0^-1 to the tolerance. */
 static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
