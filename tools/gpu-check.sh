@@ -106,7 +106,7 @@ verdict "test_cuda_stages -v ($(sed -n '/^== test_cuda_stages/,$p' "$OUT/stages.
 
 # the corotational FE body of a mechanism on the device ("backend": "cuda") against the CPU's runs;
 # its scenes and meshes from this checkout (COFEM_SOURCE_DIR)
-T=$(budget 90 230)
+T=$(budget 60 300)
 { echo "== test_cuda_mbs_fe (limit ${T} s)"
   COFEM_SOURCE_DIR="$PWD" OMP_NUM_THREADS=1 timeout "$T" $LB "$W/bin/test_cuda_mbs_fe"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
