@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "cf_test.h"
+#include "cofem/cuda.h"
 #include "cli/commands.h"
 #include "cofem/mbs.h"
+#include "cofem/mbs_fe.h"
 
 #define SRC COFEM_SOURCE_DIR
 
@@ -56,6 +58,14 @@ static void test_all_scenes(void) {
     CHECK_OK(st);
     if (st < 0) continue;
     CHECK(cf_mbs_scene_is_mechanism(path) == 1);
+    /* a scene whose FE body runs on the GPU ("backend": "cuda") runs the same path on the CPU when
+     * there is no device (test_cuda_mbs_fe compares the two where there is one) */
+    char why[256];
+    for (int k = 0; k < s.def.nfe; k++)
+      if (s.def.fe[k].cuda && !cf_cuda_available(why, sizeof why)) {
+        printf("%s: FE body %d on the CPU (no CUDA device: %s)\n", names[i], k, why);
+        s.def.fe[k].cuda = 0;
+      }
     cfMbsModel* m = NULL;
     cfMbsData* d = NULL;
     CHECK_OK(cf_mbs_model_create(&s.def, &m));
