@@ -9,7 +9,7 @@
  * Bounds: two runs whose Newton iterations each converged to |dq| <= 1e-9 m (the mechanism's
  * tolerance) may sit that far apart per step; the CPU's PCG and exact-factor runs are 8.7e-13 m
  * apart (test_mbs_fe_pcg), so TOL_X = 1e-9 m leaves the GPU's round-off a thousand times that.
- * Iterations: within TOL_ITERS_TOTAL of test_cuda_stages (3%). */
+ * Iterations: within TOL_ITERS_TOTAL of test_cuda_stages (3%) with block Jacobi, 10% with AMG. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +19,21 @@
 
 #define TOL_X 1e-9           /* m */
 #define TOL_REACTION 1e-6    /* relative */
-#define TOL_ITERS_TOTAL 0.03 /* relative difference of the total PCG iterations */
+#define TOL_ITERS_TOTAL 0.03 /* relative difference of the total PCG iterations, block Jacobi */
+#define TOL_ITERS_AMG 0.10   /* the same with AMG: 3-8 iterations a solve, where the device's round-off
+                                can move the stop by one in a solve (not yet measured on a device) */
 
-static void compare(const char* what, const Run* gpu, const Run* cpu) {
+static void compare(const char* what, const Run* gpu, const Run* cpu, double tol_iters) {
   double dx = dist3(gpu->centre, cpu->centre);
   double dit = fabs((double)gpu->pcg - (double)cpu->pcg) / (double)(cpu->pcg > 0 ? cpu->pcg : 1);
-  printf("%s: GPU vs CPU %.2e m apart (bound %g), reaction %.9f vs %.9f N, PCG iterations %ld vs %ld (%.2f%%), "
-         "Newton %d vs %d\n",
-         what, dx, TOL_X, gpu->reaction, cpu->reaction, gpu->pcg, cpu->pcg, 100 * dit, gpu->newton, cpu->newton);
+  printf("%s: GPU vs CPU %.2e m apart (bound %g), reaction %.9f vs %.9f N, PCG iterations %ld vs %ld (%.2f%%, "
+         "bound %g%%), Newton %d vs %d\n",
+         what, dx, TOL_X, gpu->reaction, cpu->reaction, gpu->pcg, cpu->pcg, 100 * dit, 100 * tol_iters, gpu->newton,
+         cpu->newton);
   CHECK(dx < TOL_X);
   CHECK_CLOSE(gpu->reaction, cpu->reaction, 1e-9, TOL_REACTION);
   CHECK(gpu->pcg > 0);
-  CHECK(dit <= TOL_ITERS_TOTAL);
+  CHECK(dit <= tol_iters);
 }
 
 int main(void) {
@@ -46,7 +49,7 @@ int main(void) {
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &cpu));
   lug_json(json, sizeof json, ", \"factor\": \"pcg\", \"backend\": \"cuda\"");
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
-  compare("lug hung at its eye, 30 steps of 10 ms", &gpu, &cpu);
+  compare("lug hung at its eye, 30 steps of 10 ms", &gpu, &cpu, TOL_ITERS_TOTAL);
 
   /* AMG: the hierarchy of the Newton matrix (the host's, uploaded at create), block Jacobi for the
    * projections' mass-only solves (the graph recaptured at each switch) */
@@ -54,13 +57,13 @@ int main(void) {
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &cpu));
   lug_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"amg\", \"backend\": \"cuda\"");
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
-  compare("lug, AMG, 30 steps of 10 ms", &gpu, &cpu);
+  compare("lug, AMG, 30 steps of 10 ms", &gpu, &cpu, TOL_ITERS_AMG);
 
   /* the hinge's FE scene asks for the rotated Cholesky, which the GPU lacks: AMG on both */
   CHECK_OK(hinge_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"amg\""));
   CHECK_OK(run(json, kHingePath, 20, -1, -1, "door", &cpu));
   CHECK_OK(hinge_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"amg\", \"backend\": \"cuda\""));
   CHECK_OK(run(json, kHingePath, 20, -1, -1, "door", &gpu));
-  compare("door on the clamped hinge, 20 steps", &gpu, &cpu);
+  compare("door on the clamped hinge, AMG, 20 steps", &gpu, &cpu, TOL_ITERS_AMG);
   TEST_END();
 }
