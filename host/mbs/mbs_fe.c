@@ -417,6 +417,7 @@ struct cfMbsFeState {
   int fb_slow, fb_on;       /* Newton updates that shrank by less than 5x; the step finishes with the exact factor */
   double fb_prev;           /* the last Newton update seen */
   int exact_now;            /* A0 solves with the exact factor (exact_factor, or the fallback) */
+  int pcg_now;              /* "pcg": A0 solves by the PCG (not in statics: below) */
   long key_step;            /* the step and coefficients A0, Z and H were formed for: within a step */
   double key_coef[5];       /* they are kept (a modified Newton for the part's tangent) ... */
   int key_uses;             /* ... once the Newton updates have shrunk (the predictor can be far off) */
@@ -798,6 +799,19 @@ static int row_of_fe(const cfMbsCon* c, int i) { return c->nft > 0 && c->ft_fe[0
 
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c) { return c->nft > 0 && m->fe[c->ft_fe[0]].corotational; }
 
+/* CHOLMOD for the exact factor of A0 and its multi-column solves (made once; "pcg" bodies make it
+ * when mechanism statics first needs it) */
+static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  if (s->sp_ready) return CF_OK;
+  const int ndof = 3 * fb->nnode;
+  int st = cf_sparse_init(fb->fem, 1, &s->sp);
+  if (st < 0) return st;
+  s->sp_ready = 1;
+  s->zB = cholmod_allocate_dense((size_t)ndof, (size_t)(s->nrow + 1), (size_t)ndof, CHOLMOD_REAL, &s->sp.cc);
+  if (!s->zB) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  return CF_OK;
+}
+
 int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
   if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -861,11 +875,8 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       }
       continue;
     }
-    int st = cf_sparse_init(fb->fem, 1, &s->sp);
+    int st = exact_init(fb, s);
     if (st < 0) return st;
-    s->sp_ready = 1;
-    s->zB = cholmod_allocate_dense((size_t)ndof, (size_t)(s->nrow + 1), (size_t)ndof, CHOLMOD_REAL, &s->sp.cc);
-    if (!s->zB) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   }
   return CF_OK;
 }
@@ -978,8 +989,8 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
   if (s->gpu) {
     double coef[3] = {cm, ck, eps};
     if (s->amg && ck > 0 && memcmp(coef, s->amg_coef, sizeof coef))
-      return cf_error(CF_ERR_UNSUPPORTED, "the GPU's AMG hierarchy is of the Newton matrix's coefficients (%g, %g, %g); "
-                      "this solve has (%g, %g, %g) (mechanism statics on the GPU: use \"backend\": \"cpu\")",
+      return cf_error(CF_ERR_UNSUPPORTED, "the GPU's AMG hierarchy is of the Newton matrix's coefficients (%g, %g, %g) "
+                      "made with the data; this solve has (%g, %g, %g)",
                       s->amg_coef[0], s->amg_coef[1], s->amg_coef[2], cm, ck, eps);
     return cf_cuda_system(s->gpu, fem, cm, ck, eps);
   }
@@ -1216,7 +1227,7 @@ static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
 /* x = A0^-1 b (b zero at clamped DOFs, x too): the exact factor, or the rotated one at rest */
 static int a0_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
                     const double* b, double* x) {
-  if (fb->a0_pcg) return y_solve(m, fb, fd, s, b, x);
+  if (s->pcg_now) return y_solve(m, fb, fd, s, b, x);
   if (s->exact_now) return cf_sparse_solve(&s->sp, b, x);
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
@@ -1233,7 +1244,7 @@ static int a0_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* f
  * factor nc times (43% of the lug pendulum's step). */
 static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc) {
   const int ndof = 3 * fb->nnode;
-  if (fb->a0_pcg) { /* each column from the Galerkin start of the last ones (z_guess) */
+  if (s->pcg_now) { /* each column from the Galerkin start of the last ones (z_guess) */
     for (int c = 0; c < nc; c++) s->zr[c] = s->JF + (size_t)s->chg[c] * ndof, s->zz[c] = s->Z + (size_t)s->chg[c] * ndof;
     const long it0 = fd->pcg_iters_total;
     int slot = z_guess(fb, fd, s, nc);
@@ -1311,8 +1322,17 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
           s->fb_on = 1, s->key_step = -1, s->key_uses = 0; /* factor at the next call */
       }
     }
-    s->exact_now = fb->exact_factor || s->fb_on;
-    if (fb->a0_pcg) {
+    /* "pcg" in mechanism statics (cf_mbs_static: pseudo-steps growing to 1e4 times the scene's, so
+     * A0 is K_R's nearly alone and changes with every pseudo-step): the PCG crawled (the hung lug:
+     * no increment in 14 minutes); the exact factor solves it (4.8 s for cofem static on that
+     * scene) */
+    s->pcg_now = fb->a0_pcg && !d->constraint_hessian;
+    s->exact_now = fb->exact_factor || s->fb_on || (fb->a0_pcg && !s->pcg_now);
+    if (s->exact_now && !s->sp_ready) {
+      int st = exact_init(fb, s);
+      if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+    }
+    if (s->pcg_now) {
       /* as the exact factor (below), with the PCG's preconditioner formed where the factor is */
       int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
                  d->newton_dq <= 1e-2 * d->newton_dq0;
@@ -1374,6 +1394,10 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
         if (s->kr_stale) { /* K_R of the current state (the forces were matrix-free) */
           cf_stage_elastic(fem, fd);
           s->kr_stale = 0;
+        }
+        if (s->gpu) { /* statics of a GPU body: K_R of its last forces, from the device */
+          int st = cf_cuda_download(s->gpu, fd, CF_CUDA_KR);
+          if (st < 0) return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
         }
         s->key_step = d->steps;
         memcpy(s->key_coef, c5, sizeof s->key_coef);
