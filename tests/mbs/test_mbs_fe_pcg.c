@@ -75,8 +75,8 @@ static void test_warm_start(void) {
   char json[4096];
   Run warm, cold;
   lug_json(json, sizeof json, ", \"factor\": \"pcg\"");
-  CHECK_OK(run(json, kPath, 30, CF_PRECOND_BLOCK_JACOBI, 1, NULL, &warm));
-  CHECK_OK(run(json, kPath, 30, CF_PRECOND_BLOCK_JACOBI, 0, NULL, &cold));
+  CHECK_OK(run(json, kPath, 15, CF_PRECOND_BLOCK_JACOBI, 1, NULL, &warm));
+  CHECK_OK(run(json, kPath, 15, CF_PRECOND_BLOCK_JACOBI, 0, NULL, &cold));
   double dx = dist3(warm.centre, cold.centre);
   printf("warm start of the interface solves: %ld PCG iterations of the interface columns against %ld cold (%.2fx); "
          "all solves %ld against %ld (%.2fx); trajectories %.2e m apart\n",
