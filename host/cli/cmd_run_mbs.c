@@ -13,6 +13,7 @@
 
 #include "cli/cli_run.h"
 #include "cli/commands.h"
+#include "cofem/cuda.h"
 #include "cofem/fem.h"
 #include "cofem/output.h"
 #include "cofem/mbs_fe.h"
@@ -116,11 +117,46 @@ static int mbs_check_output(const MbsRun* r, long max_output) {
 
 /* load the scene, build the model with the options applied, check the output budget: 0 or the
  * exit status */
+/* --backend for a mechanism: the multibody core runs on the CPU; its corotational FE bodies go
+ * where the option says. cuda (1): each to the GPU, its matrix by the PCG ("factor": "pcg", its
+ * "preconditioner" kept when it is AMG or block Jacobi, else AMG, "tol" 1e-10 unless it set one);
+ * auto (2): the same when a device is usable, else as the scene says; cpu (0): the scene's GPU
+ * bodies on the CPU (the same path). Not given (-1): as the scene says. */
+static int mbs_backend(cfMbsScene* s, int backend) {
+  if (backend < 0) return CF_OK;
+  char why[256] = "";
+  int gpu = backend == 1 || (backend == 2 && cf_cuda_available(why, sizeof why));
+  int ncorot = 0;
+  for (int k = 0; k < s->nflex; k++) {
+    int i = cf_mbs_def_fe_index(&s->def, s->flex_body[k]);
+    if (i < 0 || !s->def.fe[i].corotational) continue;
+    cfMbsFeDef* fe = &s->def.fe[i];
+    cfModel* fem = s->flex[k]->model;
+    ncorot++;
+    if (!gpu) {
+      fe->cuda = 0;
+      continue;
+    }
+    if (!fe->a0_pcg) fem->def.pcg_tol = 1e-10; /* the scene's "tol" default for "pcg" */
+    if (fem->def.preconditioner != CF_PRECOND_AMG && fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI)
+      fem->def.preconditioner = CF_PRECOND_AMG;
+    fe->a0_pcg = 1, fe->exact_factor = 0, fe->cuda = 1;
+  }
+  if (backend == 1 && !ncorot)
+    return cf_error(CF_ERR_UNSUPPORTED, "--backend cuda: the mechanism has no corotational FE body (its multibody core, "
+                    "rigid, modal and lumped bodies run on the CPU)");
+  return CF_OK;
+}
+
 static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   cfMbsScene* s = &r->s;
   const char* scene_path = r->scene_path;
   int st = cf_mbs_scene_load(scene_path, s);
   if (st < 0) return fail(st);
+  if ((st = mbs_backend(s, o->backend)) < 0) {
+    cf_mbs_scene_free(s);
+    return fail(st);
+  }
   if (o->t_end > 0) s->t_end = o->t_end;
   cf_cli_mbs_threads(s, r->threads_note, sizeof r->threads_note);
   st = cf_mbs_model_create(&s->def, &r->m);
@@ -386,11 +422,8 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   if (!o.scene_path) return usage();
   g_scene = o.scene_path;
   cf_cli_catch_interrupts();
-  if (o.backend == 1) { /* --precond and --cold have no effect on a mechanism; --backend cuda is refused */
-    cf_error(CF_ERR_UNSUPPORTED, "--backend cuda: a mechanism's multibody core runs on the CPU; a corotational FE body "
-             "goes to the GPU with \"factor\": \"pcg\", \"backend\": \"cuda\" in its \"flexible\" object (docs/mbs.md)");
-    return fail(CF_ERR_UNSUPPORTED);
-  }
+  /* --precond and --cold have no effect on a mechanism; --backend moves its corotational FE bodies
+   * (mbs_backend) */
   MbsRun r = {.scene_path = o.scene_path, .quiet = o.quiet};
   if ((rc = mbs_setup(&r, &o)) != 0) return rc;
   if ((rc = mbs_prepare_output(&r)) != 0) return rc;

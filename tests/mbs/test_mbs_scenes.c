@@ -228,8 +228,8 @@ static void test_malformed(void) {
 }
 
 /* ---- CLI -------------------------------------------------------------------------------------- */
-static int run_cli(const char* scene, const char* out, const char* steps) {
-  char* argv[8];
+static int run_cli_backend(const char* scene, const char* out, const char* steps, const char* backend) {
+  char* argv[10];
   int argc = 0;
   argv[argc++] = "cofem";
   argv[argc++] = "run";
@@ -238,9 +238,12 @@ static int run_cli(const char* scene, const char* out, const char* steps) {
   argv[argc++] = (char*)out;
   argv[argc++] = "--quiet";
   if (steps) argv[argc++] = "--steps", argv[argc++] = (char*)steps;
+  if (backend) argv[argc++] = "--backend", argv[argc++] = (char*)backend;
   fflush(stdout);
   return cf_cmd_run_mbs(argc, argv);
 }
+
+static int run_cli(const char* scene, const char* out, const char* steps) { return run_cli_backend(scene, out, steps, NULL); }
 
 static int count_lines(const char* path) {
   FILE* f = fopen(path, "r");
@@ -295,6 +298,24 @@ static void test_cli(void) {
   CHECK(access(csv, F_OK) != 0);
   rc = run_cli(SRC "/tests/data/mbs/no_such_file.json", out, NULL);
   CHECK(rc == 1);
+  /* --backend cuda without a corotational FE body: nothing to put on the GPU */
+  rc = run_cli_backend(SRC "/scenes/mbs/pendulum.json", out, "3", "cuda");
+  CHECK(rc == 1);
+  CHECK(strstr(cf_last_error(), "--backend cuda: the mechanism has no corotational FE body") != NULL);
+  CHECK(access(csv, F_OK) != 0);
+  /* --backend cpu: the scene's GPU body on the CPU (the same path), whatever the machine */
+  rc = run_cli_backend(SRC "/scenes/mbs/lug_corotational_cuda.json", out, "3", "cpu");
+  CHECK(rc == 0);
+  CHECK(count_lines(csv) == 5);
+  remove(csv);
+  char pvd[320];
+  snprintf(pvd, sizeof pvd, "%s/lug.pvd", out);
+  remove(pvd);
+  for (int k = 0; k <= 3; k++) {
+    char vtu[320];
+    snprintf(vtu, sizeof vtu, "%s/lug_%04d.vtu", out, k);
+    remove(vtu);
+  }
   char* bad_argv[] = {"cofem", "run", "--steps"};
   CHECK(cf_cmd_run_mbs(3, bad_argv) == 2);
   rmdir(out);
