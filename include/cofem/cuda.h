@@ -147,9 +147,11 @@ int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z);
  * its stages are cf_cuda_upload(CF_CUDA_X), cf_cuda_stage_polar, cf_cuda_stage_elastic and
  * cf_cuda_download(CF_CUDA_F_EL); its solves are these two.
  * cf_cuda_system: A = cm M + ck K_R + eps I from the device's K_R (of the last elastic stage) and
- * its block-Jacobi preconditioner (the CPU's cf_block_gather and cf_block_jacobi; fixed DOFs as
- * the support state). Block Jacobi only: a backend made for AMG is refused (its hierarchy is of
- * the integrator's coefficients, not these).
+ * its preconditioner: a backend made for AMG, with ck > 0, the node rotations of the device's R
+ * for its hierarchy (the host builds that hierarchy with the Newton matrix's coefficients before
+ * cf_cuda_create uploads it: cf_precond_create_amg_with); otherwise block Jacobi (the CPU's
+ * cf_block_gather and cf_block_jacobi; fixed DOFs as the support state), and the solves that
+ * follow run with the AMG off.
  * cf_cuda_solve: x[c] = A^-1 b[c] for c < nrhs, each by the PCG to def.pcg_tol relative to |b[c]|
  * (b_scale 0) within def.pcg_max_iter, started from x[c] when warm and def.warm_start, else from
  * 0; b and x are host arrays [3 nnode]. Overwrites the device's b and v (the FE step's velocities:

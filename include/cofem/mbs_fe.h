@@ -36,11 +36,12 @@ typedef struct cfMbsFeDef {
   int exact_factor;          /* corotational: 1 (scenes' default) the part's matrix factored anew at
                                 every step; 0 its matrix at rest factored once and applied rotated by
                                 its node rotations (scene key "factor": "exact" | "rotated") */
-  int a0_pcg;                /* corotational: 1 no factor: the part's matrix is solved by the PCG with
-                                the FE scene's preconditioner (block Jacobi or rotated Cholesky) and
-                                tolerance, the interface columns warm-started from their last
-                                solutions when the scene's "warm_start" is on ("factor": "pcg");
-                                exact_factor is then 0 */
+  int a0_pcg;                /* corotational: 1 no factor: the part's matrix is solved by the PCG
+                                ("factor": "pcg") with the preconditioner of the FE model (AMG, block
+                                Jacobi or rotated Cholesky: the scene's "preconditioner") to its
+                                pcg_tol (the scene's "tol"), the solves warm-started when its
+                                warm_start is on; mechanism statics factors it (docs/mbs.md, "No
+                                factor"); exact_factor is then 0 */
   int cuda;                  /* a0_pcg: 1 the part's stages and PCG run on the CUDA backend
                                 (cofem/cuda.h; "backend": "cuda"), 0 on the CPU */
   const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
