@@ -934,6 +934,21 @@ int enqueue_elastic(cfCuda* g) {
   return CF_OK;
 }
 
+/* the preconditioner of the device's A: AMG's node rotations from R (its hierarchy is fixed), or
+ * block Jacobi's inverse blocks */
+int enqueue_precond_setup(cfCuda* g, int amg) {
+  if (amg) {
+    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
+                                                                 g->node_R);
+    CU_LAUNCHED(k_node_rotation);
+    return CF_OK;
+  }
+  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed,
+                                                        g->supports_active, g->Pinv);
+  CU_LAUNCHED(k_jacobi);
+  return CF_OK;
+}
+
 int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   double cm, ck; /* the CPU's own coefficients of A = cm M + ck K_R */
   cf_system_coefficients(m, h, &cm, &ck);
@@ -947,16 +962,8 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   CU_LAUNCHED(k_rhs);
   k_finish_bscale<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->part2, g->npart, h);
   CU_LAUNCHED(k_finish_bscale);
-  if (g->amg_on) { /* as cf_stage_assemble_system with d->precond: the node rotations, no Pinv */
-    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
-                                                                 g->node_R);
-    CU_LAUNCHED(k_node_rotation);
-    return CF_OK;
-  }
-  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed,
-                                                        g->supports_active, g->Pinv);
-  CU_LAUNCHED(k_jacobi);
-  return CF_OK;
+  /* as cf_stage_assemble_system with d->precond: the node rotations, no Pinv */
+  return enqueue_precond_setup(g, g->amg_on);
 }
 
 /* the PCG's starting guess from v = v0 and v1 (in p), a copy of the velocities of the step before
@@ -2029,15 +2036,7 @@ int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps
   /* AMG (its hierarchy, uploaded at create, is of the Newton matrix): the node rotations of the
    * device's R, as enqueue_assemble; a mass-only A (ck = 0, the projections): block Jacobi */
   g->sys_jacobi = !(g->amg_on && ck > 0);
-  if (!g->sys_jacobi) {
-    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
-                                                                 g->node_R);
-    CU_LAUNCHED(k_node_rotation);
-  } else {
-    k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
-                                                          g->Pinv);
-    CU_LAUNCHED(k_jacobi);
-  }
+  TRY(enqueue_precond_setup(g, !g->sys_jacobi));
   return sync_stream(g->s, "cf_cuda_system");
 }
 

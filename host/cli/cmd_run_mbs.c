@@ -115,8 +115,6 @@ static int mbs_check_output(const MbsRun* r, long max_output) {
   return cf_cli_output_budget(total, (double)max_output, r->out_dir, what);
 }
 
-/* load the scene, build the model with the options applied, check the output budget: 0 or the
- * exit status */
 /* --backend for a mechanism: the multibody core runs on the CPU; its corotational FE bodies go
  * where the option says. cuda (1): each to the GPU, its matrix by the PCG ("factor": "pcg", its
  * "preconditioner" kept when it is AMG or block Jacobi, else AMG, "tol" 1e-10 unless it set one);
@@ -148,6 +146,8 @@ static int mbs_backend(cfMbsScene* s, int backend) {
   return CF_OK;
 }
 
+/* load the scene, build the model with the options applied, check the output budget: 0 or the
+ * exit status */
 static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   cfMbsScene* s = &r->s;
   const char* scene_path = r->scene_path;

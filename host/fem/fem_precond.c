@@ -567,6 +567,16 @@ int cf_preconditioner_auto(int ntet, int integrator, int gpu) {
   return ntet < CF_PRECOND_AUTO_AMG_TETS ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;
 }
 
+int cf_preconditioner_from_key(const char* key) {
+  static const struct { const char* key; int p; } k[] = {{"block_jacobi", CF_PRECOND_BLOCK_JACOBI},
+                                                         {"rotated_cholesky", CF_PRECOND_ROTATED_CHOLESKY},
+                                                         {"amg", CF_PRECOND_AMG},
+                                                         {"auto", CF_PRECOND_AUTO}};
+  for (size_t i = 0; key && i < sizeof k / sizeof k[0]; i++)
+    if (!strcmp(key, k[i].key)) return k[i].p;
+  return -1;
+}
+
 const char* cf_preconditioner_name(int p) {
   switch (p) {
     case CF_PRECOND_BLOCK_JACOBI: return "block-Jacobi";

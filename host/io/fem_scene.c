@@ -215,11 +215,7 @@ static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
     else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.tangent\" = \"%s\": use \"KR\" or \"symmetric_consistent\"", path, tan));
     char pre[32] = "auto";
     PASS(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
-    if (strcmp(pre, "auto") == 0) s->def.preconditioner = CF_PRECOND_AUTO;
-    else if (strcmp(pre, "block_jacobi") == 0) s->def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
-    else if (strcmp(pre, "rotated_cholesky") == 0) s->def.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
-    else if (strcmp(pre, "amg") == 0) s->def.preconditioner = CF_PRECOND_AMG;
-    else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
+    if ((s->def.preconditioner = cf_preconditioner_from_key(pre)) < 0) PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
     if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
     else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
     else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));

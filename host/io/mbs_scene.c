@@ -232,7 +232,7 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   if (strcmp(factor, "rotated") && strcmp(factor, "exact") && strcmp(factor, "pcg"))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"exact\" (factored at every step), "
                     "\"rotated\" (the part's matrix at rest factored once, turned with the part) or \"pcg\" (no "
-                    "factor: the PCG with the FE scene's preconditioner)", c->path, w, factor);
+                    "factor: the PCG, with the \"preconditioner\" key's or the FE scene's preconditioner)", c->path, w, factor);
   if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
   char backend[16] = "cpu";
@@ -251,28 +251,30 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
     return cf_error(CF_ERR_SCENE, "%s: %s: \"tol\" goes with \"factor\": \"pcg\"", c->path, w);
   if (!(tol > 0 && tol < 1))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"tol\" = %g: a relative residual in (0, 1)", c->path, w, tol);
-  st = cf_scene_load(scene, &part->scene);
-  /* "pcg": the part's PCG to "tol" (1e-10 by default; the FE scene's own tolerance is that of its
-   * step's velocities, 1e-6 in the lug's: the condensation needs the part's matrix inverted to
-   * far less, and Newton did not converge in 50 iterations with 1e-6) */
-  if (st >= 0 && !strcmp(factor, "pcg")) part->scene.def.pcg_tol = tol;
-  char pre[32] = "";
-  if (st >= 0 && (st = get_str(c, fx, "preconditioner", pre, sizeof pre, 0, w)) < 0) return st;
-  if (pre[0] && strcmp(factor, "pcg"))
+  char pre_key[32] = "";
+  if ((st = get_str(c, fx, "preconditioner", pre_key, sizeof pre_key, 0, w)) < 0) return st;
+  int pre = pre_key[0] ? cf_preconditioner_from_key(pre_key) : -1;
+  if (pre_key[0] && strcmp(factor, "pcg"))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" goes with \"factor\": \"pcg\"", c->path, w);
-  if (pre[0] && strcmp(pre, "block_jacobi") && strcmp(pre, "rotated_cholesky") && strcmp(pre, "amg"))
+  if (pre_key[0] && (pre < 0 || pre == CF_PRECOND_AUTO))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or "
-                    "\"amg\"", c->path, w, pre);
-  if (st >= 0 && pre[0])
-    part->scene.def.preconditioner = pre[0] == 'b' ? CF_PRECOND_BLOCK_JACOBI
-                                     : pre[0] == 'r' ? CF_PRECOND_ROTATED_CHOLESKY : CF_PRECOND_AMG;
+                    "\"amg\"", c->path, w, pre_key);
+  st = cf_scene_load(scene, &part->scene);
+  if (st >= 0 && !strcmp(factor, "pcg")) {
+    /* the part's PCG to "tol" (1e-10 by default; the FE scene's own tolerance is that of its
+     * step's velocities, 1e-6 in the lug's: the condensation needs the part's matrix inverted to
+     * far less, and Newton did not converge in 50 iterations with 1e-6) */
+    part->scene.def.pcg_tol = tol;
+    if (pre >= 0) part->scene.def.preconditioner = pre;
+  }
   /* "pcg" on the GPU: block Jacobi or AMG (the device has no rotated Cholesky) */
   if (st >= 0 && cuda && part->scene.def.preconditioner == CF_PRECOND_ROTATED_CHOLESKY)
-    st = cf_error(CF_ERR_SCENE, "\"factor\": \"pcg\" on the GPU: the FE scene %s asks for the rotated-Cholesky "
-                  "preconditioner; set \"preconditioner\": \"amg\" or \"block_jacobi\" here", scene);
-  /* the part's own PCG does not run inside a mechanism (mbs_fe.c factors or condenses it; with
-   * "factor": "pcg" the block-Jacobi PCG solves the part's matrix unless the FE scene or the
-   * "preconditioner" key asks for the rotated Cholesky) */
+    st = cf_error(CF_ERR_SCENE, "\"factor\": \"pcg\" on the GPU: the rotated-Cholesky preconditioner (%s) does not "
+                  "run there; set \"preconditioner\": \"amg\" or \"block_jacobi\" here",
+                  pre >= 0 ? "this \"preconditioner\" key" : scene);
+  /* the part's own step does not run inside a mechanism (mbs_fe.c factors or condenses it); with
+   * "factor": "pcg" the FE scene's preconditioner, or the "preconditioner" key's, solves the part's
+   * matrix: "auto" is block Jacobi there */
   if (part->scene.def.preconditioner == CF_PRECOND_AUTO) part->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {

@@ -977,11 +977,31 @@ static int spd_inverse(double* H, int n) {
   return 0;
 }
 
-/* "factor": "pcg": A0 = cm M + ck K_R + eps I of the current state into fd->A (K_R formed when the
- * forces were matrix-free), and the FE scene's preconditioner of it: block Jacobi of A0, or the
- * rotated Cholesky of the same coefficients at rest (factored once per coefficient set, turned by
- * the node rotations of the current state). On the device (cf_cuda_system): A0 and block Jacobi
- * from the K_R of its last elastic stage. */
+/* A0 = cm M + ck K_R + eps I of the current state into fd->A, for the exact factor and the CPU's
+ * PCG: K_R formed when the forces were matrix-free, or downloaded from a GPU body's device (its
+ * statics, which factor it) */
+static int current_A0(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps) {
+  const cfModel* fem = fb->fem;
+  if (s->kr_stale) {
+    cf_stage_elastic(fem, fd);
+    s->kr_stale = 0;
+  }
+  if (s->gpu) {
+    int st = cf_cuda_download(s->gpu, fd, CF_CUDA_KR);
+    if (st < 0) return st;
+  }
+  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
+  if (eps != 0)
+    for (int n = 0; n < fem->nnode; n++)
+      for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+  return CF_OK;
+}
+
+/* "factor": "pcg": A0 (current_A0) and the preconditioner of it: AMG of A0 at rest (the Newton
+ * iteration's; block Jacobi for the projections' mass-only A0), block Jacobi, or the rotated
+ * Cholesky of the same coefficients at rest (factored once per coefficient set); AMG and the
+ * rotated Cholesky turned by the node rotations of the current state. On the device
+ * (cf_cuda_system): A0 from the K_R of its last elastic stage, block Jacobi or AMG alike. */
 static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   fd->supports_active = fem->nfixed > 0;
@@ -994,14 +1014,8 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
                       s->amg_coef[0], s->amg_coef[1], s->amg_coef[2], cm, ck, eps);
     return cf_cuda_system(s->gpu, fem, cm, ck, eps);
   }
-  if (s->kr_stale) {
-    cf_stage_elastic(fem, fd);
-    s->kr_stale = 0;
-  }
-  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
-  if (eps != 0)
-    for (int n = 0; n < fem->nnode; n++)
-      for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
+  int st = current_A0(fb, fd, s, cm, ck, eps);
+  if (st < 0) return st;
   if (fem->def.preconditioner == CF_PRECOND_AMG) {
     /* the Newton iteration's A0 (ck > 0): AMG of it at rest, turned by the node rotations (as the
      * PCG of cofem run); the projections' A0 = M + eps I: block Jacobi (AMG of it would be a
@@ -1332,23 +1346,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       int st = exact_init(fb, s);
       if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
     }
-    if (s->pcg_now) {
-      /* as the exact factor (below), with the PCG's preconditioner formed where the factor is */
-      int same = d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef) && s->key_uses >= 2 &&
-                 d->newton_dq <= 1e-2 * d->newton_dq0;
-      if (d->steps == s->key_step && !memcmp(c5, s->key_coef, sizeof s->key_coef))
-        s->key_uses++;
-      else
-        s->key_uses = 1;
-      rescale = s->key_uses == 1;
-      if (!same) {
-        s->key_step = d->steps;
-        memcpy(s->key_coef, c5, sizeof s->key_coef);
-        int st = pcg_system(fb, fd, s, cm, ck, eps);
-        if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
-        s->z_valid = 0;
-      }
-    } else if (!s->exact_now) {
+    if (!s->exact_now && !s->pcg_now) {
       /* A0 = cm M + ck K + eps I factored once at rest (per coefficient set) and applied rotated by
        * the node rotations Q, A^-1 ~ Q A0^-1 Q^T: exact for a rigidly turned part (M and eps I are
        * rotation invariant, K_R = Q K Q^T when all rotations are one), close while the strains are
@@ -1390,26 +1388,14 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       else
         s->key_uses = 1;
       rescale = s->key_uses == 1 && !s->fb_on; /* the rows' penalties: once per step and coefficient set */
-      if (!same) {
-        if (s->kr_stale) { /* K_R of the current state (the forces were matrix-free) */
-          cf_stage_elastic(fem, fd);
-          s->kr_stale = 0;
-        }
-        if (s->gpu) { /* statics of a GPU body: K_R of its last forces, from the device */
-          int st = cf_cuda_download(s->gpu, fd, CF_CUDA_KR);
-          if (st < 0) return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
-        }
+      if (!same) { /* A0 of the current K_R factored, or ("pcg") its preconditioner formed */
         s->key_step = d->steps;
         memcpy(s->key_coef, c5, sizeof s->key_coef);
-        for (int k = 0; k < fem->nnzb; k++)
-          cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
-        if (eps != 0)
-          for (int n = 0; n < fem->nnode; n++)
-            for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
-        int st = cf_sparse_factor(
-            &s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
+        int st = s->pcg_now ? pcg_system(fb, fd, s, cm, ck, eps) : current_A0(fb, fd, s, cm, ck, eps);
+        if (st >= 0 && !s->pcg_now)
+          st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL); /* clamped DOFs: identity rows */
         if (st < 0)
-          return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
+          return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
         s->z_valid = 0;
       }
     }

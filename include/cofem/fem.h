@@ -68,6 +68,8 @@ enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY
 int cf_preconditioner_auto(int ntet, int integrator, int gpu);
 /* "block-Jacobi", "rotated-Cholesky", "AMG", "auto" */
 const char* cf_preconditioner_name(int preconditioner);
+/* The preconditioner a scene key names ("block_jacobi", "rotated_cholesky", "amg", "auto"), or -1. */
+int cf_preconditioner_from_key(const char* key);
 
 /* Linearisation of the elastic force inside the step, f_el(x1) ~ f_el(x0) + T (x1 - x0):
  *  T = K_R (paper 003): cheap, but it omits the rotation of the stressed elements, so under a
