@@ -116,8 +116,8 @@ static int mbs_check_output(const MbsRun* r, long max_output) {
 }
 
 /* --backend for a mechanism: the multibody core runs on the CPU; its corotational FE bodies go
- * where the option says. cuda (1): each to the GPU, its matrix by the PCG ("factor": "pcg", its
- * "preconditioner" kept when it is AMG or block Jacobi, else AMG, "tol" 1e-10 unless it set one);
+ * where the option says. cuda (1): each to the GPU, its matrix by the PCG ("factor": "pcg", with
+ * AMG unless block Jacobi was asked for, "tol" 1e-10 unless it set one);
  * auto (2): the same when a device is usable, else as the scene says; cpu (0): the scene's GPU
  * bodies on the CPU (the same path). Not given (-1): as the scene says. */
 static int mbs_backend(cfMbsScene* s, int backend) {
@@ -136,8 +136,9 @@ static int mbs_backend(cfMbsScene* s, int backend) {
       continue;
     }
     if (!fe->a0_pcg) fem->def.pcg_tol = 1e-10; /* the scene's "tol" default for "pcg" */
-    if (fem->def.preconditioner != CF_PRECOND_AMG && fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI)
-      fem->def.preconditioner = CF_PRECOND_AMG;
+    /* AMG unless the FE scene or the body's "preconditioner" key asked for block Jacobi (its "auto"
+     * is block Jacobi on the CPU, kept as "auto" in the scene's def) */
+    if (s->flex[k]->scene.def.preconditioner != CF_PRECOND_BLOCK_JACOBI) fem->def.preconditioner = CF_PRECOND_AMG;
     fe->a0_pcg = 1, fe->exact_factor = 0, fe->cuda = 1;
   }
   if (backend == 1 && !ncorot)

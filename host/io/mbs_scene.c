@@ -275,8 +275,9 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   /* the part's own step does not run inside a mechanism (mbs_fe.c factors or condenses it); with
    * "factor": "pcg" the FE scene's preconditioner, or the "preconditioner" key's, solves the part's
    * matrix: "auto" is block Jacobi there */
-  if (part->scene.def.preconditioner == CF_PRECOND_AUTO) part->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
-  if (st >= 0) st = cf_model_create(&part->scene.mesh, &part->scene.def, &part->model);
+  cfModelDef mdef = part->scene.def; /* the scene's def keeps "auto" (cofem run --backend cuda makes it AMG) */
+  if (mdef.preconditioner == CF_PRECOND_AUTO) mdef.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+  if (st >= 0) st = cf_model_create(&part->scene.mesh, &mdef, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
     const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, part->scene.fix[k].set);
     st = ns ? cf_model_fix_nodes(part->model, ns->nodes, ns->count, part->scene.fix[k].dir_mask)
