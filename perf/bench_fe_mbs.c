@@ -30,6 +30,8 @@
  *    the rotated-Cholesky and the block-Jacobi preconditioner: the baseline;
  *  - fe_ga: the same with generalized-alpha Newton iterations (rho_inf 0.9 of the scene, rotated
  *    Cholesky), the integrator class the mechanism uses (the part alone at the same kind of step).
+ * --pcg instead: the corotational body with "factor": "pcg" against the exact factor (run_pcg_section;
+ * perf/results/c-2core-dev-fe-mbs-pcg).
  * Growth: the lumped path on steel bars 1.0 x 0.2 x 0.2 m from cf_mesh_box (cubic cells, 5n x n x n,
  * 256 .. 4600 nodes), hung at the end face (node set 'xmin') by a spherical joint and released
  * 0.4 rad off the vertical, dt the first --dt; ms per step against nodes and the fitted exponent.
