@@ -396,6 +396,12 @@ static void mbs_summary(const MbsRun* r, double wall) {
     if (it > 0)
       printf("  FE body %d: %.1f PCG iterations per step, %.1f of them for the joints' columns\n", k,
              (double)it / (double)(done ? done : 1), (double)z / (double)(done ? done : 1));
+    long ls, lc, lk, lf, li;
+    cf_mbs_fe_linear_stats(m, d, k, &ls, &lc, &lk, &lf, &li);
+    if (ls > 0)
+      printf("  FE body %d, linear coupling: %.1f PCG iterations per step for its free motion; interface columns "
+             "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
+             (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
   }
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);

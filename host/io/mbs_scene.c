@@ -242,9 +242,9 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   const int cuda = !strcmp(backend, "cuda");
   if (cJSON_GetObjectItemCaseSensitive(fx, "backend") && !corotational)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\" needs \"formulation\": \"corotational\"", c->path, w);
-  if (cuda && strcmp(factor, "pcg"))
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\": \"cuda\" needs \"factor\": \"pcg\" (the GPU solves the "
-                    "part's matrix by the PCG)", c->path, w);
+  if (cuda && strcmp(factor, "pcg") && c->s->def.opt.coupling != CF_MBS_COUPLING_LINEAR)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\": \"cuda\" needs \"factor\": \"pcg\" or \"solver.coupling\": "
+                    "\"linear\" (the GPU solves the part's matrix by the PCG)", c->path, w);
   double tol = 1e-10;
   if ((st = get_num(c, fx, "tol", &tol, 0, w)) < 0) return st;
   if (cJSON_GetObjectItemCaseSensitive(fx, "tol") && strcmp(factor, "pcg"))
@@ -751,8 +751,9 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (solver) {
-    static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", "rho_inf", NULL};
-    char analysis[16] = "dynamic";
+    static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", "rho_inf",
+                               "coupling", NULL};
+    char analysis[16] = "dynamic", coupling[16] = "newton";
     TRY(check_keys(&c, solver, sk, "\"solver\""));
     TRY(get_num(&c, solver, "penalty", &s->def.opt.penalty, 0, "\"solver\""));
     TRY(get_num(&c, solver, "tol_dq", &s->def.opt.tol_dq, 0, "\"solver\""));
@@ -764,6 +765,12 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
     TRY(get_int(&c, solver, "max_iter", &s->def.opt.max_iter, "\"solver\""));
     TRY(get_int(&c, solver, "proj_iter", &s->def.opt.proj_iter, "\"solver\""));
     TRY(get_str(&c, solver, "analysis", analysis, sizeof analysis, 0, "\"solver\""));
+    TRY(get_str(&c, solver, "coupling", coupling, sizeof coupling, 0, "\"solver\""));
+    s->def.opt.coupling = cf_mbs_coupling_from_key(coupling);
+    if (s->def.opt.coupling < 0)
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.coupling\" = \"%s\": use \"newton\" (the FE bodies' full residual "
+                   "in every Newton iteration) or \"linear\" (linearised once per step: the part's own speed)", path,
+                   coupling));
     if (!strcmp(analysis, "kinematic")) s->kinematic = 1;
     else if (strcmp(analysis, "dynamic"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" = \"%s\": use \"dynamic\" or \"kinematic\"", path, analysis));
@@ -778,6 +785,7 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   /* lumped FE bodies: generalized-alpha by default, the trapezoidal rule is unstable with their
    * unresolved stiff modes at the rigid motion's step (docs/mbs.md, "FE bodies") */
   if (s->def.nfe > 0 && !(solver && cJSON_GetObjectItemCaseSensitive(solver, "rho_inf"))) s->def.opt.rho_inf = 0.9;
+  cf_mbs_scene_set_coupling(s, s->def.opt.coupling);
   TRY(parse_array(&c, root, "markers", 0, parse_marker));
   TRY(parse_array(&c, root, "joints", 0, parse_joint));
   TRY(parse_array(&c, root, "drivers", 0, parse_driver));
@@ -867,5 +875,18 @@ void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsCha
     case CF_MBS_OUT_REACTION: cf_mbs_joint_reaction(m, d, c->id, v); break;
     case CF_MBS_OUT_LAMBDA: v[0] = d->reaction[m->driver_con[c->id]]; break;
     default: v[0] = v[1] = v[2] = NAN;
+  }
+}
+
+void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling) {
+  s->def.opt.coupling = coupling;
+  for (int k = 0; k < s->nflex; k++) {
+    int i = cf_mbs_def_fe_index(&s->def, s->flex_body[k]);
+    if (i < 0 || !s->def.fe[i].corotational || s->def.fe[i].a0_pcg || !s->flex[k]->model) continue;
+    if (s->flex[k]->scene.def.preconditioner != CF_PRECOND_AUTO) continue; /* the scene chose one */
+    cfModel* fem = s->flex[k]->model;
+    fem->def.preconditioner = coupling == CF_MBS_COUPLING_LINEAR
+                                  ? (s->def.fe[i].cuda ? CF_PRECOND_AMG : cf_preconditioner_auto(fem->ntet, fem->def.integrator, 0))
+                                  : CF_PRECOND_BLOCK_JACOBI;
   }
 }

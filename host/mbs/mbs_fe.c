@@ -32,6 +32,8 @@ struct cfMbsFeBody {
   int corotational;
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
+  int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
+                               linearised once per step, its free motion by one PCG solve (a0_pcg) */
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -193,7 +195,9 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     int nn = fem->nnode;
     fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4, fb->corotational = fd->corotational;
     fb->exact_factor = fd->exact_factor && !fd->a0_pcg;
-    fb->a0_pcg = fd->corotational && fd->a0_pcg, fb->cuda = fb->a0_pcg && fd->cuda;
+    fb->linear = fd->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
+    fb->a0_pcg = fd->corotational && (fd->a0_pcg || fb->linear), fb->cuda = fb->a0_pcg && fd->cuda;
+    if (fb->linear) fb->exact_factor = 0; /* outside the step (statics, initial accelerations): the PCG too */
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
     fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
     fb->qadr = malloc(sizeof(int) * (size_t)nn);
@@ -456,6 +460,16 @@ struct cfMbsFeState {
   int yhave;
   int gpu_status;           /* a device error of the last forces (cf_mbs__fe_forces returns none):
                                returned by the next cf_mbs__fe_factor */
+  /* the linear coupling (fb->linear; linear_* below) */
+  double* Zrest;            /* [nvec][3][ndof] A0(rest)^-1 (w_v e_a): each weighted node sum's unit
+                               loads along the mesh axes, solved once at rest */
+  double* Zt;               /* [nvec][3][ndof] the same for the step's A0 along the global axes: Zrest
+                               turned by the node rotations, corrected by the PCG where needed */
+  double *v0, *xp;          /* [ndof] the free motion's increment A0^-1 base_F(x_p), and x_p */
+  double* zres;             /* [ndof] scratch */
+  long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
+  int lin_have_v0;
+  long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
 
 /* The same on the CUDA backend ("backend": "cuda"): x uploaded, polar and elastic (K_R, element
@@ -488,7 +502,13 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
      * the exact A0 (formed there, cf_mbs__fe_factor, when stale); the rotated factor and a kept
      * exact one need only the forces */
     struct cfMbsFeState* s = d->fe_state && fb->corotational ? &d->fe_state[i] : NULL;
-    int mf = s && s->G && rb == 0;
+    if (s && fb->linear && d->fe_linear) {
+      /* the linear coupling: the part's forces once per step, at the predictor; its Newton
+       * residual is linear from there (linear_y), so the F part of Q is not read again */
+      if (s->lin_forces == d->step_serial) continue;
+      s->lin_forces = d->step_serial;
+    }
+    int mf = s && s->G && rb == 0 && !(fb->linear && d->fe_linear);
     /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
     if (mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
@@ -812,6 +832,46 @@ static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
   return CF_OK;
 }
 
+/* The linear coupling's interface columns at rest: A0(rest) = cm M + ck K + eps I (K of the
+ * unrotated elements; the clamped DOFs identity rows) factored once by CHOLMOD, then for each
+ * weighted node sum v (a set's mean or axis measure, sum_i w_i x_i) and mesh axis a,
+ * Zrest[v][a] = A0(rest)^-1 (w_i e_a)_i: the part's compliance to a unit load on that sum. A
+ * joint row's J_F^T is sum over its terms of (w_i c)_i for a global vector c, so its column of
+ * Z = A0^-1 J_F^T is a combination of these, turned with the part (linear_operator). cm, ck are
+ * the step's (cf_mbs__step_coefficients); a step with others (cf_mbs_static changes dt) is
+ * corrected by the residual check. */
+static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof, nv = fb->nvec;
+  s->lin_forces = s->lin_A = s->lin_v = -1;
+  s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
+  s->Zt = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
+  s->v0 = calloc((size_t)ndof, sizeof(double));
+  s->xp = calloc((size_t)ndof, sizeof(double));
+  s->zres = calloc((size_t)ndof, sizeof(double));
+  if (!s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  double cC, cK;
+  cf_mbs__step_coefficients(m, &cC, &cK);
+  const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
+  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fem->Ke, fem->Mblk, cm, ck, fd->A);
+  cfSparseSolver sp;
+  memset(&sp, 0, sizeof sp);
+  int st = cf_sparse_init(fem, 1, &sp);
+  if (st >= 0) st = cf_sparse_factor(&sp, fd->A, fem->nfixed ? fem->fixed : NULL);
+  for (int v = 0; v < nv && st >= 0; v++)
+    for (int a = 0; a < 3 && st >= 0; a++) {
+      memset(s->zres, 0, sizeof(double) * (size_t)ndof);
+      for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++) {
+        int j = 3 * fb->vec_node[k] + a;
+        if (!fem->fixed[j]) s->zres[j] += fb->vec_w[k];
+      }
+      st = cf_sparse_solve(&sp, s->zres, s->Zrest + (size_t)(3 * v + a) * ndof);
+    }
+  cf_sparse_free(&sp);
+  if (st < 0) return cf_error(st, "FE body '%s': its interface compliance at rest: %s", m->body_name[fb->body], cf_last_error());
+  return CF_OK;
+}
+
 int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
   if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -852,7 +912,9 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
         s->zsave[k] = malloc(sizeof(double) * (size_t)ndof * (size_t)(s->nrow + 1));
         if (!s->zx[k] || !s->zsave[k]) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
       }
-      s->W = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
+      /* the Galerkin start's basis, or linear_symmetric's [2 nrow^2 + nrow] */
+      size_t nw = (size_t)ndof * (size_t)(2 * s->nrow + 2), nl = (size_t)(2 * s->nrow * s->nrow + s->nrow);
+      s->W = malloc(sizeof(double) * (nw > nl ? nw : nl));
       s->AW = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
       s->yprev = malloc(sizeof(double) * (size_t)ndof);
       s->yx = malloc(sizeof(double) * (size_t)ndof);
@@ -872,6 +934,10 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (fb->cuda) {
         int st = cf_cuda_create(fem, fd, &s->gpu);
         if (st < 0) return cf_error(st, "FE body '%s' (\"backend\": \"cuda\"): %s", m->body_name[fb->body], cf_last_error());
+      }
+      if (fb->linear) {
+        int st = linear_create(m, fb, fd, s);
+        if (st < 0) return st;
       }
       continue;
     }
@@ -898,6 +964,7 @@ void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1293,6 +1360,222 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
   return CF_OK;
 }
 
+/* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR) -----------------------
+ * The part is linearised once per step, at the predictor x_p: its forces (polar, K_R, f_el) are
+ * evaluated there only, and its Newton residual is affine in its positions from there,
+ *   b_F(x) = base_F(x_p) - A0 (x - x_p) + s J_F^T e       (A0 the step's matrix at x_p; s, e: the
+ *                                                          joint part of the right side, d->econ)
+ * so that the condensed solve's y = A0^-1 b_F needs no solve after the first:
+ *   y = v0 - (x - x_p) + s Z e,   v0 = A0^-1 base_F(x_p)  (one warm-started PCG: the free motion),
+ * and the projections' y = Z e. One generalized-alpha Newton iteration for the part, exactly
+ * coupled with the joints (their Newton iteration converges on the other bodies and the
+ * constraints), i.e. a linearly implicit step. Z = A0^-1 J_F^T is a combination of Zt, the
+ * compliance of each weighted node sum along the global axes, made once per step from Zrest:
+ *   Zt[v][k] = Q Zrest[v] (R_v^T e_k)  (Q the node rotations, R_v the polar of the sum of the
+ *                                       set's node rotations),
+ * exact for a rigidly turned part (as the rotated Cholesky is) and close while the strains are small.
+ * Where they are not (the largest element strain above LINEAR_STRAIN, checked once per step) the
+ * columns are corrected by the PCG with the step's A0, warm-started from the turned ones. (A
+ * residual check |w e_k - A0 Zt| / |w e_k| does not tell this: on the swinging lug it was 1e2 from
+ * the second step on, because K_R at the predictor, q + h v, sees the predictor's (w h)^2 / 2
+ * stretch in Zt's large rigid-rotation part; the compliance itself was right.)
+ * Whatever Z is, the step's model of the part, x - x_p = v0 + s Z e, is linear, and the condensed
+ * solve is its exact Newton step only with the same compliance G = J_F Z in the Woodbury's
+ * H = (G + 1/(a p))^-1, which CHOLMOD needs symmetric. A turned (or PCG-corrected) Z leaves G
+ * asymmetric by 1e-6 to 1e-4 of its diagonal, which the penalty's a p G ~ 1e6 amplified into a
+ * Newton iteration that diverged (at 100x per iteration with the turned columns); so Z is replaced
+ * by Z G^-1 sym(G), whose G is sym(G) exactly (linear_symmetric). */
+#define LINEAR_STRAIN 1e-3
+
+/* the step's A0 at x_p and its preconditioner, then Zt (turned; corrected where strained) */
+static int linear_operator(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, cfData* fd,
+                           struct cfMbsFeState* s, double cm, double ck, double eps) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  int st = pcg_system(fb, fd, s, cm, ck, eps);
+  if (st < 0) return st;
+  /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none */
+  if (fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
+    for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+  const double* Q = fd->node_R;
+  /* the largest element strain at the step's start, x_n (d->save; at x_p the predictor's own
+   * (w h)^2 / 2 stretch, 1.2e-3 on the lug at its lowest point, would count): Green's
+   * |F^T F - I| / 2, which needs no rotation */
+  double strain = 0;
+  gather(fb, d->save, s->zres);
+  for (int e = 0; e < fem->ntet; e++) {
+    double Ds[9], F[9];
+    cf_edge_matrix(s->zres, fem->tet, e, Ds);
+    cf_mul3(Ds, fem->Dm_inv + 9 * (size_t)e, F);
+    for (int a = 0; a < 3; a++)
+      for (int b = a; b < 3; b++) {
+        double ab = 0; /* (F^T F)_ab */
+        for (int c = 0; c < 3; c++) ab += F[3 * c + a] * F[3 * c + b];
+        strain = fmax(strain, fabs(0.5 * (ab - (a == b))));
+      }
+  }
+  s->lin_checked++;
+  const int correct = !(strain <= LINEAR_STRAIN);
+  for (int v = 0; v < fb->nvec; v++) {
+    double S[9] = {0}, R[9];
+    for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
+      for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[k] + a];
+    cf_polar_rotation(S, NULL, R);
+    const double* Zr = s->Zrest + (size_t)3 * v * ndof;
+    for (int k = 0; k < 3; k++) {
+      double* z = s->Zt + (size_t)(3 * v + k) * ndof;
+      const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
+      for (int n = 0; n < fem->nnode; n++) {
+        double u[3];
+        for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
+        for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+      }
+      for (int j = 0; fem->nfixed && j < ndof; j++)
+        if (fem->fixed[j]) z[j] = 0;
+      if (!correct) continue;
+      memset(s->zres, 0, sizeof(double) * (size_t)ndof); /* the right side w e_k */
+      for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
+        int j = 3 * fb->vec_node[e] + k;
+        if (!fem->fixed[j]) s->zres[j] += fb->vec_w[e];
+      }
+      const double* b = s->zres;
+      const long it0 = fd->pcg_iters_total;
+      st = pcg_solve(m, fb, fd, s, 1, &b, &z, 1);
+      s->lin_corr_iters += fd->pcg_iters_total - it0;
+      s->lin_corrected++;
+      if (st < 0) return st;
+    }
+  }
+  s->lin_steps++;
+  return CF_OK;
+}
+
+/* Z <- Z G^-1 sym(G) (G = J_F Z in H, nr x nr): then J_F Z = sym(G) exactly (see above); H <- sym(G).
+ * Gaussian elimination with partial pivoting on [G | sym(G)]; a singular G (redundant rows) keeps
+ * Z and only symmetrises. */
+static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
+  const int nr = s->nrow;
+  if (nr < 2) return;
+  double* G = s->W;                        /* [nr^2] LU of G (the PCG start basis is not used here) */
+  double* X = s->W + (size_t)nr * nr;      /* [nr^2] sym(G), then G^-1 sym(G) */
+  double* t = s->W + (size_t)2 * nr * nr;  /* [nr] */
+  for (int k = 0; k < nr; k++)
+    for (int l = 0; l < nr; l++)
+      G[k * nr + l] = s->H[k * nr + l], X[k * nr + l] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
+  memcpy(s->H, X, sizeof(double) * (size_t)nr * nr);
+  double big = 0;
+  for (int k = 0; k < nr * nr; k++) big = fmax(big, fabs(G[k]));
+  for (int c = 0; c < nr; c++) {
+    int p = c;
+    for (int r = c + 1; r < nr; r++)
+      if (fabs(G[r * nr + c]) > fabs(G[p * nr + c])) p = r;
+    if (!(fabs(G[p * nr + c]) > 1e-12 * big)) return; /* singular: symmetrised only */
+    for (int l = 0; l < nr; l++) {
+      double a = G[c * nr + l]; G[c * nr + l] = G[p * nr + l]; G[p * nr + l] = a;
+      a = X[c * nr + l]; X[c * nr + l] = X[p * nr + l]; X[p * nr + l] = a;
+    }
+    for (int r = c + 1; r < nr; r++) {
+      double f = G[r * nr + c] / G[c * nr + c];
+      for (int l = c; l < nr; l++) G[r * nr + l] -= f * G[c * nr + l];
+      for (int l = 0; l < nr; l++) X[r * nr + l] -= f * X[c * nr + l];
+    }
+  }
+  for (int c = nr - 1; c >= 0; c--)
+    for (int l = 0; l < nr; l++) {
+      double a = X[c * nr + l];
+      for (int r = c + 1; r < nr; r++) a -= G[c * nr + r] * X[r * nr + l];
+      X[c * nr + l] = a / G[c * nr + c];
+    }
+  /* Z <- Z X, node by node (each row of Z's columns mixed by X) */
+  for (int j = 0; j < ndof; j++) {
+    for (int l = 0; l < nr; l++) {
+      double a = 0;
+      for (int k = 0; k < nr; k++) a += s->Z[(size_t)k * ndof + j] * X[k * nr + l];
+      t[l] = a;
+    }
+    for (int l = 0; l < nr; l++) s->Z[(size_t)l * ndof + j] = t[l];
+  }
+}
+
+/* Z of the body's rows from Zt: row r's J_F^T = sum over its terms t of (w_v(t) c_t), c_t = s_t B_t
+ * (cf_mbs__fe_term), so Z_r = sum_t sum_a c_t[a] Zt[v(t)][a]; and J_F into JF (for G and linear_y) */
+static void linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, int ib,
+                          struct cfMbsFeState* s) {
+  const int ndof = 3 * fb->nnode;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->row[k]];
+    double* z = s->Z + (size_t)k * ndof;
+    row_F(m, d, fb, s->row[k], s->JF + (size_t)k * ndof);
+    memset(z, 0, sizeof(double) * (size_t)ndof);
+    for (int t = 0; t < c->nft; t++) {
+      if (c->ft_fe[t] != ib) continue;
+      double B[3] = {0, 0, 0};
+      if (c->ft_comp[t] >= 0) B[c->ft_comp[t]] = 1;
+      else cf_mbs_vec_val(m, &c->ft_b[t], d->q, B);
+      for (int a = 0; a < 3; a++) {
+        double w = c->ft_s[t] * B[a];
+        if (w == 0) continue;
+        const double* zt = s->Zt + (size_t)(3 * c->ft_vec[t] + a) * ndof;
+        for (int j = 0; j < ndof; j++) z[j] += w * zt[j];
+      }
+    }
+  }
+  s->z_valid = 0; /* Z is the linear coupling's: a solve outside the step forms its own */
+  s->key_step = -1;
+}
+
+/* y = A0^-1 b_F without a solve (see above); the first Newton right side of a step solves the
+ * free motion v0, warm-started with the last step's */
+static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
+                    const double* b) {
+  const cfModel* fem = fb->fem;
+  const int ndof = 3 * fb->nnode, nr = s->nrow;
+  const double sc = d->fe_rhs == CF_MBS_RHS_NEWTON ? d->fe_rhs_scale : 1;
+  if (d->fe_rhs == CF_MBS_RHS_JTE) {
+    memset(s->y, 0, sizeof(double) * (size_t)ndof);
+  } else {
+    if (s->lin_v != d->step_serial) { /* the free motion: base_F = b_F - s J_F^T e */
+      gather(fb, b, s->bF);
+      for (int k = 0; k < nr; k++) {
+        const double ek = sc * d->econ[s->row[k]];
+        const double* jf = s->JF + (size_t)k * ndof;
+        for (int j = 0; j < ndof; j++) s->bF[j] -= ek * jf[j];
+      }
+      for (int j = 0; fem->nfixed && j < ndof; j++)
+        if (fem->fixed[j]) s->bF[j] = 0;
+      cfData* fd = d->fe_data[fb - m->fe];
+      const double* bb = s->bF;
+      double* x = s->v0;
+      if (!s->lin_have_v0 || !fem->def.warm_start) memset(s->v0, 0, sizeof(double) * (size_t)ndof);
+      const long it0 = fd->pcg_iters_total;
+      int st = pcg_solve(m, fb, fd, s, 1, &bb, &x, 1);
+      s->lin_free_iters += fd->pcg_iters_total - it0;
+      if (st < 0) return st;
+      s->lin_have_v0 = 1;
+      gather(fb, d->q, s->xp);
+      s->lin_v = d->step_serial;
+    }
+    gather(fb, d->q, s->y);
+    for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);
+  }
+  for (int k = 0; k < nr; k++) {
+    const double ek = sc * d->econ[s->row[k]];
+    const double* z = s->Z + (size_t)k * ndof;
+    for (int j = 0; j < ndof; j++) s->y[j] += ek * z[j];
+  }
+  return CF_OK;
+}
+
+void cf_mbs_fe_linear_stats(const cfMbsModel* m, const cfMbsData* d, int ib, long* steps, long* checked,
+                            long* corrected, long* free_iters, long* corr_iters) {
+  const struct cfMbsFeState* s = ib >= 0 && ib < m->nfe && d->fe_state && m->fe[ib].linear ? &d->fe_state[ib] : NULL;
+  if (steps) *steps = s ? s->lin_steps : 0;
+  if (checked) *checked = s ? s->lin_checked : 0;
+  if (corrected) *corrected = s ? s->lin_corrected : 0;
+  if (free_iters) *free_iters = s ? s->lin_free_iters : 0;
+  if (corr_iters) *corr_iters = s ? s->lin_corr_iters : 0;
+}
+
 /* Before the CHOLMOD factorisation of the factored coordinates (Ax of those, in the model's
  * entries, is in Axr): A0 factored, Z, G, H, and Axr += J_I^T (H - a I) J_I. */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
@@ -1324,7 +1607,8 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       s->gpu_status = 0;
       return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
     }
-    if (!fb->exact_factor && !fb->a0_pcg) {
+    const int lin = fb->linear && d->fe_linear;
+    if (!lin && !fb->exact_factor && !fb->a0_pcg) {
       if (d->steps != s->fb_step)
         s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
       if (!s->fb_on && d->newton_dq < INFINITY &&
@@ -1342,6 +1626,15 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * scene) */
     s->pcg_now = fb->a0_pcg && !d->constraint_hessian;
     s->exact_now = fb->exact_factor || s->fb_on || (fb->a0_pcg && !s->pcg_now);
+    if (lin) { /* the linear coupling: the step's operator and Zt once, Z of the current rows */
+      rescale = s->lin_A != d->step_serial;
+      if (rescale) {
+        int st = linear_operator(m, d, fb, fd, s, cm, ck, eps);
+        if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
+        s->lin_A = d->step_serial;
+      }
+      linear_z_rows(m, d, fb, i, s);
+    } else {
     if (s->exact_now && !s->sp_ready) {
       int st = exact_init(fb, s);
       if (st < 0) return cf_error(st, "FE body '%s': %s", m->body_name[fb->body], cf_last_error());
@@ -1409,6 +1702,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     }
     if (nchg && (st = z_solve(m, fb, fd, s, nchg)) < 0) return s->z_valid = 0, st;
     s->z_valid = 1;
+    }
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
     for (int k = 0; k < nr; k++) {
       const double* jf = s->JF + (size_t)k * ndof;
@@ -1425,6 +1719,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * exact arithmetic, carries an error of eps a G relative in J x: the Newton iteration of a lug
      * with a bolt on it diverged from 1e-16 at ~20x per iteration. 1e6 keeps that error at 1e-10
      * and the augmented Lagrangian still contracts Phi by ~1e-6 per iteration. */
+    if (lin) linear_symmetric(s, ndof); /* J_F Z = sym(G): the Woodbury exact for the step's model */
     for (int k = 0; k < nr && a > 0; k++) {
       int r = s->row[k];
       double g = s->H[k * nr + k];
@@ -1469,11 +1764,15 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
     const struct cfMbsFeBody* fb = &m->fe[i];
     if (!fb->corotational) continue;
     struct cfMbsFeState* s = &d->fe_state[i];
-    int nr = s->nrow;
-    gather(fb, b, s->bF);
-    for (int j = 0; j < 3 * fb->nnode; j++) /* clamped DOFs do not move */
-      if (fb->fem->fixed[j]) s->bF[j] = 0;
-    int st = a0_solve(m, fb, d->fe_data[i], s, s->bF, s->y);
+    int nr = s->nrow, st;
+    if (fb->linear && d->fe_linear && d->fe_rhs != CF_MBS_RHS_GENERAL) {
+      st = linear_y(m, d, fb, s, b);
+    } else {
+      gather(fb, b, s->bF);
+      for (int j = 0; j < 3 * fb->nnode; j++) /* clamped DOFs do not move */
+        if (fb->fem->fixed[j]) s->bF[j] = 0;
+      st = a0_solve(m, fb, d->fe_data[i], s, s->bF, s->y);
+    }
     if (st < 0) return st;
     for (int k = 0; k < nr; k++) {
       row_F(m, d, fb, s->row[k], s->bF);

@@ -202,6 +202,11 @@ void cf_mbs__add_3x3(const cfMbsModel* m, double* Ax, int ra, int ba, int ca, in
 /* the step's coefficients of the damping and stiffness in the Newton matrix (cf_mbs__assemble's
  * cC and cK; the mass's is 1): the corotational bodies' A0 = (1 + alpha cC) M + (cK + beta cC) K_R */
 void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK);
+/* d->fe_rhs: what the right side of the next cf_mbs__solve is, for the corotational bodies of the
+ * linear coupling (whose part of a solve is then formed without a solve with the part's matrix):
+ * GENERAL anything (a solve with A0), NEWTON the step's Newton residual (its joint part
+ * d->fe_rhs_scale J^T d->econ), JTE r + J^T d->econ with r zero on the FE nodes (the projections) */
+enum { CF_MBS_RHS_GENERAL = 0, CF_MBS_RHS_NEWTON = 1, CF_MBS_RHS_JTE = 2 };
 /* ---- mbs_fe.c (FE bodies, lumped formulation; all no-ops without them) ---- */
 int cf_mbs__fe_nblock(const cfMbsDef* def);           /* node blocks to append */
 int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m); /* after the modal compile */

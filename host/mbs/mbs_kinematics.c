@@ -78,8 +78,10 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
   for (int i = 0; i < m->ncon; i++) d->rhs_c[i] = -d->rhs_c[i] - d->econ[i]; /* c - J x* */
   memset(d->w, 0, sizeof(double) * (size_t)m->nq);
   memset(d->sigma, 0, sizeof(double) * (size_t)m->ncon);
+  d->fe_rhs = CF_MBS_RHS_JTE; /* the right sides are J^T e (r = d->w = 0) */
   int st = cf_mbs__alm_linear(m, d, d->asm_coef[3] /* the factor's penalty */, d->w, d->rhs_c, d->x, d->sigma, tol, m->opt.proj_iter,
                               &d->proj_iters[which], &res);
+  d->fe_rhs = CF_MBS_RHS_GENERAL;
   if (st < 0) return st;
   if (st > 0) d->warning[which ? CF_MBS_WARN_ACC_PROJECTION : CF_MBS_WARN_VEL_PROJECTION]++; /* not converged */
   for (int i = 0; i < m->nq; i++) x[i] += d->x[i];

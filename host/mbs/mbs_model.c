@@ -742,3 +742,13 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   cf_mbs_violation(m, d, v);
   return CF_OK;
 }
+
+const char* cf_mbs_coupling_name(int coupling) {
+  return coupling == CF_MBS_COUPLING_LINEAR ? "linear" : coupling == CF_MBS_COUPLING_NEWTON ? "newton" : "?";
+}
+
+int cf_mbs_coupling_from_key(const char* key) {
+  if (!strcmp(key, "newton")) return CF_MBS_COUPLING_NEWTON;
+  if (!strcmp(key, "linear")) return CF_MBS_COUPLING_LINEAR;
+  return -1;
+}

@@ -63,7 +63,22 @@ void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK) {
   *cC = sc.cC, *cK = sc.cK;
 }
 
+static int step(const cfMbsModel* m, cfMbsData* d);
+
+/* The linear coupling (cfMbsOptions.coupling) holds inside the step only: its corotational bodies
+ * are linearised at the predictor (mbs_fe.c, "the linear coupling"), keyed by step_serial; solves
+ * outside it (initial accelerations, statics, kinematics) are the Newton coupling's. */
 int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
+  d->step_serial++;
+  d->fe_linear = m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0 && !d->constraint_hessian;
+  d->fe_rhs = CF_MBS_RHS_GENERAL;
+  int st = step(m, d);
+  d->fe_linear = 0;
+  d->fe_rhs = CF_MBS_RHS_GENERAL;
+  return st;
+}
+
+static int step(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq, nc = m->ncon;
   StepCoef sc = step_coef(m);
   double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, h2 = sc.cK;
@@ -123,7 +138,9 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     if (d->constraint_hessian) cf_mbs__add_constraint_hessian(m, d, d->lambda, h2, d->Ax);
     d->timer[CF_MBS_STAGE_ASSEMBLE] += cf_wall_time() - t0;
     st = cf_mbs__factor(m, d);
+    d->fe_rhs = CF_MBS_RHS_NEWTON, d->fe_rhs_scale = -h2; /* r's joint part: -h2 J^T econ */
     if (st >= 0) st = cf_mbs__solve(m, d, d->r, d->dq);
+    d->fe_rhs = CF_MBS_RHS_GENERAL;
     if (st < 0) break;
     dqmax = 0;
     for (int i = 0; i < n; i++) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));

@@ -156,7 +156,18 @@ typedef struct cfMbsOptions {
                                 Arnold and Bruls), which damps the unresolved stiff modes of FE bodies
                                 (second order; at the rigid motion's w h ~ 0.1 the damping is ~1e-5
                                 per period); 0.5 .. 1 */
+  int coupling;              /* corotational FE bodies: CF_MBS_COUPLING_NEWTON (Newton on the part's
+                                full residual every iteration: the accurate reference) or
+                                CF_MBS_COUPLING_LINEAR (the part linearised once per step: one PCG
+                                solve of its free motion, its interface compliance turned from rest;
+                                docs/mbs.md, "The linear coupling") */
 } cfMbsOptions;
+
+enum cfMbsCoupling { CF_MBS_COUPLING_NEWTON = 0, CF_MBS_COUPLING_LINEAR = 1 };
+/* "newton", "linear" */
+const char* cf_mbs_coupling_name(int coupling);
+/* the coupling a scene key or option names, or -1 */
+int cf_mbs_coupling_from_key(const char* key);
 
 typedef struct cfMbsDef {
   cfMbsOptions opt;
@@ -405,6 +416,11 @@ typedef struct cfMbsData {
                                 cf_mbs_set_load_factor) */
   double gravity[3];         /* the model's gravity times load_factor */
   int constraint_hessian;    /* the Newton matrix includes sum lambda_i Phi_i,qq (statics: 1) */
+  /* the linear coupling (opt.coupling): set by cf_mbs_step for the solves it makes */
+  int fe_linear;             /* 1 inside cf_mbs_step: corotational bodies are linearised at the predictor */
+  long step_serial;          /* counts cf_mbs_step calls: the key of the per-step linearisation */
+  int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
+  double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks
                                 are formed by cf_mbs__factor with them) */
   /* last step */
@@ -517,6 +533,11 @@ typedef struct cfMbsScene {
 /* 1 if the JSON file is a mechanism scene (it has a top-level "bodies" key), else 0. */
 int cf_mbs_scene_is_mechanism(const char* json_path);
 int cf_mbs_scene_load(const char* path, cfMbsScene* s);
+/* Set the coupling of the scene's corotational FE bodies (cfMbsOptions.coupling; cofem run
+ * --coupling): with the linear coupling a body whose FE scene says "auto" takes the CPU's "auto"
+ * preconditioner (cf_preconditioner_auto: the rotated Cholesky below 100k tetrahedra, AMG above),
+ * as the part alone; with the Newton coupling block Jacobi, as before. */
+void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling);
 int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 /* Number of CSV values of a channel (3 or 1) and the values now. */
 int cf_mbs_channel_size(const cfMbsChannel* c);

@@ -85,6 +85,11 @@ double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib);
  * of them, those of the interface columns Z = A0^-1 J_F^T (the warm-started solves) into
  * *interface when not NULL; the rest solve the Newton corrections, from 0. */
 long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, long* interface);
+/* The linear coupling's counters of FE body ib since the data was made: steps linearised, interface
+ * columns checked against the part's current matrix, of them corrected by the PCG, and the PCG
+ * iterations of the free-motion solves and of the corrections (any pointer may be NULL). */
+void cf_mbs_fe_linear_stats(const cfMbsModel* m, const cfMbsData* d, int ib, long* steps, long* checked,
+                            long* corrected, long* free_iters, long* corr_iters);
 /* Nodes of the scene's FE bodies (lumped and corotational; modal bodies not counted): the size
  * cf_default_threads (cofem/fem.h) takes for a mechanism. */
 long cf_mbs_scene_fe_nodes(const cfMbsScene* s);
