@@ -1547,3 +1547,45 @@ long cf_mbs_scene_fe_nodes(const cfMbsScene* s) {
     if (cf_mbs_def_fe_index(&s->def, s->flex_body[k]) >= 0 && s->flex[k]->model) n += s->flex[k]->model->nnode;
   return n;
 }
+
+/* ---- the FE body kind (mbs_body_kind.h) ---- */
+/* the FE data of each body, then the corotational bodies' condensation state */
+static int fe_data_create(const cfMbsModel* m, cfMbsData* d) {
+  int st = cf_mbs__fe_data_create(m, d);
+  if (st >= 0 && m->nfe) st = cf_mbs__fe_state_create(m, d);
+  return st;
+}
+
+static void fe_data_free(cfMbsData* d) {
+  cf_mbs__fe_state_free(d);
+  for (int i = 0; d->fe_data && i < d->nfe_data; i++) cf_data_free(d->fe_data[i]);
+  free(d->fe_data);
+  d->fe_data = NULL, d->nfe_data = 0;
+}
+
+/* cM unused: the nodes' mass is in their blocks' Mbar; a corotational body's matrix is formed by
+ * cf_mbs__fe_factor */
+static void fe_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
+  cf_mbs__fe_assemble(m, d, cC, cK);
+}
+
+static void fe_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
+  cf_mbs__fe_mass_offdiag(m, x, y);
+}
+
+const cfMbsBodyKind cf_mbs__fe_kind = {
+    .name = "FE",
+    .nblock = cf_mbs__fe_nblock,
+    .compile = cf_mbs__fe_compile,
+    .model_free = cf_mbs__fe_free,
+    .def_free = cf_mbs__fe_def_free,
+    .initial = cf_mbs__fe_initial,
+    .pairs = cf_mbs__fe_pairs,
+    .data_create = fe_data_create,
+    .data_free = fe_data_free,
+    .forces = cf_mbs__fe_forces,
+    .assemble = fe_assemble,
+    .apply_mass = fe_apply_mass,
+    .kinetic = cf_mbs__fe_kinetic_offdiag,
+    .potential = cf_mbs__fe_potential,
+};

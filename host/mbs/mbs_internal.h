@@ -7,6 +7,7 @@
 
 #include "cofem/mbs.h"
 #include "cofem/mbs_modal.h"
+#include "mbs/mbs_body_kind.h"
 #include "util/math3.h"
 
 #ifndef M_PI

@@ -736,3 +736,26 @@ int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, cons
   free(x);
   return st;
 }
+
+/* ---- the modal body kind (mbs_body_kind.h) ---- */
+/* the mass beyond Mbar only: the generic code's apply_M adds no damping or stiffness */
+static void modal_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
+  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y);
+}
+
+const cfMbsBodyKind cf_mbs__modal_kind = {
+    .name = "modal",
+    .nblock = cf_mbs__modal_nblock,
+    .compile = cf_mbs__modal_compile,
+    .model_free = cf_mbs__modal_free,
+    .def_free = cf_mbs__modal_def_free,
+    .initial = cf_mbs__modal_initial,
+    .pairs = cf_mbs__modal_pairs,
+    .data_create = NULL, /* the modal bodies keep no per-data state */
+    .data_free = NULL,
+    .forces = cf_mbs__modal_forces,
+    .assemble = cf_mbs__modal_assemble,
+    .apply_mass = modal_apply_mass,
+    .kinetic = cf_mbs__modal_kinetic,
+    .potential = cf_mbs__modal_potential,
+};
