@@ -122,7 +122,7 @@ int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
   return e->nload++;
 }
 
-void cf_mbs__fe_def_free(cfMbsDef* def) {
+static void cf_mbs__fe_def_free(cfMbsDef* def) {
   for (int i = 0; i < def->nfe; i++)
     for (int k = 0; k < def->fe[i].npoint; k++) free(def->fe[i].point[k].nodes);
   free(def->fe);
@@ -130,7 +130,8 @@ void cf_mbs__fe_def_free(cfMbsDef* def) {
 }
 
 /* ---- compile ----------------------------------------------------------------------------------- */
-int cf_mbs__fe_nblock(const cfMbsDef* def) {
+/* node blocks to append (after the modal amplitude blocks) */
+static int cf_mbs__fe_nblock(const cfMbsDef* def) {
   int n = 0;
   for (int i = 0; i < def->nfe; i++) n += (def->fe[i].fem->nnode + 3) / 4 - !def->fe[i].corotational;
   return n;
@@ -172,7 +173,7 @@ static int add_vec(struct cfMbsFeBody* fb, const int* nodes, const double* w, in
 /* The node blocks, the node order (the nodes of the points first, point by point, so that a set
  * spans as few blocks as possible: its equations have one gradient slot per block), the lumped
  * masses as Mbar, the points' mean vectors. */
-int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
+static int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
   m->nfe = def->nfe;
   m->nq_direct = m->nq;
   if (!def->nfe) return CF_OK;
@@ -295,7 +296,7 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
   return CF_OK;
 }
 
-void cf_mbs__fe_free(cfMbsModel* m) {
+static void cf_mbs__fe_free(cfMbsModel* m) {
   for (int i = 0; i < m->nfe; i++) {
     struct cfMbsFeBody* fb = &m->fe[i];
     free(fb->blk), free(fb->qadr), free(fb->node_blk), free(fb->vec_ptr), free(fb->vec_node), free(fb->vec_w);
@@ -304,7 +305,7 @@ void cf_mbs__fe_free(cfMbsModel* m) {
   m->fe = NULL, m->nfe = 0;
 }
 
-void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
+static void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
   for (int i = 0; i < m->nfe; i++) {
     const cfMbsFeDef* fd = &def->fe[i];
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -328,7 +329,7 @@ void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, dou
 /* is body b a node block of a corotational FE body (condensed, not factored by CHOLMOD)? */
 static int condensed(const cfMbsModel* m, int b) { return m->body_qadr[b] >= m->nq_direct; }
 
-void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+static void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -357,7 +358,7 @@ void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx)
 }
 
 /* ---- data -------------------------------------------------------------------------------------- */
-int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d) {
+static int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d) {
   if (!m->nfe) return CF_OK;
   d->fe_data = calloc((size_t)m->nfe, sizeof *d->fe_data);
   if (!d->fe_data) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -477,7 +478,8 @@ static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMb
 static const double* fe_extra(const cfMbsData* d, int i);
 
 /* ---- forces and tangents ------------------------------------------------------------------------ */
-void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
+/* d->Q += -f_el + m g + loads - C v of the FE nodes (runs the co-rotational stages at q) */
+static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
   const double* g = d->gravity;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -542,7 +544,7 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
 
 /* Ax += (cK + beta cC) K_R + alpha cC M of the FE bodies (the mass cM M is in Mbar), at the state
  * of the last cf_mbs__fe_forces */
-void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK) {
+static void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -571,7 +573,7 @@ void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK
 
 /* y += the off-diagonal blocks of the corotational bodies' (consistent) mass times x (the diagonal
  * is in Mbar) */
-void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
+static void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -586,7 +588,8 @@ void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
   }
 }
 
-double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
+/* the corotational bodies' kinetic energy of the off-diagonal mass blocks */
+static double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
   double T = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -600,7 +603,7 @@ double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
 }
 
 /* gravity potential of the nodes and co-rotational strain energy */
-double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
+static double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -812,7 +815,8 @@ static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
   return CF_OK;
 }
 
-int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
+/* corotational bodies: the condensation's state (the solver's side) */
+static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
   if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   for (int i = 0; i < m->nfe; i++) {
@@ -881,7 +885,7 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   return CF_OK;
 }
 
-void cf_mbs__fe_state_free(cfMbsData* d) {
+static void cf_mbs__fe_state_free(cfMbsData* d) {
   if (!d->fe_state) return;
   for (int i = 0; i < d->nfe_data; i++) {
     struct cfMbsFeState* s = &d->fe_state[i];
