@@ -124,7 +124,7 @@ int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
   return e->nload++;
 }
 
-void cf_mbs__fe_def_free(cfMbsDef* def) {
+static void cf_mbs__fe_def_free(cfMbsDef* def) {
   for (int i = 0; i < def->nfe; i++)
     for (int k = 0; k < def->fe[i].npoint; k++) free(def->fe[i].point[k].nodes);
   free(def->fe);
@@ -132,7 +132,8 @@ void cf_mbs__fe_def_free(cfMbsDef* def) {
 }
 
 /* ---- compile ----------------------------------------------------------------------------------- */
-int cf_mbs__fe_nblock(const cfMbsDef* def) {
+/* node blocks to append (after the modal amplitude blocks) */
+static int cf_mbs__fe_nblock(const cfMbsDef* def) {
   int n = 0;
   for (int i = 0; i < def->nfe; i++) n += (def->fe[i].fem->nnode + 3) / 4 - !def->fe[i].corotational;
   return n;
@@ -174,7 +175,7 @@ static int add_vec(struct cfMbsFeBody* fb, const int* nodes, const double* w, in
 /* The node blocks, the node order (the nodes of the points first, point by point, so that a set
  * spans as few blocks as possible: its equations have one gradient slot per block), the lumped
  * masses as Mbar, the points' mean vectors. */
-int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
+static int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
   m->nfe = def->nfe;
   m->nq_direct = m->nq;
   if (!def->nfe) return CF_OK;
@@ -299,7 +300,7 @@ int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
   return CF_OK;
 }
 
-void cf_mbs__fe_free(cfMbsModel* m) {
+static void cf_mbs__fe_free(cfMbsModel* m) {
   for (int i = 0; i < m->nfe; i++) {
     struct cfMbsFeBody* fb = &m->fe[i];
     free(fb->blk), free(fb->qadr), free(fb->node_blk), free(fb->vec_ptr), free(fb->vec_node), free(fb->vec_w);
@@ -308,7 +309,7 @@ void cf_mbs__fe_free(cfMbsModel* m) {
   m->fe = NULL, m->nfe = 0;
 }
 
-void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
+static void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
   for (int i = 0; i < m->nfe; i++) {
     const cfMbsFeDef* fd = &def->fe[i];
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -332,7 +333,7 @@ void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, dou
 /* is body b a node block of a corotational FE body (condensed, not factored by CHOLMOD)? */
 static int condensed(const cfMbsModel* m, int b) { return m->body_qadr[b] >= m->nq_direct; }
 
-void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+static void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -361,7 +362,7 @@ void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx)
 }
 
 /* ---- data -------------------------------------------------------------------------------------- */
-int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d) {
+static int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d) {
   if (!m->nfe) return CF_OK;
   d->fe_data = calloc((size_t)m->nfe, sizeof *d->fe_data);
   if (!d->fe_data) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -491,7 +492,8 @@ static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMb
 static const double* fe_extra(const cfMbsData* d, int i);
 
 /* ---- forces and tangents ------------------------------------------------------------------------ */
-void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
+/* d->Q += -f_el + m g + loads - C v of the FE nodes (runs the co-rotational stages at q) */
+static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
   const double* g = d->gravity;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -562,7 +564,7 @@ void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const
 
 /* Ax += (cK + beta cC) K_R + alpha cC M of the FE bodies (the mass cM M is in Mbar), at the state
  * of the last cf_mbs__fe_forces */
-void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK) {
+static void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -591,7 +593,7 @@ void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK
 
 /* y += the off-diagonal blocks of the corotational bodies' (consistent) mass times x (the diagonal
  * is in Mbar) */
-void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
+static void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
@@ -606,7 +608,8 @@ void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
   }
 }
 
-double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
+/* the corotational bodies' kinetic energy of the off-diagonal mass blocks */
+static double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
   double T = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -620,7 +623,7 @@ double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d) {
 }
 
 /* gravity potential of the nodes and co-rotational strain energy */
-double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
+static double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
@@ -872,7 +875,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   return CF_OK;
 }
 
-int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
+/* corotational bodies: the condensation's state (the solver's side) */
+static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
   if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   for (int i = 0; i < m->nfe; i++) {
@@ -947,7 +951,7 @@ int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   return CF_OK;
 }
 
-void cf_mbs__fe_state_free(cfMbsData* d) {
+static void cf_mbs__fe_state_free(cfMbsData* d) {
   if (!d->fe_state) return;
   for (int i = 0; i < d->nfe_data; i++) {
     struct cfMbsFeState* s = &d->fe_state[i];
@@ -1846,3 +1850,45 @@ long cf_mbs_scene_fe_nodes(const cfMbsScene* s) {
     if (cf_mbs_def_fe_index(&s->def, s->flex_body[k]) >= 0 && s->flex[k]->model) n += s->flex[k]->model->nnode;
   return n;
 }
+
+/* ---- the FE body kind (mbs_body_kind.h) ---- */
+/* the FE data of each body, then the corotational bodies' condensation state */
+static int fe_data_create(const cfMbsModel* m, cfMbsData* d) {
+  int st = cf_mbs__fe_data_create(m, d);
+  if (st >= 0 && m->nfe) st = cf_mbs__fe_state_create(m, d);
+  return st;
+}
+
+static void fe_data_free(cfMbsData* d) {
+  cf_mbs__fe_state_free(d);
+  for (int i = 0; d->fe_data && i < d->nfe_data; i++) cf_data_free(d->fe_data[i]);
+  free(d->fe_data);
+  d->fe_data = NULL, d->nfe_data = 0;
+}
+
+/* cM unused: the nodes' mass is in their blocks' Mbar; a corotational body's matrix is formed by
+ * cf_mbs__fe_factor */
+static void fe_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
+  cf_mbs__fe_assemble(m, d, cC, cK);
+}
+
+static void fe_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
+  cf_mbs__fe_mass_offdiag(m, x, y);
+}
+
+const cfMbsBodyKind cf_mbs__fe_kind = {
+    .name = "FE",
+    .nblock = cf_mbs__fe_nblock,
+    .compile = cf_mbs__fe_compile,
+    .model_free = cf_mbs__fe_free,
+    .def_free = cf_mbs__fe_def_free,
+    .initial = cf_mbs__fe_initial,
+    .pairs = cf_mbs__fe_pairs,
+    .data_create = fe_data_create,
+    .data_free = fe_data_free,
+    .forces = cf_mbs__fe_forces,
+    .assemble = fe_assemble,
+    .apply_mass = fe_apply_mass,
+    .kinetic = cf_mbs__fe_kinetic_offdiag,
+    .potential = cf_mbs__fe_potential,
+};

@@ -150,7 +150,7 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
   memset(d->Q, 0, sizeof(double) * (size_t)m->nq);
   const double* g = d->gravity;
   for (int b = 0; b < m->nbody; b++) {
-    if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks: cf_mbs__fe_forces */
+    if (m->body_modal[b] >= 2) continue; /* amplitude blocks; FE node blocks: the kinds' forces */
     const double* Mb = m->body_Mbar + 16 * b;
     double* Qb = d->Q + m->body_qadr[b];
     for (int k = 0; k < 4; k++)
@@ -283,8 +283,9 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
       for (int k = 0; k < 12; k++) Qb[k] += Ql[12 * s + k];
     }
   }
-  cf_mbs__modal_forces(m, d, q, qd, t); /* modal bodies: gravity, velocity, elastic, damping forces, node loads */
-  cf_mbs__fe_forces(m, d, q, qd, t);
+  /* modal and FE bodies: gravity, velocity, elastic and damping forces, loads */
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->forces) cf_mbs__body_kinds[k]->forces(m, d, q, qd, t);
 }
 
 void cf_mbs__accept_angles(const cfMbsModel* m, cfMbsData* d) {
@@ -305,8 +306,9 @@ double cf_mbs__potential(const cfMbsModel* m, const cfMbsData* d) {
     const double* qb = d->q + m->body_qadr[b];
     for (int k = 0; k < 4; k++) V -= Mb[k] * cf_mbs_dot3(g, qb + 3 * k);
   }
-  V += cf_mbs__modal_potential(m, d); /* modal bodies: gravity (modal part) and elastic energy */
-  V += cf_mbs__fe_potential(m, d);
+  /* modal and FE bodies: gravity (their part) and elastic energy */
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->potential) V += cf_mbs__body_kinds[k]->potential(m, d);
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
     if (f->type == CF_MBS_SPRING) {

@@ -7,6 +7,7 @@
 
 #include "cofem/mbs.h"
 #include "cofem/mbs_modal.h"
+#include "mbs/mbs_body_kind.h"
 #include "util/math3.h"
 
 #ifndef M_PI
@@ -157,23 +158,9 @@ void cf_mbs__body_pose(const cfMbsDef* def, int b, double pos[3], double R[9]);
 /* Copy cf_last_error() and re-raise it with a prefix */
 int cf_mbs__rethrow(int st, const char* prefix);
 
-/* ---- mbs_modal.c: the modal bodies' part of each stage (all no-ops without modal bodies) ---- */
-int cf_mbs__modal_nblock(const cfMbsDef* def);         /* amplitude blocks to append */
-/* after the bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
-int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m);
-void cf_mbs__modal_free(cfMbsModel* m);
-void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
-/* body pairs that the modal mass couples: calls pair(a, b, ctx) */
-void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
-/* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
-void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
-/* y += the same times x */
-void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
-                         const double* x, double* y);
-/* d->Q += modal gravity terms, quadratic velocity forces, elastic and damping forces, node loads */
-void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
-double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d);   /* the modal part of T */
-double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity (modal part) + elastic */
+/* ---- mbs_modal.c: the modal bodies (their part of each stage: cf_mbs__modal_kind) ---- */
+/* amplitude blocks to append (mbs_fe.c's blocks follow them) */
+int cf_mbs__modal_nblock(const cfMbsDef* def);
 /* modal point k of modal body ib: mean rest position sbar (body coordinates), the frame body, the number of modes,
  * the first amplitude block and their count; returns Phibar [3 nm] row-major */
 const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,
@@ -191,8 +178,6 @@ void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* 
 int cf_mbs__add_point(cfMbsModalPoint* pts, int* npoint, int max, int mesh_nnode, const char* kind, const char* pkind,
                       const char* bname, const char* name, const int* nodes, int nnode);
 int cf_mbs__find_point(const cfMbsModalPoint* pts, int npoint, const char* name);
-/* mbs_model.c's cf_mbs_def_free: the modal definitions and their points */
-void cf_mbs__modal_def_free(cfMbsDef* def);
 /* mbs_solver.c: Ax += s B for the 12x12 block of bodies ba, bb (row stride ld) */
 void cf_mbs__add_blk(const cfMbsModel* m, double* Ax, int ba, int bb, const double* B, int ld, double s);
 /* Ax += s B for the 3x3 block of coordinates ra.. (of body ba) x ca.. (of body bb), upper triangle
@@ -207,25 +192,8 @@ void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK);
  * GENERAL anything (a solve with A0), NEWTON the step's Newton residual (its joint part
  * d->fe_rhs_scale J^T d->econ), JTE r + J^T d->econ with r zero on the FE nodes (the projections) */
 enum { CF_MBS_RHS_GENERAL = 0, CF_MBS_RHS_NEWTON = 1, CF_MBS_RHS_JTE = 2 };
-/* ---- mbs_fe.c (FE bodies, lumped formulation; all no-ops without them) ---- */
-int cf_mbs__fe_nblock(const cfMbsDef* def);           /* node blocks to append */
-int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m); /* after the modal compile */
-void cf_mbs__fe_free(cfMbsModel* m);
-void cf_mbs__fe_def_free(cfMbsDef* def);
-void cf_mbs__fe_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
-void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
-int cf_mbs__fe_data_create(const cfMbsModel* m, cfMbsData* d);
-/* d->Q += -f_el + m g + loads - C v of the FE nodes (runs the co-rotational stages at q) */
-void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
-/* Ax += (cK + beta cC) K_R + alpha cC M at the state of the last cf_mbs__fe_forces */
-void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, double cK);
-double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d); /* gravity + strain energy */
-/* corotational bodies: y += off-diagonal mass blocks x; their kinetic energy */
-void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y);
-double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d);
+/* ---- mbs_fe.c (FE bodies; their part of each stage: cf_mbs__fe_kind) ---- */
 /* corotational bodies: the condensation (the solver's side) */
-int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d);
-void cf_mbs__fe_state_free(cfMbsData* d);
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint row of a corotational body */
 void cf_mbs__set_dt(cfMbsModel* m, double h);

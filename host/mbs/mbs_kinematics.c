@@ -202,8 +202,8 @@ void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, dou
     for (int k = 0; k < 4; k++)
       for (int l = 0; l < 4; l++) T += 0.5 * Mb[4 * k + l] * cf_mbs_dot3(v + 3 * k, v + 3 * l);
   }
-  T += cf_mbs__modal_kinetic(m, d); /* the modal part of T */
-  T += cf_mbs__fe_kinetic_offdiag(m, d);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* the modal and FE bodies' part of T */
+    if (cf_mbs__body_kinds[k]->kinetic) T += cf_mbs__body_kinds[k]->kinetic(m, d);
   if (kinetic) *kinetic = T;
   if (potential) *potential = cf_mbs__potential(m, d);
 }

@@ -134,7 +134,8 @@ int cf_mbs_find_modal_point(const cfMbsDef* def, int body, const char* name) {
   return -1;
 }
 
-void cf_mbs__modal_def_free(cfMbsDef* def) {
+/* the modal definitions and their points (cf_mbs_def_free) */
+static void cf_mbs__modal_def_free(cfMbsDef* def) {
   for (int i = 0; i < def->nmodal; i++)
     for (int k = 0; k < def->modal[i].npoint; k++) free(def->modal[i].point[k].nodes);
   free(def->modal);
@@ -165,7 +166,7 @@ int cf_mbs__modal_nblock(const cfMbsDef* def) {
   return n;
 }
 
-void cf_mbs__modal_free(cfMbsModel* m) {
+static void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
@@ -176,7 +177,8 @@ void cf_mbs__modal_free(cfMbsModel* m) {
   m->nmodal = 0;
 }
 
-int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
+/* after the rigid bodies: copy the reductions, fill the amplitude blocks and the frames' Mbar */
+static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
   if (def->nmodal == 0) return CF_OK;
   m->modal = calloc((size_t)def->nmodal, sizeof *m->modal);
   if (!m->modal) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
@@ -378,7 +380,8 @@ void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* 
   }
 }
 
-void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
+/* the amplitudes and their rates at t = 0 */
+static void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd) {
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     const cfMbsModalDef* md = &def->modal[i];
@@ -390,7 +393,8 @@ void cf_mbs__modal_initial(const cfMbsDef* def, const cfMbsModel* m, double* q, 
   }
 }
 
-void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+/* body pairs that the modal mass couples: calls pair(a, b, ctx) */
+static void cf_mbs__modal_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     for (int k = 0; k < mb->nblk; k++) {
@@ -465,7 +469,8 @@ static void coupling(const struct cfMbsModalBody* mb, const double* qf, const do
     }
 }
 
-void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
+/* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
+static void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     int nm = mb->nm;
@@ -504,8 +509,9 @@ void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double
   }
 }
 
-void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
-                         const double* x, double* yo) {
+/* y += the same times x */
+static void cf_mbs__modal_apply(const cfMbsModel* m, const cfMbsData* d, double cM, double cC, double cK,
+                                const double* x, double* yo) {
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
     int nm = mb->nm;
@@ -546,7 +552,8 @@ static double scale_of(const cfMbsModalLoad* L, double t) {
   return v[0];
 }
 
-void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
+/* d->Q += modal gravity terms, quadratic velocity forces, elastic and damping forces, node loads */
+static void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t) {
   const double* g = d->gravity;
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
@@ -602,7 +609,8 @@ void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double* q, co
   }
 }
 
-double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d) {
+/* the modal part of T */
+static double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d) {
   double T = 0;
   for (int i = 0; i < m->nmodal; i++) {
     const struct cfMbsModalBody* mb = &m->modal[i];
@@ -623,7 +631,8 @@ double cf_mbs__modal_kinetic(const cfMbsModel* m, const cfMbsData* d) {
   return T;
 }
 
-double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d) {
+/* gravity (modal part) + elastic energy */
+static double cf_mbs__modal_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   const double* g = d->gravity;
   for (int i = 0; i < m->nmodal; i++) {
@@ -736,3 +745,26 @@ int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, cons
   free(x);
   return st;
 }
+
+/* ---- the modal body kind (mbs_body_kind.h) ---- */
+/* the mass beyond Mbar only: the generic code's apply_M adds no damping or stiffness */
+static void modal_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
+  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y);
+}
+
+const cfMbsBodyKind cf_mbs__modal_kind = {
+    .name = "modal",
+    .nblock = cf_mbs__modal_nblock,
+    .compile = cf_mbs__modal_compile,
+    .model_free = cf_mbs__modal_free,
+    .def_free = cf_mbs__modal_def_free,
+    .initial = cf_mbs__modal_initial,
+    .pairs = cf_mbs__modal_pairs,
+    .data_create = NULL, /* the modal bodies keep no per-data state */
+    .data_free = NULL,
+    .forces = cf_mbs__modal_forces,
+    .assemble = cf_mbs__modal_assemble,
+    .apply_mass = modal_apply_mass,
+    .kinetic = cf_mbs__modal_kinetic,
+    .potential = cf_mbs__modal_potential,
+};

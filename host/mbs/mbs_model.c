@@ -144,8 +144,8 @@ void cf_mbs_def_free(cfMbsDef* def) {
   free(def->joint);
   free(def->driver);
   free(def->force);
-  cf_mbs__modal_def_free(def); /* the modal bodies' definitions */
-  cf_mbs__fe_def_free(def);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* the modal and FE bodies' definitions */
+    if (cf_mbs__body_kinds[k]->def_free) cf_mbs__body_kinds[k]->def_free(def);
   cfMbsOptions o = def->opt;
   memset(def, 0, sizeof *def);
   def->opt = o;
@@ -329,7 +329,9 @@ void cf_mbs_model_free(cfMbsModel* m) {
   if (!m) return;
   free(m->body_name); free(m->body_qadr); free(m->body_nq); free(m->body_virtual); free(m->body_mass);
   free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
-  cf_mbs__modal_free(m); cf_mbs__fe_free(m); free(m->body_modal); /* modal and FE bodies */
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* modal and FE bodies */
+    if (cf_mbs__body_kinds[k]->model_free) cf_mbs__body_kinds[k]->model_free(m);
+  free(m->body_modal);
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
   free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint);
   free(m->joint_ncon);
@@ -350,7 +352,9 @@ void cf_mbs_model_free(cfMbsModel* m) {
   } while (0)
 
 static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
-  int ok = 1, nb = def->nbody + cf_mbs__modal_nblock(def) + cf_mbs__fe_nblock(def); /* + amplitude and node blocks */
+  int ok = 1, nb = def->nbody; /* + the kinds' blocks: modal amplitudes, FE nodes */
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->nblock) nb += cf_mbs__body_kinds[k]->nblock(def);
   CF_MBS_ALLOC(m->body_modal, nb);
   CF_MBS_ALLOC(m->body_name, nb);
   CF_MBS_ALLOC(m->body_qadr, nb);
@@ -368,7 +372,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
   m->nbody = nb;
   m->nq = 0;
   m->mref = 0;
-  for (int b = 0; b < def->nbody; b++) { /* the modal amplitude blocks follow (cf_mbs__modal_compile) */
+  for (int b = 0; b < def->nbody; b++) { /* the kinds' blocks follow (their compile) */
     const cfMbsBodyDef* B = &def->body[b];
     snprintf(m->body_name[b], CF_MBS_NAME_MAX, "%s", B->name);
     m->body_qadr[b] = m->nq;
@@ -425,8 +429,8 @@ static void initial_coordinates(const cfMbsDef* def, const cfMbsModel* m, double
       for (int i = 0; i < 3; i++) qb[3 + 3 * k + i] = e[i], vb[3 + 3 * k + i] = de[i];
     }
   }
-  cf_mbs__modal_initial(def, m, q, qd); /* modal amplitudes and their rates */
-  cf_mbs__fe_initial(def, m, q, qd);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* modal amplitudes, FE nodes, and their rates */
+    if (cf_mbs__body_kinds[k]->initial) cf_mbs__body_kinds[k]->initial(def, m, q, qd);
 }
 
 static int check_options(const cfMbsOptions* o) {
@@ -547,8 +551,9 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   if (!m) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->opt = def->opt;
   st = build_bodies_markers(def, m);
-  if (st >= 0) st = cf_mbs__modal_compile(def, m); /* amplitude blocks of the modal bodies */
-  if (st >= 0) st = cf_mbs__fe_compile(def, m);
+  /* the modal amplitude blocks, then the FE node blocks */
+  for (int k = 0; st >= 0 && k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->compile) st = cf_mbs__body_kinds[k]->compile(def, m);
   if (st >= 0) st = cf_mbs__compile_constraints(def, m);
   if (st >= 0) st = cf_mbs__compile_forces(def, m);
   if (st >= 0) st = cf_mbs__build_pattern(m);
@@ -624,9 +629,8 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
 /* ---- data --------------------------------------------------------------------------------------- */
 void cf_mbs_data_free(cfMbsData* d) {
   if (!d) return;
-  cf_mbs__fe_state_free(d);
-  for (int i = 0; d->fe_data && i < d->nfe_data; i++) cf_data_free(d->fe_data[i]);
-  free(d->fe_data);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->data_free) cf_mbs__body_kinds[k]->data_free(d);
   cf_mbs__solver_free(d);
   free(d->q); free(d->qd); free(d->qdd); free(d->lambda); free(d->reaction); free(d->phi); free(d->jac); free(d->rhs_c);
   free(d->drv); free(d->Q); free(d->fK); free(d->fC); free(d->rot_angle); free(d->rot_angle_prev);
@@ -674,8 +678,8 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   }
   int st = cf_mbs__solver_create(m, d);
-  if (st >= 0) st = cf_mbs__fe_data_create(m, d);
-  if (st >= 0 && m->nfe) st = cf_mbs__fe_state_create(m, d);
+  for (int k = 0; st >= 0 && k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->data_create) st = cf_mbs__body_kinds[k]->data_create(m, d);
   if (st < 0) {
     cf_mbs_data_free(d);
     return st;

@@ -16,7 +16,7 @@ static int cmp_long(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* block pairs added by the modal and FE bodies (cf_mbs__modal_pairs, cf_mbs__fe_pairs) */
+/* block pairs added by the body kinds (their pairs) */
 struct pair_ctx {
   long* key;
   size_t* n;
@@ -35,12 +35,16 @@ static void count_pair(int x, int y, void* ctx) {
   (*(size_t*)ctx)++;
 }
 
+static void kinds_pairs(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx) {
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->pairs) cf_mbs__body_kinds[k]->pairs(m, pair, ctx);
+}
+
 int cf_mbs__build_pattern(cfMbsModel* m) {
   int nb = m->nbody;
   size_t cap = (size_t)nb + (size_t)m->nforce;
   size_t nmp = 0; /* room for the modal bodies' and FE bodies' pairs */
-  cf_mbs__modal_pairs(m, count_pair, &nmp);
-  cf_mbs__fe_pairs(m, count_pair, &nmp);
+  kinds_pairs(m, count_pair, &nmp);
   cap += nmp;
   for (int i = 0; i < m->ncon; i++) cap += (size_t)m->con[i].nb * (size_t)m->con[i].nb;
   long* key = malloc(sizeof(long) * cap);
@@ -59,10 +63,10 @@ int cf_mbs__build_pattern(cfMbsModel* m) {
   for (int e = 0; e < m->nforce; e++)
     if (m->force[e].body[0] >= 0 && m->force[e].body[1] >= 0) CF_MBS_PAIR(m->force[e].body[0], m->force[e].body[1]);
 #undef CF_MBS_PAIR
-  /* the modal bodies' mass couples their frame and amplitude blocks */
+  /* the modal bodies' mass couples their frame and amplitude blocks, the FE bodies' elements their
+   * node blocks */
   struct pair_ctx pc = {key, &n, cap, nb};
-  cf_mbs__modal_pairs(m, add_pair, &pc);
-  cf_mbs__fe_pairs(m, add_pair, &pc); /* the FE bodies' elements couple their node blocks */
+  kinds_pairs(m, add_pair, &pc);
   if (n > cap) {
     free(key);
     return cf_error(CF_ERR_NOMEM, "mechanism: pair list overflow");
@@ -210,8 +214,8 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
           cf_mbs__add_blk(m, Ax, f->body[s1], f->body[s2], S + 24 * 12 * s1 + 12 * s2, 24, 1.0);
         }
     }
-  cf_mbs__modal_assemble(m, d, cM, cC, cK); /* modal bodies' mass, damping and stiffness blocks */
-  cf_mbs__fe_assemble(m, d, cC, cK);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* modal and FE bodies' M, C and K */
+    if (cf_mbs__body_kinds[k]->assemble) cf_mbs__body_kinds[k]->assemble(m, d, cM, cC, cK);
 }
 
 void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
@@ -226,8 +230,8 @@ void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, d
         yb[3 * k + i] = s;
       }
   }
-  cf_mbs__modal_apply(m, d, 1, 0, 0, x, y); /* modal bodies' mass beyond the rigid part */
-  cf_mbs__fe_mass_offdiag(m, x, y);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* modal and FE bodies' mass beyond Mbar */
+    if (cf_mbs__body_kinds[k]->apply_mass) cf_mbs__body_kinds[k]->apply_mass(m, d, x, y);
 }
 
 /* ---- CHOLMOD ------------------------------------------------------------------------------------- */

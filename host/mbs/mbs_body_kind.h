@@ -1,0 +1,69 @@
+/* Multibody core: the interface a body kind provides (not public).
+ *
+ * A body kind (modal bodies: mbs_modal.c, FE bodies: mbs_fe.c) adds coordinate blocks after the
+ * rigid bodies' and its part to each stage. The generic code (mbs_model.c, mbs_solver.c,
+ * mbs_forces.c, mbs_kinematics.c) loops over cf_mbs__body_kinds in table order and never names a
+ * kind; a NULL op means "nothing to do" and is skipped. Every op is a no-op for a mechanism
+ * without bodies of its kind.
+ *
+ * Not yet behind the interface (called by name, one formulation only):
+ *  - mbs_solver.c: cf_mbs__fe_factor, cf_mbs__fe_solve, cf_mbs__fe_jac_mult_condensed,
+ *    cf_mbs__fe_condensed_row (the condensation of corotational FE bodies): would take
+ *    `condense` (factor), `solve` and `jac_mult` ops, and a `condensed_row` query.
+ *  - mbs_constraints.c: cf_mbs__modal_point, cf_mbs__modal_dir, cf_mbs__modal_dir_rows,
+ *    cf_mbs__modal_point_disp, cf_mbs__fe_point, cf_mbs__fe_axis, cf_mbs__fe_slots,
+ *    cf_mbs__fe_term (joint terms at a kind's named points): would take `point_terms` (a point's
+ *    rows and slots), `point_axis` and `point_disp` ops.
+ *  - mbs_fe.c's compile numbers its blocks after cf_mbs__modal_nblock's (the table's order):
+ *    would take a first-block argument to `compile`.
+ */
+#ifndef COFEM_MBS_BODY_KIND_H
+#define COFEM_MBS_BODY_KIND_H
+
+#include "cofem/mbs.h"
+
+typedef struct cfMbsBodyKind {
+  const char* name;
+  /* ---- definition and model ---- */
+  /* number of coordinate blocks (12 coordinates each) the kind appends after the rigid bodies */
+  int (*nblock)(const cfMbsDef* def);
+  /* after the rigid bodies and the kinds before it in the table: fill its blocks (names, Mbar,
+   * body_modal) and its model data; < 0 error (the model is then freed by model_free) */
+  int (*compile)(const cfMbsDef* def, cfMbsModel* m);
+  /* free what compile allocated; may run on a partly compiled model */
+  void (*model_free)(cfMbsModel* m);
+  /* free the kind's part of the definition */
+  void (*def_free)(cfMbsDef* def);
+  /* q, qd of its blocks at t = 0 (the rigid bodies' are already set) */
+  void (*initial)(const cfMbsDef* def, const cfMbsModel* m, double* q, double* qd);
+  /* the block pairs its matrices couple beyond the diagonal blocks: calls pair(a, b, ctx) */
+  void (*pairs)(const cfMbsModel* m, void (*pair)(int a, int b, void* ctx), void* ctx);
+  /* ---- data ---- */
+  /* its per-data state, after the solver's; < 0 error (the data is then freed by data_free) */
+  int (*data_create)(const cfMbsModel* m, cfMbsData* d);
+  /* free what data_create allocated; may run on partly created data, before the solver's free */
+  void (*data_free)(cfMbsData* d);
+  /* ---- stages ---- */
+  /* d->Q += its generalised forces at (q, qd, t) (d->Q holds the rigid part and the force
+   * elements'); may keep the state the later assemble needs */
+  void (*forces)(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t);
+  /* d->Ax += cM (its mass beyond Mbar) + cC C + cK K, at d->q and the state of the last forces */
+  void (*assemble)(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
+  /* y += its mass beyond Mbar times x, at d->q */
+  void (*apply_mass)(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y);
+  /* its kinetic energy beyond 1/2 qd' Mbar qd, at d->qd */
+  double (*kinetic)(const cfMbsModel* m, const cfMbsData* d);
+  /* its potential energy beyond the rigid blocks' gravity (gravity of its blocks, strain) */
+  double (*potential)(const cfMbsModel* m, const cfMbsData* d);
+} cfMbsBodyKind;
+
+/* the kinds, defined at the end of their files */
+extern const cfMbsBodyKind cf_mbs__modal_kind; /* mbs_modal.c */
+extern const cfMbsBodyKind cf_mbs__fe_kind;    /* mbs_fe.c */
+
+/* the table the generic code loops over (mbs_body_kinds.c): modal, then FE. The order is the
+ * order of the blocks and of every stage's sums; it must not change. */
+extern const cfMbsBodyKind* const cf_mbs__body_kinds[];
+extern const int cf_mbs__nbody_kinds;
+
+#endif
