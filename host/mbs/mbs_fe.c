@@ -466,10 +466,11 @@ struct cfMbsFeState {
                                loads along the mesh axes, solved once at rest */
   double* Zt;               /* [nvec][3][ndof] the same for the step's A0 along the global axes: Zrest
                                turned by the node rotations, corrected by the PCG where needed */
-  double *v0, *xp;          /* [ndof] the free motion's increment A0^-1 base_F(x_p), and x_p */
+  double *v0, *xp;          /* [ndof] the step's first Newton solution A0^-1 b_F(x_p), and x_p */
+  double* e0;               /* [nrow] the joint part's multipliers (s e) of that right side */
   double* zres;             /* [ndof] scratch */
   long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
-  int lin_have_v0;
+  int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
 
@@ -852,7 +853,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->v0 = calloc((size_t)ndof, sizeof(double));
   s->xp = calloc((size_t)ndof, sizeof(double));
   s->zres = calloc((size_t)ndof, sizeof(double));
-  if (!s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  s->e0 = calloc((size_t)(s->nrow + 1), sizeof(double));
+  if (!s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -968,7 +970,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1378,8 +1380,10 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
  *   Zt[v][k] = Q Zrest[v] (R_v^T e_k)  (Q the node rotations, R_v the polar of the sum of the
  *                                       set's node rotations),
  * exact for a rigidly turned part (as the rotated Cholesky is) and close while the strains are small.
- * Where they are not (the largest element strain above LINEAR_STRAIN, checked once per step) the
- * columns are corrected by the PCG with the step's A0, warm-started from the turned ones. (A
+ * K_R differs from the turned Q K Q^T only where element rotations differ from their nodes' (a
+ * bent part); where the largest such angle exceeds LINEAR_TURN (checked once per step) the columns
+ * are corrected by the PCG with the step's A0, warm-started from the turned ones. (Strain does not
+ * tell this: the door's hinge passes 1e-3 near its pin and its compliance is the rest one. A
  * residual check |w e_k - A0 Zt| / |w e_k| does not tell this: on the swinging lug it was 1e2 from
  * the second step on, because K_R at the predictor, q + h v, sees the predictor's (w h)^2 / 2
  * stretch in Zt's large rigid-rotation part; the compliance itself was right.)
@@ -1389,11 +1393,11 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
  * asymmetric by 1e-6 to 1e-4 of its diagonal, which the penalty's a p G ~ 1e6 amplified into a
  * Newton iteration that diverged (at 100x per iteration with the turned columns); so Z is replaced
  * by Z G^-1 sym(G), whose G is sym(G) exactly (linear_symmetric). */
-#define LINEAR_STRAIN 1e-3
+#define LINEAR_TURN 5e-3
 
 /* the step's A0 at x_p and its preconditioner, then Zt (turned; corrected where strained) */
-static int linear_operator(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, cfData* fd,
-                           struct cfMbsFeState* s, double cm, double ck, double eps) {
+static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
+                           double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
   int st = pcg_system(fb, fd, s, cm, ck, eps);
@@ -1402,24 +1406,28 @@ static int linear_operator(const cfMbsModel* m, const cfMbsData* d, const struct
   if (fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
     for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
   const double* Q = fd->node_R;
-  /* the largest element strain at the step's start, x_n (d->save; at x_p the predictor's own
-   * (w h)^2 / 2 stretch, 1.2e-3 on the lug at its lowest point, would count): Green's
-   * |F^T F - I| / 2, which needs no rotation */
-  double strain = 0;
-  gather(fb, d->save, s->zres);
-  for (int e = 0; e < fem->ntet; e++) {
-    double Ds[9], F[9];
-    cf_edge_matrix(s->zres, fem->tet, e, Ds);
-    cf_mul3(Ds, fem->Dm_inv + 9 * (size_t)e, F);
-    for (int a = 0; a < 3; a++)
-      for (int b = a; b < 3; b++) {
-        double ab = 0; /* (F^T F)_ab */
-        for (int c = 0; c < 3; c++) ab += F[3 * c + a] * F[3 * c + b];
-        strain = fmax(strain, fabs(0.5 * (ab - (a == b))));
-      }
+  /* where the part bends, element and node rotations part: the largest angle between an element's
+   * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
+   * trace(R_e^T Q_n) = 1 + 2 cos(angle) */
+  const int clamped = fem->nfixed > 0;
+  double mis = 0;
+  for (int e = 0; e < fem->ntet && !clamped; e++) {
+    const double* R = fd->R + 9 * (size_t)e;
+    for (int a = 0; a < 4; a++) {
+      const double* Qn = Q + 9 * (size_t)fem->tet[4 * e + a];
+      double tr = 0;
+      for (int k = 0; k < 9; k++) tr += R[k] * Qn[k];
+      mis = fmax(mis, 3 - tr); /* 2 (1 - cos) ~ angle^2 */
+    }
   }
   s->lin_checked++;
-  const int correct = !(strain <= LINEAR_STRAIN);
+  /* A clamped part's columns are corrected every step, from the last step's. Measured on the door's
+   * hinge (clamped at its pin holes, which leave it a soft rotation): the columns turned from rest
+   * were 1e-2 off after three steps (10x the rotation mismatch), the last step's had residuals of
+   * 10-100x the load while A0 had changed by 3e-3, and with either, or correcting every third step,
+   * sym(G) lost its definiteness within 0.1 s (G's soft and stiff directions are 1e6 apart). A free
+   * part's compliance is mostly its rigid motion's, exact when turned: corrected where it bends. */
+  const int correct = clamped || !(mis <= LINEAR_TURN * LINEAR_TURN);
   for (int v = 0; v < fb->nvec; v++) {
     double S[9] = {0}, R[9];
     for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
@@ -1428,14 +1436,16 @@ static int linear_operator(const cfMbsModel* m, const cfMbsData* d, const struct
     const double* Zr = s->Zrest + (size_t)3 * v * ndof;
     for (int k = 0; k < 3; k++) {
       double* z = s->Zt + (size_t)(3 * v + k) * ndof;
-      const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
-      for (int n = 0; n < fem->nnode; n++) {
-        double u[3];
-        for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
-        for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+      if (!(clamped && s->lin_have_zt)) { /* turned from rest (a clamped part: from the last step's) */
+        const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
+        for (int n = 0; n < fem->nnode; n++) {
+          double u[3];
+          for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
+          for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+        }
+        for (int j = 0; fem->nfixed && j < ndof; j++)
+          if (fem->fixed[j]) z[j] = 0;
       }
-      for (int j = 0; fem->nfixed && j < ndof; j++)
-        if (fem->fixed[j]) z[j] = 0;
       if (!correct) continue;
       memset(s->zres, 0, sizeof(double) * (size_t)ndof); /* the right side w e_k */
       for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
@@ -1450,6 +1460,7 @@ static int linear_operator(const cfMbsModel* m, const cfMbsData* d, const struct
       if (st < 0) return st;
     }
   }
+  s->lin_have_zt = correct || s->lin_have_zt;
   s->lin_steps++;
   return CF_OK;
 }
@@ -1528,8 +1539,13 @@ static void linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct 
   s->key_step = -1;
 }
 
-/* y = A0^-1 b_F without a solve (see above); the first Newton right side of a step solves the
- * free motion v0, warm-started with the last step's */
+/* y = A0^-1 b_F without a solve (see above). The first Newton right side of a step is solved
+ * whole by the PCG, its joint part with the multipliers it carries (those of the last step: e0),
+ * warm-started with the last step's solution: v0 = A0^-1 b_F(x_p). The later ones differ from it by
+ * -A0 (x - x_p) + s J_F^T (e - e0), so y = v0 - (x - x_p) + Z s (e - e0): the compliance Z acts on
+ * the step's change of the joint forces only, and its error with it. (With Z on the whole joint
+ * force, the free motion v0 = A0^-1 base_F, the turned compliance of the clamped door hinge, 1% off
+ * after three steps, put its sag 6x off in 0.6 s.) */
 static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
                     const double* b) {
   const cfModel* fem = fb->fem;
@@ -1537,14 +1553,10 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
   const double sc = d->fe_rhs == CF_MBS_RHS_NEWTON ? d->fe_rhs_scale : 1;
   if (d->fe_rhs == CF_MBS_RHS_JTE) {
     memset(s->y, 0, sizeof(double) * (size_t)ndof);
+    for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
   } else {
-    if (s->lin_v != d->step_serial) { /* the free motion: base_F = b_F - s J_F^T e */
+    if (s->lin_v != d->step_serial) { /* the step's first right side, solved */
       gather(fb, b, s->bF);
-      for (int k = 0; k < nr; k++) {
-        const double ek = sc * d->econ[s->row[k]];
-        const double* jf = s->JF + (size_t)k * ndof;
-        for (int j = 0; j < ndof; j++) s->bF[j] -= ek * jf[j];
-      }
       for (int j = 0; fem->nfixed && j < ndof; j++)
         if (fem->fixed[j]) s->bF[j] = 0;
       cfData* fd = d->fe_data[fb - m->fe];
@@ -1557,13 +1569,15 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       if (st < 0) return st;
       s->lin_have_v0 = 1;
       gather(fb, d->q, s->xp);
+      for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
       s->lin_v = d->step_serial;
     }
     gather(fb, d->q, s->y);
     for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);
+    for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]] - s->e0[k];
   }
-  for (int k = 0; k < nr; k++) {
-    const double ek = sc * d->econ[s->row[k]];
+  for (int k = 0; k < nr; k++) { /* s->w: the joint part's multipliers (overwritten by cf_mbs__fe_solve next) */
+    const double ek = s->w[k];
     const double* z = s->Z + (size_t)k * ndof;
     for (int j = 0; j < ndof; j++) s->y[j] += ek * z[j];
   }
@@ -1633,7 +1647,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     if (lin) { /* the linear coupling: the step's operator and Zt once, Z of the current rows */
       rescale = s->lin_A != d->step_serial;
       if (rescale) {
-        int st = linear_operator(m, d, fb, fd, s, cm, ck, eps);
+        int st = linear_operator(m, fb, fd, s, cm, ck, eps);
         if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
         s->lin_A = d->step_serial;
       }
