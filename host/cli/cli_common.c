@@ -18,7 +18,7 @@
 int cf_cli_usage(void) {
   fprintf(stderr,
           "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond auto|block_jacobi|rotated_cholesky|amg]\n"
-          "                 [--backend cpu|cuda|auto] [--max-output BYTES] [--quiet]\n"
+          "                 [--backend cpu|cuda|auto] [--coupling newton|linear] [--max-output BYTES] [--quiet]\n"
           "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
           "       cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n"
           "       cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] (Craig-Bampton)\n"

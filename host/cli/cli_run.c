@@ -13,9 +13,10 @@
 
 const char* const cf_cli_run_preconds[] = {"block_jacobi", "rotated_cholesky", "amg", "auto", NULL};
 const char* const cf_cli_run_backends[] = {"cpu", "cuda", "auto", NULL};
+const char* const cf_cli_run_couplings[] = {"newton", "linear", NULL};
 
 int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o) {
-  *o = (cfCliRunOpts){NULL, NULL, -1, CF_CLI_DEFAULT_MAX_OUTPUT, -1, -1, -1, 0, 0};
+  *o = (cfCliRunOpts){NULL, NULL, -1, CF_CLI_DEFAULT_MAX_OUTPUT, -1, -1, -1, -1, 0, 0};
   int rc = 0;
   for (int i = i0; i < argc && !rc; i++) {
     const char* a = argv[i];
@@ -24,6 +25,7 @@ int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o) {
     else if (!strcmp(a, "--out")) { o->out_arg = cf_cli_arg_value(argc, argv, &i); if (!o->out_arg) rc = 2; }
     else if (!strcmp(a, "--backend")) rc = cf_cli_opt_choice(argc, argv, &i, cf_cli_run_backends, &o->backend);
     else if (!strcmp(a, "--precond")) rc = cf_cli_opt_choice(argc, argv, &i, cf_cli_run_preconds, &o->precond);
+    else if (!strcmp(a, "--coupling")) rc = cf_cli_opt_choice(argc, argv, &i, cf_cli_run_couplings, &o->coupling);
     else if (!strcmp(a, "--max-output")) rc = cf_cli_opt_long(argc, argv, &i, 0, LONG_MAX, &o->max_output);
     else if (!strcmp(a, "--cold")) o->cold = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;

@@ -15,10 +15,12 @@ typedef struct cfCliRunOpts {
   long max_output;        /* --max-output, CF_CLI_DEFAULT_MAX_OUTPUT when not given */
   double t_end;           /* --end, -1 when not given */
   int backend, precond;   /* indices into cf_cli_run_backends / cf_cli_run_preconds, -1 when not given */
+  int coupling;           /* mechanisms: enum cfMbsCoupling (cf_cli_run_couplings), -1 when not given */
   int cold, quiet;
 } cfCliRunOpts;
 extern const char* const cf_cli_run_preconds[]; /* enum order of cfPreconditioner, then "auto" */
 extern const char* const cf_cli_run_backends[];
+extern const char* const cf_cli_run_couplings[]; /* enum order of cfMbsCoupling */
 /* parse argv[i0..]: 0, or the exit status (2 after the message on stderr) */
 int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o);
 

@@ -154,6 +154,7 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   const char* scene_path = r->scene_path;
   int st = cf_mbs_scene_load(scene_path, s);
   if (st < 0) return fail(st);
+  if (o->coupling >= 0) cf_mbs_scene_set_coupling(s, o->coupling); /* --coupling: the scene's "solver.coupling" */
   if ((st = mbs_backend(s, o->backend)) < 0) {
     cf_mbs_scene_free(s);
     return fail(st);
@@ -256,17 +257,21 @@ static void mbs_print_header(const MbsRun* r) {
     if (cf_mbs_fe_index(m, s->flex_body[k]) >= 0) {
       const cfMbsFeDef* fe = &s->def.fe[cf_mbs_def_fe_index(&s->def, s->flex_body[k])];
       char how[256] = "";
-      if (fe->corotational)
+      const int lin = fe->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
+      if (lin)
+        snprintf(how, sizeof how, "; linear coupling: linearised once per step, its free motion by the PCG, its "
+                 "interface compliance turned from rest");
+      else if (fe->corotational)
         snprintf(how, sizeof how, "; its matrix %s", fe->a0_pcg ? "by the PCG" : fe->exact_factor ? "factored at every step"
                                                                                           : "factored at rest, turned with it");
-      if (fe->a0_pcg)
+      if (fe->a0_pcg || lin)
         snprintf(how + strlen(how), sizeof how - strlen(how), " (%s, tol %.0e, %s)",
                  cf_preconditioner_name(p->model->def.preconditioner), p->model->def.pcg_tol, fe->cuda ? "on the GPU" : "on the CPU");
       printf("  flexible body '%s': %s, %d nodes, %d tets, mass %.6g kg; %s%s\n", m->body_name[s->flex_body[k]],
              p->scene.mesh_path, p->model->nnode, p->model->ntet,
              cf_mbs_fe_total_mass(m, cf_mbs_fe_index(m, s->flex_body[k])),
-             fe->corotational ? "corotational formulation: the co-rotational part, condensed onto its joints by the solver"
-                              : "lumped formulation: a point mass at every node, co-rotational internal forces", how);
+             !fe->corotational ? "lumped formulation: a point mass at every node, co-rotational internal forces"
+             : lin ? "corotational formulation" : "corotational formulation: the co-rotational part, condensed onto its joints by the solver (Newton coupling)", how);
       continue;
     }
     int ib = cf_mbs_modal_index(m, s->flex_body[k]), nm = cf_mbs_modal_nmodes(m, ib), f0 = p->red.nrigid;
