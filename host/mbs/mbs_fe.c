@@ -22,6 +22,7 @@
 #include "cofem/output.h"
 #include "fem/fem_element.h"
 #include "fem/fem_parallel.h"
+#include "fem/fem_pcg.h"
 #include "fem/fem_precond.h"
 #include "fem/fem_sparse.h"
 #include "mbs/mbs_internal.h"
@@ -467,9 +468,13 @@ struct cfMbsFeState {
   double* Zt;               /* [nvec][3][ndof] the same for the step's A0 along the global axes: Zrest
                                turned by the node rotations, corrected by the PCG where needed */
   double *v0, *xp;          /* [ndof] the step's first Newton solution A0^-1 b_F(x_p), and x_p */
+  double* v0prev;           /* [ndof] the last step's v0 (the warm start's second vector) */
   double* e0;               /* [nrow] the joint part's multipliers (s e) of that right side */
   double* zres;             /* [ndof] scratch */
   long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
+  double pcg_bscale;        /* the next pcg_solve's b_scale (0: |b| alone) */
+  long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
+  double* Gsym;             /* [nrow^2] their sym(G) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
@@ -847,14 +852,16 @@ static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
-  s->lin_forces = s->lin_A = s->lin_v = -1;
+  s->lin_forces = s->lin_A = s->lin_v = s->lin_zkey = -1;
   s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->Zt = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->v0 = calloc((size_t)ndof, sizeof(double));
   s->xp = calloc((size_t)ndof, sizeof(double));
   s->zres = calloc((size_t)ndof, sizeof(double));
   s->e0 = calloc((size_t)(s->nrow + 1), sizeof(double));
-  if (!s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  s->v0prev = calloc((size_t)ndof, sizeof(double));
+  s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
+  if (!s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -970,7 +977,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->Gsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1119,7 +1126,8 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
     memcpy(s->rot_coef, coef, sizeof coef);
     s->rot_ready = 1;
   }
-  for (int k = 0; k < 3; k++) cf_precond_update(fem, fd); /* as the rotated factor, below */
+  /* as the rotated factor, below; the linear coupling's once per step, as the part's own step */
+  for (int k = 0; k < (fb->linear ? 1 : 3); k++) cf_precond_update(fem, fd);
   return CF_OK;
 }
 
@@ -1139,7 +1147,7 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   } else {
     for (int c = 0; c < nc && st == CF_OK; c++) {
       memcpy(fd->b, b[c], sizeof(double) * (size_t)ndof);
-      fd->b_scale = 0;
+      fd->b_scale = s->pcg_bscale;
       if (warm)
         memcpy(fd->v, x[c], sizeof(double) * (size_t)ndof);
       else
@@ -1403,8 +1411,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none */
-  if (fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
-    for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+  if (fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond) cf_precond_update(fem, fd);
   const double* Q = fd->node_R;
   /* where the part bends, element and node rotations part: the largest angle between an element's
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
@@ -1513,14 +1520,26 @@ static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
 }
 
 /* Z of the body's rows from Zt: row r's J_F^T = sum over its terms t of (w_v(t) c_t), c_t = s_t B_t
- * (cf_mbs__fe_term), so Z_r = sum_t sum_a c_t[a] Zt[v(t)][a]; and J_F into JF (for G and linear_y) */
-static void linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, int ib,
-                          struct cfMbsFeState* s) {
+ * (cf_mbs__fe_term), so Z_r = sum_t sum_a c_t[a] Zt[v(t)][a]; and J_F into JF (for G and linear_y).
+ * Returns 0 when neither Zt (the step) nor any row's J_F changed since the last call: Z and G are
+ * kept (the Newton iterations and the projections of a step factor 3-5 times, and a joint to the
+ * ground or to a body that has not turned has the same rows each time). */
+static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, int ib,
+                         struct cfMbsFeState* s) {
   const int ndof = 3 * fb->nnode;
+  int same = s->lin_zkey == d->step_serial;
+  for (int k = 0; k < s->nrow; k++) {
+    double* jf = s->JF + (size_t)k * ndof;
+    row_F(m, d, fb, s->row[k], s->bF);
+    if (same && memcmp(s->bF, jf, sizeof(double) * (size_t)ndof)) same = 0;
+    memcpy(jf, s->bF, sizeof(double) * (size_t)ndof);
+  }
+  s->z_valid = 0; /* Z is the linear coupling's: a solve outside the step forms its own */
+  s->key_step = -1;
+  if (same) return 0;
   for (int k = 0; k < s->nrow; k++) {
     const cfMbsCon* c = &m->con[s->row[k]];
     double* z = s->Z + (size_t)k * ndof;
-    row_F(m, d, fb, s->row[k], s->JF + (size_t)k * ndof);
     memset(z, 0, sizeof(double) * (size_t)ndof);
     for (int t = 0; t < c->nft; t++) {
       if (c->ft_fe[t] != ib) continue;
@@ -1535,8 +1554,8 @@ static void linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct 
       }
     }
   }
-  s->z_valid = 0; /* Z is the linear coupling's: a solve outside the step forms its own */
-  s->key_step = -1;
+  s->lin_zkey = d->step_serial;
+  return 1;
 }
 
 /* y = A0^-1 b_F without a solve (see above). The first Newton right side of a step is solved
@@ -1563,11 +1582,35 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       const double* bb = s->bF;
       double* x = s->v0;
       if (!s->lin_have_v0 || !fem->def.warm_start) memset(s->v0, 0, sizeof(double) * (size_t)ndof);
+      if (s->lin_have_v0 > 1 && fem->def.warm_start && !s->gpu) {
+        /* the start: the best combination of the last two solutions (cf_pcg_warm_start, as the part's
+         * own step starts from its last two velocities): the part's stiff modes ring at dt, and the
+         * last solution alone is a poor start (5.6 PCG iterations per step on the lug pendulum) */
+        memcpy(fd->b, s->bF, sizeof(double) * (size_t)ndof);
+        memcpy(fd->v, s->v0, sizeof(double) * (size_t)ndof);
+        memcpy(s->zres, s->v0prev, sizeof(double) * (size_t)ndof);
+        memcpy(s->v0prev, s->v0, sizeof(double) * (size_t)ndof);
+        fd->b_scale = 0;
+        fd->supports_active = fem->nfixed > 0;
+        cf_pcg_warm_start(fem, fd, s->zres);
+        memcpy(s->v0, fd->v, sizeof(double) * (size_t)ndof);
+      } else {
+        memcpy(s->v0prev, s->v0, sizeof(double) * (size_t)ndof);
+      }
+      /* the tolerance's scale as the part's own step has it, |M v| + h |f| for its velocities (cofem/fem.h,
+       * b_scale), here for the positions: h |M v_n| (with |b| alone, 5.6 PCG iterations per step on the
+       * lug pendulum, against the part alone's 0.7) */
+      const double* vn = d->save + m->nq;
+      double mv = 0;
+      for (int n = 0; n < fb->nnode; n++)
+        for (int a = 0; a < 3; a++) mv += pow(fem->node_mass[n] * vn[fb->qadr[n] + a], 2);
+      s->pcg_bscale = m->opt.dt * sqrt(mv);
       const long it0 = fd->pcg_iters_total;
       int st = pcg_solve(m, fb, fd, s, 1, &bb, &x, 1);
+      s->pcg_bscale = 0;
       s->lin_free_iters += fd->pcg_iters_total - it0;
       if (st < 0) return st;
-      s->lin_have_v0 = 1;
+      s->lin_have_v0++;
       gather(fb, d->q, s->xp);
       for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
       s->lin_v = d->step_serial;
@@ -1626,6 +1669,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
     }
     const int lin = fb->linear && d->fe_linear;
+    int lin_new_z = 1; /* the linear coupling: Z (and G) formed anew in this call */
     if (!lin && !fb->exact_factor && !fb->a0_pcg) {
       if (d->steps != s->fb_step)
         s->fb_step = d->steps, s->fb_slow = 0, s->fb_on = 0, s->fb_prev = INFINITY;
@@ -1651,7 +1695,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
         if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
         s->lin_A = d->step_serial;
       }
-      linear_z_rows(m, d, fb, i, s);
+      lin_new_z = linear_z_rows(m, d, fb, i, s);
     } else {
     if (s->exact_now && !s->sp_ready) {
       int st = exact_init(fb, s);
@@ -1722,7 +1766,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     s->z_valid = 1;
     }
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
-    for (int k = 0; k < nr; k++) {
+    for (int k = 0; k < nr && lin_new_z; k++) {
       const double* jf = s->JF + (size_t)k * ndof;
       for (int l = 0; l < nr; l++) {
         double g = 0;
@@ -1737,7 +1781,12 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * exact arithmetic, carries an error of eps a G relative in J x: the Newton iteration of a lug
      * with a bolt on it diverged from 1e-16 at ~20x per iteration. 1e6 keeps that error at 1e-10
      * and the augmented Lagrangian still contracts Phi by ~1e-6 per iteration. */
-    if (lin) linear_symmetric(s, ndof); /* J_F Z = sym(G): the Woodbury exact for the step's model */
+    if (lin && lin_new_z) { /* J_F Z = sym(G): the Woodbury exact for the step's model */
+      linear_symmetric(s, ndof);
+      memcpy(s->Gsym, s->H, sizeof(double) * (size_t)nr * nr);
+    } else if (lin) {
+      memcpy(s->H, s->Gsym, sizeof(double) * (size_t)nr * nr);
+    }
     for (int k = 0; k < nr && a > 0; k++) {
       int r = s->row[k];
       double g = s->H[k * nr + k];

@@ -1,0 +1,233 @@
+/* FE bodies in mechanisms against the same part alone (issue 27): the corotational body's two
+ * couplings, Newton (the accurate reference: Newton on the part's full residual every iteration)
+ * and linear (the part linearised once per step: one PCG solve of its free motion), each against
+ * `cofem run`'s step of the part's own FE scene, all in this process, in interleaved rounds.
+ *
+ *   cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|all] [--only alone|newton|linear] [--label NAME]
+ *
+ * One thread: run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_THREAD_LIMIT=1 (CHOLMOD's
+ * supernodal factorisation of the Newton coupling otherwise takes several threads).
+ * Cases: lug (scenes/mbs/lug_corotational.json: the lug hung at its eye, released 0.4 rad off the
+ * vertical; alone: scenes/lug_pull.json), door (scenes/mbs/door_on_fe_hinge.json: the 40 kg door on
+ * the clamped hinge; alone: scenes/hinge_pull.json). dt is the scenes' (10 ms).
+ * Printed per case: CPU ms per step (the fastest round), x the part alone, real-time factor, the
+ * per-stage split, the PCG iterations of the linear coupling. --only: that variant alone (for a
+ * profiler; no ratios). --label NAME: coupling.csv in
+ * perf/results/NAME/. Every figure is measured in this run. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cofem/cofem.h"
+#include "cofem/fem.h"
+#include "cofem/mbs.h"
+#include "cofem/mbs_fe.h"
+#include "cofem/scene.h"
+#include "results_csv.h"
+
+typedef struct Case {
+  const char* name;
+  const char* mechanism; /* relative to the source tree */
+  const char* part;      /* the FE scene of its corotational body */
+} Case;
+
+static const Case kCases[] = {
+    {"lug", "scenes/mbs/lug_corotational.json", "scenes/lug_pull.json"},
+    {"door", "scenes/mbs/door_on_fe_hinge.json", "scenes/hinge_pull.json"},
+};
+#define NCASE ((int)(sizeof kCases / sizeof kCases[0]))
+
+enum { ALONE, NEWTON, LINEAR, NVAR };
+static const char* kVarName[NVAR] = {"alone", "newton", "linear"};
+
+typedef struct Var {
+  int kind;
+  cfScene fs; /* ALONE */
+  cfModel* fm;
+  cfData* fd;
+  cfMbsScene ms; /* NEWTON, LINEAR */
+  cfMbsModel* m;
+  cfMbsData* d;
+  double dt;
+  int ok, steps;
+  double best, stage[8]; /* per step: cfStage (ALONE) or cfMbsStage seconds */
+  double newton, pcg_free, pcg_corr, corrected;
+} Var;
+
+static double cpu_time(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int setup(Var* v, const Case* c, int kind) {
+  char path[1200];
+  memset(v, 0, sizeof *v);
+  v->kind = kind;
+  if (kind == ALONE) {
+    snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->part);
+    int st = cf_scene_load(path, &v->fs);
+    if (st >= 0) st = cf_scene_build(&v->fs, &v->fm, &v->fd);
+    if (st < 0) return fprintf(stderr, "%s alone: %s\n", c->name, cf_last_error()), st;
+    v->dt = v->fs.def.dt;
+  } else {
+    snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mechanism);
+    int st = cf_mbs_scene_load(path, &v->ms);
+    if (st >= 0) cf_mbs_scene_set_coupling(&v->ms, kind == LINEAR ? CF_MBS_COUPLING_LINEAR : CF_MBS_COUPLING_NEWTON);
+    if (st >= 0) st = cf_mbs_model_create(&v->ms.def, &v->m);
+    if (st >= 0) st = cf_mbs_data_create(v->m, &v->d);
+    if (st < 0) return fprintf(stderr, "%s %s: %s\n", c->name, kVarName[kind], cf_last_error()), st;
+    v->dt = v->m->opt.dt;
+  }
+  v->ok = 1;
+  return CF_OK;
+}
+
+static void release(Var* v) {
+  if (v->kind == ALONE) {
+    cf_data_free(v->fd);
+    cf_model_free(v->fm);
+    cf_scene_free(&v->fs);
+  } else {
+    cf_mbs_data_free(v->d);
+    cf_mbs_model_free(v->m);
+    cf_mbs_scene_free(&v->ms);
+  }
+}
+
+/* `steps` steps from the initial state; the fastest round's figures are kept */
+static void round_of(Var* v, const Case* c, int steps, int timed) {
+  if (!v->ok) return;
+  int st = CF_OK;
+  long it0 = 0, ls0 = 0, lc0 = 0, lf0 = 0, li0 = 0;
+  double tm0[8] = {0};
+  if (v->kind == ALONE) {
+    cf_data_reset(v->fm, v->fd);
+    for (int s = 0; s < CF_STAGE_COUNT; s++) tm0[s] = v->fd->timer[s];
+  } else {
+    st = cf_mbs_reset(v->m, v->d);
+    it0 = v->d->iters_total;
+    cf_mbs_fe_linear_stats(v->m, v->d, 0, &ls0, NULL, &lc0, &lf0, &li0);
+    for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) tm0[s] = v->d->timer[s];
+  }
+  double t0 = cpu_time();
+  for (int k = 0; k < steps && st >= 0; k++) {
+    if (v->kind == ALONE) {
+      cf_scene_forces(&v->fs, v->fd->t + v->fs.def.dt, 1.0, v->fd->f_ext);
+      st = cf_step(v->fm, v->fd);
+    } else {
+      st = cf_mbs_step(v->m, v->d);
+    }
+  }
+  double t = cpu_time() - t0;
+  if (st < 0) {
+    fprintf(stderr, "%s %s: %s\n", c->name, kVarName[v->kind], cf_last_error());
+    v->ok = 0;
+    return;
+  }
+  if (!timed || (v->steps && t / steps >= v->best)) return;
+  v->best = t / steps, v->steps = steps;
+  if (v->kind == ALONE) {
+    for (int s = 0; s < CF_STAGE_COUNT; s++) v->stage[s] = (v->fd->timer[s] - tm0[s]) / steps;
+  } else {
+    for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) v->stage[s] = (v->d->timer[s] - tm0[s]) / steps;
+    v->newton = (double)(v->d->iters_total - it0) / steps;
+    long ls, lc, lf, li;
+    cf_mbs_fe_linear_stats(v->m, v->d, 0, &ls, NULL, &lc, &lf, &li);
+    v->pcg_free = (double)(lf - lf0) / steps, v->pcg_corr = (double)(li - li0) / steps;
+    v->corrected = (double)(lc - lc0) / steps;
+  }
+}
+
+int main(int argc, char** argv) {
+  int rounds = 3, steps = 100, only = -1, only_var = -1;
+  const char* label = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char* a = argv[i];
+    const char* val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--rounds") && val) rounds = atoi(argv[++i]);
+    else if (!strcmp(a, "--steps") && val) steps = atoi(argv[++i]);
+    else if (!strcmp(a, "--label") && val) label = argv[++i];
+    else if (!strcmp(a, "--only") && val) {
+      for (int k = 0; k < NVAR; k++)
+        if (!strcmp(val, kVarName[k])) only_var = k;
+      if (only_var < 0) return fprintf(stderr, "cofem_bench_coupling: --only %s: use alone, newton or linear\n", val), 2;
+      ++i;
+    }
+    else if (!strcmp(a, "--case") && val) {
+      only = -2;
+      for (int k = 0; k < NCASE; k++)
+        if (!strcmp(val, kCases[k].name)) only = k;
+      if (!strcmp(val, "all")) only = -1;
+      ++i;
+      if (only == -2) return fprintf(stderr, "cofem_bench_coupling: --case %s: use lug, door or all\n", val), 2;
+    } else {
+      fprintf(stderr, "usage: cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|all] "
+                      "[--only alone|newton|linear] [--label NAME]\n");
+      return 2;
+    }
+  }
+  if (rounds < 1 || rounds > 100 || steps < 1 || steps > 100000)
+    return fprintf(stderr, "cofem_bench_coupling: --rounds 1..100, --steps 1..100000\n"), 2;
+  FILE* csv = NULL;
+  char csv_path[800];
+  if (label && (csv = open_results_csv(label, "coupling.csv", csv_path, sizeof csv_path)))
+    fprintf(csv, "case,variant,dt,steps,ms_per_step,x_alone,realtime,newton_per_step,pcg_free_per_step,"
+                 "pcg_corr_per_step,columns_corrected_per_step\n");
+  printf("cofem_bench_coupling: %d rounds of %d steps, CPU time of the fastest round, one process%s\n", rounds, steps,
+         getenv("OMP_THREAD_LIMIT") ? "" : " (OMP_THREAD_LIMIT not set: CHOLMOD may take several threads)");
+  int bad = 0;
+  for (int ci = 0; ci < NCASE; ci++) {
+    if (only >= 0 && ci != only) continue;
+    const Case* c = &kCases[ci];
+    Var v[NVAR];
+    for (int k = 0; k < NVAR; k++)
+      if (only_var < 0 || k == only_var) setup(&v[k], c, k);
+      else memset(&v[k], 0, sizeof v[k]), v[k].kind = k;
+    for (int k = 0; k < NVAR; k++) round_of(&v[k], c, steps < 5 ? steps : 5, 0); /* warm-up */
+    for (int r = 0; r < rounds; r++)
+      for (int k = 0; k < NVAR; k++) round_of(&v[k], c, steps, 1);
+    printf("\n%s (%s; alone: %s), dt %g s\n", c->name, c->mechanism, c->part, v[NEWTON].dt);
+    printf("| variant | ms/step | x alone | real time | Newton it/step | stages [ms/step] |\n|---|---|---|---|---|---|\n");
+    for (int k = 0; k < NVAR; k++) {
+      if (only_var >= 0 && k != only_var) continue;
+      if (!v[k].ok || !v[k].steps) {
+        printf("| %s | failed | | | | |\n", kVarName[k]);
+        bad = 1;
+        continue;
+      }
+      const double ms = 1e3 * v[k].best, xa = v[ALONE].ok ? v[k].best / v[ALONE].best : NAN;
+      const double rt = v[k].dt / v[k].best;
+      char stg[200];
+      if (k == ALONE)
+        snprintf(stg, sizeof stg, "polar %.3f, assemble %.3f, pcg %.3f, update %.3f", 1e3 * v[k].stage[CF_STAGE_POLAR],
+                 1e3 * v[k].stage[CF_STAGE_ASSEMBLE], 1e3 * v[k].stage[CF_STAGE_PCG], 1e3 * v[k].stage[CF_STAGE_UPDATE]);
+      else
+        snprintf(stg, sizeof stg, "constraints %.3f, forces %.3f, assemble %.3f, factor %.3f, solve %.3f",
+                 1e3 * v[k].stage[CF_MBS_STAGE_CONSTRAINTS], 1e3 * v[k].stage[CF_MBS_STAGE_FORCES],
+                 1e3 * v[k].stage[CF_MBS_STAGE_ASSEMBLE], 1e3 * v[k].stage[CF_MBS_STAGE_FACTOR],
+                 1e3 * v[k].stage[CF_MBS_STAGE_SOLVE]);
+      char nwt[32] = "";
+      if (k != ALONE) snprintf(nwt, sizeof nwt, "%.2f", v[k].newton);
+      printf("| %s | %.3f | %.2f | %.1fx | %s | %s |\n", kVarName[k], ms, xa, rt, nwt, stg);
+      if (csv)
+        fprintf(csv, "%s,%s,%g,%d,%.5f,%.4f,%.3f,%.3f,%.3f,%.3f,%.3f\n", c->name, kVarName[k], v[k].dt, v[k].steps, ms,
+                xa, rt, v[k].newton, v[k].pcg_free, v[k].pcg_corr, v[k].corrected);
+    }
+    if (v[LINEAR].ok && v[LINEAR].steps)
+      printf("linear coupling: %.2f PCG iterations per step for the free motion, %.2f for %.2f interface columns "
+             "corrected per step; %.2fx faster than the Newton coupling\n",
+             v[LINEAR].pcg_free, v[LINEAR].pcg_corr, v[LINEAR].corrected,
+             v[NEWTON].ok ? v[NEWTON].best / v[LINEAR].best : NAN);
+    for (int k = 0; k < NVAR; k++)
+      if (v[k].ok || v[k].steps) release(&v[k]);
+  }
+  if (csv) {
+    fclose(csv);
+    printf("\nwrote %s\n", csv_path);
+  }
+  return bad;
+}
