@@ -468,11 +468,11 @@ struct cfMbsFeState {
   double* Zt;               /* [nvec][3][ndof] the same for the step's A0 along the global axes: Zrest
                                turned by the node rotations, corrected by the PCG where needed */
   double *v0, *xp;          /* [ndof] the step's first Newton solution A0^-1 b_F(x_p), and x_p */
-  double* v0prev;           /* [ndof] the last step's v0 (the warm start's second vector) */
+  double *v0last, *v0prev;  /* [ndof] the last two steps' first v0 (the warm start's vectors) */
   double* e0;               /* [nrow] the joint part's multipliers (s e) of that right side */
   double* zres;             /* [ndof] scratch */
   long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
-  double pcg_bscale;        /* the next pcg_solve's b_scale (0: |b| alone) */
+  int lin_Apass;            /* d->fe_pass the operator was formed in */
   long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
   double* Gsym;             /* [nrow^2] their sym(G) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
@@ -513,8 +513,8 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     if (s && fb->linear && d->fe_linear) {
       /* the linear coupling: the part's forces once per step, at the predictor; its Newton
        * residual is linear from there (linear_y), so the F part of Q is not read again */
-      if (s->lin_forces == d->step_serial) continue;
-      s->lin_forces = d->step_serial;
+      if (s->lin_forces == 4 * d->step_serial + d->fe_pass) continue;
+      s->lin_forces = 4 * d->step_serial + d->fe_pass;
     }
     int mf = s && s->G && rb == 0 && !(fb->linear && d->fe_linear);
     /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
@@ -852,7 +852,7 @@ static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
-  s->lin_forces = s->lin_A = s->lin_v = s->lin_zkey = -1;
+  s->lin_forces = s->lin_A = s->lin_v = s->lin_zkey = -2;
   s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->Zt = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->v0 = calloc((size_t)ndof, sizeof(double));
@@ -860,8 +860,9 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->zres = calloc((size_t)ndof, sizeof(double));
   s->e0 = calloc((size_t)(s->nrow + 1), sizeof(double));
   s->v0prev = calloc((size_t)ndof, sizeof(double));
+  s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
-  if (!s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  if (!s->v0last || !s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -977,7 +978,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->Gsym);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1147,7 +1148,7 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   } else {
     for (int c = 0; c < nc && st == CF_OK; c++) {
       memcpy(fd->b, b[c], sizeof(double) * (size_t)ndof);
-      fd->b_scale = s->pcg_bscale;
+      fd->b_scale = 0;
       if (warm)
         memcpy(fd->v, x[c], sizeof(double) * (size_t)ndof);
       else
@@ -1574,46 +1575,45 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
     memset(s->y, 0, sizeof(double) * (size_t)ndof);
     for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
   } else {
-    if (s->lin_v != d->step_serial) { /* the step's first right side, solved */
+    if (s->lin_v != 4 * d->step_serial + d->fe_pass) { /* the step's (pass's) first right side, solved */
       gather(fb, b, s->bF);
       for (int j = 0; fem->nfixed && j < ndof; j++)
         if (fem->fixed[j]) s->bF[j] = 0;
       cfData* fd = d->fe_data[fb - m->fe];
       const double* bb = s->bF;
       double* x = s->v0;
-      if (!s->lin_have_v0 || !fem->def.warm_start) memset(s->v0, 0, sizeof(double) * (size_t)ndof);
-      if (s->lin_have_v0 > 1 && fem->def.warm_start && !s->gpu) {
-        /* the start: the best combination of the last two solutions (cf_pcg_warm_start, as the part's
-         * own step starts from its last two velocities): the part's stiff modes ring at dt, and the
-         * last solution alone is a poor start (5.6 PCG iterations per step on the lug pendulum) */
+      if (d->fe_pass > 0) { /* the second linearisation: from the first's, b_F(x_1) ~ b_F(x_p) - A0 (x_1 - x_p) */
+        gather(fb, d->q, s->zres);
+        for (int j = 0; j < ndof; j++) s->v0[j] -= s->zres[j] - s->xp[j];
+      } else if (!s->lin_have_v0 || !fem->def.warm_start) {
+        memset(s->v0, 0, sizeof(double) * (size_t)ndof);
+      } else if (s->lin_have_v0 > 1 && !s->gpu) {
+        /* the start: the best combination of the last two steps' solutions (cf_pcg_warm_start, as the
+         * part's own step starts from its last two velocities): the part's stiff modes ring at dt, and
+         * the last solution alone is the poorer start (the lug pendulum: 5.6 PCG iterations per step
+         * in its first 50 steps, 4.5 with both) */
         memcpy(fd->b, s->bF, sizeof(double) * (size_t)ndof);
-        memcpy(fd->v, s->v0, sizeof(double) * (size_t)ndof);
+        memcpy(fd->v, s->v0last, sizeof(double) * (size_t)ndof);
         memcpy(s->zres, s->v0prev, sizeof(double) * (size_t)ndof);
-        memcpy(s->v0prev, s->v0, sizeof(double) * (size_t)ndof);
         fd->b_scale = 0;
         fd->supports_active = fem->nfixed > 0;
         cf_pcg_warm_start(fem, fd, s->zres);
         memcpy(s->v0, fd->v, sizeof(double) * (size_t)ndof);
       } else {
-        memcpy(s->v0prev, s->v0, sizeof(double) * (size_t)ndof);
+        memcpy(s->v0, s->v0last, sizeof(double) * (size_t)ndof);
       }
-      /* the tolerance's scale as the part's own step has it, |M v| + h |f| for its velocities (cofem/fem.h,
-       * b_scale), here for the positions: h |M v_n| (with |b| alone, 5.6 PCG iterations per step on the
-       * lug pendulum, against the part alone's 0.7) */
-      const double* vn = d->save + m->nq;
-      double mv = 0;
-      for (int n = 0; n < fb->nnode; n++)
-        for (int a = 0; a < 3; a++) mv += pow(fem->node_mass[n] * vn[fb->qadr[n] + a], 2);
-      s->pcg_bscale = m->opt.dt * sqrt(mv);
       const long it0 = fd->pcg_iters_total;
       int st = pcg_solve(m, fb, fd, s, 1, &bb, &x, 1);
-      s->pcg_bscale = 0;
       s->lin_free_iters += fd->pcg_iters_total - it0;
       if (st < 0) return st;
-      s->lin_have_v0++;
+      if (d->fe_pass == 0) { /* the warm start's two vectors: the last two steps' first solutions */
+        memcpy(s->v0prev, s->v0last, sizeof(double) * (size_t)ndof);
+        memcpy(s->v0last, s->v0, sizeof(double) * (size_t)ndof);
+        s->lin_have_v0++;
+      }
       gather(fb, d->q, s->xp);
       for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
-      s->lin_v = d->step_serial;
+      s->lin_v = 4 * d->step_serial + d->fe_pass;
     }
     gather(fb, d->q, s->y);
     for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);
@@ -1689,11 +1689,14 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     s->pcg_now = fb->a0_pcg && !d->constraint_hessian;
     s->exact_now = fb->exact_factor || s->fb_on || (fb->a0_pcg && !s->pcg_now);
     if (lin) { /* the linear coupling: the step's operator and Zt once, Z of the current rows */
-      rescale = s->lin_A != d->step_serial;
+      /* the operator and Zt of each linearisation (keeping the first's Zt in the second, the lug
+       * pendulum's energy grew by 0.3 of the swing's in 12 s at dt 10 ms) */
+      rescale = s->lin_A != d->step_serial || s->lin_Apass != d->fe_pass;
       if (rescale) {
         int st = linear_operator(m, fb, fd, s, cm, ck, eps);
         if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
-        s->lin_A = d->step_serial;
+        s->lin_A = d->step_serial, s->lin_Apass = d->fe_pass;
+        s->lin_zkey = -2; /* Z's rows anew */
       }
       lin_new_z = linear_z_rows(m, d, fb, i, s);
     } else {

@@ -71,6 +71,7 @@ static int step(const cfMbsModel* m, cfMbsData* d);
 int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   d->step_serial++;
   d->fe_linear = m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0 && !d->constraint_hessian;
+  d->fe_pass = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   int st = step(m, d);
   d->fe_linear = 0;
@@ -145,6 +146,9 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
     dqmax = 0;
     for (int i = 0; i < n; i++) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));
     if (it == 0) d->newton_dq0 = dqmax;
+    /* the linear coupling linearises its parts twice: at the predictor, then at this first update
+     * (mbs_fe.c, "the linear coupling") */
+    if (it == 0 && d->fe_linear) d->fe_pass = 1;
     d->newton_dq = dqmax;
   }
   if (st < 0) {

@@ -419,6 +419,8 @@ typedef struct cfMbsData {
   /* the linear coupling (opt.coupling): set by cf_mbs_step for the solves it makes */
   int fe_linear;             /* 1 inside cf_mbs_step: corotational bodies are linearised at the predictor */
   long step_serial;          /* counts cf_mbs_step calls: the key of the per-step linearisation */
+  int fe_pass;               /* 0, or 1 after the step's first Newton update: the part's residual
+                                evaluated once more (its matrix kept) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks
