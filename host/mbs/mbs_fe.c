@@ -473,6 +473,7 @@ struct cfMbsFeState {
   double* zres;             /* [ndof] scratch */
   long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
   int lin_Apass;            /* d->fe_pass the operator was formed in */
+  double pcg_bscale;        /* the next pcg_solve's b_scale (0: its |b|) */
   long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
   double* Gsym;             /* [nrow^2] their sym(G) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
@@ -1148,7 +1149,7 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   } else {
     for (int c = 0; c < nc && st == CF_OK; c++) {
       memcpy(fd->b, b[c], sizeof(double) * (size_t)ndof);
-      fd->b_scale = 0;
+      fd->b_scale = s->pcg_bscale;
       if (warm)
         memcpy(fd->v, x[c], sizeof(double) * (size_t)ndof);
       else
@@ -1403,10 +1404,11 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
  * Newton iteration that diverged (at 100x per iteration with the turned columns); so Z is replaced
  * by Z G^-1 sym(G), whose G is sym(G) exactly (linear_symmetric). */
 #define LINEAR_TURN 5e-3
+#define LINEAR_Z_TOL 1e-2
 
 /* the step's A0 at x_p and its preconditioner, then Zt (turned; corrected where strained) */
 static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
-                           double cm, double ck, double eps) {
+                           int pass, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
   int st = pcg_system(fb, fd, s, cm, ck, eps);
@@ -1418,6 +1420,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
    * trace(R_e^T Q_n) = 1 + 2 cos(angle) */
   const int clamped = fem->nfixed > 0;
+  s->lin_steps += pass == 0;
   double mis = 0;
   for (int e = 0; e < fem->ntet && !clamped; e++) {
     const double* R = fd->R + 9 * (size_t)e;
@@ -1433,9 +1436,12 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
    * hinge (clamped at its pin holes, which leave it a soft rotation): the columns turned from rest
    * were 1e-2 off after three steps (10x the rotation mismatch), the last step's had residuals of
    * 10-100x the load while A0 had changed by 3e-3, and with either, or correcting every third step,
-   * sym(G) lost its definiteness within 0.1 s (G's soft and stiff directions are 1e6 apart). A free
-   * part's compliance is mostly its rigid motion's, exact when turned: corrected where it bends. */
-  const int correct = clamped || !(mis <= LINEAR_TURN * LINEAR_TURN);
+   * the mechanism's matrix (the door's, with J_I^T H J_I) lost its definiteness within 0.1 s (the
+   * hinge's soft and stiff directions are 1e6 apart in G). The second linearisation of a step keeps
+   * the first's (1e-3 of the sag, as correcting both). A free part's compliance is mostly its rigid
+   * motion's, exact when turned: corrected where it bends. */
+  const int correct = clamped ? pass == 0 : !(mis <= LINEAR_TURN * LINEAR_TURN);
+  if (clamped && !correct) return CF_OK; /* the second linearisation of a clamped part: the first's columns */
   for (int v = 0; v < fb->nvec; v++) {
     double S[9] = {0}, R[9];
     for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
@@ -1462,14 +1468,18 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
       }
       const double* b = s->zres;
       const long it0 = fd->pcg_iters_total;
+      /* to LINEAR_Z_TOL: Z acts on the change of the joint forces within a step only (linear_y); the
+       * door's hinge moved by 1e-3 of the Newton coupling's sag with 1e-2 as with 1e-6, in 1.4 PCG
+       * iterations per column instead of 3.5 */
+      s->pcg_bscale = LINEAR_Z_TOL / fem->def.pcg_tol * sqrt(dot_n(b, b, ndof));
       st = pcg_solve(m, fb, fd, s, 1, &b, &z, 1);
+      s->pcg_bscale = 0;
       s->lin_corr_iters += fd->pcg_iters_total - it0;
       s->lin_corrected++;
       if (st < 0) return st;
     }
   }
   s->lin_have_zt = correct || s->lin_have_zt;
-  s->lin_steps++;
   return CF_OK;
 }
 
@@ -1693,7 +1703,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
        * pendulum's energy grew by 0.3 of the swing's in 12 s at dt 10 ms) */
       rescale = s->lin_A != d->step_serial || s->lin_Apass != d->fe_pass;
       if (rescale) {
-        int st = linear_operator(m, fb, fd, s, cm, ck, eps);
+        int st = linear_operator(m, fb, fd, s, d->fe_pass, cm, ck, eps);
         if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
         s->lin_A = d->step_serial, s->lin_Apass = d->fe_pass;
         s->lin_zkey = -2; /* Z's rows anew */
