@@ -490,7 +490,9 @@ static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMb
   int st = cf_cuda_upload(s->gpu, fd, CF_CUDA_X);
   if (st >= 0) st = cf_cuda_stage_polar(s->gpu, m, fd);
   if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, m);
-  if (st >= 0) st = cf_cuda_download(s->gpu, fd, CF_CUDA_F_EL | (m->def.rayleigh_beta != 0 ? CF_CUDA_KR : 0));
+  /* the linear coupling turns its interface columns on the host: the element rotations too */
+  if (st >= 0)
+    st = cf_cuda_download(s->gpu, fd, CF_CUDA_F_EL | (m->def.rayleigh_beta != 0 ? CF_CUDA_KR : 0) | (fb->linear ? CF_CUDA_R : 0));
   if (st < 0 && s->gpu_status >= 0) s->gpu_status = st;
   if (st < 0)
     for (int k = 0; k < m->ndof; k++) fd->f_el[k] = NAN;
@@ -1413,8 +1415,9 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   const int ndof = fem->ndof;
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
-  /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none */
-  if (fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond) cf_precond_update(fem, fd);
+  /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
+   * and a GPU body's are on the device (its element rotations are downloaded with its forces) */
+  if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond) cf_precond_update(fem, fd);
   const double* Q = fd->node_R;
   /* where the part bends, element and node rotations part: the largest angle between an element's
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from

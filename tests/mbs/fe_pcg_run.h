@@ -45,11 +45,13 @@ typedef struct {
 
 /* nstep steps of the scene; precond >= 0 replaces the FE scene's preconditioner, warm >= 0 its
  * warm start; rigid: report that body's origin instead of the FE centre */
+static int g_run_coupling = -1; /* >= 0: run() sets the scene's coupling (cf_mbs_scene_set_coupling) */
 static int run(const char* json, const char* path, int nstep, int precond, int warm, const char* rigid, Run* r) {
   cfMbsScene s;
   memset(r, 0, sizeof *r);
   int st = cf_mbs_scene_parse(json, path, &s);
   if (st < 0) return st;
+  if (g_run_coupling >= 0) cf_mbs_scene_set_coupling(&s, g_run_coupling);
   if (precond >= 0) s.flex[0]->model->def.preconditioner = precond;
   if (warm >= 0) s.flex[0]->model->def.warm_start = warm;
   cfMbsModel* m = NULL;
