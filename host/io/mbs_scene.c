@@ -677,19 +677,13 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
     if (ch->what == CF_MBS_OUT_TRANSLATION) ok = ok && (t == CF_MBS_PRISMATIC || t == CF_MBS_CYLINDRICAL);
   }
   if (ch->kind == 3) ok = ok && ch->what == CF_MBS_OUT_LAMBDA;
-  /* an FE body has no frame: its centre of mass (position, velocity); no angles at its joints */
+  /* an FE body has no frame: its centre of mass (position, velocity) */
   if (ch->kind == 1 && cf_mbs_def_fe_index(def, ch->id) >= 0 && ch->what > CF_MBS_OUT_VELOCITY)
     return cf_error(CF_ERR_SCENE, "%s: %s: FE body '%s' has no frame: its channels are the centre of mass's position and "
                     "velocity", c->path, where, name);
   if (ch->kind == 0 && cf_mbs_def_fe_index(def, def->marker[ch->id].body) >= 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: marker '%s' is on an FE body, which has no frame", c->path, where, name);
-  if (ch->kind == 2 && ch->what == CF_MBS_OUT_ANGLE)
-    for (int s = 0; s < 2; s++) {
-      int b = s ? def->joint[ch->id].body2 : def->joint[ch->id].body1;
-      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
-        return cf_error(CF_ERR_SCENE, "%s: %s: joint '%s' is on FE body '%s', which has no frame to measure an angle from",
-                        c->path, where, name, def->body[b].name);
-    }
+  /* a joint's angle at an FE body's node set is measured on its nodes (cf_mbs__joint_raw_angle) */
   if (!ok)
     return cf_error(CF_ERR_SCENE,
                     "%s: %s: \"what\" = \"%s\" does not apply to %s '%s' (markers: position, velocity, acceleration; "
@@ -766,6 +760,7 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
     TRY(get_int(&c, solver, "proj_iter", &s->def.opt.proj_iter, "\"solver\""));
     TRY(get_str(&c, solver, "analysis", analysis, sizeof analysis, 0, "\"solver\""));
     TRY(get_str(&c, solver, "coupling", coupling, sizeof coupling, 0, "\"solver\""));
+    s->coupling_given = cJSON_GetObjectItemCaseSensitive(solver, "coupling") != NULL;
     s->def.opt.coupling = cf_mbs_coupling_from_key(coupling);
     if (s->def.opt.coupling < 0)
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.coupling\" = \"%s\": use \"newton\" (the FE bodies' full residual "

@@ -266,8 +266,9 @@ static int check_driver(const cfMbsDef* def, int k) {
     for (int sl = 0; sl < 2; sl++) {
       int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
       if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
-        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s', which has no frame to drive it from", who,
-                        def->joint[D->joint].name, def->body[b].name);
+        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s': drivers at an FE body's joint are not "
+                        "supported yet (its angle is measured on the set's nodes for channels; drive a virtual body "
+                        "welded to the set instead)", who, def->joint[D->joint].name, def->body[b].name);
     }
     if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
       return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
@@ -302,6 +303,8 @@ static int alloc_constraints(cfMbsModel* m, int nj, int nd, int ncon) {
   m->joint_frame = calloc((size_t)(24 * nj + 1), sizeof(double));
   m->joint_con0 = calloc((size_t)(nj ? nj : 1), sizeof(int));
   m->joint_mpoint = calloc((size_t)(2 * nj + 1), sizeof(int));
+  m->joint_fe_dir = malloc(sizeof(int) * (size_t)(4 * nj + 1));
+  for (int k = 0; m->joint_fe_dir && k < 4 * nj; k++) m->joint_fe_dir[k] = -1;
   m->joint_ncon = calloc((size_t)(nj ? nj : 1), sizeof(int));
   m->driver_name = calloc((size_t)(nd ? nd : 1), sizeof *m->driver_name);
   m->driver_type = calloc((size_t)(nd ? nd : 1), sizeof(int));
@@ -310,7 +313,8 @@ static int alloc_constraints(cfMbsModel* m, int nj, int nd, int ncon) {
   m->driver_offset = calloc((size_t)(nd ? nd : 1), sizeof(double));
   m->driver_con = calloc((size_t)(nd ? nd : 1), sizeof(int));
   m->con = calloc((size_t)ncon, sizeof(cfMbsCon));
-  int ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint && m->joint_ncon &&
+  int ok = m->joint_name && m->joint_type && m->joint_body && m->joint_frame && m->joint_con0 && m->joint_mpoint &&
+           m->joint_fe_dir && m->joint_ncon &&
        m->driver_name && m->driver_type && m->driver_joint && m->driver_f && m->driver_offset && m->driver_con && m->con;
   if (!ok) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   m->ncon = 0;
@@ -437,7 +441,10 @@ static int joint_common_point(cfMbsModel* m, JointCtx* x) {
 
 /* FE point of a revolute joint: the set's axis (its least-squares measure, cf_mbs__fe_axis)
  * perpendicular to the other body's f and g; of a fixed joint also the set's f perpendicular to
- * the other body's g (no rotation about the axis) */
+ * the other body's g (no rotation about the axis). A flat set (an end face) whose normal is the
+ * joint's axis: its f and g (in its plane) perpendicular to the other body's axis, and for a fixed
+ * joint its f perpendicular to the other's g. The set's f (or g) measure is kept for the joint's
+ * angle (m->joint_fe_dir). */
 static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const cfMbsJointDef* J = x->J;
   const int t = J->type, *fe = x->fe, *mp = x->mp;
@@ -446,23 +453,47 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
     return cf_error(CF_ERR_SCENE, "joint '%s': a %s joint between a node set of an FE body and a node set of a modal "
                     "body is not supported (put a virtual body between them)", J->name,
                     t == CF_MBS_FIXED ? "fixed" : "revolute");
-  double L;
+  double L, Lf = 1, Lg = 1;
   char who[CF_MBS_NAME_MAX + 16];
   snprintf(who, sizeof who, "joint '%s'", J->name);
-  int v = cf_mbs__fe_axis(m, fe[s], mp[s], x->a, who, def->fe[cf_mbs_def_fe_index(def, s ? x->b2 : x->b1)].point[mp[s]].name, &L);
+  const char* set = def->fe[cf_mbs_def_fe_index(def, s ? x->b2 : x->b1)].point[mp[s]].name;
+  int normal = 0, nf = 0, ng = 0;
+  int v = cf_mbs__fe_axis(m, fe[s], mp[s], x->a, who, set, &L, &normal);
   if (v < 0) return v;
-  const double* fo = x->fr + 12 * (1 - s) + 6; /* f, g of the other body */
-  int vf = -1;
-  double Lf = 1;
-  if (t == CF_MBS_FIXED) {
-    vf = cf_mbs__fe_axis(m, fe[s], mp[s], x->f, who, def->fe[cf_mbs_def_fe_index(def, s ? x->b2 : x->b1)].point[mp[s]].name, &Lf);
-    if (vf < 0) return vf;
+  /* the set's f and g where they can be measured (a flat set's normal cannot) */
+  int vf = cf_mbs__fe_axis(m, fe[s], mp[s], x->f, who, set, &Lf, &nf);
+  if (vf < 0) return vf;
+  int vg = -1;
+  if (normal || nf) {
+    vg = cf_mbs__fe_axis(m, fe[s], mp[s], x->g, who, set, &Lg, &ng);
+    if (vg < 0) return vg;
   }
-  for (int k = 0; k < (t == CF_MBS_FIXED ? 3 : 2); k++) {
+  m->joint_fe_dir[4 * x->j + 2 * s] = fe[s];
+  m->joint_fe_dir[4 * x->j + 2 * s + 1] = nf ? -2 - vg : vf;
+  const double* fo = x->fr + 12 * (1 - s) + 3; /* a, f, g of the other body */
+  /* the equations: (vector of the set, its rest length, the other body's direction) */
+  int nv = 0, vec[3];
+  double len[3];
+  const double* dir[3];
+  if (!normal) {
+    vec[nv] = v, len[nv] = L, dir[nv++] = fo + 3; /* a_set . f_other */
+    vec[nv] = v, len[nv] = L, dir[nv++] = fo + 6; /* a_set . g_other */
+    if (t == CF_MBS_FIXED) {
+      if (nf)
+        return cf_error(CF_ERR_SCENE, "%s: the joint's f direction is the flat node set '%s''s normal: give the fixed "
+                        "joint an axis along the normal, or an f in the set's plane", who, set);
+      vec[nv] = vf, len[nv] = Lf, dir[nv++] = fo + 6; /* f_set . g_other */
+    }
+  } else {
+    vec[nv] = vf, len[nv] = Lf, dir[nv++] = fo; /* f_set . a_other */
+    vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */
+    if (t == CF_MBS_FIXED) vec[nv] = vf, len[nv] = Lf, dir[nv++] = fo + 6; /* f_set . g_other */
+  }
+  for (int k = 0; k < nv; k++) {
     cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
     c->nft = 1;
-    c->ft_fe[0] = fe[s], c->ft_vec[0] = k < 2 ? v : vf, c->ft_comp[0] = -1, c->ft_s[0] = k < 2 ? 1 / L : 1 / Lf;
-    c->ft_b[0] = vec_dir(ob, fo + 3 * (k < 2 ? k : 1)); /* a.f, a.g; then f_set.g */
+    c->ft_fe[0] = fe[s], c->ft_vec[0] = vec[k], c->ft_comp[0] = -1, c->ft_s[0] = 1 / len[k];
+    c->ft_b[0] = vec_dir(ob, dir[k]);
     finish_con(c);
     cf_mbs__fe_slots(m, c);
     if (c->nb < 0)
@@ -1026,13 +1057,44 @@ void cf_mbs__joint_vec(const cfMbsModel* m, const double* q, int j, int slot, in
   }
 }
 
+/* the f direction of slot s of joint j at q: the body's, or an FE set's measure (m->joint_fe_dir;
+ * from its g, f = g x a with a the other body's axis, when f is a flat set's normal); 0 when the
+ * slot is an FE set without one */
+static int fe_slot(const cfMbsModel* m, int j, int s) {
+  const int b = m->joint_body[2 * j + s]; /* an FE body's definition body: its first node block (lumped, 3) or
+                                             its placeholder (corotational, 5) */
+  return m->joint_fe_dir[4 * j + 2 * s] >= 0 || (b >= 0 && (m->body_modal[b] == 3 || m->body_modal[b] == 5));
+}
+
+static int joint_f(const cfMbsModel* m, const double* q, int j, int s, double f[3]) {
+  if (!fe_slot(m, j, s)) return cf_mbs__joint_vec(m, q, j, s, 2, f), 1;
+  const int ib = m->joint_fe_dir[4 * j + 2 * s], v = m->joint_fe_dir[4 * j + 2 * s + 1];
+  if (ib < 0 || v == -1) return 0;
+  double d[3], a[3];
+  cf_mbs__fe_vec(m, ib, v >= 0 ? v : -2 - v, q, d);
+  if (v < -1) { /* g measured: f = g x a */
+    cf_mbs__joint_vec(m, q, j, 1 - s, 1, a);
+    double t[3];
+    cf_mbs_cross3(d, a, t);
+    memcpy(d, t, sizeof t);
+  }
+  double n = cf_mbs_norm3(d);
+  if (!(n > 0)) return 0;
+  for (int k = 0; k < 3; k++) f[k] = d[k] / n;
+  return 1;
+}
+
 double cf_mbs__joint_raw_angle(const cfMbsModel* m, const double* q, int j) {
-  for (int s = 0; s < 2; s++) /* an FE body has no frame to measure the angle with */
-    if (m->joint_body[2 * j + s] >= 0 && m->body_modal[m->joint_body[2 * j + s]] == 3) return NAN;
-  double f1[3], g1[3], f2[3];
-  cf_mbs__joint_vec(m, q, j, 0, 2, f1);
-  cf_mbs__joint_vec(m, q, j, 0, 3, g1);
-  cf_mbs__joint_vec(m, q, j, 1, 2, f2);
+  /* the angle of body2's f about the joint axis from body1's f; an FE set has no frame, its f is
+   * measured on its nodes, and body1's g is then the other body's axis times that f */
+  double f1[3], g1[3], f2[3], a[3];
+  if (!joint_f(m, q, j, 0, f1) || !joint_f(m, q, j, 1, f2)) return NAN;
+  if (fe_slot(m, j, 0)) {
+    cf_mbs__joint_vec(m, q, j, 1, 1, a);
+    cf_mbs_cross3(a, f1, g1);
+  } else {
+    cf_mbs__joint_vec(m, q, j, 0, 3, g1);
+  }
   return atan2(cf_mbs_dot3(g1, f2), cf_mbs_dot3(f1, f2));
 }
 

@@ -13,6 +13,7 @@
  * Joint terms: weighted node sums S = sum_i w_i x_i (a node set's mean, or the difference of the
  * means of its two halves along a joint axis) dotted with a unit vector or an affine vector of the
  * other body: Phi += s S . B. */
+#include <lapacke.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -713,36 +714,58 @@ int cf_mbs__fe_point(const cfMbsModel* m, int ib, int k, double P[3]) {
 }
 
 /* The axis of point k along the global direction `axis` (unit, at t = 0): the node sum
- * d = sum_i w_i x_i with w_i = Y_i^T C^-1 a, Y_i = X_i - mean, C = sum Y_i Y_i^T, a the axis in the
- * body frame. Then sum w_i = 0 and d = a at rest, and d = Q a for any rigid motion (Q a rotation):
- * a least-squares measure of where the set's axis points, which does not need a symmetric set.
- * Returns the vector's index (rest length 1), or a negative status when the set is flat. */
-int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len) {
+ * d = sum_i w_i x_i with w_i = Y_i^T C^+ a, Y_i = X_i - mean, C = sum Y_i Y_i^T, a the axis in the
+ * body frame. Then sum w_i = 0 and d = C C^+ a = a at rest, and d = Q a for any rigid motion (Q a
+ * rotation): a least-squares measure of where the set's axis points, which does not need a
+ * symmetric set. A flat set (an end face: C of rank 2) measures the directions in its plane the same
+ * way, with C's pseudo-inverse; an axis along its normal cannot be measured linearly (it is the cross
+ * product of two in-plane ones): *normal = 1 and nothing is returned, the caller measures two
+ * in-plane directions instead. Returns the vector's index (rest length 1), or a negative status
+ * (fewer than 3 nodes, a set on a line, an axis oblique to a flat set's plane). */
+int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len,
+                    int* normal) {
   struct cfMbsFeBody* fb = &m->fe[ib];
   int v = fb->pt_vec[k], n0 = fb->vec_ptr[v], nn = fb->vec_ptr[v + 1] - n0;
+  if (normal) *normal = 0;
   double al[3]; /* the axis in the body frame: rot^T axis */
   for (int a = 0; a < 3; a++) al[a] = fb->rot[a] * axis[0] + fb->rot[3 + a] * axis[1] + fb->rot[6 + a] * axis[2];
   const double* Xm = fb->pt_X + 3 * k;
-  double C[9] = {0}, size = 0;
+  double C[9] = {0};
   for (int e = 0; e < nn; e++) {
     const double* X = fb->fem->X + 3 * fb->vec_node[n0 + e];
     double Y[3] = {X[0] - Xm[0], X[1] - Xm[1], X[2] - Xm[2]};
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++) C[3 * a + b] += Y[a] * Y[b];
-    size = fmax(size, cf_mbs_norm3(Y));
   }
-  /* z = C^-1 al by the adjugate; a flat (or too small) set has det C ~ 0 */
-  double adj[9] = {C[4] * C[8] - C[5] * C[7], C[2] * C[7] - C[1] * C[8], C[1] * C[5] - C[2] * C[4],
-                   C[5] * C[6] - C[3] * C[8], C[0] * C[8] - C[2] * C[6], C[2] * C[3] - C[0] * C[5],
-                   C[3] * C[7] - C[4] * C[6], C[1] * C[6] - C[0] * C[7], C[0] * C[4] - C[1] * C[3]};
-  double det = C[0] * adj[0] + C[1] * adj[3] + C[2] * adj[6], scale = pow(nn * size * size, 3);
-  if (!(nn >= 4 && fabs(det) > 1e-12 * scale))
+  /* C = V diag(lam) V^T (LAPACK, ascending; the eigenvectors in V's columns, row-major) */
+  double V[9], lam[3];
+  memcpy(V, C, sizeof V);
+  if (nn < 3 || LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 3, V, 3, lam) != 0 || !(lam[1] > 1e-10 * lam[2]))
     return cf_error(CF_ERR_SCENE,
-                    "%s: the node set '%s' is flat (or has fewer than 4 nodes): its axis cannot be measured (a revolute "
-                    "joint on an FE body needs a set that spans the axis, e.g. a hole's nodes through the thickness; or "
-                    "use a spherical joint)", who, set);
-  double z[3];
-  for (int a = 0; a < 3; a++) z[a] = (adj[3 * a] * al[0] + adj[3 * a + 1] * al[1] + adj[3 * a + 2] * al[2]) / det;
+                    "%s: the node set '%s' has %d node%s on a line (or fewer than 3): its axes cannot be measured (a "
+                    "revolute or fixed joint on an FE body needs a set that spans a plane, e.g. a hole's nodes through "
+                    "the thickness or an end face; or use a spherical joint)", who, set, nn, nn == 1 ? "" : "s");
+  const int flat = !(lam[0] > 1e-8 * lam[2]);
+  double z[3] = {0, 0, 0}; /* C^+ al */
+  for (int j = flat; j < 3; j++) {
+    const double vj[3] = {V[j], V[3 + j], V[6 + j]};
+    const double c = cf_mbs_dot3(vj, al) / lam[j];
+    for (int a = 0; a < 3; a++) z[a] += c * vj[a];
+  }
+  if (flat) {
+    const double nrm[3] = {V[0], V[3], V[6]}, an = fabs(cf_mbs_dot3(nrm, al));
+    if (an > 1 - 1e-9) {
+      if (normal) return *normal = 1, CF_OK;
+    } else if (an > 1e-6) {
+      return cf_error(CF_ERR_SCENE,
+                      "%s: the node set '%s' is flat and the joint's axis is neither in its plane nor along its normal "
+                      "(%.3g of it along the normal): give the joint an axis in the set's plane or normal to it", who,
+                      set, an);
+    }
+    if (an > 1e-6)
+      return cf_error(CF_ERR_SCENE, "%s: the node set '%s' is flat: an axis along its normal cannot be measured here "
+                      "(a revolute joint about it measures two directions in its plane)", who, set);
+  }
   int* nodes = malloc(sizeof(int) * (size_t)nn);
   double* w = malloc(sizeof(double) * (size_t)nn);
   if (!nodes || !w) {
@@ -760,6 +783,9 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
   *len = 1;
   return id;
 }
+
+/* the weighted node sum v of FE body ib at q (positions or velocities) */
+void cf_mbs__fe_vec(const cfMbsModel* m, int ib, int v, const double* q, double S[3]) { vec_sum(&m->fe[ib], v, q, S); }
 
 /* ---- queries ------------------------------------------------------------------------------------ */
 void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v) {

@@ -207,7 +207,10 @@ void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c);
 /* point k of FE body ib: global position at t = 0; returns its mean vector */
 int cf_mbs__fe_point(const cfMbsModel* m, int ib, int k, double P[3]);
 /* the axis vector of point k along the unit global `axis` (the set named `set`), its rest length */
-int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len);
+int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const char* who, const char* set, double* len,
+                    int* normal);
+/* S = the weighted node sum v of FE body ib at q (a set's mean or axis measure) */
+void cf_mbs__fe_vec(const cfMbsModel* m, int ib, int v, const double* q, double S[3]);
 
 
 #endif

@@ -333,7 +333,7 @@ void cf_mbs_model_free(cfMbsModel* m) {
     if (cf_mbs__body_kinds[k]->model_free) cf_mbs__body_kinds[k]->model_free(m);
   free(m->body_modal);
   free(m->marker_name); free(m->marker_body); free(m->marker_pos); free(m->marker_axis);
-  free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint);
+  free(m->joint_name); free(m->joint_type); free(m->joint_body); free(m->joint_frame); free(m->joint_con0); free(m->joint_mpoint); free(m->joint_fe_dir);
   free(m->joint_ncon);
   free(m->driver_name); free(m->driver_type); free(m->driver_joint); free(m->driver_f); free(m->driver_offset);
   free(m->driver_con);

@@ -302,6 +302,10 @@ typedef struct cfMbsModel {
   int* joint_body;           /* [2 njoint] */
   double* joint_frame;       /* [24 njoint]: per slot p[3] a[3] f[3] g[3] */
   int* joint_mpoint;         /* [2 njoint] modal point of slot 0 / 1 (issue 9), -1: none */
+  int* joint_fe_dir;         /* [4 njoint] slot s of an FE revolute or fixed joint: [2s] the FE body, [2s+1]
+                                the weighted node sum measuring the set's f direction (times 1; minus 1
+                                and negated: its g, when f is a flat set's normal), for the joint's angle;
+                                -1: none */
   int* joint_con0;           /* [njoint] first equation */
   int* joint_ncon;
   /* drivers */
@@ -520,6 +524,7 @@ typedef struct cfMbsScene {
   cfMbsDef def;
   double t_end;
   int kinematic;             /* "solver.analysis": "kinematic" */
+  int coupling_given;        /* 1: the scene has "solver.coupling" (else the Newton coupling, the default) */
   char out_dir[CF_MBS_PATH_MAX];
   int every;                 /* CSV row every N steps */
   int vtu_every;             /* flexible bodies' deformed-mesh frame every N steps (0: about 100 frames) */
