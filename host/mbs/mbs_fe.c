@@ -742,7 +742,7 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
   memcpy(V, C, sizeof V);
   if (nn < 3 || LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', 3, V, 3, lam) != 0 || !(lam[1] > 1e-10 * lam[2]))
     return cf_error(CF_ERR_SCENE,
-                    "%s: the node set '%s' has %d node%s on a line (or fewer than 3): its axes cannot be measured (a "
+                    "%s: the node set '%s' has %d node%s on a line (or fewer than 3): its axis cannot be measured (a "
                     "revolute or fixed joint on an FE body needs a set that spans a plane, e.g. a hole's nodes through "
                     "the thickness or an end face; or use a spherical joint)", who, set, nn, nn == 1 ? "" : "s");
   const int flat = !(lam[0] > 1e-8 * lam[2]);
