@@ -927,7 +927,7 @@ static int load_mbs(vwApp* a, const char* path) {
   free_scene(a);
   a->mbs = b;
   /* interactive: the corotational FE bodies by the linear coupling unless the scene chose (the door on
-   * the FE hinge: 1.3x real time against the Newton coupling's 0.7x, docs/mbs.md) */
+   * the FE hinge: 1.2x real time against the Newton coupling's 0.7x, docs/mbs.md) */
   if (!b->s.coupling_given) cf_mbs_scene_set_coupling(&b->s, CF_MBS_COUPLING_LINEAR);
   int one = default_threads(cf_mbs_scene_fe_nodes(&b->s), NULL);
   for (int k = 0; one && k < b->s.nflex; k++) /* the FE bodies' stages (read at every step) */

@@ -477,6 +477,7 @@ struct cfMbsFeState {
   double pcg_bscale;        /* the next pcg_solve's b_scale (0: its |b|) */
   long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
   double* Gsym;             /* [nrow^2] their sym(G) */
+  unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
@@ -900,8 +901,14 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   memset(&sp, 0, sizeof sp);
   int st = cf_sparse_init(fem, 1, &sp);
   if (st >= 0) st = cf_sparse_factor(&sp, fd->A, fem->nfixed ? fem->fixed : NULL);
+  /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
+  s->vec_used = calloc((size_t)(nv + 1), 1);
+  if (!s->vec_used) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  for (int k = 0; k < s->nrow; k++)
+    for (int t = 0; t < m->con[s->row[k]].nft; t++)
+      if (m->con[s->row[k]].ft_fe[t] == fb - m->fe) s->vec_used[m->con[s->row[k]].ft_vec[t]] = 1;
   for (int v = 0; v < nv && st >= 0; v++)
-    for (int a = 0; a < 3 && st >= 0; a++) {
+    for (int a = 0; a < 3 && st >= 0 && s->vec_used[v]; a++) {
       memset(s->zres, 0, sizeof(double) * (size_t)ndof);
       for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++) {
         int j = 3 * fb->vec_node[k] + a;
@@ -1007,7 +1014,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1472,6 +1479,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   const int correct = clamped ? pass == 0 : !(mis <= LINEAR_TURN * LINEAR_TURN);
   if (clamped && !correct) return CF_OK; /* the second linearisation of a clamped part: the first's columns */
   for (int v = 0; v < fb->nvec; v++) {
+    if (!s->vec_used[v]) continue;
     double S[9] = {0}, R[9];
     for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
       for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[k] + a];
