@@ -31,7 +31,8 @@
  *               path), times "scale".
  *      "channel": a scene output channel by its label (e.g. "P_translation", "B_reaction_y").
  *   "paths"   [{"name", "formulation", "scene" (this path's own mechanism scene, relative to the case
- *             file: e.g. a modal body's frame welded where the FE body is clamped), "modes" (modal), "interface" (modal: default every node set
+ *             file: e.g. a modal body's frame welded where the FE body is clamped), "coupling" (the
+ *             corotational bodies': "newton", the scene's default, or "linear"), "modes" (modal), "interface" (modal: default every node set
  *             a joint or load of that body names), "supports" (the FE scene's fixed sets: "free",
  *             "clamp": e.g. a modal body with cantilever modes, clamped "at the local frame"), "dt", "fe_scene" (replaces every flexible
  *             body's FE scene; relative to the mechanism scene), "rho_inf"}]
@@ -72,7 +73,7 @@ typedef struct Probe {
 } Probe;
 
 typedef struct Path {
-  char name[64], form[32], fe_scene[512], supports[16], mscene[1024], factor[16];
+  char name[64], form[32], fe_scene[512], supports[16], mscene[1024], factor[16], coupling[16];
   char* mscene_json; /* the path's own mechanism scene ("scene"), or NULL: the case's */
   int modes, redundant; /* redundant: "redundant_constraints" of the scene for this path (-1: the scene's) */
   double dt, rho_inf;
@@ -194,6 +195,8 @@ static int load_case(const char* path, Case* c) {
     str(it, "supports", p->supports, sizeof p->supports);
     snprintf(p->factor, sizeof p->factor, "%s", c->factor);
     str(it, "factor", p->factor, sizeof p->factor);
+    str(it, "coupling", p->coupling, sizeof p->coupling);
+    if (p->coupling[0] && cf_mbs_coupling_from_key(p->coupling) < 0) return die("unknown \"coupling\"", p->coupling);
     p->redundant = (int)num(it, "redundant_constraints", -1);
     p->modes = (int)num(it, "modes", 0), p->dt = num(it, "dt", c->dt), p->rho_inf = num(it, "rho_inf", c->rho_inf);
     const cJSON* itf = cJSON_GetObjectItemCaseSensitive(it, "interface");
@@ -419,6 +422,7 @@ static void run_path(const Case* c, Path* p, double end) {
     goto done;
   }
   if ((st = cf_mbs_scene_parse(json, p->mscene_json ? p->mscene : c->scene, &s)) < 0) goto fail;
+  if (p->coupling[0]) cf_mbs_scene_set_coupling(&s, cf_mbs_coupling_from_key(p->coupling));
   parsed = 1;
   for (int k = 0; k < s.nflex; k++) {
     p->nnode += s.flex[k]->scene.mesh.nnode;

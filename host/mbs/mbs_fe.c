@@ -1163,8 +1163,10 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
     memcpy(s->rot_coef, coef, sizeof coef);
     s->rot_ready = 1;
   }
-  /* as the rotated factor, below; the linear coupling's once per step, as the part's own step */
-  for (int k = 0; k < (fb->linear ? 1 : 3); k++) cf_precond_update(fem, fd);
+  /* as the rotated factor, below (the linear coupling too: with one update per linearisation, as the
+   * part's own step, the spin-up beam's 0.25 rad per step left the node rotations behind and the PCG
+   * did not converge in 1000 iterations) */
+  for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
   return CF_OK;
 }
 
@@ -1194,8 +1196,10 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
     }
   }
   if (st != CF_OK)
-    return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (\"factor\": \"pcg\"%s): %s",
-                    mm->body_name[fb->body], s->gpu ? ", on the GPU" : "", cf_last_error());
+    return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (%s%s): %s%s",
+                    mm->body_name[fb->body], fb->linear ? "the linear coupling" : "\"factor\": \"pcg\"",
+                    s->gpu ? ", on the GPU" : "", cf_last_error(),
+                    fb->linear ? "; a part in large bending may need the Newton coupling (solver.coupling \"newton\")" : "");
   for (int c = 0; c < nc; c++)
     for (int j = 0; fem->nfixed && j < ndof; j++)
       if (fem->fixed[j]) x[c][j] = 0;
@@ -1450,7 +1454,8 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   if (st < 0) return st;
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
    * and a GPU body's are on the device (its element rotations are downloaded with its forces) */
-  if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond) cf_precond_update(fem, fd);
+  if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
+    for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
   const double* Q = fd->node_R;
   /* where the part bends, element and node rotations part: the largest angle between an element's
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
