@@ -926,9 +926,9 @@ static int load_mbs(vwApp* a, const char* path) {
   b->s_loaded = 1;
   free_scene(a);
   a->mbs = b;
-  /* interactive: the corotational FE bodies by the linear coupling unless the scene chose (the door on
-   * the FE hinge: 1.2x real time against the Newton coupling's 0.7x, docs/mbs.md) */
-  if (!b->s.coupling_given) cf_mbs_scene_set_coupling(&b->s, CF_MBS_COUPLING_LINEAR);
+  /* interactive: the corotational FE bodies by the linear coupling and the PCG unless the scene chose
+   * (the door on the FE hinge: 1.2x real time against the Newton coupling's 0.7x, docs/mbs.md) */
+  cf_mbs_scene_interactive(&b->s);
   int one = default_threads(cf_mbs_scene_fe_nodes(&b->s), NULL);
   for (int k = 0; one && k < b->s.nflex; k++) /* the FE bodies' stages (read at every step) */
     if (b->s.flex[k]->model && !b->s.flex[k]->model->def.threads) b->s.flex[k]->model->def.threads = 1;

@@ -289,6 +289,7 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
     cfMbsFeDef* fe = &c->s->def.fe[c->s->def.nfe - 1];
     fe->exact_factor = !strcmp(factor, "exact");
     fe->a0_pcg = !strcmp(factor, "pcg");
+    fe->factor_given = cJSON_GetObjectItemCaseSensitive(fx, "factor") != NULL;
     fe->cuda = cuda;
   }
   return st < 0 ? rethrow_at(c, st, w) : CF_OK;
@@ -873,11 +874,18 @@ void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsCha
   }
 }
 
+void cf_mbs_scene_interactive(cfMbsScene* s) {
+  if (s->coupling_given) return;
+  for (int i = 0; i < s->def.nfe; i++)
+    if (s->def.fe[i].corotational && !s->def.fe[i].factor_given) s->def.fe[i].a0_pcg = 1, s->def.fe[i].exact_factor = 0;
+  cf_mbs_scene_set_coupling(s, CF_MBS_COUPLING_LINEAR);
+}
+
 void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling) {
   s->def.opt.coupling = coupling;
   for (int k = 0; k < s->nflex; k++) {
     int i = cf_mbs_def_fe_index(&s->def, s->flex_body[k]);
-    if (i < 0 || !s->def.fe[i].corotational || s->def.fe[i].a0_pcg || !s->flex[k]->model) continue;
+    if (i < 0 || !s->def.fe[i].corotational || !s->flex[k]->model) continue;
     if (s->flex[k]->scene.def.preconditioner != CF_PRECOND_AUTO) continue; /* the scene chose one */
     cfModel* fem = s->flex[k]->model;
     fem->def.preconditioner = coupling == CF_MBS_COUPLING_LINEAR

@@ -35,7 +35,8 @@ struct cfMbsFeBody {
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
   int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
-                               linearised once per step, its free motion by one PCG solve (a0_pcg) */
+                               linearised twice per step, its free motion one solve each */
+  int linear_exact;         /* ... each linearisation's A0 factored (CHOLMOD), not the PCG's (a0_pcg) */
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -199,8 +200,11 @@ static int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     fb->body = fd->body, fb->fem = fem, fb->nnode = nn, fb->nblk = (nn + 3) / 4, fb->corotational = fd->corotational;
     fb->exact_factor = fd->exact_factor && !fd->a0_pcg;
     fb->linear = fd->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
-    fb->a0_pcg = fd->corotational && (fd->a0_pcg || fb->linear), fb->cuda = fb->a0_pcg && fd->cuda;
-    if (fb->linear) fb->exact_factor = 0; /* outside the step (statics, initial accelerations): the PCG too */
+    /* the linear coupling: "factor": "exact" (the scenes' default) factors each linearisation's A0,
+     * "pcg" (or "rotated", or the GPU) solves it by the PCG with the interface columns turned */
+    fb->linear_exact = fb->linear && fd->exact_factor && !fd->a0_pcg && !fd->cuda;
+    fb->a0_pcg = fd->corotational && (fd->a0_pcg || (fb->linear && !fb->linear_exact)), fb->cuda = fb->a0_pcg && fd->cuda;
+    if (fb->linear && !fb->linear_exact) fb->exact_factor = 0; /* outside the step (statics, initial accelerations): the PCG too */
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
     fb->blk = malloc(sizeof(int) * (size_t)fb->nblk);
     fb->qadr = malloc(sizeof(int) * (size_t)nn);
@@ -477,6 +481,7 @@ struct cfMbsFeState {
   double pcg_bscale;        /* the next pcg_solve's b_scale (0: its |b|) */
   long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
   double* Gsym;             /* [nrow^2] their sym(G) */
+  double* lsym;             /* [2 nrow^2 + nrow] linear_symmetric's scratch */
   unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
@@ -892,7 +897,15 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->v0prev = calloc((size_t)ndof, sizeof(double));
   s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
-  if (!s->v0last || !s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + 1));
+  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
+  s->vec_used = calloc((size_t)(nv + 1), 1);
+  if (!s->vec_used) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  for (int k = 0; k < s->nrow; k++)
+    for (int t = 0; t < m->con[s->row[k]].nft; t++)
+      if (m->con[s->row[k]].ft_fe[t] == fb - m->fe) s->vec_used[m->con[s->row[k]].ft_vec[t]] = 1;
+  if (fb->linear_exact) return CF_OK; /* the columns are solved with each linearisation's factor */
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -901,12 +914,6 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   memset(&sp, 0, sizeof sp);
   int st = cf_sparse_init(fem, 1, &sp);
   if (st >= 0) st = cf_sparse_factor(&sp, fd->A, fem->nfixed ? fem->fixed : NULL);
-  /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
-  s->vec_used = calloc((size_t)(nv + 1), 1);
-  if (!s->vec_used) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
-  for (int k = 0; k < s->nrow; k++)
-    for (int t = 0; t < m->con[s->row[k]].nft; t++)
-      if (m->con[s->row[k]].ft_fe[t] == fb - m->fe) s->vec_used[m->con[s->row[k]].ft_vec[t]] = 1;
   for (int v = 0; v < nv && st >= 0; v++)
     for (int a = 0; a < 3 && st >= 0 && s->vec_used[v]; a++) {
       memset(s->zres, 0, sizeof(double) * (size_t)ndof);
@@ -962,9 +969,7 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
         s->zsave[k] = malloc(sizeof(double) * (size_t)ndof * (size_t)(s->nrow + 1));
         if (!s->zx[k] || !s->zsave[k]) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
       }
-      /* the Galerkin start's basis, or linear_symmetric's [2 nrow^2 + nrow] */
-      size_t nw = (size_t)ndof * (size_t)(2 * s->nrow + 2), nl = (size_t)(2 * s->nrow * s->nrow + s->nrow);
-      s->W = malloc(sizeof(double) * (nw > nl ? nw : nl));
+      s->W = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
       s->AW = malloc(sizeof(double) * (size_t)ndof * (size_t)(2 * s->nrow + 2));
       s->yprev = malloc(sizeof(double) * (size_t)ndof);
       s->yx = malloc(sizeof(double) * (size_t)ndof);
@@ -992,6 +997,7 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       continue;
     }
     int st = exact_init(fb, s);
+    if (st >= 0 && fb->linear) st = linear_create(m, fb, d->fe_data[i], s);
     if (st < 0) return st;
   }
   return CF_OK;
@@ -1014,7 +1020,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1450,6 +1456,21 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
                            int pass, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
+  if (fb->linear_exact) { /* A0 factored; its columns solved with the factor: exact, nothing to turn */
+    int st = current_A0(fb, fd, s, cm, ck, eps);
+    if (st >= 0) st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL);
+    for (int v = 0; v < fb->nvec && st >= 0; v++)
+      for (int k = 0; k < 3 && st >= 0 && s->vec_used[v]; k++) {
+        memset(s->zres, 0, sizeof(double) * (size_t)ndof);
+        for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
+          int j = 3 * fb->vec_node[e] + k;
+          if (!fem->fixed[j]) s->zres[j] += fb->vec_w[e];
+        }
+        st = cf_sparse_solve(&s->sp, s->zres, s->Zt + (size_t)(3 * v + k) * ndof);
+      }
+    s->lin_steps += pass == 0;
+    return st;
+  }
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
@@ -1531,9 +1552,9 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
 static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
   const int nr = s->nrow;
   if (nr < 2) return;
-  double* G = s->W;                        /* [nr^2] LU of G (the PCG start basis is not used here) */
-  double* X = s->W + (size_t)nr * nr;      /* [nr^2] sym(G), then G^-1 sym(G) */
-  double* t = s->W + (size_t)2 * nr * nr;  /* [nr] */
+  double* G = s->lsym;                        /* [nr^2] LU of G */
+  double* X = s->lsym + (size_t)nr * nr;      /* [nr^2] sym(G), then G^-1 sym(G) */
+  double* t = s->lsym + (size_t)2 * nr * nr;  /* [nr] */
   for (int k = 0; k < nr; k++)
     for (int l = 0; l < nr; l++)
       G[k * nr + l] = s->H[k * nr + l], X[k * nr + l] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
@@ -1634,6 +1655,14 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       cfData* fd = d->fe_data[fb - m->fe];
       const double* bb = s->bF;
       double* x = s->v0;
+      if (fb->linear_exact) {
+        int st = cf_sparse_solve(&s->sp, s->bF, s->v0);
+        if (st < 0) return st;
+        gather(fb, d->q, s->xp);
+        for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
+        s->lin_v = 4 * d->step_serial + d->fe_pass;
+        goto combine;
+      }
       if (d->fe_pass > 0) { /* the second linearisation: from the first's, b_F(x_1) ~ b_F(x_p) - A0 (x_1 - x_p) */
         gather(fb, d->q, s->zres);
         for (int j = 0; j < ndof; j++) s->v0[j] -= s->zres[j] - s->xp[j];
@@ -1667,6 +1696,7 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
       s->lin_v = 4 * d->step_serial + d->fe_pass;
     }
+  combine:
     gather(fb, d->q, s->y);
     for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);
     for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]] - s->e0[k];

@@ -542,9 +542,14 @@ int cf_mbs_scene_is_mechanism(const char* json_path);
 int cf_mbs_scene_load(const char* path, cfMbsScene* s);
 /* Set the coupling of the scene's corotational FE bodies (cfMbsOptions.coupling; cofem run
  * --coupling): with the linear coupling a body whose FE scene says "auto" takes the CPU's "auto"
- * preconditioner (cf_preconditioner_auto: the rotated Cholesky below 100k tetrahedra, AMG above),
- * as the part alone; with the Newton coupling block Jacobi, as before. */
+ * preconditioner (cf_preconditioner_auto: the rotated Cholesky below 100k tetrahedra, AMG above;
+ * used with "factor": "pcg"), as the part alone; with the Newton coupling block Jacobi, as before. */
 void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling);
+/* The viewer's choice for a scene that does not choose its coupling: the linear coupling, and the PCG
+ * (the "factor": "pcg" path: the part's own preconditioner, the interface turned from rest) for the
+ * corotational bodies that do not choose their "factor": interactive speed first (docs/mbs.md,
+ * "The linear coupling"). */
+void cf_mbs_scene_interactive(cfMbsScene* s);
 int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 /* Number of CSV values of a channel (3 or 1) and the values now. */
 int cf_mbs_channel_size(const cfMbsChannel* c);

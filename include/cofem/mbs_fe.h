@@ -42,6 +42,7 @@ typedef struct cfMbsFeDef {
                                 pcg_tol (the scene's "tol"), the solves warm-started when its
                                 warm_start is on; mechanism statics factors it (docs/mbs.md, "No
                                 factor"); exact_factor is then 0 */
+  int factor_given;          /* the scene gave "factor" (else "exact", the default) */
   int cuda;                  /* a0_pcg: 1 the part's stages and PCG run on the CUDA backend
                                 (cofem/cuda.h; "backend": "cuda"), 0 on the CPU */
   const cfModel* fem;        /* the FE model (no supports), borrowed for the life of the mechanism model */
