@@ -258,13 +258,15 @@ static void mbs_print_header(const MbsRun* r) {
       const cfMbsFeDef* fe = &s->def.fe[cf_mbs_def_fe_index(&s->def, s->flex_body[k])];
       char how[256] = "";
       const int lin = fe->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
-      if (lin)
-        snprintf(how, sizeof how, "; linear coupling: linearised once per step, its free motion by the PCG, its "
+      if (lin && !fe->a0_pcg)
+        snprintf(how, sizeof how, "; linear coupling: linearised twice per step, its matrix factored each time");
+      else if (lin)
+        snprintf(how, sizeof how, "; linear coupling: linearised twice per step, its matrix by the PCG, its "
                  "interface compliance turned from rest");
       else if (fe->corotational)
         snprintf(how, sizeof how, "; its matrix %s", fe->a0_pcg ? "by the PCG" : fe->exact_factor ? "factored at every step"
                                                                                           : "factored at rest, turned with it");
-      if (fe->a0_pcg || lin)
+      if (fe->a0_pcg)
         snprintf(how + strlen(how), sizeof how - strlen(how), " (%s, tol %.0e, %s)",
                  cf_preconditioner_name(p->model->def.preconditioner), p->model->def.pcg_tol, fe->cuda ? "on the GPU" : "on the CPU");
       printf("  flexible body '%s': %s, %d nodes, %d tets, mass %.6g kg; %s%s\n", m->body_name[s->flex_body[k]],

@@ -1421,37 +1421,39 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
   return CF_OK;
 }
 
-/* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR) -----------------------
- * The part is linearised once per step, at the predictor x_p: its forces (polar, K_R, f_el) are
- * evaluated there only, and its Newton residual is affine in its positions from there,
- *   b_F(x) = base_F(x_p) - A0 (x - x_p) + s J_F^T e       (A0 the step's matrix at x_p; s, e: the
- *                                                          joint part of the right side, d->econ)
- * so that the condensed solve's y = A0^-1 b_F needs no solve after the first:
- *   y = v0 - (x - x_p) + s Z e,   v0 = A0^-1 base_F(x_p)  (one warm-started PCG: the free motion),
- * and the projections' y = Z e. One generalized-alpha Newton iteration for the part, exactly
- * coupled with the joints (their Newton iteration converges on the other bodies and the
- * constraints), i.e. a linearly implicit step. Z = A0^-1 J_F^T is a combination of Zt, the
- * compliance of each weighted node sum along the global axes, made once per step from Zrest:
+/* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR; docs/mbs.md) ----------
+ * The part is linearised twice per step: at the predictor x_p, and again after the step's first
+ * Newton update (d->fe_pass; with one linearisation the lug pendulum gained 0.6% of its swing's
+ * energy over 20 periods). Its forces (polar, K_R, f_el) are evaluated at each linearisation point
+ * only, and from there its Newton residual is affine in its positions,
+ *   b_F(x) = b_F(x_p) - A0 (x - x_p) + s J_F^T (e - e0)  (A0 = cm M + ck K_R(x_p); s e: the joint
+ *                                                          part of the right side, e = d->econ)
+ * so the condensed solve's y = A0^-1 b_F needs one solve per linearisation (the first right side,
+ * whole: v0), then none:
+ *   y = v0 - (x - x_p) + Z s (e - e0)   (linear_y), and the projections' y = Z e.
+ * A0 is factored ("factor": "exact", linear_exact: Z = A0^-1 J_F^T exactly) or solved by the part's
+ * PCG ("pcg"), Z then a combination of Zt, the compliance of each weighted node sum along the
+ * global axes, turned from the rest compliance Zrest:
  *   Zt[v][k] = Q Zrest[v] (R_v^T e_k)  (Q the node rotations, R_v the polar of the sum of the
  *                                       set's node rotations),
- * exact for a rigidly turned part (as the rotated Cholesky is) and close while the strains are small.
- * K_R differs from the turned Q K Q^T only where element rotations differ from their nodes' (a
- * bent part); where the largest such angle exceeds LINEAR_TURN (checked once per step) the columns
- * are corrected by the PCG with the step's A0, warm-started from the turned ones. (Strain does not
- * tell this: the door's hinge passes 1e-3 near its pin and its compliance is the rest one. A
- * residual check |w e_k - A0 Zt| / |w e_k| does not tell this: on the swinging lug it was 1e2 from
- * the second step on, because K_R at the predictor, q + h v, sees the predictor's (w h)^2 / 2
- * stretch in Zt's large rigid-rotation part; the compliance itself was right.)
- * Whatever Z is, the step's model of the part, x - x_p = v0 + s Z e, is linear, and the condensed
- * solve is its exact Newton step only with the same compliance G = J_F Z in the Woodbury's
- * H = (G + 1/(a p))^-1, which CHOLMOD needs symmetric. A turned (or PCG-corrected) Z leaves G
- * asymmetric by 1e-6 to 1e-4 of its diagonal, which the penalty's a p G ~ 1e6 amplified into a
- * Newton iteration that diverged (at 100x per iteration with the turned columns); so Z is replaced
- * by Z G^-1 sym(G), whose G is sym(G) exactly (linear_symmetric). */
+ * exact for a rigidly turned part (as the rotated Cholesky is). K_R differs from the turned Q K Q^T
+ * only where element rotations differ from their nodes' (a bent part): where the largest such angle
+ * exceeds LINEAR_TURN the columns are corrected by the PCG, warm-started from the turned ones, to
+ * LINEAR_Z_TOL; a clamped part's every step (linear_operator says why). (A residual check
+ * |w e_k - A0 Zt| / |w e_k| does not tell: on the swinging lug it was 1e2 from the second step on,
+ * because K_R at the predictor, q + h v, sees the predictor's (w h)^2 / 2 stretch in Zt's large
+ * rigid-rotation part; the compliance itself was right.)
+ * Whatever Z is, the step's model of the part is linear, and the condensed solve is its exact Newton
+ * step only with the same compliance G = J_F Z in the Woodbury's H = (G + 1/(a p))^-1, which CHOLMOD
+ * needs symmetric. A turned (or PCG-corrected) Z leaves G asymmetric by 1e-6 to 1e-4 of its
+ * diagonal, which the penalty's a p G ~ 1e6 amplified into a Newton iteration that diverged (at 100x
+ * per iteration with the turned columns); so Z is replaced by Z G^-1 sym(G), whose G is sym(G)
+ * exactly (linear_symmetric). */
 #define LINEAR_TURN 5e-3
 #define LINEAR_Z_TOL 1e-2
 
-/* the step's A0 at x_p and its preconditioner, then Zt (turned; corrected where strained) */
+/* a linearisation's A0 and, with the PCG, its preconditioner; then Zt (factored: solved; PCG:
+ * turned, corrected where needed) */
 static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
                            int pass, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;

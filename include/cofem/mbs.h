@@ -158,9 +158,10 @@ typedef struct cfMbsOptions {
                                 per period); 0.5 .. 1 */
   int coupling;              /* corotational FE bodies: CF_MBS_COUPLING_NEWTON (Newton on the part's
                                 full residual every iteration: the accurate reference) or
-                                CF_MBS_COUPLING_LINEAR (the part linearised once per step: one PCG
-                                solve of its free motion, its interface compliance turned from rest;
-                                docs/mbs.md, "The linear coupling") */
+                                CF_MBS_COUPLING_LINEAR (the part linearised twice per step, one
+                                linear solve each, its matrix factored or, "factor": "pcg", solved by
+                                its PCG with its interface compliance turned from rest; docs/mbs.md,
+                                "The linear coupling") */
 } cfMbsOptions;
 
 enum cfMbsCoupling { CF_MBS_COUPLING_NEWTON = 0, CF_MBS_COUPLING_LINEAR = 1 };
