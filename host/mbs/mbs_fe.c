@@ -732,7 +732,7 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
                     int* normal) {
   struct cfMbsFeBody* fb = &m->fe[ib];
   int v = fb->pt_vec[k], n0 = fb->vec_ptr[v], nn = fb->vec_ptr[v + 1] - n0;
-  if (normal) *normal = 0;
+  *normal = 0;
   double al[3]; /* the axis in the body frame: rot^T axis */
   for (int a = 0; a < 3; a++) al[a] = fb->rot[a] * axis[0] + fb->rot[3 + a] * axis[1] + fb->rot[6 + a] * axis[2];
   const double* Xm = fb->pt_X + 3 * k;
@@ -760,17 +760,12 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
   }
   if (flat) {
     const double nrm[3] = {V[0], V[3], V[6]}, an = fabs(cf_mbs_dot3(nrm, al));
-    if (an > 1 - 1e-9) {
-      if (normal) return *normal = 1, CF_OK;
-    } else if (an > 1e-6) {
+    if (an > 1 - 1e-9) return *normal = 1, CF_OK;
+    if (an > 1e-6)
       return cf_error(CF_ERR_SCENE,
                       "%s: the node set '%s' is flat and the joint's axis is neither in its plane nor along its normal "
                       "(%.3g of it along the normal): give the joint an axis in the set's plane or normal to it", who,
                       set, an);
-    }
-    if (an > 1e-6)
-      return cf_error(CF_ERR_SCENE, "%s: the node set '%s' is flat: an axis along its normal cannot be measured here "
-                      "(a revolute joint about it measures two directions in its plane)", who, set);
   }
   int* nodes = malloc(sizeof(int) * (size_t)nn);
   double* w = malloc(sizeof(double) * (size_t)nn);
@@ -884,11 +879,20 @@ static int exact_init(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
  * Z = A0^-1 J_F^T is a combination of these, turned with the part (linear_operator). cm, ck are
  * the step's (cf_mbs__step_coefficients); a step with others (cf_mbs_static changes dt) is
  * corrected by the residual check. */
+/* b = (w_i e_a)_i: a unit load along axis a on weighted node sum v (zero at clamped DOFs) */
+static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b) {
+  const cfModel* fem = fb->fem;
+  memset(b, 0, sizeof(double) * (size_t)fem->ndof);
+  for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
+    const int j = 3 * fb->vec_node[e] + a;
+    if (!fem->fixed[j]) b[j] += fb->vec_w[e];
+  }
+}
+
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
   s->lin_forces = s->lin_A = s->lin_v = s->lin_zkey = -2;
-  s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->Zt = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->v0 = calloc((size_t)ndof, sizeof(double));
   s->xp = calloc((size_t)ndof, sizeof(double));
@@ -898,7 +902,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
   s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + 1));
-  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zrest || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev)
+    return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
   s->vec_used = calloc((size_t)(nv + 1), 1);
   if (!s->vec_used) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -906,6 +911,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
     for (int t = 0; t < m->con[s->row[k]].nft; t++)
       if (m->con[s->row[k]].ft_fe[t] == fb - m->fe) s->vec_used[m->con[s->row[k]].ft_vec[t]] = 1;
   if (fb->linear_exact) return CF_OK; /* the columns are solved with each linearisation's factor */
+  s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
+  if (!s->Zrest) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -916,11 +923,7 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   if (st >= 0) st = cf_sparse_factor(&sp, fd->A, fem->nfixed ? fem->fixed : NULL);
   for (int v = 0; v < nv && st >= 0; v++)
     for (int a = 0; a < 3 && st >= 0 && s->vec_used[v]; a++) {
-      memset(s->zres, 0, sizeof(double) * (size_t)ndof);
-      for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++) {
-        int j = 3 * fb->vec_node[k] + a;
-        if (!fem->fixed[j]) s->zres[j] += fb->vec_w[k];
-      }
+      unit_load(fb, v, a, s->zres);
       st = cf_sparse_solve(&sp, s->zres, s->Zrest + (size_t)(3 * v + a) * ndof);
     }
   cf_sparse_free(&sp);
@@ -1463,11 +1466,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
     if (st >= 0) st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL);
     for (int v = 0; v < fb->nvec && st >= 0; v++)
       for (int k = 0; k < 3 && st >= 0 && s->vec_used[v]; k++) {
-        memset(s->zres, 0, sizeof(double) * (size_t)ndof);
-        for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
-          int j = 3 * fb->vec_node[e] + k;
-          if (!fem->fixed[j]) s->zres[j] += fb->vec_w[e];
-        }
+        unit_load(fb, v, k, s->zres);
         st = cf_sparse_solve(&s->sp, s->zres, s->Zt + (size_t)(3 * v + k) * ndof);
       }
     s->lin_steps += pass == 0;
@@ -1526,11 +1525,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
           if (fem->fixed[j]) z[j] = 0;
       }
       if (!correct) continue;
-      memset(s->zres, 0, sizeof(double) * (size_t)ndof); /* the right side w e_k */
-      for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
-        int j = 3 * fb->vec_node[e] + k;
-        if (!fem->fixed[j]) s->zres[j] += fb->vec_w[e];
-      }
+      unit_load(fb, v, k, s->zres); /* the right side w e_k */
       const double* b = s->zres;
       const long it0 = fd->pcg_iters_total;
       /* to LINEAR_Z_TOL: Z acts on the change of the joint forces within a step only (linear_y); the

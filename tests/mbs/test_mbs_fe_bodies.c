@@ -34,6 +34,7 @@
 #include "cofem/modal_part.h"
 #include "cofem/scene.h"
 #include "cofem/static.h"
+#include "lug_pendulum.h"
 #include "swing_period.h"
 
 static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_fe_bodies.json"; /* for relative paths only */
@@ -61,33 +62,6 @@ static const char* form(void) {
   snprintf(buf, sizeof buf, "\"formulation\": \"%s\"", g_form);
   return buf;
 }
-
-/* mass, centre and pin (mean of the 'load' nodes) of the mesh's node masses, and I about the y axis
- * through the pin, in the mesh frame */
-static void node_pendulum(const cfModel* fem, const cfMesh* mesh, double* mass, double c[3], double P[3], double* Iy) {
-  const cfNodeSet* ns = cf_mesh_find_nset(mesh, "load");
-  *mass = 0, c[0] = c[1] = c[2] = P[0] = P[1] = P[2] = 0;
-  for (int k = 0; k < ns->count; k++)
-    for (int a = 0; a < 3; a++) P[a] += fem->X[3 * ns->nodes[k] + a] / ns->count;
-  *Iy = 0;
-  for (int n = 0; n < fem->nnode; n++) {
-    const double* X = fem->X + 3 * n;
-    double mn = fem->node_mass[n];
-    *mass += mn;
-    for (int a = 0; a < 3; a++) c[a] += mn * X[a];
-    *Iy += mn * ((X[0] - P[0]) * (X[0] - P[0]) + (X[2] - P[2]) * (X[2] - P[2]));
-  }
-  for (int a = 0; a < 3; a++) c[a] /= *mass;
-}
-
-/* swing angle of the lug: the centre of mass about the pin, in the xz plane */
-static double swing_angle(const cfMbsModel* m, const cfMbsData* d, int ib) {
-  double x[3], P[3];
-  cf_mbs_fe_centre(m, d, ib, x, NULL);
-  cf_mbs_fe_point(m, d, ib, 0, P);
-  return atan2(x[0] - P[0], P[2] - x[2]);
-}
-
 
 enum { NSTEP = 700 };
 static double g_ang[NSTEP + 1];

@@ -21,6 +21,7 @@
 #include "cf_test.h"
 #include "cofem/mbs_fe.h"
 #include "cofem/modal_part.h"
+#include "lug_pendulum.h"
 #include "swing_period.h"
 
 static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_linear_coupling.json"; /* for relative paths */
@@ -39,33 +40,12 @@ static void lug_json(char* out, size_t n, double theta0, double dt, const char* 
            flex_extra, theta0, dt, coupling);
 }
 
-/* mass, centre and pin (mean of the 'load' nodes) of the mesh's node masses, I about the y axis
- * through the pin; the mesh's size (largest extent) */
-static void node_pendulum(const cfModel* fem, const cfMesh* mesh, double* mass, double c[3], double P[3], double* Iy,
-                          double* size) {
-  const cfNodeSet* ns = cf_mesh_find_nset(mesh, "load");
+/* the mesh's size (its largest extent) */
+static double mesh_size(const cfModel* fem) {
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  *mass = 0, c[0] = c[1] = c[2] = P[0] = P[1] = P[2] = 0;
-  for (int k = 0; k < ns->count; k++)
-    for (int a = 0; a < 3; a++) P[a] += fem->X[3 * ns->nodes[k] + a] / ns->count;
-  *Iy = 0;
-  for (int n = 0; n < fem->nnode; n++) {
-    const double* X = fem->X + 3 * n;
-    double mn = fem->node_mass[n];
-    *mass += mn;
-    for (int a = 0; a < 3; a++) c[a] += mn * X[a], lo[a] = fmin(lo[a], X[a]), hi[a] = fmax(hi[a], X[a]);
-    *Iy += mn * ((X[0] - P[0]) * (X[0] - P[0]) + (X[2] - P[2]) * (X[2] - P[2]));
-  }
-  for (int a = 0; a < 3; a++) c[a] /= *mass;
-  *size = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
-}
-
-/* swing angle: the centre of mass about the pin, in the xz plane */
-static double swing_angle(const cfMbsModel* m, const cfMbsData* d, int ib) {
-  double x[3], P[3];
-  cf_mbs_fe_centre(m, d, ib, x, NULL);
-  cf_mbs_fe_point(m, d, ib, 0, P);
-  return atan2(x[0] - P[0], P[2] - x[2]);
+  for (int n = 0; n < fem->nnode; n++)
+    for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], fem->X[3 * n + a]), hi[a] = fmax(hi[a], fem->X[3 * n + a]);
+  return fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
 }
 
 typedef struct Swing {
@@ -131,7 +111,8 @@ static void test_pendulum(void) {
   CHECK_OK(cf_mbs_scene_parse(json, kPath, &s));
   if (s.nflex != 1) return;
   double mass, c[3], P[3], Iy, size;
-  node_pendulum(s.flex[0]->model, &s.flex[0]->scene.mesh, &mass, c, P, &Iy, &size);
+  node_pendulum(s.flex[0]->model, &s.flex[0]->scene.mesh, &mass, c, P, &Iy);
+  size = mesh_size(s.flex[0]->model);
   cf_mbs_scene_free(&s);
   const double dist = hypot(c[0] - P[0], c[2] - P[2]);
   const double amp = theta0 + atan2(c[0] - P[0], P[2] - c[2]); /* from hanging straight down */
