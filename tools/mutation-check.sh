@@ -51,6 +51,13 @@ MUTATIONS=(
   "host/mbs/mbs_constraints.c|row[12 * slot_of(c, blk0 + j / 12) + j % 12] += s * g;|row[12 * slot_of(c, blk0 + j / 12) + j % 12] -= s * g;|modal-point joint Jacobian: amplitude columns sign flipped"
   "host/mbs/mbs_modal.c|Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k]|Qy[k] -= mb->w2[k] * y[k] + mb->zeta[k]|modal damping force halved"
   "host/mbs/mbs_step.c|4 / h * d->qd[i] + d->qdd[i]);|3 / h * d->qd[i] + d->qdd[i]);|trapezoidal step: qdd_hat with 3/h for 4/h"
+  # FE bodies in mechanisms: the linear coupling, flat node sets (issue 27)
+  "host/mbs/mbs_step.c|if (it == 0 && d->fe_linear) d->fe_pass = 1;|if (0 && d->fe_linear) d->fe_pass = 1;|linear coupling: one linearisation per step"
+  "host/mbs/mbs_fe.c|for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);|for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j];|linear coupling: the part's residual not affine (-A0 (x - x_p) dropped)"
+  "host/mbs/mbs_fe.c|s->w[k] = sc * d->econ[s->row[k]] - s->e0[k];|s->w[k] = sc * d->econ[s->row[k]];|linear coupling: the joint forces counted twice (Z on the whole force)"
+  "host/mbs/mbs_fe.c|      linear_symmetric(s, ndof);|      (void)0;|linear coupling: G left asymmetric (Z not made consistent)"
+  "host/mbs/mbs_fe.c|const int flat = !(lam[0] > 1e-8 * lam[2]);|const int flat = 0;|flat node sets measured with the full inverse"
+  "host/mbs/mbs_constraints.c|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo + 3;|revolute about a flat set's normal: g held against the other's f"
   # Craig-Bampton
   "host/reduce/modal_reduce.c|r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];|r->J[3 * a + b] += 0.5 * MX[3 * q + a] * X[3 * q + b];|reduction invariant J (second moments) halved"
   # scene loading
