@@ -154,7 +154,14 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   const char* scene_path = r->scene_path;
   int st = cf_mbs_scene_load(scene_path, s);
   if (st < 0) return fail(st);
-  if (o->coupling >= 0) cf_mbs_scene_set_coupling(s, o->coupling); /* --coupling: the scene's "solver.coupling" */
+  if (o->coupling >= 0) { /* --coupling: the scene's "solver.coupling" */
+    int ncorot = 0;
+    for (int i = 0; i < s->def.nfe; i++) ncorot += s->def.fe[i].corotational;
+    if (!ncorot)
+      fprintf(stderr, "cofem: warning: --coupling %s: %s has no corotational FE body, whose coupling it sets\n",
+              cf_cli_run_couplings[o->coupling], scene_path);
+    cf_mbs_scene_set_coupling(s, o->coupling);
+  }
   if ((st = mbs_backend(s, o->backend)) < 0) {
     cf_mbs_scene_free(s);
     return fail(st);
