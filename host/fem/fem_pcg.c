@@ -83,16 +83,17 @@ static double b_norm2(const cfModel* m, const cfData* d) {
 }
 
 /* A v0 into d->warm_Av0 and A v1 into d->warm_Av1: the assembled blocks, or the element products */
-typedef void (*WarmProducts)(const cfModel* m, cfData* d, const double* v0, const double* v1);
+typedef void (*WarmProducts)(const cfModel* m, cfData* d, const void* op, const double* v0, const double* v1);
 
-static void warm_products_assembled(const cfModel* m, cfData* d, const double* v0, const double* v1) {
+static void warm_products_assembled(const cfModel* m, cfData* d, const void* op, const double* v0, const double* v1) {
+  (void)op;
   spmv(m, d->A, v0, d->warm_Av0);
   spmv(m, d->A, v1, d->warm_Av1);
 }
 
 /* d->v = c0 v0 + c1 v1 (cf_pcg_warm_start); form_r: also d->r = b - A d->v on the free DOFs,
  * from the products already made, for pcg(.., have_r = 1) */
-static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts products, int form_r) {
+static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts products, const void* op, int form_r) {
   const int n = m->ndof;
   double* v0 = d->v;
   if (!cf_warm_start_needed(b_norm2(m, d), m->def.pcg_tol, d->b_scale)) {
@@ -106,7 +107,7 @@ static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts pro
   double c[2];
   project(m, d, v0);
   project(m, d, v1);
-  products(m, d, v0, v1);
+  products(m, d, op, v0, v1);
   warm_coefficients(m, d, v0, v1, c);
   for (int i = 0; i < n; i++) v0[i] = c[0] * v0[i] + c[1] * v1[i];
   if (form_r) {
@@ -116,18 +117,20 @@ static void warm_start(const cfModel* m, cfData* d, double* v1, WarmProducts pro
 }
 
 void cf_pcg_warm_start(const cfModel* m, cfData* d, double* v1) {
-  warm_start(m, d, v1, warm_products_assembled, 0);
+  warm_start(m, d, v1, warm_products_assembled, NULL, 0);
 }
 
-/* y = A x for the PCG: the assembled blocks, or the matrix-free products of cf_step. */
-typedef void (*ApplyA)(const cfModel* m, cfData* d, const double* x, double* y);
+/* y = A x for the PCG: the assembled blocks (op NULL), or the matrix-free products (op: a
+ * cfMatfreeOp). */
+typedef void (*ApplyA)(const cfModel* m, cfData* d, const void* op, const double* x, double* y);
 
-static void apply_assembled(const cfModel* m, cfData* d, const double* x, double* y) {
+static void apply_assembled(const cfModel* m, cfData* d, const void* op, const double* x, double* y) {
+  (void)op;
   spmv(m, d->A, x, y);
 }
 
 /* PCG from x = d->v; have_r: d->r already holds b - A x on the free DOFs (x projected). */
-static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
+static int pcg(const cfModel* m, cfData* d, ApplyA apply, const void* op, int have_r) {
   const int n = m->ndof;
   double *x = d->v, *r = d->r, *z = d->z, *p = d->p, *q = d->q;
   double bnorm, rnorm;
@@ -141,7 +144,7 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
     memcpy(r, d->b, sizeof(double) * n);
     project(m, d, r);
     bnorm = sqrt(dot(m, d, n, r, r));
-    apply(m, d, x, q);
+    apply(m, d, op, x, q);
     for (int i = 0; i < n; i++) r[i] -= q[i];
     project(m, d, r);
     rnorm = sqrt(dot(m, d, n, r, r));
@@ -156,7 +159,7 @@ static int pcg(const cfModel* m, cfData* d, ApplyA apply, int have_r) {
     project(m, d, p);
     double rz = dot(m, d, n, r, z);
     for (it = 1; it <= m->def.pcg_max_iter; it++) {
-      apply(m, d, p, q);
+      apply(m, d, op, p, q);
       project(m, d, q);
       double pq = dot(m, d, n, p, q);
       if (!(pq > 0) || !isfinite(pq)) {
@@ -204,13 +207,13 @@ int cf_pcg_result(const cfModel* m, cfData* d, int status, int it, double rnorm,
 }
 
 int cf_stage_pcg(const cfModel* m, cfData* d) {
-  return pcg(m, d, apply_assembled, 0);
+  return pcg(m, d, apply_assembled, NULL, 0);
 }
 
 /* ---- the matrix-free step (rotated Cholesky): K_R is applied element by element ----------- */
 
-/* Element products K_R x_k and rows of A x_k = cm M x_k + ck K_R x_k for nx (1 or 2) vectors.
- * In parallel: one pass over the elements into d's scratch, then each node gathers its
+/* Element products K_R x_k and rows of A x_k = cm M x_k + ck K_R x_k (+ eps x_k) for nx (1 or 2)
+ * vectors. In parallel: one pass over the elements into the scratch ye, then each node gathers its
  * contributions (cf_node_apply_A_mf). On one thread the element results are added into y at once
  * (no scratch round trip), in element order, which is the gather's order (node_src is sorted by
  * element): the same sums, bit for bit. */
@@ -227,61 +230,69 @@ static void node_products(const cfModel* m, const double* ye, double cm, double 
                        m->Mblk, !m->def.consistent_mass, cm, ck, x[k], y[k]);
 }
 
-static void apply_matfree_n(const cfModel* m, cfData* d, int nx, const double* const* x, double* const* y) {
-  double* ye = cf_precond_scratch(d);
-  const double* G = ye + 24 * (size_t)m->ntet;
+static void apply_matfree_n(const cfModel* m, const cfMatfreeOp* op, int nx, const double* const* x, double* const* y) {
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  double cm, ck;
-  cf_system_coefficients(m, m->def.dt, &cm, &ck);
+  const double cm = op->cm, ck = op->ck, eps = op->eps;
   if (m->ntet > 2048 && cf_threads(m) > 1) {
-    CF_FOR(m, e, m->ntet, 1, elem_products(m, G, lam, mu, e, nx, x, ye));
-    CF_FOR(m, n, m->nnode, m->nnode > 4096, node_products(m, ye, cm, ck, n, nx, x, y));
-    return;
-  }
-  for (int k = 0; k < nx; k++) {
-    double* yk = y[k];
-    memset(yk, 0, sizeof(double) * m->ndof);
-    for (int e = 0; e < m->ntet; e++) {
-      double f[12];
-      const int* t = m->tet + 4 * e;
-      cf_elem_apply_KR_mf(e, m->tet, G, m->vol, lam, mu, x[k], f);
-      for (int a = 0; a < 4; a++)
-        for (int i = 0; i < 3; i++) yk[3 * t[a] + i] += f[3 * a + i];
+    CF_FOR(m, e, m->ntet, 1, elem_products(m, op->G, lam, mu, e, nx, x, op->ye));
+    CF_FOR(m, n, m->nnode, m->nnode > 4096, node_products(m, op->ye, cm, ck, n, nx, x, y));
+  } else {
+    for (int k = 0; k < nx; k++) {
+      double* yk = y[k];
+      memset(yk, 0, sizeof(double) * m->ndof);
+      for (int e = 0; e < m->ntet; e++) {
+        double f[12];
+        const int* t = m->tet + 4 * e;
+        cf_elem_apply_KR_mf(e, m->tet, op->G, m->vol, lam, mu, x[k], f);
+        for (int a = 0; a < 4; a++)
+          for (int i = 0; i < 3; i++) yk[3 * t[a] + i] += f[3 * a + i];
+      }
+      for (int n = 0; n < m->nnode; n++) {
+        double mv[3];
+        cf_node_mass_apply(n, m->row_ptr, m->col, m->diag, m->Mblk, !m->def.consistent_mass, x[k], mv);
+        for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * mv[i] + ck * yk[3 * n + i];
+      }
     }
-    for (int n = 0; n < m->nnode; n++) {
-      double mv[3];
-      cf_node_mass_apply(n, m->row_ptr, m->col, m->diag, m->Mblk, !m->def.consistent_mass, x[k], mv);
-      for (int i = 0; i < 3; i++) yk[3 * n + i] = cm * mv[i] + ck * yk[3 * n + i];
-    }
   }
+  if (eps != 0)
+    for (int k = 0; k < nx; k++)
+      for (int i = 0; i < m->ndof; i++) y[k][i] += eps * x[k][i];
 }
 
-static void apply_matfree(const cfModel* m, cfData* d, const double* x, double* y) {
-  apply_matfree_n(m, d, 1, &x, &y);
+static void apply_matfree(const cfModel* m, cfData* d, const void* op, const double* x, double* y) {
+  (void)d;
+  apply_matfree_n(m, op, 1, &x, &y);
 }
 
-static void warm_products_matfree(const cfModel* m, cfData* d, const double* v0, const double* v1) {
+static void warm_products_matfree(const cfModel* m, cfData* d, const void* op, const double* v0, const double* v1) {
   const double* x[2] = {v0, v1};
   double* y[2] = {d->warm_Av0, d->warm_Av1};
-  apply_matfree_n(m, d, 2, x, y);
+  apply_matfree_n(m, op, 2, x, y);
+}
+
+int cf_pcg_matfree(const cfModel* m, cfData* d, const cfMatfreeOp* op, double* v1) {
+  if (v1) {
+    warm_start(m, d, v1, warm_products_matfree, op, 1);
+    return pcg(m, d, apply_matfree, op, 1);
+  }
+  return pcg(m, d, apply_matfree, op, 0);
 }
 
 int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled) {
   /* elastic force (d->fe, d->f_el) without K_R; b and b_scale as cf_stage_assemble_system */
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  double* G = cf_precond_scratch(d) + 24 * (size_t)m->ntet;
+  double* ye = cf_precond_scratch(d);
+  double* G = ye + 24 * (size_t)m->ntet;
   CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotated_gradients(e, m->Dm_inv, d->R, G));
   CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_force_mf(e, m->tet, G, m->vol, lam, mu, d->x, d->fe));
   CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_node_gather(k, m->node_src_ptr, m->node_src, d->fe, d->f_el));
   cf_rhs_euler(m, d, m->def.dt);
   cf_precond_update(m, d);
   *t_assembled = cf_wall_time();
+  cfMatfreeOp op = {G, ye, 0, 0, 0};
+  cf_system_coefficients(m, m->def.dt, &op.cm, &op.ck);
   /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */
-  if (m->def.warm_start) {
-    warm_start(m, d, v1, warm_products_matfree, 1);
-    return pcg(m, d, apply_matfree, 1);
-  }
-  return pcg(m, d, apply_matfree, 0);
+  return cf_pcg_matfree(m, d, &op, m->def.warm_start ? v1 : NULL);
 }

@@ -23,4 +23,18 @@ void cf_rhs_euler(const cfModel* m, cfData* d, double h);
  * cf_pcg_warm_start; *t_assembled = wall time when the right side and preconditioner are ready.
  * Returns as cf_stage_pcg. */
 int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_assembled);
+
+/* A = cm M + ck K_R + eps I applied element by element: G the rotated gradients of the current
+ * element rotations ([9 ntet], cf_elem_rotated_gradients), ye scratch of [24 ntet]. */
+typedef struct cfMatfreeOp {
+  const double* G;
+  double* ye;
+  double cm, ck, eps;
+} cfMatfreeOp;
+
+/* A d->v = d->b by the PCG with A applied by op (preconditioner d->precond or d->Pinv, clamped DOFs
+ * as d->supports_active, tolerance as cf_stage_pcg with d->b_scale). v1 NULL: from d->v as it is
+ * (the caller's start); else the two-vector warm start of d->v and v1 (cf_pcg_warm_start), both
+ * projected in place. Returns as cf_stage_pcg. */
+int cf_pcg_matfree(const cfModel* m, cfData* d, const cfMatfreeOp* op, double* v1);
 #endif

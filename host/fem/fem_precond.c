@@ -501,19 +501,23 @@ void cf_precond_free(cfData* d) {
 /* Node rotation n: follows the polar of the sum of the rotations of the elements around it by
  * one Newton correction per step (cf_polar_rotation_step: the preconditioner needs a good
  * rotation, not the exact one; the same PCG iterations on the lug and hinge demos) */
-static void node_rotation(const cfModel* m, cfData* d, int n) {
+static void node_rotation(const cfModel* m, cfData* d, int n, int corrections) {
   double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
     const double* Re = d->R + 9 * (m->node_src[k] >> 2);
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
-  double Rn[9];
-  cf_polar_rotation_step(S, d->node_R + 9 * n, Rn);
-  memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
+  for (int c = 0; c < corrections; c++) {
+    double Rn[9];
+    cf_polar_rotation_step(S, d->node_R + 9 * n, Rn);
+    memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
+  }
 }
 
-void cf_precond_update(const cfModel* m, cfData* d) {
-  CF_FOR(m, n, m->nnode, m->nnode > 4096, node_rotation(m, d, n));
+void cf_precond_update(const cfModel* m, cfData* d) { cf_precond_update_n(m, d, 1); }
+
+void cf_precond_update_n(const cfModel* m, cfData* d, int corrections) {
+  CF_FOR(m, n, m->nnode, m->nnode > 4096, node_rotation(m, d, n, corrections));
 }
 
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z) {

@@ -18,6 +18,10 @@ int cf_precond_create_amg_with(const cfModel* m, cfData* d, double cm, double ck
 void cf_precond_free(cfData* d);
 /* Node rotations from the current element rotations (once per step, after the polar stage). */
 void cf_precond_update(const cfModel* m, cfData* d);
+/* The same with `corrections` Newton corrections of each node's polar (the sum of its elements'
+ * rotations formed once): as many calls of cf_precond_update, bit for bit, for less (the mechanism's
+ * parts, which move further between updates than a part's own step does, take 3). */
+void cf_precond_update_n(const cfModel* m, cfData* d, int corrections);
 /* z = Q A0^-1 Q^T r, or z = Q AMG(A0) Q^T r (r has its fixed DOFs zeroed; z is projected by the
  * caller). */
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z);

@@ -446,6 +446,11 @@ struct cfMbsFeState {
   cholmod_dense* zB;        /* [ndof x nrow] right-hand sides of the exact factor's solve */
   cholmod_dense **zX, **zY, **zE; /* [nrow + 1] cholmod_solve2's result and workspaces per column count */
   double* G;                /* [9 ntet] rotated gradients of the matrix-free forces (rotated factor) */
+  double* ye;               /* [24 ntet] the element products of the matrix-free PCG (lin_mf) */
+  int lin_mf;               /* the linear coupling's PCG applies A0 element by element (cf_pcg_matfree):
+                               neither K_R nor A0 formed ("factor": "pcg" on the CPU, no Rayleigh beta,
+                               a rotated preconditioner) */
+  int mf_now;               /* ... in the linearisation of the last cf_mbs__fe_factor */
   int kr_stale;             /* fd->KR is not of the current state (the forces were matrix-free) */
   cfCuda* gpu;              /* "backend": "cuda": the part's stages and PCG on the device */
   long pcg_interface;       /* "pcg": the PCG iterations of the Z columns (cf_mbs_fe_pcg_iterations) */
@@ -526,10 +531,11 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       if (s->lin_forces == 4 * d->step_serial + d->fe_pass) continue;
       s->lin_forces = 4 * d->step_serial + d->fe_pass;
     }
-    int mf = s && s->G && rb == 0 && !(fb->linear && d->fe_linear);
+    const int lin_mf = s && fb->linear && d->fe_linear && s->lin_mf; /* the PCG needs only G */
+    int mf = s && s->G && rb == 0 && (!(fb->linear && d->fe_linear) || lin_mf);
     /* the exact factor: only where the next cf_mbs__fe_factor will keep it (its own test, below);
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
-    if (mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
+    if (mf && !lin_mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
     if (s && s->gpu)
       fe_stages_cuda(fb, fd, s, q);
@@ -996,6 +1002,9 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (fb->linear) {
         int st = linear_create(m, fb, fd, s);
         if (st < 0) return st;
+        s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 && fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI;
+        if (s->lin_mf && !(s->ye = malloc(sizeof(double) * 24 * (size_t)(fem->ntet + 1))))
+          return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
       }
       continue;
     }
@@ -1020,7 +1029,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
       cf_sparse_free(&s->sp);
     }
     free(s->zx[0]), free(s->zx[1]), free(s->zsave[0]), free(s->zsave[1]), free(s->W), free(s->AW), free(s->yprev), free(s->yx);
-    free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G);
+    free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G), free(s->ye);
     free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
@@ -1130,6 +1139,8 @@ static int current_A0(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
  * (cf_cuda_system): A0 from the K_R of its last elastic stage, block Jacobi or AMG alike. */
 static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
+  /* s->mf_now: A0 is applied element by element (pcg_solve): not formed; the preconditioner is a
+   * rotated one (lin_mf) */
   fd->supports_active = fem->nfixed > 0;
   s->pcg_coef[0] = cm, s->pcg_coef[1] = ck, s->pcg_coef[2] = eps;
   if (s->gpu) {
@@ -1140,7 +1151,7 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
                       s->amg_coef[0], s->amg_coef[1], s->amg_coef[2], cm, ck, eps);
     return cf_cuda_system(s->gpu, fem, cm, ck, eps);
   }
-  int st = current_A0(fb, fd, s, cm, ck, eps);
+  int st = s->mf_now ? CF_OK : current_A0(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
   if (fem->def.preconditioner == CF_PRECOND_AMG) {
     /* the Newton iteration's A0 (ck > 0): AMG of it at rest, turned by the node rotations (as the
@@ -1175,17 +1186,18 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
   /* as the rotated factor, below (the linear coupling too: with one update per linearisation, as the
    * part's own step, the spin-up beam's 0.25 rad per step left the node rotations behind and the PCG
    * did not converge in 1000 iterations) */
-  for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+  cf_precond_update_n(fem, fd, 3);
   return CF_OK;
 }
 
 /* x[c] = A0^-1 b[c] for c < nc by the PCG on pcg_system's A0 and preconditioner, to the body's
  * "tol" (the model's pcg_tol) relative to |b[c]|, started from x[c] (warm, when the scene's
- * "warm_start" is on: z_guess's and y_solve's starts) or from 0; the clamped DOFs stay 0. The iterations
+ * "warm_start" is on: z_guess's and y_solve's starts; with v1 (nc 1, CPU) the best combination of
+ * x[0] and v1, cf_pcg_warm_start) or from 0; the clamped DOFs stay 0. The iterations
  * are counted in fd->pcg_iters_total (cf_mbs_fe_pcg_iterations). A solve that stops short of the
  * tolerance is an error: the condensation needs A0^-1 to the tolerance. */
 static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
-                     int nc, const double* const* b, double* const* x, int warm) {
+                     int nc, const double* const* b, double* const* x, int warm, double* v1) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
   int st = CF_OK;
@@ -1193,6 +1205,8 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   if (s->gpu) {
     st = cf_cuda_solve(s->gpu, fem, fd, nc, b, x, warm);
   } else {
+    /* A0 element by element (s->mf_now), as the part's own step: K_R never formed */
+    const cfMatfreeOp op = {s->G, s->ye, s->pcg_coef[0], s->pcg_coef[1], s->pcg_coef[2]};
     for (int c = 0; c < nc && st == CF_OK; c++) {
       memcpy(fd->b, b[c], sizeof(double) * (size_t)ndof);
       fd->b_scale = s->pcg_bscale;
@@ -1200,7 +1214,12 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
         memcpy(fd->v, x[c], sizeof(double) * (size_t)ndof);
       else
         memset(fd->v, 0, sizeof(double) * (size_t)ndof);
-      st = cf_stage_pcg(fem, fd);
+      if (s->mf_now) {
+        st = cf_pcg_matfree(fem, fd, &op, warm && nc == 1 ? v1 : NULL);
+      } else {
+        if (warm && nc == 1 && v1) cf_pcg_warm_start(fem, fd, v1);
+        st = cf_stage_pcg(fem, fd);
+      }
       memcpy(x[c], fd->v, sizeof(double) * (size_t)ndof);
     }
   }
@@ -1360,7 +1379,7 @@ static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
     int st = galerkin_start(fb, fd, s, nw, 1, &b, &x);
     if (st < 0) return st;
   }
-  int st = pcg_solve(m, fb, fd, s, 1, &b, &x, warm);
+  int st = pcg_solve(m, fb, fd, s, 1, &b, &x, warm, NULL);
   if (st < 0) return st;
   memcpy(s->yprev, x, sizeof(double) * (size_t)ndof);
   memcpy(s->yx, fd->x, sizeof(double) * (size_t)ndof);
@@ -1393,7 +1412,7 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
     for (int c = 0; c < nc; c++) s->zr[c] = s->JF + (size_t)s->chg[c] * ndof, s->zz[c] = s->Z + (size_t)s->chg[c] * ndof;
     const long it0 = fd->pcg_iters_total;
     int slot = z_guess(fb, fd, s, nc);
-    int st = slot < 0 ? slot : pcg_solve(m, fb, fd, s, nc, s->zr, s->zz, 1);
+    int st = slot < 0 ? slot : pcg_solve(m, fb, fd, s, nc, s->zr, s->zz, 1, NULL);
     s->pcg_interface += fd->pcg_iters_total - it0;
     if (st < 0) return st;
     memcpy(s->zsave[slot], s->Z, sizeof(double) * (size_t)ndof * (size_t)s->nrow); /* all columns: of this A0 */
@@ -1477,7 +1496,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
    * and a GPU body's are on the device (its element rotations are downloaded with its forces) */
   if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
-    for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+    cf_precond_update_n(fem, fd, 3);
   const double* Q = fd->node_R;
   /* where the part bends, element and node rotations part: the largest angle between an element's
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
@@ -1532,7 +1551,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
        * door's hinge moved by 1e-3 of the Newton coupling's sag with 1e-2 as with 1e-6, in 1.4 PCG
        * iterations per column instead of 3.5 */
       s->pcg_bscale = LINEAR_Z_TOL / fem->def.pcg_tol * sqrt(dot_n(b, b, ndof));
-      st = pcg_solve(m, fb, fd, s, 1, &b, &z, 1);
+      st = pcg_solve(m, fb, fd, s, 1, &b, &z, 1, NULL);
       s->pcg_bscale = 0;
       s->lin_corr_iters += fd->pcg_iters_total - it0;
       s->lin_corrected++;
@@ -1665,23 +1684,20 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
         for (int j = 0; j < ndof; j++) s->v0[j] -= s->zres[j] - s->xp[j];
       } else if (!s->lin_have_v0 || !fem->def.warm_start) {
         memset(s->v0, 0, sizeof(double) * (size_t)ndof);
-      } else if (s->lin_have_v0 > 1 && !s->gpu) {
-        /* the start: the best combination of the last two steps' solutions (cf_pcg_warm_start, as the
-         * part's own step starts from its last two velocities): the part's stiff modes ring at dt, and
-         * the last solution alone is the poorer start (the lug pendulum: 5.6 PCG iterations per step
-         * in its first 50 steps, 4.5 with both) */
-        memcpy(fd->b, s->bF, sizeof(double) * (size_t)ndof);
-        memcpy(fd->v, s->v0last, sizeof(double) * (size_t)ndof);
-        memcpy(s->zres, s->v0prev, sizeof(double) * (size_t)ndof);
-        fd->b_scale = 0;
-        fd->supports_active = fem->nfixed > 0;
-        cf_pcg_warm_start(fem, fd, s->zres);
-        memcpy(s->v0, fd->v, sizeof(double) * (size_t)ndof);
       } else {
         memcpy(s->v0, s->v0last, sizeof(double) * (size_t)ndof);
       }
+      /* from the best combination of the last two steps' solutions (cf_pcg_warm_start, as the part's
+       * own step starts from its last two velocities): the part's stiff modes ring at dt, and the
+       * last solution alone is the poorer start (the lug pendulum: 5.6 PCG iterations per step in
+       * its first 50 steps, 4.5 with both) */
+      double* v1 = NULL;
+      if (d->fe_pass == 0 && s->lin_have_v0 > 1 && fem->def.warm_start && !s->gpu) {
+        memcpy(s->zres, s->v0prev, sizeof(double) * (size_t)ndof);
+        v1 = s->zres;
+      }
       const long it0 = fd->pcg_iters_total;
-      int st = pcg_solve(m, fb, fd, s, 1, &bb, &x, 1);
+      int st = pcg_solve(m, fb, fd, s, 1, &bb, &x, 1, v1);
       s->lin_free_iters += fd->pcg_iters_total - it0;
       if (st < 0) return st;
       if (d->fe_pass == 0) { /* the warm start's two vectors: the last two steps' first solutions */
@@ -1748,6 +1764,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
       return cf_error(st, "FE body '%s' on the GPU: %s", m->body_name[fb->body], cf_last_error());
     }
     const int lin = fb->linear && d->fe_linear;
+    s->mf_now = lin && s->lin_mf;
     int lin_new_z = 1; /* the linear coupling: Z (and G) formed anew in this call */
     if (!lin && !fb->exact_factor && !fb->a0_pcg) {
       if (d->steps != s->fb_step)
@@ -1812,7 +1829,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
          * (A0^-1 W A0 for a rotation mismatch W): with the rotations frozen at the step's
          * predictor, 2e-3 rad of element rotation within the lug's first step made the iteration
          * diverge at 1e6 per iteration; updated every iteration it converges in 2-5. */
-        for (int k = 0; k < 3; k++) cf_precond_update(fem, fd);
+        cf_precond_update_n(fem, fd, 3);
         s->z_valid = 0;
       }
       s->key_step = d->steps;
