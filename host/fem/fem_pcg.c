@@ -296,3 +296,137 @@ int cf_step_solve_matfree(const cfModel* m, cfData* d, double* v1, double* t_ass
   /* the warm start (cf_pcg_warm_start) with A v0, A v1 from the element products */
   return cf_pcg_matfree(m, d, &op, m->def.warm_start ? v1 : NULL);
 }
+
+/* ---- several right-hand sides in lockstep (cf_pcg_matfree_multi) ----------------------------- */
+
+/* y_k = A x_k for nx vectors: each element's rotated gradients read once for all of them */
+static void apply_matfree_multi(const cfModel* m, const cfMatfreeOp* op, int nx, const double* const* x, double* const* y) {
+  if (m->ntet > 2048 && cf_threads(m) > 1) { /* the parallel products, two vectors at a time (ye) */
+    for (int k = 0; k < nx; k += 2) apply_matfree_n(m, op, nx - k < 2 ? 1 : 2, x + k, y + k);
+    return;
+  }
+  double lam, mu;
+  cf_lame(m->def.E, m->def.nu, &lam, &mu);
+  for (int k = 0; k < nx; k++) memset(y[k], 0, sizeof(double) * m->ndof);
+  for (int e = 0; e < m->ntet; e++) {
+    const int* t = m->tet + 4 * e;
+    for (int k = 0; k < nx; k++) {
+      double f[12];
+      cf_elem_apply_KR_mf(e, m->tet, op->G, m->vol, lam, mu, x[k], f);
+      double* yk = y[k];
+      for (int a = 0; a < 4; a++)
+        for (int i = 0; i < 3; i++) yk[3 * t[a] + i] += f[3 * a + i];
+    }
+  }
+  for (int k = 0; k < nx; k++) {
+    double* yk = y[k];
+    for (int n = 0; n < m->nnode; n++) {
+      double mv[3];
+      cf_node_mass_apply(n, m->row_ptr, m->col, m->diag, m->Mblk, !m->def.consistent_mass, x[k], mv);
+      for (int i = 0; i < 3; i++) yk[3 * n + i] = op->cm * mv[i] + op->ck * yk[3 * n + i] + op->eps * x[k][3 * n + i];
+    }
+  }
+}
+
+/* z_k = P^-1 r_k for nx vectors: one pass over a copied factor for all of them */
+static int precondition_multi(const cfModel* m, cfData* d, int nx, const double* const* r, double* const* z, double* work) {
+  if (d->precond) return cf_precond_apply_multi(m, d, nx, r, z, work);
+  for (int k = 0; k < nx; k++) {
+    int st = precondition(m, d, r[k], z[k]);
+    if (st < 0) return st;
+  }
+  return CF_OK;
+}
+
+long cf_pcg_multi_work(const cfModel* m, int nc) {
+  return 4L * nc * m->ndof + cf_precond_apply_multi_work(m, nc);
+}
+
+int cf_pcg_matfree_multi(const cfModel* m, cfData* d, const cfMatfreeOp* op, int nc, const double* const* b,
+                         double* const* x, const double* b_scale, double* work) {
+  enum { MAXC = CF_PCG_MULTI_MAX };
+  if (nc > MAXC) return cf_error(CF_ERR_ARG, "cf_pcg_matfree_multi: %d right-hand sides (at most %d)", nc, MAXC);
+  const int n = m->ndof;
+  double *R = work, *Zv = R + (size_t)nc * n, *P = Zv + (size_t)nc * n, *Q = P + (size_t)nc * n;
+  double* pw = Q + (size_t)nc * n; /* cf_precond_apply_multi's */
+  double bnorm[MAXC], rnorm[MAXC], target[MAXC], rz[MAXC];
+  int cnt[MAXC], stat[MAXC], act[MAXC], na = 0;
+  const double* ptr_in[MAXC] = {0};
+  double* ptr_out[MAXC] = {0};
+  for (int c = 0; c < nc; c++) {
+    double* r = R + (size_t)c * n;
+    memcpy(r, b[c], sizeof(double) * n);
+    project(m, d, r);
+    bnorm[c] = sqrt(dot(m, d, n, r, r));
+    project(m, d, x[c]);
+    ptr_in[c] = x[c], ptr_out[c] = Q + (size_t)c * n;
+  }
+  apply_matfree_multi(m, op, nc, ptr_in, ptr_out);
+  for (int c = 0; c < nc; c++) {
+    double *r = R + (size_t)c * n, *q = Q + (size_t)c * n, scale;
+    for (int i = 0; i < n; i++) r[i] -= q[i];
+    project(m, d, r);
+    rnorm[c] = sqrt(dot(m, d, n, r, r));
+    cnt[c] = 0, stat[c] = CF_OK;
+    if (!cf_pcg_target(bnorm[c], b_scale[c], m->def.pcg_tol, &scale, &target[c]))
+      return cf_pcg_result(m, d, CF_ERR_ARG, 0, rnorm[c], bnorm[c], b_scale[c]);
+    if (rnorm[c] > target[c]) act[na++] = c;
+  }
+  /* z = P^-1 r, p = z over the columns still iterating */
+  for (int k = 0; k < na; k++) ptr_in[k] = R + (size_t)act[k] * n, ptr_out[k] = Zv + (size_t)act[k] * n;
+  int st = na ? precondition_multi(m, d, na, ptr_in, ptr_out, pw) : CF_OK;
+  if (st < 0) return st;
+  for (int k = 0; k < na; k++) {
+    const int c = act[k];
+    double *p = P + (size_t)c * n, *z = Zv + (size_t)c * n;
+    memcpy(p, z, sizeof(double) * n);
+    project(m, d, p);
+    rz[c] = dot(m, d, n, R + (size_t)c * n, z);
+  }
+  for (int it = 1; na > 0 && it <= m->def.pcg_max_iter; it++) {
+    for (int k = 0; k < na; k++) ptr_in[k] = P + (size_t)act[k] * n, ptr_out[k] = Q + (size_t)act[k] * n;
+    apply_matfree_multi(m, op, na, ptr_in, ptr_out);
+    int keep = 0;
+    for (int k = 0; k < na; k++) {
+      const int c = act[k];
+      double *p = P + (size_t)c * n, *q = Q + (size_t)c * n, *r = R + (size_t)c * n, *xc = x[c];
+      project(m, d, q);
+      double pq = dot(m, d, n, p, q);
+      if (!(pq > 0) || !isfinite(pq)) { /* as pcg(): the last finite iterate, a counted warning */
+        stat[c] = CF_WARN_INDEFINITE, cnt[c] = it - 1;
+        continue;
+      }
+      double alpha = rz[c] / pq;
+      for (int i = 0; i < n; i++) xc[i] += alpha * p[i], r[i] -= alpha * q[i];
+      rnorm[c] = sqrt(dot(m, d, n, r, r));
+      cnt[c] = it;
+      if (rnorm[c] <= target[c]) continue;
+      act[keep++] = c;
+    }
+    na = keep;
+    if (!na) break;
+    if (it == m->def.pcg_max_iter) {
+      for (int k = 0; k < na; k++) stat[act[k]] = CF_WARN_PCG_NOT_CONVERGED;
+      break;
+    }
+    for (int k = 0; k < na; k++) ptr_in[k] = R + (size_t)act[k] * n, ptr_out[k] = Zv + (size_t)act[k] * n;
+    if ((st = precondition_multi(m, d, na, ptr_in, ptr_out, pw)) < 0) return st;
+    for (int k = 0; k < na; k++) {
+      const int c = act[k];
+      double *p = P + (size_t)c * n, *z = Zv + (size_t)c * n;
+      double rz_new = dot(m, d, n, R + (size_t)c * n, z);
+      double beta = rz_new / rz[c];
+      rz[c] = rz_new;
+      for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
+      project(m, d, p);
+    }
+  }
+  /* each column's result as cf_stage_pcg's (counters, warnings); the worst status: an error
+   * before any warning */
+  int worst = CF_OK;
+  for (int c = 0; c < nc; c++) {
+    int sc = cf_pcg_result(m, d, stat[c], cnt[c], rnorm[c], bnorm[c], b_scale[c]);
+    if (worst >= 0 && (sc < 0 || sc > worst)) worst = sc;
+  }
+  return worst;
+}

@@ -37,4 +37,15 @@ typedef struct cfMatfreeOp {
  * (the caller's start); else the two-vector warm start of d->v and v1 (cf_pcg_warm_start), both
  * projected in place. Returns as cf_stage_pcg. */
 int cf_pcg_matfree(const cfModel* m, cfData* d, const cfMatfreeOp* op, double* v1);
+
+/* nc <= CF_PCG_MULTI_MAX systems A x_c = b_c in lockstep (a mechanism part's interface columns):
+ * each column's iterates are cf_pcg_matfree's from the start x_c (projected in place), with its own
+ * tolerance scale b_scale[c]; each pass over the elements and over the preconditioner's copied
+ * factor (cf_precond_apply_multi) serves every column still iterating. work: cf_pcg_multi_work(m,
+ * nc) doubles. Each column's result is counted as cf_stage_pcg's (d->pcg_iters_total, warnings);
+ * returns the worst status (an error before any warning). */
+enum { CF_PCG_MULTI_MAX = 32 };
+long cf_pcg_multi_work(const cfModel* m, int nc);
+int cf_pcg_matfree_multi(const cfModel* m, cfData* d, const cfMatfreeOp* op, int nc, const double* const* b,
+                         double* const* x, const double* b_scale, double* work);
 #endif

@@ -507,8 +507,12 @@ static void node_rotation(const cfModel* m, cfData* d, int n, int corrections) {
     const double* Re = d->R + 9 * (m->node_src[k] >> 2);
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
+  double Rn[9];
+  if (corrections < 0) { /* to convergence */
+    cf_polar_rotation_warm(S, d->node_R + 9 * n, Rn);
+    memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
+  }
   for (int c = 0; c < corrections; c++) {
-    double Rn[9];
     cf_polar_rotation_step(S, d->node_R + 9 * n, Rn);
     memcpy(d->node_R + 9 * n, Rn, sizeof Rn);
   }

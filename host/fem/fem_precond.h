@@ -22,6 +22,9 @@ void cf_precond_update(const cfModel* m, cfData* d);
  * rotations formed once): as many calls of cf_precond_update, bit for bit, for less (the mechanism's
  * parts, which move further between updates than a part's own step does, take 3). */
 void cf_precond_update_n(const cfModel* m, cfData* d, int corrections);
+/* corrections CF_PRECOND_CONVERGED: each node's polar to convergence (cf_polar_rotation_warm, from
+ * the last rotation: one or two corrections where the part moved little) */
+enum { CF_PRECOND_CONVERGED = -1 };
 /* z = Q A0^-1 Q^T r, or z = Q AMG(A0) Q^T r (r has its fixed DOFs zeroed; z is projected by the
  * caller). */
 int cf_precond_apply(const cfModel* m, cfData* d, const double* r, double* z);

@@ -420,6 +420,9 @@ static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q,
 struct cfMbsFeState {
   int nrow;
   int* row;                 /* [nrow] the equations with terms on the body */
+  int *rnode_ptr, *rnode;   /* [nrow + 1], [..]: the nodes each row's J_F has terms at (its node sets',
+                               once each): J_F's products over those only (row_F_dot) */
+  double* jfc;              /* [3 rnode_ptr[nrow]] the rows' J_F at those nodes (linear_z_rows' check) */
   cfSparseSolver sp;        /* A0 (exact_factor) */
   int sp_ready;
   double rot_coef[3];       /* cm, ck, eps the rotated factor was formed with (not exact_factor) */
@@ -451,6 +454,11 @@ struct cfMbsFeState {
                                neither K_R nor A0 formed ("factor": "pcg" on the CPU, no Rayleigh beta,
                                a rotated preconditioner) */
   int mf_now;               /* ... in the linearisation of the last cf_mbs__fe_factor */
+  double* mfw;              /* cf_pcg_multi_work(3 nvec) doubles (lin_mf) */
+  double* zrhs;             /* [3 nvec][ndof] the interface columns' right sides (lin_mf) */
+  double** zcol_b;          /* [3 nvec] ... */
+  double** zcol_x;          /* [3 nvec] the columns of Zt they solve for */
+  double* zcol_scale;       /* [3 nvec] their tolerance scales */
   int kr_stale;             /* fd->KR is not of the current state (the forces were matrix-free) */
   cfCuda* gpu;              /* "backend": "cuda": the part's stages and PCG on the device */
   long pcg_interface;       /* "pcg": the PCG iterations of the Z columns (cf_mbs_fe_pcg_iterations) */
@@ -486,7 +494,7 @@ struct cfMbsFeState {
   double pcg_bscale;        /* the next pcg_solve's b_scale (0: its |b|) */
   long lin_zkey;            /* d->step_serial of Z's rows (linear_z_rows) */
   double* Gsym;             /* [nrow^2] their sym(G) */
-  double* lsym;             /* [2 nrow^2 + nrow] linear_symmetric's scratch */
+  double* lsym;             /* [2 nrow^2 + nrow + LSYM_CHUNK nrow] linear_symmetric's scratch */
   unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
@@ -895,6 +903,8 @@ static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b) {
   }
 }
 
+enum { LSYM_CHUNK = 256 }; /* linear_symmetric's chunk of Z's columns */
+
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
@@ -907,7 +917,7 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->v0prev = calloc((size_t)ndof, sizeof(double));
   s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
-  s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + 1));
+  s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + LSYM_CHUNK * s->nrow + 1));
   if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev)
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
@@ -938,6 +948,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
 }
 
 /* corotational bodies: the condensation's state (the solver's side) */
+static int row_nodes_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, int ib, struct cfMbsFeState* s);
+
 static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
   d->fe_state = calloc((size_t)(m->nfe ? m->nfe : 1), sizeof *d->fe_state);
   if (!d->fe_state) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -971,6 +983,7 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
       if (row_of_fe(&m->con[r], i)) s->row[s->nrow++] = r;
+    if (row_nodes_create(m, fb, i, s) < 0) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
     if (fb->a0_pcg) { /* no factor: the PCG's preconditioner is formed by pcg_system */
       const cfModel* fem = fb->fem;
       for (int k = 0; k < 2; k++) {
@@ -1003,8 +1016,19 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
         int st = linear_create(m, fb, fd, s);
         if (st < 0) return st;
         s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 && fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI;
-        if (s->lin_mf && !(s->ye = malloc(sizeof(double) * 24 * (size_t)(fem->ntet + 1))))
-          return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+        if (s->lin_mf) {
+          const int ncol = 3 * fb->nvec;
+          if (ncol > CF_PCG_MULTI_MAX)
+            s->lin_mf = 0; /* more node sets than one lockstep PCG takes: the assembled path */
+          s->ye = malloc(sizeof(double) * 24 * (size_t)(fem->ntet + 1));
+          s->mfw = malloc(sizeof(double) * (size_t)cf_pcg_multi_work(fem, ncol));
+          s->zrhs = malloc(sizeof(double) * (size_t)ncol * (size_t)ndof);
+          s->zcol_b = calloc((size_t)ncol + 1, sizeof(double*));
+          s->zcol_x = calloc((size_t)ncol + 1, sizeof(double*));
+          s->zcol_scale = calloc((size_t)ncol + 1, sizeof(double));
+          if (!s->ye || !s->mfw || !s->zrhs || !s->zcol_b || !s->zcol_x || !s->zcol_scale)
+            return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+        }
       }
       continue;
     }
@@ -1030,7 +1054,8 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     }
     free(s->zx[0]), free(s->zx[1]), free(s->zsave[0]), free(s->zsave[1]), free(s->W), free(s->AW), free(s->yprev), free(s->yx);
     free(s->chg), free(s->zr), free(s->zz), free(s->zwork), free(s->zX), free(s->zY), free(s->zE), free(s->G), free(s->ye);
-    free(s->row), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
+    free(s->mfw), free(s->zrhs), free(s->zcol_b), free(s->zcol_x), free(s->zcol_scale);
+    free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
     cf_cuda_free(s->gpu);
@@ -1054,6 +1079,65 @@ static void row_F(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeB
       for (int a = 0; a < 3; a++) out[3 * n + a] = fb->fem->fixed[3 * n + a] ? 0 : g[a];
     }
   }
+}
+
+/* the nodes of each row's J_F (rnode_ptr, rnode), each once, in increasing order */
+static int row_nodes_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, int ib, struct cfMbsFeState* s) {
+  unsigned char* mark = calloc((size_t)fb->nnode + 1, 1);
+  s->rnode_ptr = calloc((size_t)s->nrow + 1, sizeof(int));
+  long total = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->row[k]];
+    for (int t = 0; t < c->nft; t++)
+      if (c->ft_fe[t] == ib) total += fb->vec_ptr[c->ft_vec[t] + 1] - fb->vec_ptr[c->ft_vec[t]];
+  }
+  s->rnode = malloc(sizeof(int) * (size_t)(total + 1));
+  s->jfc = calloc(3 * (size_t)(total + 1), sizeof(double));
+  if (!mark || !s->rnode_ptr || !s->rnode || !s->jfc) return free(mark), CF_ERR_NOMEM;
+  int n = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->row[k]];
+    const int n0 = n;
+    for (int t = 0; t < c->nft; t++) {
+      if (c->ft_fe[t] != ib) continue;
+      const int v = c->ft_vec[t];
+      for (int j = fb->vec_ptr[v]; j < fb->vec_ptr[v + 1]; j++)
+        if (!mark[fb->vec_node[j]]) mark[fb->vec_node[j]] = 1, s->rnode[n++] = fb->vec_node[j];
+    }
+    for (int j = n0; j < n; j++) mark[s->rnode[j]] = 0;
+    for (int j = n0 + 1; j < n; j++) /* increasing (insertion: the sets are small) */
+      for (int i = j; i > n0 && s->rnode[i - 1] > s->rnode[i]; i--) {
+        int t = s->rnode[i];
+        s->rnode[i] = s->rnode[i - 1], s->rnode[i - 1] = t;
+      }
+    s->rnode_ptr[k + 1] = n;
+  }
+  free(mark);
+  return CF_OK;
+}
+
+/* row k's J_F at node n (3 values, 0 at clamped DOFs) into g: row_F's entries */
+static void row_F_at(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, const cfMbsCon* c,
+                     const double* row, int n, double g[3]) {
+  const int b = fb->node_blk[n];
+  const double* src = row + 12 * slot_of_body(c, b) + (fb->qadr[n] - m->body_qadr[b]);
+  for (int a = 0; a < 3; a++) g[a] = fb->fem->fixed[3 * n + a] ? 0 : src[a];
+  (void)d;
+}
+
+/* J_F(k) x over the row's nodes only (row_F's vector dotted with x) */
+static double row_F_dot(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb,
+                        const struct cfMbsFeState* s, int k, const double* x) {
+  const cfMbsCon* c = &m->con[s->row[k]];
+  const double* row = d->jac + (size_t)s->row[k] * m->jac_stride;
+  double t = 0;
+  for (int j = s->rnode_ptr[k]; j < s->rnode_ptr[k + 1]; j++) {
+    const int n = s->rnode[j];
+    double g[3];
+    row_F_at(m, d, fb, c, row, n, g);
+    t += g[0] * x[3 * n] + g[1] * x[3 * n + 1] + g[2] * x[3 * n + 2];
+  }
+  return t;
 }
 
 /* y = J_I x (the factored slots of row r) */
@@ -1183,10 +1267,11 @@ static int pcg_system(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
     memcpy(s->rot_coef, coef, sizeof coef);
     s->rot_ready = 1;
   }
-  /* as the rotated factor, below (the linear coupling too: with one update per linearisation, as the
-   * part's own step, the spin-up beam's 0.25 rad per step left the node rotations behind and the PCG
-   * did not converge in 1000 iterations) */
-  cf_precond_update_n(fem, fd, 3);
+  /* to convergence (the linear coupling too: with one correction per linearisation, as the part's
+   * own step, the spin-up beam's 0.25 rad per step left the node rotations behind and the PCG did
+   * not converge in 1000 iterations; three corrections, as the rotated factor below, cost 1.5x
+   * converged ones on the lug pendulum, whose second linearisation moves the nodes little) */
+  cf_precond_update_n(fem, fd, CF_PRECOND_CONVERGED);
   return CF_OK;
 }
 
@@ -1496,7 +1581,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
    * and a GPU body's are on the device (its element rotations are downloaded with its forces) */
   if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
-    cf_precond_update_n(fem, fd, 3);
+    cf_precond_update_n(fem, fd, CF_PRECOND_CONVERGED);
   const double* Q = fd->node_R;
   /* where the part bends, element and node rotations part: the largest angle between an element's
    * rotation and its nodes' (K_R = R_e K_e R_e^T against the turned Q K Q^T), from
@@ -1524,6 +1609,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
    * motion's, exact when turned: corrected where it bends. */
   const int correct = clamped ? pass == 0 : !(mis <= LINEAR_TURN * LINEAR_TURN);
   if (clamped && !correct) return CF_OK; /* the second linearisation of a clamped part: the first's columns */
+  int ncol = 0; /* columns gathered for the lockstep PCG (s->mf_now) */
   for (int v = 0; v < fb->nvec; v++) {
     if (!s->vec_used[v]) continue;
     double S[9] = {0}, R[9];
@@ -1544,12 +1630,19 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
           if (fem->fixed[j]) z[j] = 0;
       }
       if (!correct) continue;
-      unit_load(fb, v, k, s->zres); /* the right side w e_k */
-      const double* b = s->zres;
-      const long it0 = fd->pcg_iters_total;
       /* to LINEAR_Z_TOL: Z acts on the change of the joint forces within a step only (linear_y); the
        * door's hinge moved by 1e-3 of the Newton coupling's sag with 1e-2 as with 1e-6, in 1.4 PCG
        * iterations per column instead of 3.5 */
+      if (s->mf_now) { /* gathered: all columns in one lockstep PCG, below */
+        double* b = s->zrhs + (size_t)ncol * ndof;
+        unit_load(fb, v, k, b); /* the right side w e_k */
+        s->zcol_b[ncol] = b, s->zcol_x[ncol] = z;
+        s->zcol_scale[ncol++] = LINEAR_Z_TOL / fem->def.pcg_tol * sqrt(dot_n(b, b, ndof));
+        continue;
+      }
+      unit_load(fb, v, k, s->zres); /* the right side w e_k */
+      const double* b = s->zres;
+      const long it0 = fd->pcg_iters_total;
       s->pcg_bscale = LINEAR_Z_TOL / fem->def.pcg_tol * sqrt(dot_n(b, b, ndof));
       st = pcg_solve(m, fb, fd, s, 1, &b, &z, 1, NULL);
       s->pcg_bscale = 0;
@@ -1557,6 +1650,22 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
       s->lin_corrected++;
       if (st < 0) return st;
     }
+  }
+  if (ncol) { /* the matrix-free columns in lockstep: each pass over the elements and the
+                 preconditioner's factor serves them all (the door's hinge: 6 columns) */
+    const long it0 = fd->pcg_iters_total;
+    const cfMatfreeOp op = {s->G, s->ye, s->pcg_coef[0], s->pcg_coef[1], s->pcg_coef[2]};
+    fd->supports_active = fem->nfixed > 0;
+    st = cf_pcg_matfree_multi(fem, fd, &op, ncol, (const double* const*)s->zcol_b, s->zcol_x, s->zcol_scale, s->mfw);
+    s->lin_corr_iters += fd->pcg_iters_total - it0;
+    s->lin_corrected += ncol;
+    if (st != CF_OK)
+      return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's interface columns (the linear "
+                      "coupling): %s; a part in large bending may need the Newton coupling (solver.coupling \"newton\")",
+                      m->body_name[fb->body], cf_last_error());
+    for (int c = 0; c < ncol; c++)
+      for (int j = 0; fem->nfixed && j < ndof; j++)
+        if (fem->fixed[j]) s->zcol_x[c][j] = 0;
   }
   s->lin_have_zt = correct || s->lin_have_zt;
   return CF_OK;
@@ -1598,14 +1707,20 @@ static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
       for (int r = c + 1; r < nr; r++) a -= G[c * nr + r] * X[r * nr + l];
       X[c * nr + l] = a / G[c * nr + c];
     }
-  /* Z <- Z X, node by node (each row of Z's columns mixed by X) */
-  for (int j = 0; j < ndof; j++) {
+  /* Z <- Z X, in chunks of LSYM_CHUNK entries of every column (contiguous, vectorised) */
+  double* T = t + nr; /* [nr][LSYM_CHUNK] */
+  for (int j0 = 0; j0 < ndof; j0 += LSYM_CHUNK) {
+    const int nj = ndof - j0 < LSYM_CHUNK ? ndof - j0 : LSYM_CHUNK;
     for (int l = 0; l < nr; l++) {
-      double a = 0;
-      for (int k = 0; k < nr; k++) a += s->Z[(size_t)k * ndof + j] * X[k * nr + l];
-      t[l] = a;
+      double* Tl = T + (size_t)l * LSYM_CHUNK;
+      memset(Tl, 0, sizeof(double) * (size_t)nj);
+      for (int k = 0; k < nr; k++) {
+        const double x = X[k * nr + l];
+        const double* zk = s->Z + (size_t)k * ndof + j0;
+        for (int j = 0; j < nj; j++) Tl[j] += x * zk[j];
+      }
     }
-    for (int l = 0; l < nr; l++) s->Z[(size_t)l * ndof + j] = t[l];
+    for (int l = 0; l < nr; l++) memcpy(s->Z + (size_t)l * ndof + j0, T + (size_t)l * LSYM_CHUNK, sizeof(double) * (size_t)nj);
   }
 }
 
@@ -1618,11 +1733,15 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
                          struct cfMbsFeState* s) {
   const int ndof = 3 * fb->nnode;
   int same = s->lin_zkey == d->step_serial;
-  for (int k = 0; k < s->nrow; k++) {
-    double* jf = s->JF + (size_t)k * ndof;
-    row_F(m, d, fb, s->row[k], s->bF);
-    if (same && memcmp(s->bF, jf, sizeof(double) * (size_t)ndof)) same = 0;
-    memcpy(jf, s->bF, sizeof(double) * (size_t)ndof);
+  for (int k = 0; k < s->nrow; k++) { /* the rows' J_F at their nodes, against the last call's */
+    const cfMbsCon* c = &m->con[s->row[k]];
+    const double* row = d->jac + (size_t)s->row[k] * m->jac_stride;
+    for (int j = s->rnode_ptr[k]; j < s->rnode_ptr[k + 1]; j++) {
+      double g[3];
+      row_F_at(m, d, fb, c, row, s->rnode[j], g);
+      if (same && memcmp(g, s->jfc + 3 * (size_t)j, sizeof g)) same = 0;
+      memcpy(s->jfc + 3 * (size_t)j, g, sizeof g);
+    }
   }
   s->z_valid = 0; /* Z is the linear coupling's: a solve outside the step forms its own */
   s->key_step = -1;
@@ -1865,15 +1984,8 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
     s->z_valid = 1;
     }
     /* G = J_F Z, then H = (G + diag(1 / (a p_k)))^-1 with p_k the rows' penalties */
-    for (int k = 0; k < nr && lin_new_z; k++) {
-      const double* jf = s->JF + (size_t)k * ndof;
-      for (int l = 0; l < nr; l++) {
-        double g = 0;
-        const double* z = s->Z + (size_t)l * ndof;
-        for (int j = 0; j < ndof; j++) g += jf[j] * z[j];
-        s->H[k * nr + l] = g;
-      }
-    }
+    for (int k = 0; k < nr && lin_new_z; k++)
+      for (int l = 0; l < nr; l++) s->H[k * nr + l] = row_F_dot(m, d, fb, s, k, s->Z + (size_t)l * ndof);
     /* The penalty of a row is scaled so that a p_k G_kk <= 1e6 (the rigid bodies' equations have
      * about 1e5-1e6 there). With the stiffness-scaled alpha alone, a G reached 1e12 on the axis rows
      * of a floating part's revolute joint, and then the condensed solve's x_F = y - Z w, exact in
@@ -1940,12 +2052,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
       st = a0_solve(m, fb, d->fe_data[i], s, s->bF, s->y);
     }
     if (st < 0) return st;
-    for (int k = 0; k < nr; k++) {
-      row_F(m, d, fb, s->row[k], s->bF);
-      double t = 0;
-      for (int j = 0; j < 3 * fb->nnode; j++) t += s->bF[j] * s->y[j];
-      s->r[k] = t;
-    }
+    for (int k = 0; k < nr; k++) s->r[k] = row_F_dot(m, d, fb, s, k, s->y);
     for (int k = 0; k < nr; k++) { /* bI -= J_I^T H r */
       double t = 0;
       for (int l = 0; l < nr; l++) t += s->H[k * nr + l] * s->r[l];

@@ -176,8 +176,11 @@ void cf_mbs__assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, d
   double* Ax = d->Ax;
   d->asm_coef[0] = cM, d->asm_coef[1] = cC, d->asm_coef[2] = cK, d->asm_coef[3] = a, d->asm_coef[4] = eps;
   memset(Ax, 0, sizeof(double) * (size_t)m->nnz);
-  /* mass (Mbar (x) I3) and regularisation */
+  /* mass (Mbar (x) I3) and regularisation; not of the node blocks of corotational FE bodies, which
+   * are condensed (their matrix is the part's own, cf_mbs__fe_factor; the factor reads the first
+   * Ap[nq_direct] entries only) */
   for (int b = 0; b < m->nbody; b++) {
+    if (m->body_qadr[b] >= m->nq_direct) continue;
     const double* Mb = m->body_Mbar + 16 * b;
     double B[144];
     for (int r = 0; r < 12; r++)
