@@ -58,6 +58,8 @@ MUTATIONS=(
   "host/mbs/mbs_fe.c|      linear_symmetric(s, ndof);|      (void)0;|linear coupling: G left asymmetric (Z not made consistent)"
   "host/mbs/mbs_fe.c|const int flat = !(lam[0] > 1e-8 * lam[2]);|const int flat = 0;|flat node sets measured with the full inverse"
   "host/mbs/mbs_constraints.c|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo + 3;|revolute about a flat set's normal: g held against the other's f"
+  # the mechanism's Newton at small steps (issue 31): the round-off floor
+  "host/mbs/mbs_step.c|#define NEWTON_FLOOR 100|#define NEWTON_FLOOR 1|Newton's round-off floor removed (stalls fail the step)"
   # Craig-Bampton
   "host/reduce/modal_reduce.c|r->J[3 * a + b] += MX[3 * q + a] * X[3 * q + b];|r->J[3 * a + b] += 0.5 * MX[3 * q + a] * X[3 * q + b];|reduction invariant J (second moments) halved"
   # scene loading

@@ -430,8 +430,9 @@ static void mbs_summary(const MbsRun* r, double wall) {
             "%d times, acceleration %d times (residuals left above tol_phi %.1e; the largest after a step: velocity "
             "%.2e, acceleration %.2e)\n", r->scene_path, m->opt.proj_iter, d->warning[CF_MBS_WARN_VEL_PROJECTION],
             d->warning[CF_MBS_WARN_ACC_PROJECTION], m->opt.tol_phi, worst[1], worst[2]);
-  printf("  warnings: %d velocity and %d acceleration projections not converged\n",
-         d->warning[CF_MBS_WARN_VEL_PROJECTION], d->warning[CF_MBS_WARN_ACC_PROJECTION]);
+  printf("  warnings: %d velocity and %d acceleration projections not converged; %d steps ended at Newton's round-off "
+         "floor (|dq| stalled below %g m with the constraints held)\n", d->warning[CF_MBS_WARN_VEL_PROJECTION],
+         d->warning[CF_MBS_WARN_ACC_PROJECTION], d->warning[CF_MBS_WARN_NEWTON_FLOOR], 100 * m->opt.tol_dq);
   printf("  wrote %s\n", r->csv.path);
 }
 

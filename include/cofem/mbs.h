@@ -374,7 +374,9 @@ enum cfMbsStage { CF_MBS_STAGE_CONSTRAINTS, CF_MBS_STAGE_FORCES, CF_MBS_STAGE_AS
                   CF_MBS_STAGE_FACTOR, CF_MBS_STAGE_SOLVE, CF_MBS_STAGE_COUNT };
 /* counted numerical events (cfMbsData.warning[]): a velocity or acceleration projection that
  * ended above its tolerance (tol_phi) after proj_iter iterations; the step goes on with it */
-enum cfMbsWarning { CF_MBS_WARN_VEL_PROJECTION, CF_MBS_WARN_ACC_PROJECTION, CF_MBS_WARN_COUNT };
+/* CF_MBS_WARN_NEWTON_FLOOR: steps whose Newton iteration ended at its round-off floor (the
+ * constraints held, |dq| stalled between tol_dq and 100 tol_dq) */
+enum cfMbsWarning { CF_MBS_WARN_VEL_PROJECTION, CF_MBS_WARN_ACC_PROJECTION, CF_MBS_WARN_NEWTON_FLOOR, CF_MBS_WARN_COUNT };
 
 typedef struct cfMbsData {
   /* state */
