@@ -929,6 +929,15 @@ static int load_mbs(vwApp* a, const char* path) {
   /* interactive: the corotational FE bodies by the linear coupling and the PCG unless the scene chose
    * (the door on the FE hinge: 1.2x real time against the Newton coupling's 0.7x, docs/mbs.md) */
   cf_mbs_scene_interactive(&b->s);
+  /* --backend moves the corotational FE bodies as `cofem run --backend` does (the multibody core
+   * runs on the CPU) */
+  if (a->opt.backend) {
+    static const char* const backends[] = {"cpu", "cuda", "auto"};
+    int backend = -1;
+    for (int k = 0; k < 3; k++)
+      if (!strcmp(a->opt.backend, backends[k])) backend = k;
+    if ((st = cf_mbs_scene_set_backend(&b->s, backend)) < 0) return st;
+  }
   int one = default_threads(cf_mbs_scene_fe_nodes(&b->s), NULL);
   for (int k = 0; one && k < b->s.nflex; k++) /* the FE bodies' stages (read at every step) */
     if (b->s.flex[k]->model && !b->s.flex[k]->model->def.threads) b->s.flex[k]->model->def.threads = 1;

@@ -1,5 +1,5 @@
 /* cofem_view: the interactive viewer (GLFW window, OpenGL 3.3 core through GLEW).
- * Exit status: 0 done, 1 bad scene / failed screenshot, 2 usage or script error,
+ * Exit status: 0 done, 1 bad scene / failed screenshot / a failed step (--screenshot, --script), 2 usage or script error,
  * 3 no display or no OpenGL 3.3 core context. */
 #include <GL/glew.h>
 #include <GLFW/glfw3.h>
@@ -409,6 +409,12 @@ static int run_frames(const Args* a, vwScript* sc) {
       break;
     }
     if (a->min_frame_ms > 0) sleep_s(t0 + a->min_frame_ms * 1e-3 - glfwGetTime());
+  }
+  /* unattended (--screenshot, --script): a step that failed is the run's failure, as in `cofem run`
+   * (a divergence is not: the part was reset to rest, as the user sees it) */
+  if (rc == 0 && g.app.error && (a->screenshot || a->script_path)) {
+    fprintf(stderr, "cofem_view: exit 1: a step failed (above)\n");
+    rc = 1;
   }
   return rc;
 }

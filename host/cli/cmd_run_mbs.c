@@ -115,38 +115,6 @@ static int mbs_check_output(const MbsRun* r, long max_output) {
   return cf_cli_output_budget(total, (double)max_output, r->out_dir, what);
 }
 
-/* --backend for a mechanism: the multibody core runs on the CPU; its corotational FE bodies go
- * where the option says. cuda (1): each to the GPU, its matrix by the PCG ("factor": "pcg", with
- * AMG unless block Jacobi was asked for, "tol" 1e-10 unless it set one);
- * auto (2): the same when a device is usable, else as the scene says; cpu (0): the scene's GPU
- * bodies on the CPU (the same path). Not given (-1): as the scene says. */
-static int mbs_backend(cfMbsScene* s, int backend) {
-  if (backend < 0) return CF_OK;
-  char why[256] = "";
-  int gpu = backend == 1 || (backend == 2 && cf_cuda_available(why, sizeof why));
-  int ncorot = 0;
-  for (int k = 0; k < s->nflex; k++) {
-    int i = cf_mbs_def_fe_index(&s->def, s->flex_body[k]);
-    if (i < 0 || !s->def.fe[i].corotational) continue;
-    cfMbsFeDef* fe = &s->def.fe[i];
-    cfModel* fem = s->flex[k]->model;
-    ncorot++;
-    if (!gpu) {
-      fe->cuda = 0;
-      continue;
-    }
-    if (!fe->a0_pcg) fem->def.pcg_tol = 1e-10; /* the scene's "tol" default for "pcg" */
-    /* AMG unless the FE scene or the body's "preconditioner" key asked for block Jacobi (its "auto"
-     * is block Jacobi on the CPU, kept as "auto" in the scene's def) */
-    if (s->flex[k]->scene.def.preconditioner != CF_PRECOND_BLOCK_JACOBI) fem->def.preconditioner = CF_PRECOND_AMG;
-    fe->a0_pcg = 1, fe->exact_factor = 0, fe->cuda = 1;
-  }
-  if (backend == 1 && !ncorot)
-    return cf_error(CF_ERR_UNSUPPORTED, "--backend cuda: the mechanism has no corotational FE body (its multibody core, "
-                    "rigid, modal and lumped bodies run on the CPU)");
-  return CF_OK;
-}
-
 /* load the scene, build the model with the options applied, check the output budget: 0 or the
  * exit status */
 static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
@@ -162,7 +130,7 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
               cf_cli_run_couplings[o->coupling], scene_path);
     cf_mbs_scene_set_coupling(s, o->coupling);
   }
-  if ((st = mbs_backend(s, o->backend)) < 0) {
+  if ((st = cf_mbs_scene_set_backend(s, o->backend)) < 0) {
     cf_mbs_scene_free(s);
     return fail(st);
   }
@@ -445,7 +413,7 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   g_scene = o.scene_path;
   cf_cli_catch_interrupts();
   /* --precond and --cold have no effect on a mechanism; --backend moves its corotational FE bodies
-   * (mbs_backend) */
+   * (cf_mbs_scene_set_backend) */
   MbsRun r = {.scene_path = o.scene_path, .quiet = o.quiet};
   if ((rc = mbs_setup(&r, &o)) != 0) return rc;
   if ((rc = mbs_prepare_output(&r)) != 0) return rc;

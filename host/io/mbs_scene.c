@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/cuda.h"
 #include "cofem/mbs_fe.h"
 #include "cofem/mbs_modal.h"
 #include "cofem/modal_part.h"
@@ -879,6 +880,37 @@ void cf_mbs_scene_interactive(cfMbsScene* s) {
   for (int i = 0; i < s->def.nfe; i++)
     if (s->def.fe[i].corotational && !s->def.fe[i].factor_given) s->def.fe[i].a0_pcg = 1, s->def.fe[i].exact_factor = 0;
   cf_mbs_scene_set_coupling(s, CF_MBS_COUPLING_LINEAR);
+}
+
+int cf_mbs_scene_set_backend(cfMbsScene* s, int backend) {
+  if (backend < 0) return CF_OK;
+  char why[256] = "";
+  int gpu = backend == 1 || (backend == 2 && cf_cuda_available(why, sizeof why));
+  int ncorot = 0;
+  for (int k = 0; k < s->nflex; k++) {
+    int i = cf_mbs_def_fe_index(&s->def, s->flex_body[k]);
+    if (i < 0 || !s->def.fe[i].corotational) continue;
+    cfMbsFeDef* fe = &s->def.fe[i];
+    cfModel* fem = s->flex[k]->model;
+    ncorot++;
+    if (!gpu) {
+      /* a GPU body of the linear coupling had AMG for "auto" (cf_mbs_scene_set_coupling): the CPU's */
+      if (fe->cuda && fem && s->def.opt.coupling == CF_MBS_COUPLING_LINEAR &&
+          s->flex[k]->scene.def.preconditioner == CF_PRECOND_AUTO)
+        fem->def.preconditioner = cf_preconditioner_auto(fem->ntet, fem->def.integrator, 0);
+      fe->cuda = 0;
+      continue;
+    }
+    if (!fe->a0_pcg) fem->def.pcg_tol = 1e-10; /* the scene's "tol" default for "pcg" */
+    /* AMG unless the FE scene or the body's "preconditioner" key asked for block Jacobi (its "auto"
+     * is block Jacobi on the CPU, kept as "auto" in the scene's def) */
+    if (s->flex[k]->scene.def.preconditioner != CF_PRECOND_BLOCK_JACOBI) fem->def.preconditioner = CF_PRECOND_AMG;
+    fe->a0_pcg = 1, fe->exact_factor = 0, fe->cuda = 1;
+  }
+  if (backend == 1 && !ncorot)
+    return cf_error(CF_ERR_UNSUPPORTED, "--backend cuda: the mechanism has no corotational FE body (its multibody core, "
+                    "rigid, modal and lumped bodies run on the CPU)");
+  return CF_OK;
 }
 
 void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling) {

@@ -548,6 +548,13 @@ int cf_mbs_scene_load(const char* path, cfMbsScene* s);
  * preconditioner (cf_preconditioner_auto: the rotated Cholesky below 100k tetrahedra, AMG above;
  * used with "factor": "pcg"), as the part alone; with the Newton coupling block Jacobi, as before. */
 void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling);
+/* Where the scene's corotational FE bodies run (cofem run --backend, the viewer's --backend; the
+ * multibody core itself runs on the CPU): -1 as the scene says; 0 (cpu) the scene's GPU bodies on
+ * the CPU (the same path); 1 (cuda) each on the GPU, its matrix by the PCG ("factor": "pcg", AMG
+ * unless block Jacobi was asked for, "tol" 1e-10 unless it set one); 2 (auto) as cuda when a device
+ * is usable, else as the scene says. CF_ERR_UNSUPPORTED for cuda without a corotational body. Call
+ * after cf_mbs_scene_set_coupling. */
+int cf_mbs_scene_set_backend(cfMbsScene* s, int backend);
 /* The viewer's choice for a scene that does not choose its coupling: the linear coupling, and the PCG
  * (the "factor": "pcg" path: the part's own preconditioner, the interface turned from rest) for the
  * corotational bodies that do not choose their "factor": interactive speed first (docs/mbs.md,

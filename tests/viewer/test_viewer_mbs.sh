@@ -79,5 +79,19 @@ echo "door screenshot: $(grep "^door " "$tmp/px.txt" | cut -d' ' -f2 | tr '\n' '
 check "door: exits 0, the coloured hinge is $(v door cool_frac) + $(v door warm_frac) of the parts drawn (> 0.2)" \
   "[ $(cat "$tmp/door.rc") -eq 0 ] && cond '$(v door cool_frac) + $(v door warm_frac) > 0.2'"
 
+# unattended runs fail as `cofem run` does (issue 31, class 8): a step that fails (here Newton with
+# "max_iter": 1) ends --screenshot with exit 1 (it exited 0); --backend cpu moves a scene's GPU body
+# to the CPU as `cofem run --backend cpu` does (the viewer ignored it: without a device the scene
+# below did not open, exit 1)
+sed 's|"time": {"dt": 0.01, "end": 5.0},|"time": {"dt": 0.01, "end": 5.0}, "solver": {"max_iter": 1},|' \
+  scenes/mbs/double_fourbar.json >"$tmp/fail.json"
+run_view fail "$tmp/fail.json" --screenshot "$tmp/fail.png" --frames 3 --fixed-steps 1 --size 400x300 --samples 0
+check "a failed step: --screenshot exits 1 and says why" \
+  "[ $(cat "$tmp/fail.rc") -eq 1 ] && grep -q 'step failed' '$tmp/fail.err'"
+run_view cpu scenes/mbs/lug_corotational_cuda.json --backend cpu --screenshot "$tmp/cpu.png" --frames 3 \
+  --fixed-steps 1 --size 400x300 --samples 0
+check "--backend cpu: the GPU scene runs on the CPU (exit 0, no device message)" \
+  "[ $(cat "$tmp/cpu.rc") -eq 0 ] && ! grep -q 'cf_cuda_create' '$tmp/cpu.err'"
+
 echo "viewer mbs: $fail failed"
 [ $fail -eq 0 ]
