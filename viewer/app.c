@@ -803,8 +803,15 @@ static int mbs_rigid(const cfMbsModel* m, int body) {
          m->body_mass[body] > 0;
 }
 
-/* half extents of the box with the body's mass and (diagonal) inertia */
-static void mbs_box(const cfMbsModel* m, int body, double* h) {
+/* the box drawn for a rigid body: its centre (body coordinates) and half extents: the scene's
+ * "shape", else the box with the body's mass and (diagonal) inertia about the com */
+static void mbs_box(const cfMbsModel* m, int body, double* ctr, double* h) {
+  const double* S = m->body_shape + 6 * body;
+  if (S[3] > 0 && S[4] > 0 && S[5] > 0) {
+    for (int i = 0; i < 3; i++) ctr[i] = S[i], h[i] = 0.5 * S[3 + i];
+    return;
+  }
+  for (int i = 0; i < 3; i++) ctr[i] = m->body_com[3 * body + i];
   const double* I = m->body_inertia + 6 * body;
   double mass = m->body_mass[body], e2[3];
   e2[0] = 6 * (I[1] + I[2] - I[0]) / mass;
@@ -847,10 +854,9 @@ static void mbs_solids(vwApp* a) {
   a->nxtri = 0;
   for (int body = 0; body < m->nbody; body++) {
     if (!mbs_rigid(m, body)) continue;
-    double h[3], R[9];
-    mbs_box(m, body, h);
+    double h[3], R[9], com[3];
+    mbs_box(m, body, com, h);
     cf_mbs_rotation(m, b->d, body, R);
-    const double* com = m->body_com + 3 * body;
     for (int ax = 0; ax < 3; ax++)
       for (int sg = -1; sg <= 1; sg += 2) {
         int u = (ax + 1) % 3, v = (ax + 2) % 3;
@@ -1010,11 +1016,11 @@ static int load_mbs(vwApp* a, const char* path) {
   for (int n = 0; n < nn; n++) VW_GROW(b->x + 3 * n);
   for (int body = 0; body < m->nbody; body++) {
     if (!mbs_rigid(m, body)) continue;
-    double h[3];
-    mbs_box(m, body, h);
+    double h[3], ctr[3];
+    mbs_box(m, body, ctr, h);
     for (int c = 0; c < 8; c++) {
       double p[3], x[3];
-      for (int i = 0; i < 3; i++) p[i] = m->body_com[3 * body + i] + ((c >> i) & 1 ? h[i] : -h[i]);
+      for (int i = 0; i < 3; i++) p[i] = ctr[i] + ((c >> i) & 1 ? h[i] : -h[i]);
       cf_mbs_point(m, b->d, body, p, x);
       VW_GROW(x);
     }
@@ -1718,13 +1724,34 @@ static void mbs_report(vwApp* a, FILE* out, const char* label, long frame) {
     put_vec(out, key, du);
     fprintf(out, " uel_%s=%.6g", b->m->body_name[f->body], f->uel_max);
   }
-  for (int i = 0; i < b->m->nbody; i++) {
+  for (int i = 0, k = 0; i < b->m->nbody; i++) {
     if (!mbs_rigid(b->m, i)) continue;
     double x[3];
     cf_mbs_point(b->m, b->d, i, b->m->body_com + 3 * i, x);
     char key[CF_MBS_NAME_MAX + 16];
     snprintf(key, sizeof key, "x_%s", b->m->body_name[i]);
     put_vec(out, key, x);
+    /* the edges of the box drawn for it (mbs_solids: 12 triangles per rigid body, in body order),
+     * measured on the drawn vertices in the body's axes */
+    if (12 * (k + 1) <= a->nxrigid) {
+      double R[9], o[3], lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+      const double zero[3] = {0, 0, 0};
+      cf_mbs_rotation(b->m, b->d, i, R);
+      cf_mbs_point(b->m, b->d, i, zero, o);
+      for (int t = 12 * k; t < 12 * (k + 1); t++)
+        for (int v = 0; v < 3; v++) {
+          const float* p = a->xbuf + 21 * (size_t)t + 7 * v;
+          double dx[3] = {p[0] - o[0], p[1] - o[1], p[2] - o[2]};
+          for (int c = 0; c < 3; c++) {
+            double pc = R[c] * dx[0] + R[3 + c] * dx[1] + R[6 + c] * dx[2]; /* R^T dx */
+            lo[c] = fmin(lo[c], pc), hi[c] = fmax(hi[c], pc);
+          }
+        }
+      double edge[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+      snprintf(key, sizeof key, "box_%s", b->m->body_name[i]);
+      put_vec(out, key, edge);
+    }
+    k++;
   }
   fprintf(out, " ntri=%d nxtri=%d njoint=%d", a->ntri, a->nxtri, b->m->njoint);
   fprintf(out, " cam=%.6g,%.6g,%.6g", a->cam.yaw * 180 / M_PI, a->cam.pitch * 180 / M_PI,

@@ -396,7 +396,7 @@ static int modal_point_ref(const Ctx* c, const cJSON* o, const char* key, int bo
 
 static int parse_body(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "mass", "com", "inertia", "position", "rotation", "quaternion", "velocity",
-                                "omega", "virtual", "flexible", "description", NULL};
+                                "omega", "virtual", "flexible", "shape", "description", NULL};
   char where[96];
   cfMbsBodyDef b = cf_mbs_default_body_def();
   int st = entry_head(c, o, known, "bodies", i, b.name, sizeof b.name, where, sizeof where);
@@ -452,6 +452,23 @@ static int parse_body(const Ctx* c, const cJSON* o, int i) {
   }
   if ((st = get_vec3(c, o, "velocity", b.vel, 0, where)) < 0) return st;
   if ((st = get_vec3(c, o, "omega", b.omega, 0, where)) < 0) return st;
+  const cJSON* shape = cJSON_GetObjectItemCaseSensitive(o, "shape");
+  if (shape) { /* the box the viewer draws: {"box": [lx, ly, lz], "center": [x, y, z]} in body axes */
+    static const char* sk[] = {"box", "center", NULL};
+    char w[128];
+    snprintf(w, sizeof w, "%s \"shape\"", where);
+    if (flex || b.is_virtual)
+      return cf_error(CF_ERR_SCENE, "%s: %s: a %s body is drawn as %s, not as a \"shape\"", c->path, where,
+                      flex ? "flexible" : "virtual", flex ? "its mesh" : "a point");
+    if ((st = check_keys(c, shape, sk, w)) < 0) return st;
+    if ((st = get_vec3(c, shape, "box", b.shape_box, 1, w)) < 0) return st;
+    for (int k = 0; k < 3; k++)
+      if (!(b.shape_box[k] > 0 && b.shape_box[k] < 1e6))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"box\" edge %d is %g m: the edges must be in (0, 1e6) m", c->path, w,
+                        k + 1, b.shape_box[k]);
+    memcpy(b.shape_center, b.com, sizeof b.com);
+    if ((st = get_vec3(c, shape, "center", b.shape_center, 0, w)) < 0) return st;
+  }
   if (cf_mbs_def_find_body(&c->s->def, b.name) != CF_MBS_NONE)
     return cf_error(CF_ERR_SCENE, "%s: %s: body '%s' is defined twice%s", c->path, where, b.name,
                     strcmp(b.name, "ground") ? "" : " (\"ground\" is the fixed frame)");

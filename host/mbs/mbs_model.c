@@ -328,7 +328,7 @@ static int check_bodies(const cfMbsDef* def) {
 void cf_mbs_model_free(cfMbsModel* m) {
   if (!m) return;
   free(m->body_name); free(m->body_qadr); free(m->body_nq); free(m->body_virtual); free(m->body_mass);
-  free(m->body_com); free(m->body_inertia); free(m->body_Mbar);
+  free(m->body_com); free(m->body_inertia); free(m->body_shape); free(m->body_Mbar);
   for (int k = 0; k < cf_mbs__nbody_kinds; k++) /* modal and FE bodies */
     if (cf_mbs__body_kinds[k]->model_free) cf_mbs__body_kinds[k]->model_free(m);
   free(m->body_modal);
@@ -363,6 +363,7 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
   CF_MBS_ALLOC(m->body_mass, nb);
   CF_MBS_ALLOC(m->body_com, 3 * nb);
   CF_MBS_ALLOC(m->body_inertia, 6 * nb);
+  CF_MBS_ALLOC(m->body_shape, 6 * nb);
   CF_MBS_ALLOC(m->body_Mbar, 16 * nb);
   CF_MBS_ALLOC(m->marker_name, def->nmarker);
   CF_MBS_ALLOC(m->marker_body, def->nmarker);
@@ -382,6 +383,8 @@ static int build_bodies_markers(const cfMbsDef* def, cfMbsModel* m) {
     m->body_mass[b] = B->mass;
     memcpy(m->body_com + 3 * b, B->com, sizeof B->com);
     memcpy(m->body_inertia + 6 * b, B->inertia, sizeof B->inertia);
+    memcpy(m->body_shape + 6 * b, B->shape_center, sizeof B->shape_center);
+    memcpy(m->body_shape + 6 * b + 3, B->shape_box, sizeof B->shape_box);
     /* Mbar = [m, m c^T; m c, J_c + m c c^T], J_c = integral of p p^T = tr(I)/2 1 - I about the com */
     double mass = B->mass, *c = m->body_com + 3 * b, *Mb = m->body_Mbar + 16 * b;
     const double* In = B->inertia;

@@ -57,6 +57,9 @@ typedef struct cfMbsBodyDef {
   double vel[3];             /* velocity of the origin at t = 0, global */
   double omega[3];           /* angular velocity at t = 0, global */
   int is_virtual;            /* massless virtual body (paper 004, section 4): mass and inertia 0 */
+  double shape_box[3];       /* the box drawn for the body (viewer), full edge lengths along the body
+                                axes [m]; 0 0 0: the box of the body's mass and inertia */
+  double shape_center[3];    /* its centre, body coordinates (the scene's default: the com) */
 } cfMbsBodyDef;
 
 /* A named body-fixed point with an optional direction (body coordinates). */
@@ -289,6 +292,8 @@ typedef struct cfMbsModel {
   double* body_mass;         /* [nbody] */
   double* body_com;          /* [3 nbody] body coordinates */
   double* body_inertia;      /* [6 nbody] about the centre of mass */
+  double* body_shape;        /* [6 nbody] the box drawn for the body: centre (body coordinates), full
+                                edge lengths; lengths 0: the box of its mass and inertia */
   double* body_Mbar;         /* [16 nbody] 4x4 row-major: the body's mass matrix is Mbar (x) I3,
                                 Mbar = [m, m c^T; m c, integral of p p^T dm] */
   /* markers */

@@ -182,6 +182,7 @@ static const Bad kBad[] = {
     {"redundant.json", "5 redundant constraint equations (declared: 0): joint 'hinge2' (revolute) equation 1 of 5"},
     {"redundant_declared_none.json", "declares 3 redundant constraint equations but has none"},
     {"redundant_miscounted.json", "5 redundant constraint equations (declared: 2)"},
+    {"shape_negative_box.json", "\"shape\": \"box\" edge 2 is -0.04 m: the edges must be in (0, 1e6) m"},
     {"spring_zero_length.json", "force 'coil': its two ends coincide"},
     {"trailing_text.json", "trailing_text.json:4: invalid JSON"}, /* text after the scene's object */
     {"universal_not_perpendicular.json", "joint 'elbow': axis and axis2 must be perpendicular"},

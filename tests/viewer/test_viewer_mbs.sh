@@ -78,6 +78,11 @@ echo "door screenshot: $(grep "^door " "$tmp/px.txt" | cut -d' ' -f2 | tr '\n' '
 # 0.69 measured; 0.006 with the whole scene framed)
 check "door: exits 0, the coloured hinge is $(v door cool_frac) + $(v door warm_frac) of the parts drawn (> 0.2)" \
   "[ $(cat "$tmp/door.rc") -eq 0 ] && cond '$(v door cool_frac) + $(v door warm_frac) > 0.2'"
+# the door is drawn as the scene's "shape" (a 0.9 x 0.04 x 2 m panel), measured on the drawn vertices
+# in the door's axes; before the key it was the box of its inertia, 0.64 x 0.64 x 2.1 m
+box=$(f "$tmp/door.out" end box_door)
+check "door: drawn as its shape, edges $box m (0.9, 0.04, 2)" \
+  "cond '$(vnorm "$(vsub "$box" "0.9,0.04,2")") < 1e-4'"
 
 # unattended runs fail as `cofem run` does (issue 31, class 8): a step that fails (here Newton with
 # "max_iter": 1) ends --screenshot with exit 1 (it exited 0); --backend cpu moves a scene's GPU body
