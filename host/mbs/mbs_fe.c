@@ -488,6 +488,8 @@ struct cfMbsFeState {
   double *v0, *xp;          /* [ndof] the step's first Newton solution A0^-1 b_F(x_p), and x_p */
   double *v0last, *v0prev;  /* [ndof] the last two steps' first v0 (the warm start's vectors) */
   double* e0;               /* [nrow] the joint part's multipliers (s e) of that right side */
+  double* ze0;              /* [ndof] Z e0 with the Z of that right side (rows whose gradient moves
+                               within the linearisation, a virtual pin's axes, change Z, not v0) */
   double* zres;             /* [ndof] scratch */
   long lin_forces, lin_A, lin_v; /* d->step_serial of the step's forces, operator, free solve */
   int lin_Apass;            /* d->fe_pass the operator was formed in */
@@ -903,7 +905,7 @@ static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b) {
   }
 }
 
-enum { LSYM_CHUNK = 256 }; /* linear_symmetric's chunk of Z's columns */
+enum { LSYM_CHUNK = 256 }; /* linear_symmetric's chunk of Z's columns (and psd_clamp's n^2 + n: nrow < 256) */
 
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
@@ -914,11 +916,12 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->xp = calloc((size_t)ndof, sizeof(double));
   s->zres = calloc((size_t)ndof, sizeof(double));
   s->e0 = calloc((size_t)(s->nrow + 1), sizeof(double));
+  s->ze0 = calloc((size_t)ndof, sizeof(double));
   s->v0prev = calloc((size_t)ndof, sizeof(double));
   s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
   s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + LSYM_CHUNK * s->nrow + 1));
-  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->v0prev)
+  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->ze0 || !s->v0prev)
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
   s->vec_used = calloc((size_t)(nv + 1), 1);
@@ -1057,7 +1060,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->mfw), free(s->zrhs), free(s->zcol_b), free(s->zcol_x), free(s->zcol_scale);
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1674,6 +1677,23 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
 /* Z <- Z G^-1 sym(G) (G = J_F Z in H, nr x nr): then J_F Z = sym(G) exactly (see above); H <- sym(G).
  * Gaussian elimination with partial pivoting on [G | sym(G)]; a singular G (redundant rows) keeps
  * Z and only symmetrises. */
+/* S (n x n, symmetric) <- its nearest positive semidefinite matrix, V max(lambda, 0) V^T, where an
+ * eigenvalue is negative. G = J_F A0^-1 J_F^T is semidefinite; with the PCG's turned columns and two
+ * joints at one node set (a weld and a revolute: G singular) its error made it indefinite by more
+ * than the penalty's 1/(a p) (the double four-bar's crank welded to a pin and hinged to a coupler at
+ * one end: "the compliance of its joints is not positive definite" at the first step). work: n^2 + n. */
+static void psd_clamp(double* S, int n, double* work) {
+  double *V = work, *lam = work + (size_t)n * n;
+  memcpy(V, S, sizeof(double) * (size_t)n * n);
+  if (LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', n, V, n, lam) != 0 || lam[0] >= 0) return;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double a = 0;
+      for (int k = 0; k < n; k++) a += V[i * n + k] * (lam[k] > 0 ? lam[k] : 0) * V[j * n + k];
+      S[i * n + j] = a;
+    }
+}
+
 static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
   const int nr = s->nrow;
   if (nr < 2) return;
@@ -1684,6 +1704,7 @@ static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
     for (int l = 0; l < nr; l++)
       G[k * nr + l] = s->H[k * nr + l], X[k * nr + l] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
   memcpy(s->H, X, sizeof(double) * (size_t)nr * nr);
+  psd_clamp(s->H, nr, t + nr);
   double big = 0;
   for (int k = 0; k < nr * nr; k++) big = fmax(big, fabs(G[k]));
   for (int c = 0; c < nr; c++) {
@@ -1774,6 +1795,15 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
  * the step's change of the joint forces only, and its error with it. (With Z on the whole joint
  * force, the free motion v0 = A0^-1 base_F, the turned compliance of the clamped door hinge, 1% off
  * after three steps, put its sag 6x off in 0.6 s.) */
+/* ze0 = Z e0 with the rows' current Z (linear_y's right side solved with these joint forces) */
+static void linear_ze0(struct cfMbsFeState* s, int ndof) {
+  memset(s->ze0, 0, sizeof(double) * (size_t)ndof);
+  for (int k = 0; k < s->nrow; k++) {
+    const double e = s->e0[k], *z = s->Z + (size_t)k * ndof;
+    for (int j = 0; j < ndof; j++) s->ze0[j] += e * z[j];
+  }
+}
+
 static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
                     const double* b) {
   const cfModel* fem = fb->fem;
@@ -1796,6 +1826,7 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
         gather(fb, d->q, s->xp);
         for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
         s->lin_v = 4 * d->step_serial + d->fe_pass;
+        linear_ze0(s, ndof);
         goto combine;
       }
       if (d->fe_pass > 0) { /* the second linearisation: from the first's, b_F(x_1) ~ b_F(x_p) - A0 (x_1 - x_p) */
@@ -1827,11 +1858,16 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       gather(fb, d->q, s->xp);
       for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
       s->lin_v = 4 * d->step_serial + d->fe_pass;
+      linear_ze0(s, ndof);
     }
   combine:
+    /* y = v0 - (x - x_p) - Z0 e0 + Z (s e): v0 holds the joint forces e0 through the Z0 of its
+     * solve; Z itself follows rows whose gradient moves within the linearisation (a virtual pin's
+     * axes between two FE bodies: with Z (s e - e0) the pin's Newton iteration diverged, the
+     * double four-bar with three flexible bars at its first step) */
     gather(fb, d->q, s->y);
-    for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);
-    for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]] - s->e0[k];
+    for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]) - s->ze0[j];
+    for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
   }
   for (int k = 0; k < nr; k++) { /* s->w: the joint part's multipliers (overwritten by cf_mbs__fe_solve next) */
     const double ek = s->w[k];

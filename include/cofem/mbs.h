@@ -431,7 +431,8 @@ typedef struct cfMbsData {
   /* the linear coupling (opt.coupling): set by cf_mbs_step for the solves it makes */
   int fe_linear;             /* 1 inside cf_mbs_step: corotational bodies are linearised at the predictor */
   long step_serial;          /* counts cf_mbs_step calls: the key of the per-step linearisation */
-  int fe_pass;               /* 0, or 1 after the step's first Newton update: the part's residual
+  int fe_pass;               /* 0, or 1 from the step's first Newton iterate with constraints as good as the
+                                predictor's (mbs_step.c): the part's residual
                                 evaluated once more (its matrix kept) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
