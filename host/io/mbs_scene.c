@@ -500,6 +500,49 @@ static int joint_type(const char* s) {
   return -1;
 }
 
+/* A joint between node sets of two flexible bodies, one of them an FE body (which the condensation
+ * cannot take directly: each joint equation belongs to one FE body): through a massless virtual body,
+ * "<joint>/pin", at the mean of body1's set at t = 0, moving with it, welded to that set ("<joint>/weld",
+ * fixed) and carrying the joint itself to body2's set, as scenes/mbs/compare/double_fourbar_k*.json
+ * write by hand. The joint keeps its name (its channels and reactions are the pin's side). */
+static int joint_through_pin(const Ctx* c, cfMbsJointDef* j, const cJSON* o, const char* where) {
+  cfMbsDef* def = &c->s->def;
+  const cfModalPart* part = flex_part(c, j->body1);
+  char set[CF_NAME_MAX];
+  int st = get_str(c, o, "node1", set, sizeof set, 1, where);
+  if (st < 0) return st;
+  const cfNodeSet* ns = part ? cf_mesh_find_nset(&part->scene.mesh, set) : NULL;
+  if (!ns || ns->count < 1) return cf_error(CF_ERR_SCENE, "%s: %s: \"node1\": node set '%s' is empty", c->path, where, set);
+  const cfMbsBodyDef* B1 = &def->body[j->body1];
+  double X[3] = {0, 0, 0}, P[3], r[3], w[3];
+  for (int k = 0; k < ns->count; k++)
+    for (int a = 0; a < 3; a++) X[a] += part->scene.mesh.X[3 * ns->nodes[k] + a] / ns->count;
+  for (int a = 0; a < 3; a++) r[a] = B1->rot[3 * a] * X[0] + B1->rot[3 * a + 1] * X[1] + B1->rot[3 * a + 2] * X[2];
+  cf_mbs_cross3(B1->omega, r, w);
+  cfMbsBodyDef pin = cf_mbs_default_body_def();
+  if (snprintf(pin.name, sizeof pin.name, "%s/pin", j->name) >= (int)sizeof pin.name)
+    return cf_error(CF_ERR_SCENE, "%s: %s: joint name '%s' too long for its pin body", c->path, where, j->name);
+  pin.is_virtual = 1;
+  for (int a = 0; a < 3; a++) P[a] = B1->pos[a] + r[a], pin.pos[a] = P[a], pin.vel[a] = B1->vel[a] + w[a], pin.omega[a] = B1->omega[a];
+  if (cf_mbs_def_find_body(def, pin.name) != CF_MBS_NONE)
+    return cf_error(CF_ERR_SCENE, "%s: %s: a body is named '%s', the name of this joint's pin", c->path, where, pin.name);
+  int ipin = cf_mbs_add_body(def, &pin);
+  if (ipin < 0) return ipin;
+  cfMbsJointDef weld = cf_mbs_default_joint_def();
+  snprintf(weld.name, sizeof weld.name, "%.*s/weld", (int)sizeof weld.name - 6, j->name);
+  if (find_joint(def, weld.name) >= 0)
+    return cf_error(CF_ERR_SCENE, "%s: %s: a joint is named '%s', the name of this joint's weld", c->path, where, weld.name);
+  weld.type = CF_MBS_FIXED;
+  weld.body1 = j->body1, weld.modal_point1 = j->modal_point1;
+  weld.body2 = ipin;
+  memcpy(weld.point, P, sizeof P);
+  if ((st = cf_mbs_add_joint(def, &weld)) < 0) return st;
+  j->body1 = ipin, j->modal_point1 = -1;
+  memcpy(j->point, P, sizeof P);
+  st = cf_mbs_add_joint(def, j);
+  return st < 0 ? st : CF_OK;
+}
+
 static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   static const char* known[] = {"name", "type", "body1", "body2", "point", "axis", "axis2", "point2", "distance",
                                 "node1", "node2", "description", NULL};
@@ -542,6 +585,9 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   if (j.type == CF_MBS_UNIVERSAL && cf_mbs_norm3(j.axis2) < 1e-12)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"axis2\" has zero length", c->path, where);
   if (j.body1 == j.body2) return cf_error(CF_ERR_SCENE, "%s: %s: body1 and body2 are the same body", c->path, where);
+  if (j.modal_point1 >= 0 && j.modal_point2 >= 0 &&
+      (cf_mbs_def_fe_index(&c->s->def, j.body1) >= 0 || cf_mbs_def_fe_index(&c->s->def, j.body2) >= 0))
+    return joint_through_pin(c, &j, o, where);
   st = cf_mbs_add_joint(&c->s->def, &j);
   return st < 0 ? st : CF_OK;
 }
