@@ -40,7 +40,25 @@ void cf_cli_csv_names(cfCliCsv* c, const char* dir, const char* name) {
   snprintf(c->tmp, sizeof c->tmp, "%s.tmp", c->path);
   c->f = NULL;
   c->bad_close = 0;
+  c->good = 0;
 }
+
+int cf_cli_row_end(FILE** f, const char* path, long* good) {
+  errno = 0;
+  if (fflush(*f) == 0 && !ferror(*f)) {
+    long p = ftell(*f);
+    if (p >= 0) *good = p;
+    return CF_OK;
+  }
+  int err = errno ? errno : EIO;
+  fclose(*f); /* what it still holds is the part of a row: cut below */
+  *f = NULL;
+  int cut = truncate(path, *good) == 0;
+  return cf_error(CF_ERR_IO, "%s: write failed: %s (%s)", path, strerror(err),
+                  cut ? "the file keeps the rows written before this one" : "the file may end in a partial row");
+}
+
+int cf_cli_csv_row(cfCliCsv* c) { return c->f ? cf_cli_row_end(&c->f, c->tmp, &c->good) : CF_ERR_IO; }
 
 int cf_cli_csv_open(cfCliCsv* c) {
   c->f = fopen(c->tmp, "w");
@@ -49,6 +67,7 @@ int cf_cli_csv_open(cfCliCsv* c) {
 }
 
 int cf_cli_csv_close(cfCliCsv* c, int st) {
+  if (!c->f) return st; /* closed by a failed row, cut to its whole rows */
   c->bad_close = fclose(c->f) != 0;
   c->f = NULL;
   if (c->bad_close && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", c->tmp);

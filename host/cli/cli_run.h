@@ -28,12 +28,20 @@ int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o);
  * never sees a half-written file under the final name */
 typedef struct cfCliCsv {
   char path[CF_PATH_MAX + 32], tmp[CF_PATH_MAX + 40];
-  FILE* f;
+  FILE* f;                /* NULL once closed (also by a failed row, cf_cli_csv_row) */
   int bad_close;
+  long good;              /* its length after the last whole row written */
 } cfCliCsv;
 void cf_cli_csv_names(cfCliCsv* c, const char* dir, const char* name);
 /* open the .tmp; a status < 0 (the error set) when it cannot be written */
 int cf_cli_csv_open(cfCliCsv* c);
+/* the end of a row (or of the header): cf_cli_row_end on the .tmp */
+int cf_cli_csv_row(cfCliCsv* c);
+/* The end of a CSV row written to *f (the file `path`): flushed at once, so that a write that fails
+ * (EFBIG under a file-size limit, the CLI ignoring SIGXFSZ; ENOSPC; EIO) is seen at this row. The file
+ * is then cut back to its last whole row (*good: its length after the last row that reached it) and
+ * closed (*f = NULL), and the error names it and the cause; CF_OK otherwise. */
+int cf_cli_row_end(FILE** f, const char* path, long* good);
 /* close it; st, or an I/O error when st was not an error and the close failed */
 int cf_cli_csv_close(cfCliCsv* c, int st);
 /* rename the .tmp to the final name (removed when that fails or the close failed): 1 if kept */

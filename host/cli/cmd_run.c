@@ -129,6 +129,12 @@ static int fe_prepare_output(FeRun* r) {
   fprintf(csv, "step,t,pcg_iters,pcg_residual,kinetic_energy,strain_energy");
   for (int p = 0; p < s->nprobe; p++) fprintf(csv, ",%s_ux,%s_uy,%s_uz", s->probe[p], s->probe[p], s->probe[p]);
   fprintf(csv, "\n");
+  if ((st = cf_cli_csv_row(&r->csv)) < 0) {
+    remove(r->csv.tmp);
+    cf_cli_out_abandon(&r->od, kSub);
+    fe_free(r);
+    return cf_cli_fail_scene(r->scene_path, st);
+  }
   return 0;
 }
 
@@ -204,6 +210,8 @@ static int fe_step(void* ctx, long k) {
     fprintf(csv, ",%.9g,%.9g,%.9g", u[0], u[1], u[2]);
   }
   fprintf(csv, "\n");
+  int wst = cf_cli_csv_row(&r->csv); /* a failed write stops the run: the rows before it are kept */
+  if (wst < 0) return wst;
   return frame ? fe_write_frame(r, k) : st;
 }
 

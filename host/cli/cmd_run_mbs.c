@@ -76,6 +76,7 @@ static void free_frames(char** files, double* times, int n) {
 typedef struct MbsRun {
   const char* scene_path;
   long steps;
+  long last_row;             /* the step of the CSV's last whole row */
   int quiet;
   cfMbsScene s;
   cfMbsModel* m;
@@ -201,6 +202,12 @@ static int mbs_prepare_output(MbsRun* r) {
     else fprintf(csv, ",%s_x,%s_y,%s_z", s->channel[c].label, s->channel[c].label, s->channel[c].label);
   }
   fprintf(csv, "\n");
+  if ((st = cf_cli_csv_row(&r->csv)) < 0) {
+    remove(r->csv.tmp);
+    cf_cli_out_abandon(&r->od, NULL);
+    mbs_free(r);
+    return fail(st);
+  }
   return 0;
 }
 
@@ -277,7 +284,11 @@ static int mbs_step(void* ctx, long k) {
   r->worst[0] = fmax(r->worst[0], d->phi_max);
   r->worst[1] = fmax(r->worst[1], d->phid_max);
   r->worst[2] = fmax(r->worst[2], d->phidd_max);
-  if (k % s->every == 0 || k == r->steps) write_row(r->csv.f, m, d, s, k);
+  if (k % s->every == 0 || k == r->steps) { /* a failed write stops the run: the rows before it are kept */
+    write_row(r->csv.f, m, d, s, k);
+    if ((st = cf_cli_csv_row(&r->csv)) < 0) return st;
+    r->last_row = k;
+  }
   if (k % r->vtu_every == 0 || k == r->steps)
     st = write_frames(m, d, s, r->out_dir, r->frame_files, r->frame_t, &r->nframe, r->nframe_cap);
   return st;
@@ -321,7 +332,7 @@ static int mbs_keep_outputs(MbsRun* r, int st, int stopped) {
               good, r->steps, d->t);
   }
   int kept_csv = cf_cli_csv_keep(&r->csv);
-  if (stopped) fprintf(stderr, "; kept %s (to step %ld)%s", kept_csv ? r->csv.path : "no CSV", good, r->nframe ? " and" : "");
+  if (stopped) fprintf(stderr, "; kept %s (to step %ld)%s", kept_csv ? r->csv.path : "no CSV", r->last_row, r->nframe ? " and" : "");
   for (int k = 0; k < r->s.nflex && r->nframe > 0; k++) {
     char pvd[CF_MBS_PATH_MAX + 80];
     snprintf(pvd, sizeof pvd, "%s/%s.pvd", r->out_dir, m->body_name[r->s.flex_body[k]]);
@@ -428,7 +439,8 @@ int cf_cmd_run_mbs(int argc, char** argv) {
   cf_mbs_energy(r.m, r.d, &r.T0, &r.V0);
   cf_mbs_violation(r.m, r.d, r.worst);
   write_row(r.csv.f, r.m, r.d, s, 0);
-  int st = write_frames(r.m, r.d, s, r.out_dir, r.frame_files, r.frame_t, &r.nframe, r.nframe_cap);
+  int st = cf_cli_csv_row(&r.csv);
+  if (st >= 0) st = write_frames(r.m, r.d, s, r.out_dir, r.frame_files, r.frame_t, &r.nframe, r.nframe_cap);
   double wall = 0;
   static const cfCliRunOps kOps = {mbs_step, mbs_progress};
   if (st >= 0) st = cf_cli_run_loop(&kOps, &r, r.steps, r.steps >= 100 ? r.steps / 20 : 10, r.quiet, &wall);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "cofem/cofem.h"
 #include "cofem/mbs.h"
@@ -16,6 +17,9 @@
 /* ---- cofem static ----------------------------------------------------------------------------- */
 typedef struct StaticLog {
   FILE* csv;
+  const char* tmp; /* its name */
+  long good;       /* its length after its last whole row (cf_cli_row_end) */
+  int wst;         /* a failed write (< 0): the solve stops there */
   const cfScene* s;
   const double* u_lin; /* [3*nprobe] linear probe displacements at full load */
   double lambda;       /* the last converged load factor */
@@ -24,6 +28,7 @@ typedef struct StaticLog {
 
 static int on_increment(double lambda, int iters, const cfModel* m, const cfData* d, void* user) {
   StaticLog* L = user;
+  const double lambda_before = L->lambda;
   L->lambda = lambda, L->rows++;
   fprintf(L->csv, "%.9g,%d", lambda, iters);
   printf("  load factor %.4f: %2d iterations", lambda, iters);
@@ -37,6 +42,10 @@ static int on_increment(double lambda, int iters, const cfModel* m, const cfData
   fprintf(L->csv, "\n");
   printf("\n");
   fflush(stdout); /* progress, also into a file or pipe */
+  if ((L->wst = cf_cli_row_end(&L->csv, L->tmp, &L->good)) < 0) { /* stop: the rows before it kept */
+    L->rows--, L->lambda = lambda_before;
+    return 1;
+  }
   return cf_cli_interrupted != 0; /* Ctrl-C: stop after this increment */
 }
 
@@ -112,11 +121,25 @@ int cf_cmd_static(int argc, char** argv) {
   fprintf(csv, "\n0,0");
   for (int p = 0; p < s.nprobe; p++) fprintf(csv, ",0,0,0,0,0,0");
   fprintf(csv, "\n");
-  StaticLog log = {csv, &s, u_lin, 0.0, 0};
-  st = cf_static_solve(m, d, f, &s.stat, on_increment, &log);
-  int bad_close = fclose(csv) != 0;
+  StaticLog log = {csv, tmp, 0, CF_OK, &s, u_lin, 0.0, 0};
+  log.wst = cf_cli_row_end(&log.csv, tmp, &log.good);
+  if (log.wst >= 0) st = cf_static_solve(m, d, f, &s.stat, on_increment, &log);
+  int bad_close = log.wst >= 0 && fclose(log.csv) != 0;
   rows = log.rows;
   interrupted = cf_cli_interrupted && log.lambda < 1;
+  if (log.wst < 0) { /* a write failed (named): the increments before it are kept, as after an interrupt */
+    st = log.wst;
+    if (rows > 0 || log.good > 0) {
+      rename(tmp, csv_path);
+      fprintf(stderr, "cofem: error: %s: %s\ncofem: %s: stopped at load factor %.4g of 1; %s holds the rest state and "
+              "the %d increment%s written before\n", scene_path, cf_last_error(), scene_path, log.lambda, csv_path,
+              rows, rows == 1 ? "" : "s");
+      made = 0, st = CF_WARN_STATIC_NOT_CONVERGED; /* exit 1, the folder and the file kept */
+    } else {
+      remove(tmp);
+    }
+    goto out;
+  }
   if (st < 0 || bad_close || (interrupted && log.rows == 0)) { /* nothing kept */
     remove(tmp);
     if (st >= 0 && bad_close) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_run.h"
 #include "cli/commands.h"
 #include "cofem/fem.h"
 #include "cofem/mbs_fe.h"
@@ -21,6 +22,9 @@
 
 typedef struct StaticMbsLog {
   FILE* csv;
+  const char* tmp; /* its name */
+  long good;       /* its length after its last whole row (cf_cli_row_end) */
+  int wst;         /* a failed write (< 0): the statics stop there */
   const cfMbsScene* s;
   int rows;
   double lf; /* the last load factor written */
@@ -36,6 +40,7 @@ static int on_increment(double lf, int steps, int newton, double move, const cfM
     for (int i = 0; i < cf_mbs_channel_size(&L->s->channel[c]); i++) fprintf(L->csv, ",%.12g", v[i]);
   }
   fprintf(L->csv, "\n");
+  if ((L->wst = cf_cli_row_end(&L->csv, L->tmp, &L->good)) < 0) return 1; /* stop: the rows before it kept */
   L->rows++;
   L->lf = lf;
   printf("  load factor %.4f: %3d pseudo-steps, %4d Newton iterations, last move %.2e m\n", lf, steps, newton, move);
@@ -127,9 +132,11 @@ int cf_cmd_static_mbs(int argc, char** argv) {
       else fprintf(csv, ",%s_x,%s_y,%s_z", s.channel[c].label, s.channel[c].label, s.channel[c].label);
     }
     fprintf(csv, "\n");
-    StaticMbsLog log = {csv, &s, 0, 0.0};
-    st = cf_mbs_static(m, d, &o, on_increment, &log);
-    if (fclose(csv) != 0 && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed", tmp);
+    StaticMbsLog log = {csv, tmp, 0, CF_OK, &s, 0, 0.0};
+    log.wst = cf_cli_row_end(&log.csv, tmp, &log.good);
+    if (log.wst >= 0) st = cf_mbs_static(m, d, &o, on_increment, &log);
+    if (log.wst < 0) st = log.wst; /* named the file; it keeps its whole rows (closed) */
+    else if (fclose(log.csv) != 0 && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
     rows = log.rows, lf_done = log.lf;
     interrupted = cf_cli_interrupted && log.lf < 1;
     /* increments that converged before an error or an interrupt stay in static.csv (said below) */

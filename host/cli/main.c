@@ -5,11 +5,15 @@
  *   cofem info MESH
  *   cofem reduce SCENE ...   cofem accuracy ...
  * Exit status: 0 success, 1 error (message on stderr), 2 usage. One file per subcommand: cmd_*.c. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  /* past a file-size limit (ulimit -f) a write fails with EFBIG, which the writers report naming the
+   * file, keeping what was whole; SIGXFSZ's default would kill the run silently, .tmp files left */
+  signal(SIGXFSZ, SIG_IGN);
   if (argc < 2) return cf_cli_usage();
   if (!strcmp(argv[1], "run")) return cf_cmd_run(argc, argv);
   if (!strcmp(argv[1], "reduce")) return cf_cmd_reduce(argc, argv);

@@ -463,11 +463,12 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
        hwrite(r->basis, 8, n * (size_t)r->ndof, f, &sum);
   /* the checksum into the header's last two ints (hashed as zero) */
   ok = ok && fseek(f, CHECKSUM_OFFSET, SEEK_SET) == 0 && fwrite(&sum, 8, 1, f) == 1;
-  if (fclose(f) != 0) ok = 0;
-  if (ok && rename(tmpname, path) != 0) ok = 0;
+  int err = ok ? 0 : errno; /* the cause (EFBIG past a file-size limit, ENOSPC, EIO), before fclose */
+  if (fclose(f) != 0 && ok) ok = 0, err = errno;
+  if (ok && rename(tmpname, path) != 0) ok = 0, err = errno;
   if (!ok) {
     remove(tmpname);
-    return cf_error(CF_ERR_IO, "%s: write failed", path);
+    return cf_error(CF_ERR_IO, "%s: write failed: %s (nothing written)", path, err ? strerror(err) : "I/O error");
   }
   return CF_OK;
 }

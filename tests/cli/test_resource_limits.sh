@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Output under a file-size limit (issue 31, class 2). With `ulimit -f`, `cofem run`, `static` and
+# `reduce` died by SIGXFSZ (exit 153), printed nothing and left their .tmp files. Each command now
+# runs under a small limit and must: exit 1; name the file and the cause ("File too large") on
+# stderr; leave no .tmp; keep its CSV to its last whole row (every row the header's field count).
+# The limits are chosen so that each command's first failing write is a different one: an FE run's
+# frame, a mechanism run's CSV row, FE statics' CSV row, mechanism statics' deformed mesh, the
+# reduction's cache file.
+set -u
+BIN=${COFEM_BIN:-build/cofem}
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+ok() { echo "ok: $*"; }
+[ -x "$BIN" ] || { echo "FAIL: $BIN not built"; exit 1; }
+
+# every row of CSV $1 has its header's number of fields (none cut)
+whole_rows() {
+  python3 - "$1" <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert len(rows) >= 2, "no rows"
+assert all(len(r) == len(rows[0]) for r in rows), "a row cut short"
+assert open(sys.argv[1], "rb").read().endswith(b"\n"), "no final newline"
+PY
+}
+
+# case NAME LIMIT_KB CSV|- -- command...: run under the limit in $tmp/NAME, check what it left
+case_() {
+  local name=$1 limit=$2 csv=$3
+  shift 4
+  local dir=$tmp/$name
+  mkdir -p "$dir"
+  (ulimit -f "$limit"; "$@" >"$dir.out" 2>"$dir.err")
+  local rc=$?
+  local tmps
+  tmps=$(find "$tmp" -name '*.tmp*' | wc -l)
+  echo "$name: exit $rc; $(tr '\n' ' ' <"$dir.err" | cut -c1-300)"
+  [ $rc -eq 1 ] && ok "$name: exit 1 (not killed by SIGXFSZ: 153)" || bad "$name: exit $rc, expected 1"
+  grep -q "File too large" "$dir.err" && grep -q "$tmp/$name" "$dir.err" &&
+    ok "$name: the error names the file and the cause" || bad "$name: no file or cause on stderr"
+  [ "$tmps" -eq 0 ] && ok "$name: no .tmp left" || bad "$name: $tmps .tmp files left: $(find "$tmp" -name '*.tmp*')"
+  if [ "$csv" != - ]; then
+    if [ -f "$dir/$csv" ] && whole_rows "$dir/$csv"; then
+      ok "$name: $csv kept, $(($(wc -l <"$dir/$csv") - 1)) whole rows"
+    else
+      bad "$name: $csv missing or cut"
+    fi
+  fi
+}
+
+# cofem run, FE scene: the first frame (~90 KB) is past 40 KB
+case_ run_fe 40 probes.csv -- "$BIN" run scenes/lug_pull.json --out "$tmp/run_fe" --quiet
+# cofem run, mechanism: mbs.csv grows past 20 KB at about step 125
+case_ run_mbs 20 mbs.csv -- "$BIN" run scenes/mbs/double_fourbar.json --out "$tmp/run_mbs" --quiet
+# cofem static, FE scene: static.csv (~1 KB for 10 increments) past 1 KB
+case_ static_fe 1 static.csv -- "$BIN" static scenes/lug_pull.json --out "$tmp/static_fe"
+# cofem static, mechanism: the hinge's deformed mesh past 1 KB
+case_ static_mbs 1 static.csv -- "$BIN" static scenes/mbs/door_on_fe_hinge.json --out "$tmp/static_mbs"
+# cofem reduce: the cache (~300 KB) past 50 KB
+mkdir -p "$tmp/reduce"
+case_ reduce 50 - -- "$BIN" reduce scenes/lug_pull.json --out "$tmp/reduce/lug.red" --quiet
+[ -e "$tmp/reduce/lug.red" ] && bad "reduce: a partial cache was left" || ok "reduce: no partial cache"
+
+echo "resource limits: $fail failed"
+[ $fail -eq 0 ]
