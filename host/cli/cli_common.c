@@ -15,16 +15,50 @@
 #include "cofem/mbs.h"
 #include "cofem/mbs_fe.h"
 
+/* each command's usage lines (cofem CMD --help prints its own) */
+static const struct {
+  const char* cmd;
+  const char* text;
+} kUsage[] = {
+    {"run", "cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond auto|block_jacobi|rotated_cholesky|amg]\n"
+            "                [--backend cpu|cuda|auto] [--coupling newton|linear] [--max-output BYTES] [--quiet]\n"
+            "    SCENE: an FE scene or a mechanism (--cold, --precond: FE scenes; --coupling: mechanisms)\n"},
+    {"static", "cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
+               "cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n"},
+    {"reduce", "cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp] [--damping Z|adams]\n"
+               "                   [--no-orthonormalise] [--dense] [--quiet] (Craig-Bampton; SCENE: an FE scene)\n"},
+    {"info", "cofem info MESH\n"},
+    {"accuracy", "cofem accuracy [SCENE ...] [--cases lug,hinge,...] [--out DIR] [--docs DIR] [--no-docs] [--no-dynamics]\n"
+                 "               [--no-plots] [--check] (comparison against CalculiX)\n"},
+};
+enum { NUSAGE = (int)(sizeof kUsage / sizeof kUsage[0]) };
+
+const char* cf_cli_command = NULL;
+
+int cf_cli_known_command(const char* cmd) {
+  for (int k = 0; k < NUSAGE; k++)
+    if (!strcmp(cmd, kUsage[k].cmd)) return 1;
+  return 0;
+}
+
+void cf_cli_print_usage(FILE* f, const char* cmd) {
+  int any = 0;
+  for (int k = 0; k < NUSAGE; k++) {
+    if (cmd && strcmp(cmd, kUsage[k].cmd)) continue;
+    const char* t = kUsage[k].text;
+    /* "usage: " before the first line, aligned below it */
+    while (*t) {
+      size_t n = strcspn(t, "\n");
+      fprintf(f, "%s%.*s\n", any ? "       " : "usage: ", (int)n, t);
+      any = 1;
+      t += n + (t[n] == '\n');
+    }
+  }
+  if (!cmd) fprintf(f, "       cofem --version | cofem COMMAND --help\n");
+}
+
 int cf_cli_usage(void) {
-  fprintf(stderr,
-          "usage: cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond auto|block_jacobi|rotated_cholesky|amg]\n"
-          "                 [--backend cpu|cuda|auto] [--coupling newton|linear] [--max-output BYTES] [--quiet]\n"
-          "       cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
-          "       cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n"
-          "       cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] (Craig-Bampton)\n"
-          "       cofem info MESH\n"
-          "       cofem accuracy [SCENE ...] [--cases lug,hinge,...] [--out DIR] [--docs DIR] [--no-docs] [--no-dynamics]\n"
-          "                      [--no-plots] [--check] (comparison against CalculiX)\n");
+  cf_cli_print_usage(stderr, cf_cli_command);
   return 2;
 }
 
@@ -80,7 +114,8 @@ int cf_cli_opt_choice(int argc, char** argv, int* i, const char* const* choices,
 }
 
 int cf_cli_bad_arg(const char* arg) {
-  if (arg[0] == '-') fprintf(stderr, "cofem: error: unknown option '%s'\n", arg);
+  if (arg[0] == '-') fprintf(stderr, "cofem: error: unknown option '%s'%s%s\n", arg, cf_cli_command ? " for cofem " : "",
+                             cf_cli_command ? cf_cli_command : "");
   else fprintf(stderr, "cofem: error: unexpected argument '%s'\n", arg);
   return cf_cli_usage();
 }

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cofem/cofem.h"
+#include "cofem/mbs.h"
 #include "cofem/modal_part.h"
 
 #ifndef M_PI
@@ -76,6 +77,11 @@ int cf_cmd_reduce(int argc, char** argv) {
     } else scene_path = s;
   }
   if (!scene_path) { usage(stderr); return 2; }
+  if (cf_mbs_scene_is_mechanism(scene_path) > 0) { /* its "bodies" would be an unknown key of an FE scene */
+    fprintf(stderr, "cofem reduce: %s is a mechanism (it has \"bodies\"): reduce takes an FE scene; a mechanism's "
+            "modal bodies are reduced when it is run (\"formulation\": \"modal\")\n", scene_path);
+    return 2;
+  }
 
   const char* setp[CF_SCENE_MAX_ITEMS * 4];
   for (int i = 0; i < nsets; i++) setp[i] = sets[i];

@@ -63,7 +63,11 @@ int cf_cmd_static(int argc, char** argv) {
     if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
     else if (!strcmp(a, "--increments")) rc = cf_cli_opt_int(argc, argv, &i, 1, 1000000, &increments);
     else if (!strcmp(a, "--tangent")) rc = cf_cli_opt_choice(argc, argv, &i, tangent_names, &tangent);
-    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else if (!strcmp(a, "--time") || !strcmp(a, "--pseudo-dt") || !strcmp(a, "--tol") || !strcmp(a, "--max-steps")) {
+      fprintf(stderr, "cofem: error: %s is an option of mechanism statics (cofem static MECHANISM); %s is an FE "
+              "scene\n", a, scene_path ? scene_path : "the scene");
+      return cf_cli_usage();
+    } else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
     else scene_path = a;
   }
   if (rc) return rc;

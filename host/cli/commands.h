@@ -4,6 +4,7 @@
 #ifndef COFEM_CLI_COMMANDS_H
 #define COFEM_CLI_COMMANDS_H
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cofem/scene.h"
 
@@ -16,7 +17,12 @@ int cf_cmd_reduce(int argc, char** argv);   /* cmd_reduce.c: Craig-Bampton reduc
 int cf_cmd_accuracy(int argc, char** argv); /* cmd_accuracy.c: comparison against CalculiX */
 
 /* shared by the subcommands (cli_common.c) */
-int cf_cli_usage(void);
+int cf_cli_usage(void); /* the current command's usage (all when none) on stderr; returns 2 */
+/* the command being run (main sets it: run, static, ...), NULL before */
+extern const char* cf_cli_command;
+int cf_cli_known_command(const char* cmd);
+/* the usage lines of cmd (all commands when NULL) */
+void cf_cli_print_usage(FILE* f, const char* cmd);
 int cf_cli_fail(int st);
 int cf_cli_fail_scene(const char* scene_path, int st);
 /* The value after option argv[*i] (*i advances), or NULL with "cofem: error: --out wants a value"

@@ -61,5 +61,24 @@ done
 "$BIN" run no/such/scene.json >/dev/null 2>&1; check "missing scene: exit 1" "[ $? -eq 1 ]"
 "$BIN" frobnicate >/dev/null 2>&1; check "unknown command: exit 2" "[ $? -eq 2 ]"
 
+# CLI conventions (issue 31): --version; COMMAND --help (exit 0, that command's options only, on
+# stdout); the unknown command or option named on the first line; an option of another form of the
+# command and a mechanism given to reduce said so
+out=$("$BIN" --version 2>&1); rc=$?
+check "--version: exit 0, '$out'" "[ $rc -eq 0 ] && echo \"\$out\" | grep -Eq '^cofem [0-9]+\.[0-9]+\.[0-9]+$'"
+for cmd in run static reduce info accuracy; do
+  out=$("$BIN" $cmd --help 2>/dev/null); rc=$?
+  others=$(echo "$out" | grep -Eo 'cofem (run|static|reduce|info|accuracy)' | sort -u | grep -vc "cofem $cmd")
+  check "$cmd --help: exit 0, its usage only on stdout" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'cofem $cmd' && [ $others -eq 0 ]"
+done
+out=$("$BIN" frobnicate 2>&1 | head -1)
+check "unknown command named first: '$out'" "echo \"\$out\" | grep -q \"unknown command 'frobnicate'\""
+out=$("$BIN" run scenes/lug_pull.json --frobnicate 2>&1 | head -1); rc=$?
+check "unknown option named first: '$out'" "echo \"\$out\" | grep -q \"unknown option '--frobnicate' for cofem run\""
+out=$("$BIN" static scenes/lug_pull.json --pseudo-dt 1 2>&1 | head -1)
+check "static FE --pseudo-dt: an option of mechanism statics: '$out'" "echo \"\$out\" | grep -q 'option of mechanism statics'"
+out=$("$BIN" reduce scenes/mbs/door_on_fe_hinge.json 2>&1); rc=$?
+check "reduce MECHANISM: exit 2, says it is a mechanism" "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'is a mechanism'"
+
 echo "cli: $fail failed"
 [ $fail -eq 0 ]
