@@ -131,6 +131,13 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   }
   free(nodes);
   if (st < 0) return cf_error(st, "%s: %s", scene_path, cf_last_error()); /* name the scene */
+  /* a body clamped at its supports whose supports do not hold it: the reduction has rigid-body
+   * modes, which a clamped modal body (its frame carrying no rigid motion of the part) cannot take */
+  if (supports == CF_PART_SUPPORTS_CLAMP && out->red.nrigid > 0)
+    return cf_error(CF_ERR_SCENE, "%s: its clamped supports do not hold the part: the reduction has %d rigid-body "
+                    "mode%s (0 Hz, they were reported as elastic ones); clamp sets that hold it, or let the supports "
+                    "be interface sets (cofem reduce without --clamp)", scene_path, out->red.nrigid,
+                    out->red.nrigid == 1 ? "" : "s");
   out->t_total = cf_wall_time() - t0;
   return CF_OK;
 }

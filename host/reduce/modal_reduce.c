@@ -209,8 +209,9 @@ static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions
   }
   double wmax = 0;
   for (int i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
-  if (m->nfixed == 0)
-    for (int i = 0; i < n && fabs(r->omega2[i]) <= opt->rigid_tol * wmax; i++) r->nrigid++;
+  /* rigid-body modes: of a free part, and of a part its supports do not hold (a clamp at one node
+   * leaves its three rotations: they were labelled normal modes at 0 Hz, one negative, "0 rigid-body") */
+  for (int i = 0; i < n && fabs(r->omega2[i]) <= opt->rigid_tol * wmax; i++) r->nrigid++;
   cf_reduction_set_damping(r, opt->damping);
   if (opt->orthonormalise) {
     /* deterministic signs: the largest |component| of each B q_j positive */

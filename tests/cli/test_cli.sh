@@ -77,6 +77,13 @@ out=$("$BIN" run scenes/lug_pull.json --frobnicate 2>&1 | head -1); rc=$?
 check "unknown option named first: '$out'" "echo \"\$out\" | grep -q \"unknown option '--frobnicate' for cofem run\""
 out=$("$BIN" static scenes/lug_pull.json --pseudo-dt 1 2>&1 | head -1)
 check "static FE --pseudo-dt: an option of mechanism statics: '$out'" "echo \"\$out\" | grep -q 'option of mechanism statics'"
+# a clamp that does not hold the part (one node: three rotations free): the reduction's rigid-body
+# modes were reported as elastic (0 Hz, damped, "0 rigid-body"); now counted, and the clamped
+# reduction refused naming them (issue 31, class 6)
+sed -e 's|"fixed": \[[^]]*\]|"fixed": [{"set": "probe"}]|' -e 's|"\.\./meshes/|"'"$PWD"'/meshes/|' scenes/lug_pull.json > "$tmp/pin1.json"
+out=$("$BIN" reduce "$tmp/pin1.json" --clamp --out "$tmp/pin1.red" 2>&1); rc=$?
+check "reduce, clamped at one node: exit 1, 3 rigid-body modes named" \
+  "[ $rc -eq 1 ] && echo \"\$out\" | grep -q 'do not hold the part: the reduction has 3 rigid-body modes' && [ ! -e $tmp/pin1.red ]"
 out=$("$BIN" reduce scenes/mbs/door_on_fe_hinge.json 2>&1); rc=$?
 check "reduce MECHANISM: exit 2, says it is a mechanism" "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'is a mechanism'"
 
