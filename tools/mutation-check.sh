@@ -60,6 +60,9 @@ MUTATIONS=(
   "host/mbs/mbs_constraints.c|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo + 3;|revolute about a flat set's normal: g held against the other's f"
   # the mechanism's Newton at small steps (issue 31): the round-off floor
   "host/mbs/mbs_step.c|#define NEWTON_FLOOR 100|#define NEWTON_FLOOR 1|Newton's round-off floor removed (stalls fail the step)"
+  # mechanism statics: the force balance and the free motion (issue 31)
+  "host/mbs/mbs_static.c|      if (dq <= o->tol && unb <= FORCE_TOL * fscale) break;|      if (dq <= o->tol) break;|statics converged on small moves alone"
+  "host/mbs/mbs_static.c|#define FREE_STEPS 3|#define FREE_STEPS 1000000|statics: a free body under load not found early"
   # the linear coupling at pins between FE bodies
   "host/mbs/mbs_step.c|phimax <= fmax(10 * phi_pred, m->opt.tol_phi)|phimax <= fmax(1e30 * phi_pred, m->opt.tol_phi)|linear coupling: second linearisation at the first iterate, however far off"
   "host/mbs/mbs_fe.c|s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]) - s->ze0[j];|s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);|linear coupling: the joint forces of v0 taken with the current Z (Z0 e0 dropped)"

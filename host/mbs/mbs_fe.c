@@ -150,6 +150,13 @@ int cf_mbs_fe_index(const cfMbsModel* m, int body) {
 
 const cfModel* cf_mbs_fe_model(const cfMbsModel* m, int ib) { return m->fe[ib].fem; }
 
+const char* cf_mbs__fe_coord_owner(const cfMbsModel* m, int coord, int* node) {
+  for (int i = 0; i < m->nfe; i++)
+    for (int n = 0; n < m->fe[i].nnode; n++)
+      if (coord >= m->fe[i].qadr[n] && coord < m->fe[i].qadr[n] + 3) return *node = n, m->body_name[m->fe[i].body];
+  return NULL;
+}
+
 /* append a weighted node sum; returns its index */
 static int add_vec(struct cfMbsFeBody* fb, const int* nodes, const double* w, int n) {
   if (fb->nvec + 1 >= fb->cap_vec) {

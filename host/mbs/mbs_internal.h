@@ -187,6 +187,8 @@ void cf_mbs__add_3x3(const cfMbsModel* m, double* Ax, int ra, int ba, int ca, in
 /* the step's coefficients of the damping and stiffness in the Newton matrix (cf_mbs__assemble's
  * cC and cK; the mass's is 1): the corotational bodies' A0 = (1 + alpha cC) M + (cK + beta cC) K_R */
 void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK);
+/* the FE body a coordinate is a node position of (its name; *node the node), or NULL */
+const char* cf_mbs__fe_coord_owner(const cfMbsModel* m, int coord, int* node);
 /* d->fe_rhs: what the right side of the next cf_mbs__solve is, for the corotational bodies of the
  * linear coupling (whose part of a solve is then formed without a solve with the part's matrix):
  * GENERAL anything (a solve with A0), NEWTON the step's Newton residual (its joint part

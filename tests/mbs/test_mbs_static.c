@@ -7,7 +7,8 @@
  *     what `cofem static` runs on an FE scene, with the consistent tangent: independent of the
  *     mechanism code).
  *  3. The 40 kg door on the clamped FE hinge: the pin's vertical reaction is the door's weight.
- *  4. A body under gravity held by nothing: "no equilibrium", not a result.
+ *  4. A body under gravity held by nothing: "no equilibrium", not a result; 4b. the same for free
+ *     modal and lumped FE bodies with a loose tolerance of moves, found early and named.
  *  5. A joint at a node set of 242 nodes (a steel block cantilevered from a fixed joint at its
  *     two end layers; the set spans ~100 of the body's node blocks, where an equation once held at
  *     most 32 and such a joint was refused): the reaction is the weight, lumped and corotational
@@ -228,9 +229,44 @@ static void test_no_equilibrium(void) {
   done(&s, m, d);
 }
 
+/* 4b. Held by nothing, with a tolerance of moves a first pseudo-step undercuts (tol 1e-6 m: a free
+ * fall moves beta' h^2 g = 2.5e-8 m in the first 1e-4 s step), modal and lumped FE bodies: no
+ * equilibrium claimed (before: "equilibrium at load factor 1" after one pseudo-step; the lumped
+ * body ran 500 pseudo-steps, 58 s, to its error), the free body found within 20 pseudo-steps and
+ * named. */
+static void test_free_flexible(void) {
+  static const char* kind[2] = {"\"interface\": [\"load\"], \"modes\": 4", "\"formulation\": \"lumped\""};
+  for (int k = 0; k < 2; k++) {
+    char json[1024];
+    snprintf(json, sizeof json, "{\"gravity\": [0, 0, -9.81], \"bodies\": [{\"name\": \"lug\", \"flexible\": "
+             "{\"scene\": \"../lug_pull.json\", %s}}], \"time\": {\"dt\": 1e-4, \"end\": 1}}", kind[k]);
+    cfMbsScene s;
+    cfMbsModel* m = NULL;
+    cfMbsData* d = NULL;
+    int st = cf_mbs_scene_parse(json, kPath, &s);
+    if (st >= 0) st = cf_mbs_model_create(&s.def, &m);
+    if (st >= 0) st = cf_mbs_data_create(m, &d);
+    CHECK_OK(st);
+    int steps = 0;
+    if (st >= 0) {
+      cfMbsStaticOptions o;
+      cf_mbs_static_defaults(&o);
+      o.tol = 1e-6;
+      st = cf_mbs_static(m, d, &o, NULL, NULL);
+      const char* at = strstr(cf_last_error(), "pseudo-step ");
+      if (at) steps = atoi(at + 12);
+    }
+    printf("a free %s body under gravity: %s\n", k ? "lumped" : "modal", cf_last_error());
+    CHECK(st == CF_ERR_SOLVER && strstr(cf_last_error(), "body 'lug' is not held against its load"));
+    CHECK(steps > 0 && steps <= 20); /* measured 10 */
+    done(&s, m, d);
+  }
+}
+
 int main(void) {
   test_pendulum();
   test_no_equilibrium();
+  test_free_flexible();
   test_door();
   test_clamped_lug();
   test_large_set();
