@@ -60,6 +60,8 @@ MUTATIONS=(
   "host/mbs/mbs_constraints.c|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo + 3;|revolute about a flat set's normal: g held against the other's f"
   # the mechanism's Newton at small steps (issue 31): the round-off floor
   "host/mbs/mbs_step.c|#define NEWTON_FLOOR 100|#define NEWTON_FLOOR 1|Newton's round-off floor removed (stalls fail the step)"
+  # generalized-alpha's initial acceleration (issue 31, class 9)
+  "host/fem/fem_newton.c|F0[k] + m->node_mass[node] * g[k % 3] - d->f_el[k] - d->r[k];|F0[k] - d->f_el[k] - d->r[k];|generalized-alpha: gravity left out of the initial acceleration"
   # mechanism statics: the force balance and the free motion (issue 31)
   "host/mbs/mbs_static.c|      if (dq <= o->tol && unb <= FORCE_TOL * fscale) break;|      if (dq <= o->tol) break;|statics converged on small moves alone"
   "host/mbs/mbs_static.c|#define FREE_STEPS 3|#define FREE_STEPS 1000000|statics: a free body under load not found early"
