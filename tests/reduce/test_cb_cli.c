@@ -2,6 +2,7 @@
  * supports as interface writes a file that reads back with six rigid-body modes and the printed
  * counts; bad arguments and unknown sets are refused. */
 #define _POSIX_C_SOURCE 200809L
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -48,6 +49,58 @@ int main(void) {
   CHECK(p.from_cache == 1);
   CHECK(p.red.n == 179 && p.red.nrigid == 6 && p.red.zeta[0] == 0.0 && p.red.zeta[6] == 0.05 && p.red.zeta[178] == 0.05);
   cf_modal_part_free(&p);
+  /* the cache is refused, and the reduction made anew, after any input it depends on changes
+   * (issue 31: with the density left out of the check, a cache made for another density was reused):
+   * the material (E, nu, rho) and mass kind in a copy of the scene, the mode count, the interface,
+   * the orthonormalisation */
+  {
+    static const char* const from[] = {"\"rho\": 7850", "\"E\": 210e9", "\"nu\": 0.3", "\"mass\": \"lumped\""};
+    static const char* const to[] = {"\"rho\": 7851", "\"E\": 211e9", "\"nu\": 0.31",
+                                     "\"mass\": \"consistent\""};
+    FILE* f = fopen(scene, "r");
+    char text[8192];
+    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[len] = '\0';
+    char variant[700];
+    snprintf(variant, sizeof variant, "/tmp/cofem_test_cb_cli_%d.json", (int)getpid());
+    for (int k = 0; k < 4; k++) {
+      const char* at = strstr(text, from[k]);
+      CHECK(at != NULL);
+      if (!at) continue;
+      /* the copy in /tmp, its mesh by absolute path */
+      char edited[8192], *mesh;
+      snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - text), text, to[k], at + strlen(from[k]));
+      FILE* g = fopen(variant, "w");
+      if ((mesh = strstr(edited, "\"../meshes/")))
+        fprintf(g, "%.*s\"%s/meshes/%s", (int)(mesh - edited), edited, COFEM_SOURCE_DIR, mesh + strlen("\"../meshes/"));
+      fclose(g);
+      cfModalPart q;
+      int st = cf_modal_part_load(variant, NULL, 0, CF_PART_SUPPORTS_INTERFACE, &ro, out, &q);
+      printf("cache after %s -> %s: %s\n", from[k], to[k], st < 0 ? cf_last_error() : q.from_cache ? "reused" : "recomputed");
+      CHECK_OK(st);
+      CHECK(st < 0 || q.from_cache == 0);
+      cf_modal_part_free(&q);
+      /* back to the original's cache for the next change */
+      CHECK_OK(cf_modal_part_load(scene, NULL, 0, CF_PART_SUPPORTS_INTERFACE, &ro, out, &q));
+      cf_modal_part_free(&q);
+    }
+    remove(variant);
+    cfReduceOptions other = ro;
+    other.nmodes = 9;
+    const char* iface[] = {"load"};
+    for (int k = 0; k < 3; k++) {
+      cfReduceOptions o2 = k == 0 ? other : ro;
+      if (k == 2) o2.orthonormalise = 0;
+      cfModalPart q;
+      int st = cf_modal_part_load(scene, k == 1 ? iface : NULL, k == 1 ? 1 : 0, CF_PART_SUPPORTS_INTERFACE, &o2, out, &q);
+      CHECK_OK(st);
+      CHECK(st < 0 || q.from_cache == 0);
+      cf_modal_part_free(&q);
+      CHECK_OK(cf_modal_part_load(scene, NULL, 0, CF_PART_SUPPORTS_INTERFACE, &ro, out, &q));
+      cf_modal_part_free(&q);
+    }
+  }
   remove(out);
   char* a2[] = {"cofem", "reduce", scene, "--interface", "nope", NULL};
   CHECK(cf_cmd_reduce(5, a2) == 1);
