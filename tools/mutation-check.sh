@@ -65,6 +65,8 @@ MUTATIONS=(
   "host/fem/fem_newton.c|const double fx = (1 - af) * F1[i] + af * F0[i] + m->node_mass[i / 3] * g[i % 3];|const double fx = F1[i] + 0 * F0[i] + m->node_mass[i / 3] * g[i % 3];|generalized-alpha: loads at the end of the step"
   "host/fem/fem_newton.c|d->p[i] = (1 - af) * d->v[i] + af * v0[i];|d->p[i] = d->v[i] + 0 * v0[i];|generalized-alpha: damping at the end of the step"
   "host/reduce/modal_reduce.c|  if (r->E != m->def.E || r->nu != m->def.nu || r->rho != m->def.rho || r->consistent_mass != m->def.consistent_mass)|  if (r->E != m->def.E || r->nu != m->def.nu || r->consistent_mass != m->def.consistent_mass)|reduction cache: the density left out of its check"
+  "host/fem/fem_amg.c|    const double omega = 4.0 / 3.0 / rho;|    const double omega = 2.0 / 3.0 / rho;|AMG: the prolongator smoothing's weight halved"
+  "host/fem/fem_amg.c|  const double up = 1.1 * L->lmax, lo = up / 30.0;|  const double up = 1.0 * L->lmax, lo = up / 30.0;|AMG: the Chebyshev smoother's safety margin removed"
   # mechanism statics: the force balance and the free motion (issue 31)
   "host/mbs/mbs_static.c|      if (dq <= o->tol && unb <= FORCE_TOL * fscale) break;|      if (dq <= o->tol) break;|statics converged on small moves alone"
   "host/mbs/mbs_static.c|#define FREE_STEPS 3|#define FREE_STEPS 1000000|statics: a free body under load not found early"

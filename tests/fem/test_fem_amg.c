@@ -26,6 +26,8 @@
 #include "fem/fem_element.h"
 #include "fem/fem_precond.h"
 
+#define AMG_SMALL_BOUND 31 /* (c): measured 21 on the small beam, 1.5x */
+
 static double rnd(unsigned long long* s) {
   *s ^= *s << 13;
   *s ^= *s >> 7;
@@ -380,7 +382,7 @@ int main(void) {
     /* measured SA 0.623 (4.9 cycles per digit; Chebyshev degree 2 on aggregates of 3x3x3 nodes
      * and more, on a beam 4 elements thick), unsmoothed P 0.728 (7.3 cycles per digit),
      * translations only 0.758 (8.3); deterministic (fixed vectors, thread-independent sums) */
-    CHECK(f < 0.7);
+    CHECK(f < 0.65); /* deterministic: 0.623; the prolongator smoothing's weight halved gives 0.684 */
     CHECK(f_tent > f + 0.04);
     CHECK(f_trans > f + 0.04);
     free(A0);
@@ -401,6 +403,14 @@ int main(void) {
            steps, it_bj, it_amg, (double)it_bj / it_amg);
     /* measured: block Jacobi 5418, AMG 64 (85x fewer); the issue asks for 5x at least */
     CHECK(it_amg > 0 && 5 * it_amg <= it_bj);
+    /* and the AMG's own count within 1.5x of the measured one, on this mesh and the small one
+     * (issue 31: halving the prolongator smoothing's weight or dropping the Chebyshev smoother's
+     * 1.1 margin made the AMG slower without a test seeing it) */
+    double tip_small[3];
+    const long it_small = pull_iters(&small, CF_PRECOND_AMG, steps, tip_small);
+    printf("(c) AMG iterations: beam_20k %ld (bound 96), small beam %ld (bound %d)\n", it_amg, it_small, AMG_SMALL_BOUND);
+    CHECK(it_amg <= 96);                 /* measured 64, 1.5x */
+    CHECK(it_small <= AMG_SMALL_BOUND);
     printf("(c) tip deflection z: block Jacobi %.9f m, AMG %.9f m\n", tip_bj[2], tip_amg[2]);
     CHECK_CLOSE(tip_amg[2], tip_bj[2], 0, 1e-5); /* measured 1.1e-6 relative: the PCG tolerance */
     cf_mesh_free(&big);
