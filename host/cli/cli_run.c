@@ -53,9 +53,15 @@ int cf_cli_row_end(FILE** f, const char* path, long* good) {
   int err = errno ? errno : EIO;
   fclose(*f); /* what it still holds is the part of a row: cut below */
   *f = NULL;
-  int cut = truncate(path, *good) == 0;
-  return cf_error(CF_ERR_IO, "%s: write failed: %s (%s)", path, strerror(err),
-                  cut ? "the file keeps the rows written before this one" : "the file may end in a partial row");
+  int cut = truncate(path, *good) == 0, cut_err = errno;
+  /* named as the reader will know it: without the ".tmp" it is written under (the caller says
+   * whether it keeps the whole rows before this one, or nothing) */
+  size_t n = strlen(path);
+  int shown = n > 4 && !strcmp(path + n - 4, ".tmp") ? (int)(n - 4) : (int)n;
+  if (!cut)
+    return cf_error(CF_ERR_IO, "%.*s: write failed: %s (and it could not be cut back to its last whole row: %s)",
+                    shown, path, strerror(err), strerror(cut_err));
+  return cf_error(CF_ERR_IO, "%.*s: write failed: %s", shown, path, strerror(err));
 }
 
 int cf_cli_csv_row(cfCliCsv* c) { return c->f ? cf_cli_row_end(&c->f, c->tmp, &c->good) : CF_ERR_IO; }

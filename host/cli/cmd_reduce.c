@@ -22,19 +22,9 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-static void usage(FILE* f) {
-  fprintf(f, "usage: cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp]\n"
-             "                    [--damping Z|adams] [--no-orthonormalise] [--dense] [--quiet]\n"
-             "  --interface SET   interface node set (repeatable, or SET1,SET2); the scene's fixed\n"
-             "                    sets are interface sets too unless --clamp\n"
-             "  --modes N         fixed-interface normal modes (default 12)\n"
-             "  --out FILE        write the reduction (binary, docs/reduction-format.md)\n"
-             "  --clamp           keep the scene's supports fixed instead\n"
-             "  --damping Z       modal damping ratio of every elastic mode (default 0.01);\n"
-             "                    'adams': 1%% below 100 Hz, 10%% below 1 kHz, 100%% above\n"
-             "  --no-orthonormalise  keep the [constraint, normal] basis as it is\n"
-             "  --dense           dense eigen solver for the normal modes (default: auto)\n");
-}
+/* the usage and what each option means: the command table's (cli_common.c), one text for
+ * cofem reduce --help and the usage errors */
+static void usage(FILE* f) { cf_cli_print_usage(f, "reduce"); }
 
 int cf_cmd_reduce(int argc, char** argv) {
   /* argv[0] "cofem", argv[1] "reduce" (or argv[0] "reduce"): skip to the arguments */
@@ -47,34 +37,34 @@ int cf_cmd_reduce(int argc, char** argv) {
   cfReduceOptions opt = cf_default_reduce_options();
   for (int i = a0; i < argc; i++) {
     const char* s = argv[i];
-    int more = i + 1 < argc;
+    const char* v = NULL;
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) { usage(stdout); return 0; }
-    else if (!strcmp(s, "--interface") && more) {
+    else if (!strcmp(s, "--interface")) {
+      if (!(v = cf_cli_arg_value(argc, argv, &i))) return 2;
       char buf[1024];
-      snprintf(buf, sizeof buf, "%s", argv[++i]);
+      snprintf(buf, sizeof buf, "%s", v);
       for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (nsets == (int)(sizeof sets / sizeof sets[0])) { fprintf(stderr, "cofem reduce: too many interface sets\n"); return 2; }
+        if (nsets == (int)(sizeof sets / sizeof sets[0])) { fprintf(stderr, "cofem: error: --interface: too many interface sets\n"); return 2; }
         snprintf(sets[nsets++], CF_NAME_MAX, "%s", tok);
       }
-    } else if (!strcmp(s, "--modes") && more) {
-      if (cf_parse_int("--modes", argv[++i], 0, 100000, &opt.nmodes) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); return 2; }
-    } else if (!strcmp(s, "--out") && more) out = argv[++i];
-    else if (!strcmp(s, "--damping") && more) {
-      i++;
-      if (!strcmp(argv[i], "adams")) opt.damping = -1;
-      else if (cf_parse_double("--damping", argv[i], 0, 100, &opt.damping) < 0) {
-        fprintf(stderr, "cofem reduce: %s, or 'adams'\n", cf_last_error());
+    } else if (!strcmp(s, "--modes")) {
+      int rc = cf_cli_opt_int(argc, argv, &i, 0, 100000, &opt.nmodes);
+      if (rc) return rc;
+    } else if (!strcmp(s, "--out")) {
+      if (!(out = cf_cli_arg_value(argc, argv, &i))) return 2;
+    } else if (!strcmp(s, "--damping")) {
+      if (!(v = cf_cli_arg_value(argc, argv, &i))) return 2;
+      if (!strcmp(v, "adams")) opt.damping = -1;
+      else if (cf_parse_double("--damping", v, 0, 100, &opt.damping) < 0) {
+        fprintf(stderr, "cofem: error: %s, or 'adams'\n", cf_last_error());
         return 2;
       }
     } else if (!strcmp(s, "--clamp")) clamp = 1;
     else if (!strcmp(s, "--no-orthonormalise") || !strcmp(s, "--no-orthonormalize")) opt.orthonormalise = 0;
     else if (!strcmp(s, "--dense")) opt.modal.method = CF_MODAL_DENSE;
     else if (!strcmp(s, "--quiet")) quiet = 1;
-    else if (s[0] == '-' || scene_path) {
-      fprintf(stderr, "cofem reduce: unexpected argument '%s'\n", s);
-      usage(stderr);
-      return 2;
-    } else scene_path = s;
+    else if (s[0] == '-' || scene_path) return cf_cli_bad_arg(s); /* named first, then the usage; 2 */
+    else scene_path = s;
   }
   if (!scene_path) { usage(stderr); return 2; }
   if (cf_mbs_scene_is_mechanism(scene_path) > 0) { /* its "bodies" would be an unknown key of an FE scene */

@@ -55,6 +55,8 @@ typedef struct FeRun {
   double* ftimes;
   double* von;
   int last_status; /* the last warning status of a step (> 0) */
+  long rows;       /* the step of probes.csv's last whole row (0: none) */
+  int out_failed;  /* a step ran but its row or frame could not be written (the error set) */
   long iters_sum, newton_sum, cuts;
   int iters_max;
   double peak; /* largest displacement at the steps whose state was fetched */
@@ -211,8 +213,10 @@ static int fe_step(void* ctx, long k) {
   }
   fprintf(csv, "\n");
   int wst = cf_cli_csv_row(&r->csv); /* a failed write stops the run: the rows before it are kept */
-  if (wst < 0) return wst;
-  return frame ? fe_write_frame(r, k) : st;
+  if (wst >= 0) r->rows = k;
+  if (wst >= 0 && frame) wst = fe_write_frame(r, k);
+  if (wst < 0) r->out_failed = 1;
+  return wst < 0 ? wst : st;
 }
 
 static void fe_progress(void* ctx, long k, long steps, double el) {
@@ -226,7 +230,9 @@ static void fe_progress(void* ctx, long k, long steps, double el) {
 static int fe_stopped(FeRun* r, int st, const char* pvd) {
   const cfData* d = r->d;
   long good = d->steps, steps = r->steps;
-  if (good == 0) { /* nothing run: nothing left behind (the CSV's header, the folders this run made) */
+  /* nothing run, or nothing of it written: nothing left behind (the CSV's header, the folders this
+   * run made) */
+  if (good == 0 || r->rows == 0) {
     remove(r->csv.tmp);
     cf_cli_out_abandon(&r->od, kSub);
     int code = st >= 0 ? cf_cli_interrupt_code() : (st == CF_ERR_DIVERGED ? 3 : 1);
@@ -243,14 +249,18 @@ static int fe_stopped(FeRun* r, int st, const char* pvd) {
   if (st < 0) {
     fprintf(stderr, "cofem: error: %s: %s (%s)\n", r->scene_path, msg, cf_status_name(st));
     code = st == CF_ERR_DIVERGED ? 3 : 1;
-    fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)%s", r->scene_path, good + 1, steps,
-            d->t + r->s.def.dt, st == CF_ERR_DIVERGED ? ": diverged" : "");
+    if (r->out_failed) /* the step ran; its row or frame could not be written */
+      fprintf(stderr, "cofem: %s: stopped after step %ld of %ld (t = %.6g s): its output could not be written",
+              r->scene_path, good, steps, d->t);
+    else
+      fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)%s", r->scene_path, good + 1, steps,
+              d->t + r->s.def.dt, st == CF_ERR_DIVERGED ? ": diverged" : "");
   } else {
     code = cf_cli_interrupt_code();
     fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", r->scene_path, cf_cli_interrupt_name(),
             good, steps, d->t);
   }
-  fprintf(stderr, "; kept %s (%ld steps)%s%s", kept_csv ? r->csv.path : "no CSV", good, kept_pvd ? " and " : "",
+  fprintf(stderr, "; kept %s (%ld steps)%s%s", kept_csv ? r->csv.path : "no CSV", r->rows, kept_pvd ? " and " : "",
           kept_pvd ? pvd : "");
   if (kept_pvd) fprintf(stderr, " (%d frames, to t = %.6g s)", r->nframes, r->ftimes[r->nframes - 1]);
   fprintf(stderr, "\n");

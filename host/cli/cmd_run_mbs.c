@@ -77,6 +77,7 @@ typedef struct MbsRun {
   const char* scene_path;
   long steps;
   long last_row;             /* the step of the CSV's last whole row */
+  int out_failed;            /* a step ran but its row or frames could not be written (the error set) */
   int quiet;
   cfMbsScene s;
   cfMbsModel* m;
@@ -286,11 +287,15 @@ static int mbs_step(void* ctx, long k) {
   r->worst[2] = fmax(r->worst[2], d->phidd_max);
   if (k % s->every == 0 || k == r->steps) { /* a failed write stops the run: the rows before it are kept */
     write_row(r->csv.f, m, d, s, k);
-    if ((st = cf_cli_csv_row(&r->csv)) < 0) return st;
+    if ((st = cf_cli_csv_row(&r->csv)) < 0) {
+      r->out_failed = 1;
+      return st;
+    }
     r->last_row = k;
   }
   if (k % r->vtu_every == 0 || k == r->steps)
     st = write_frames(m, d, s, r->out_dir, r->frame_files, r->frame_t, &r->nframe, r->nframe_cap);
+  if (st < 0) r->out_failed = 1;
   return st;
 }
 
@@ -325,7 +330,10 @@ static int mbs_keep_outputs(MbsRun* r, int st, int stopped) {
   int code = 0;
   if (stopped) {
     code = st < 0 ? fail(st) : cf_cli_interrupt_code();
-    if (st < 0)
+    if (st < 0 && r->out_failed) /* the step ran; its row or frames could not be written */
+      fprintf(stderr, "cofem: %s: stopped after step %ld of %ld (t = %.6g s): its output could not be written",
+              r->scene_path, good, r->steps, d->t);
+    else if (st < 0)
       fprintf(stderr, "cofem: %s: stopped at step %ld of %ld (t = %.6g s)", r->scene_path, good + 1, r->steps, d->t + m->opt.dt);
     else
       fprintf(stderr, "cofem: %s: %s: stopped after step %ld of %ld (t = %.6g s)", r->scene_path, cf_cli_interrupt_name(),

@@ -70,7 +70,11 @@ int cf_cmd_static_mbs(int argc, char** argv) {
     else if (!strcmp(a, "--tol")) rc = cf_cli_opt_double(argc, argv, &i, 1e-300, 1, &o.tol);
     else if (!strcmp(a, "--max-steps")) rc = cf_cli_opt_int(argc, argv, &i, 1, 100000000, &o.max_steps);
     else if (!strcmp(a, "--out")) { out_arg = cf_cli_arg_value(argc, argv, &i); if (!out_arg) rc = 2; }
-    else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
+    else if (!strcmp(a, "--tangent")) { /* listed in the usage, for FE statics */
+      fprintf(stderr, "cofem: error: %s is an option of FE statics (cofem static SCENE); %s is a mechanism\n", a,
+              scene_path ? scene_path : "the scene");
+      return cf_cli_usage();
+    } else if (a[0] == '-' || scene_path) return cf_cli_bad_arg(a);
     else scene_path = a;
   }
   if (rc) return rc;

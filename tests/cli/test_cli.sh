@@ -87,5 +87,18 @@ check "reduce, clamped at one node: exit 1, 3 rigid-body modes named" \
 out=$("$BIN" reduce scenes/mbs/door_on_fe_hinge.json 2>&1); rc=$?
 check "reduce MECHANISM: exit 2, says it is a mechanism" "[ $rc -eq 2 ] && echo \"\$out\" | grep -q 'is a mechanism'"
 
+# the other direction and reduce's own options (rel-io, on the conventions above): an FE-statics
+# option given with a mechanism said so (was "unknown option" beside a usage listing it); reduce's
+# unknown option and missing value as the other commands say them (were "unexpected argument
+# '--modes'"); reduce --help with each option's description (were in the usage of an error only)
+out=$("$BIN" static scenes/mbs/door_on_fe_hinge.json --tangent KR --out "$tmp/smbs" 2>&1 | head -1)
+check "static MECHANISM --tangent: an option of FE statics: '$out'" "echo \"\$out\" | grep -q 'option of FE statics' && [ ! -e $tmp/smbs ]"
+out=$("$BIN" reduce scenes/lug_pull.json --frobnicate 2>&1); rc=$?; out=$(echo "$out" | head -1)
+check "reduce unknown option named first: '$out'" "[ $rc -eq 2 ] && echo \"\$out\" | grep -q \"unknown option '--frobnicate' for cofem reduce\""
+out=$("$BIN" reduce scenes/lug_pull.json --modes 2>&1); rc=$?; out=$(echo "$out" | head -1)
+check "reduce --modes without a value: '$out'" "[ $rc -eq 2 ] && echo \"\$out\" | grep -q -- '--modes wants a value'"
+out=$("$BIN" reduce --help 2>/dev/null); rc=$?
+check "reduce --help describes its options" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q -- '--clamp  *keep the scene' && echo \"\$out\" | grep -q -- '--modes N  *fixed-interface normal modes'"
+
 echo "cli: $fail failed"
 [ $fail -eq 0 ]
