@@ -64,7 +64,7 @@ MUTATIONS=(
   "host/fem/fem_newton.c|F0[k] + m->node_mass[node] * g[k % 3] - d->f_el[k] - d->r[k];|F0[k] - d->f_el[k] - d->r[k];|generalized-alpha: gravity left out of the initial acceleration"
   "host/fem/fem_newton.c|const double fx = (1 - af) * F1[i] + af * F0[i] + m->node_mass[i / 3] * g[i % 3];|const double fx = F1[i] + 0 * F0[i] + m->node_mass[i / 3] * g[i % 3];|generalized-alpha: loads at the end of the step"
   "host/fem/fem_newton.c|d->p[i] = (1 - af) * d->v[i] + af * v0[i];|d->p[i] = d->v[i] + 0 * v0[i];|generalized-alpha: damping at the end of the step"
-  "host/reduce/modal_reduce.c|  if (r->E != m->def.E || r->nu != m->def.nu || r->rho != m->def.rho || r->consistent_mass != m->def.consistent_mass)|  if (r->E != m->def.E || r->nu != m->def.nu || r->consistent_mass != m->def.consistent_mass)|reduction cache: the density left out of its check"
+  "host/reduce/modal_reduce.c|r->rho != m->def.rho|r->rho != r->rho|reduction cache: the density left out of its check"
   "host/fem/fem_amg.c|    const double omega = 4.0 / 3.0 / rho;|    const double omega = 2.0 / 3.0 / rho;|AMG: the prolongator smoothing's weight halved"
   "host/fem/fem_amg.c|  const double up = 1.1 * L->lmax, lo = up / 30.0;|  const double up = 1.0 * L->lmax, lo = up / 30.0;|AMG: the Chebyshev smoother's safety margin removed"
   "host/mbs/mbs_fe.c|                  : fb->corotational ? fem->Mblk[fem->diag[order[s]]] : fem->node_mass[order[s]];|                  : 1 ? fem->Mblk[fem->diag[order[s]]] : fem->node_mass[order[s]];|lumped FE body: the consistent mass's diagonal for point masses"
