@@ -14,10 +14,15 @@
         print(mech.channels())           # the scene's output channels, as cofem run's mbs.csv
 
 positions, velocities, rest and forces are numpy views of the library's own arrays (no copy; they
-follow every step). They stay valid while the Scene is open: after close() they must not be used.
+follow every step). They are attributes that cannot be rebound (write into them: s.forces[:] = f).
+A view keeps the library's memory alive: after close() the session cannot be used, and its memory is
+freed when the last view is gone. A Scene or Mechanism is used by one thread at a time: a call while
+another thread is inside one raises cofem.Error. Counts and ids are checked integers (a C int).
 Errors raise cofem.Error carrying the library's message (cf_last_error()).
 """
 import ctypes
+import os
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -95,27 +100,98 @@ def _copy(ptr, shape):
     return np.ctypeslib.as_array(ptr, shape=(n,)).copy().reshape(shape) if n else np.zeros(shape)
 
 
+_INT_MAX = 2**31 - 1
+
+
+def _int(value, name, lo=0, hi=_INT_MAX):
+    """value as a C int in [lo, hi], or TypeError / ValueError naming the argument (a bool, a float
+    or a value past a C int was taken as something else: step(2**32 + 1) ran one step)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{name} = {int(value)} is out of range [{lo}, {hi}]")
+    return int(value)
+
+
+def _str(value, name):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value.encode()
+
+
+def _path(value, name="path"):
+    """a str or os.PathLike (Scene(None) read a file named "None")"""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or an os.PathLike, not {type(value).__name__}")
+    return os.fspath(value)
+
+
+class _Memory:
+    """The C session's memory: freed when the handle is closed *and* no view of its arrays is left
+    (each view holds this object), so a view used after close() reads and writes live memory."""
+
+    def __init__(self, h, free):
+        self.h, self._free = h, free
+
+    def __del__(self):
+        if self.h is not None:
+            self._free(self.h)
+            self.h = None
+
+
+class _View:
+    """A read-only attribute holding a view (s.forces = x would silently disconnect the array)."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else obj._views[self.name]
+
+    def __set__(self, obj, value):
+        raise AttributeError(f"{self.name} is a view of the library's array and cannot be rebound: write into it "
+                             f"({self.name}[:] = ...)")
+
+
 class _Handle:
-    """A C session behind a Python object: views of its arrays, closing, the with statement."""
+    """A C session behind a Python object: views of its arrays, closing, the with statement, one
+    thread at a time."""
     _free = None   # name of the C function that frees the handle
     _what = "session"
+
+    def _open(self, h):
+        self._mem = _Memory(h, getattr(_L, self._free))
+        self._h = h
+        self._views = {}
+        self._lock = threading.Lock()
 
     def _view(self, getter, n):
         addr = ctypes.cast(getter(self._h), ctypes.c_void_p).value
         buf = (ctypes.c_double * n).from_address(addr)
-        buf._owner = self  # the view keeps its owner (so the C memory) alive
+        buf._owner = self._mem  # the view keeps the C memory alive, not the session
         return np.frombuffer(buf, dtype=np.float64)
 
     def _live(self):
-        if self._h is None:
-            raise Error(-5, f"{self.path}: the {self._what} is closed")
+        if getattr(self, "_h", None) is None:
+            raise Error(-5, f"{getattr(self, 'path', '?')}: the {self._what} is closed")
         return self._h
 
+    def _use(self):
+        """the handle for one call, refused while another thread is inside one (CHOLMOD and the
+        session's state are not thread-safe: two threads stepping one Mechanism crashed)"""
+        h = self._live()
+        if not self._lock.acquire(blocking=False):
+            raise Error(-5, f"{self.path}: the {self._what} is used from two threads at once; give each thread "
+                            f"its own, or serialise the calls")
+        return _Locked(self._lock, h)
+
     def close(self):
-        """Free the C session. The array views must not be used afterwards."""
+        """Close the session (it cannot be used afterwards). Its memory is freed once no view of its
+        arrays is left."""
         if getattr(self, "_h", None) is not None:
-            getattr(_L, self._free)(self._h)
-            self._h = None
+            with self._use():
+                self._h = None
+            self._mem = None
 
     def __enter__(self):
         return self
@@ -124,28 +200,47 @@ class _Handle:
         self.close()
 
     def __del__(self):
-        self.close()
+        if getattr(self, "_h", None) is not None:
+            self._h = None
+            self._mem = None
+
+
+class _Locked:
+    def __init__(self, lock, h):
+        self.lock, self.h = lock, h
+
+    def __enter__(self):
+        return self.h
+
+    def __exit__(self, *exc):
+        self.lock.release()
 
 
 class Scene(_Handle):
     """An FE scene (JSON, docs/scene-format.md) loaded and ready to step on its backend."""
     _free = "cf_session_free"
     _what = "scene"
+    positions = _View()
+    velocities = _View()
+    rest = _View()
+    forces = _View()
 
     def __init__(self, path):
+        path = _path(path)
         h = ctypes.c_void_p()
-        _check(_L.cf_session_open(str(path).encode(), ctypes.byref(h)))
-        self._h = h
-        self.path = str(path)
+        _check(_L.cf_session_open(path.encode(), ctypes.byref(h)))
+        self.path = path
+        self._open(h)
         self.nnode = _L.cf_session_nnode(h)
         self.ntet = _L.cf_session_ntet(h)
         self.dt = _L.cf_session_dt(h)
         # views of the library's arrays: same addresses for the session's life
-        self.positions = self._view(_L.cf_session_x, 3 * self.nnode).reshape(self.nnode, 3)
-        self.velocities = self._view(_L.cf_session_v, 3 * self.nnode).reshape(self.nnode, 3)
-        self.rest = self._view(_L.cf_session_rest, 3 * self.nnode).reshape(self.nnode, 3)
-        self.rest.flags.writeable = False
-        self.forces = self._view(_L.cf_session_forces, 3 * self.nnode).reshape(self.nnode, 3)
+        n = self.nnode
+        self._views["positions"] = self._view(_L.cf_session_x, 3 * n).reshape(n, 3)
+        self._views["velocities"] = self._view(_L.cf_session_v, 3 * n).reshape(n, 3)
+        self._views["rest"] = self._view(_L.cf_session_rest, 3 * n).reshape(n, 3)
+        self._views["rest"].flags.writeable = False
+        self._views["forces"] = self._view(_L.cf_session_forces, 3 * n).reshape(n, 3)
 
     # ---- state -------------------------------------------------------------------------------------
     @property
@@ -160,32 +255,39 @@ class Scene(_Handle):
     def step(self, n=1):
         """n time steps with the scene's loads plus self.forces. Returns the worst status (0, or a
         positive warning, also issued as cofem.Warning); an error raises cofem.Error."""
-        return _check(_L.cf_session_step(self._live(), int(n)))
+        n = _int(n, "n")
+        with self._use() as h:
+            return _check(_L.cf_session_step(h, n))
 
     def set_supports(self, active=True):
-        _check(_L.cf_session_set_supports(self._live(), 1 if active else 0))
+        with self._use() as h:
+            _check(_L.cf_session_set_supports(h, 1 if active else 0))
 
     def reset(self):
         """Back to rest (t = 0, supports on); self.forces is kept."""
-        _check(_L.cf_session_reset(self._live()))
+        with self._use() as h:
+            _check(_L.cf_session_reset(h))
 
     def node_set(self, name):
         """Node indices of a node set of the mesh (a copy)."""
         p = _lib.P_int()
-        n = _L.cf_session_node_set(self._live(), name.encode(), ctypes.byref(p))
+        with self._use() as h:
+            n = _L.cf_session_node_set(h, _str(name, "name"), ctypes.byref(p))
         _check(min(n, 0))
         return _copy(p, (n,)).astype(np.int64)
 
     def probe(self, name):
         """Mean displacement [3] of a node set (the scene's probes are node sets)."""
         u = (ctypes.c_double * 3)()
-        _check(_L.cf_session_probe(self._live(), name.encode(), u))
+        with self._use() as h:
+            _check(_L.cf_session_probe(h, _str(name, "name"), u))
         return np.array(u[:])
 
     def von_mises(self):
         """Per-element von Mises stress [ntet] of the current state [Pa]."""
         out = np.empty(self.ntet)
-        _L.cf_session_von_mises(self._live(), out.ctypes.data_as(_lib.P_double))
+        with self._use() as h:
+            _L.cf_session_von_mises(h, out.ctypes.data_as(_lib.P_double))
         return out
 
     # ---- analyses ----------------------------------------------------------------------------------
@@ -193,16 +295,19 @@ class Scene(_Handle):
         """Statics from rest under scale * (every scene load in full + gravity) + self.forces, as
         `cofem static`: co-rotational by load increments, or linear FEM. positions is left at the
         solution. Returns the status (positive: not converged, a cofem.Warning)."""
-        return _check(_L.cf_session_static(self._live(), float(scale), 1 if linear else 0))
+        with self._use() as h:
+            return _check(_L.cf_session_static(h, float(scale), 1 if linear else 0))
 
     def reduce(self, interface=(), nmodes=-1):
         """Craig-Bampton reduction with the named node sets as interface (the scene's supports stay
         fixed) and nmodes fixed-interface normal modes (-1: the library's default)."""
         if isinstance(interface, str):
             interface = [interface]
-        names = (ctypes.c_char_p * max(1, len(interface)))(*[s.encode() for s in interface])
+        names = (ctypes.c_char_p * max(1, len(interface)))(*[_str(s, "interface") for s in interface])
+        nmodes = _int(nmodes, "nmodes", -1)
         r = _lib.Reduction_c()
-        st = _L.cf_session_reduce(self._live(), names, len(interface), int(nmodes), ctypes.byref(r))
+        with self._use() as h:
+            st = _L.cf_session_reduce(h, names, len(interface), nmodes, ctypes.byref(r))
         try:
             _check(st)
             n, ndof = r.n, r.ndof
@@ -228,16 +333,19 @@ class Mechanism(_Handle):
     every step and must not be used after close())."""
     _free = "cf_mbs_session_free"
     _what = "mechanism"
+    q = _View()
+    qd = _View()
 
     def __init__(self, path):
+        path = _path(path)
         h = ctypes.c_void_p()
-        _check(_L.cf_mbs_session_open(str(path).encode(), ctypes.byref(h)))
-        self._h = h
-        self.path = str(path)
+        _check(_L.cf_mbs_session_open(path.encode(), ctypes.byref(h)))
+        self.path = path
+        self._open(h)
         self.dt = _L.cf_mbs_session_dt(h)
         self.nq = _L.cf_mbs_session_nq(h)
-        self.q = self._view(_L.cf_mbs_session_q, self.nq)
-        self.qd = self._view(_L.cf_mbs_session_qd, self.nq)
+        self._views["q"] = self._view(_L.cf_mbs_session_q, self.nq)
+        self._views["qd"] = self._view(_L.cf_mbs_session_qd, self.nq)
         n = _L.cf_mbs_session_nchannel(h)
         self.channel_labels = [_L.cf_mbs_session_channel_label(h, c).decode() for c in range(n)]
 
@@ -248,25 +356,29 @@ class Mechanism(_Handle):
     def step(self, n=1):
         """n steps (kinematic or dynamic as the scene says). Returns the worst status (0, or a
         positive warning, also issued as cofem.Warning); an error raises cofem.Error."""
-        return _check(_L.cf_mbs_session_step(self._live(), int(n)))
+        n = _int(n, "n")
+        with self._use() as h:
+            return _check(_L.cf_mbs_session_step(h, n))
 
     def reset(self):
         """Back to the initial configuration (t = 0)."""
-        _check(_L.cf_mbs_session_reset(self._live()))
+        with self._use() as h:
+            _check(_L.cf_mbs_session_reset(h))
 
     def body(self, name):
         """Body id by name ("ground" included)."""
         b = ctypes.c_int()
-        _check(_L.cf_mbs_session_body(self._live(), name.encode(), ctypes.byref(b)))
+        with self._use() as h:
+            _check(_L.cf_mbs_session_body(h, _str(name, "name"), ctypes.byref(b)))
         return b.value
 
     def pose(self, body):
         """The body's frame now: origin [3] and rotation [3, 3] (body to global). body: name or id."""
-        b = self.body(body) if isinstance(body, str) else int(body)
+        b = self.body(body) if isinstance(body, str) else _int(body, "body", -1)
         x = np.empty(3)
         R = np.empty(9)
-        _check(_L.cf_mbs_session_body_pose(self._live(), b, x.ctypes.data_as(_lib.P_double),
-                                            R.ctypes.data_as(_lib.P_double)))
+        with self._use() as h:
+            _check(_L.cf_mbs_session_body_pose(h, b, x.ctypes.data_as(_lib.P_double), R.ctypes.data_as(_lib.P_double)))
         return x, R.reshape(3, 3)
 
     def position(self, body):
@@ -275,9 +387,10 @@ class Mechanism(_Handle):
 
     def channel(self, c):
         """The scene's output channel c (index or label) now: 1 or 3 values."""
-        i = self.channel_labels.index(c) if isinstance(c, str) else int(c)
+        i = self.channel_labels.index(c) if isinstance(c, str) else _int(c, "channel", 0, len(self.channel_labels) - 1)
         v = np.empty(3)
-        n = _L.cf_mbs_session_channel(self._live(), i, v.ctypes.data_as(_lib.P_double))
+        with self._use() as h:
+            n = _L.cf_mbs_session_channel(h, i, v.ctypes.data_as(_lib.P_double))
         _check(min(n, 0))
         return v[:n].copy()
 

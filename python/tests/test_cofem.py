@@ -219,3 +219,99 @@ def test_mechanism_errors():
             m.pose(99)
     with pytest.raises(cofem.Error, match="closed"):
         m.step()
+
+
+# ---- memory safety (issue 31, class 1): each of these crashed, corrupted or misread before ------------
+def test_views_outlive_close():
+    """A view used after close() reads and writes live memory (the session's memory stays until its
+    last view is gone; before, a write after close() corrupted the heap); the session itself refuses."""
+    s = cofem.Scene(LUG)
+    s.step(3)
+    pos, forces = s.positions, s.forces
+    before = pos.copy()
+    s.close()
+    forces[:] = 1.0  # the library's memory, still owned by the views
+    assert np.array_equal(pos, before) and np.all(forces == 1.0)
+    with pytest.raises(cofem.Error, match="closed"):
+        s.step()
+    with cofem.Mechanism(PENDULUM) as m:
+        q = m.q
+    q[:] = q * 1.0  # after the with block's close()
+    del pos, forces, q  # the last views: the memory goes now
+
+
+def test_views_cannot_be_rebound(lug):
+    """s.forces = array silently disconnected the array from the solver; now an error that says how"""
+    f = lug.forces
+    with pytest.raises(AttributeError, match=r"forces\[:\] ="):
+        lug.forces = np.zeros_like(f)
+    with pytest.raises(AttributeError, match="positions"):
+        lug.positions = None
+    assert lug.forces is f
+    lug.forces[:] = 0.0  # the way to set them
+    with cofem.Mechanism(PENDULUM) as m:
+        with pytest.raises(AttributeError, match=r"q\[:\] ="):
+            m.q = np.zeros(m.nq)
+
+
+def test_one_thread_at_a_time():
+    """a call while another thread is inside one is refused (two threads stepping one Mechanism
+    crashed in CHOLMOD or deadlocked); one thread at a time works"""
+    import threading
+    with cofem.Mechanism(PENDULUM) as m:
+        m._lock.acquire()  # another thread inside a call
+        try:
+            with pytest.raises(cofem.Error, match="two threads"):
+                m.step()
+        finally:
+            m._lock.release()
+        errors, done = [], []
+
+        def run():
+            try:
+                m.step(200)
+                done.append(1)
+            except cofem.Error as e:
+                errors.append(str(e))
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(done) >= 1 and len(done) + len(errors) == 2
+        assert all("two threads" in e for e in errors)
+
+
+def test_integers_are_checked(lug):
+    """counts and ids past a C int wrapped around (step(2**32 + 1) ran one step, pose(2**40)
+    returned body 0); bools and floats were taken as counts"""
+    t0 = lug.time
+    for bad in (2**32 + 1, -1):
+        with pytest.raises(ValueError, match="n ="):
+            lug.step(bad)
+    for bad in (True, 1.5, "3", None):
+        with pytest.raises(TypeError, match="n must be an integer"):
+            lug.step(bad)
+    assert lug.time == t0
+    lug.step(np.int64(1))
+    with cofem.Mechanism(PENDULUM) as m:
+        with pytest.raises(ValueError, match="body ="):
+            m.pose(2**40)
+        with pytest.raises(ValueError, match="channel ="):
+            m.channel(len(m.channel_labels))
+        with pytest.raises(TypeError, match="name must be a str"):
+            m.body(3)
+
+
+def test_arguments_are_type_checked(tmp_path):
+    """Scene(None) read a file named "None"; a path-like works"""
+    import pathlib
+    for bad in (None, 3, b"x.json"):
+        with pytest.raises(TypeError, match="path must be a str or an os.PathLike"):
+            cofem.Scene(bad)
+        with pytest.raises(TypeError, match="path must be"):
+            cofem.Mechanism(bad)
+    with cofem.Scene(pathlib.Path(LUG)) as s:
+        assert s.nnode > 0
+        with pytest.raises(TypeError, match="name must be a str"):
+            s.probe(None)
