@@ -69,6 +69,7 @@ MUTATIONS=(
   "host/fem/fem_amg.c|  const double up = 1.1 * L->lmax, lo = up / 30.0;|  const double up = 1.0 * L->lmax, lo = up / 30.0;|AMG: the Chebyshev smoother's safety margin removed"
   "host/mbs/mbs_fe.c|                  : fb->corotational ? fem->Mblk[fem->diag[order[s]]] : fem->node_mass[order[s]];|                  : 1 ? fem->Mblk[fem->diag[order[s]]] : fem->node_mass[order[s]];|lumped FE body: the consistent mass's diagonal for point masses"
   "host/fem/fem_divergence.c|0.5 * (Fa[i] + Fb[i]) + m->node_mass[i / 3] * g[i % 3]);|0.5 * (Fa[i] + Fb[i]) + 0 * m->node_mass[i / 3] * g[i % 3]);|divergence monitor: gravity's work left out"
+  "host/mbs/mbs_modal.c|    for (int a = 0; a < 3; a++) Psi[a * nm + j] = te[a];|    for (int a = 0; a < 3; a++) Psi[a * nm + j] = -te[a];|modal joint at a flat node set: the sign of the set's small rotation"
   # mechanism statics: the force balance and the free motion (issue 31)
   "host/mbs/mbs_static.c|      d->t = o->time - m->opt.dt; /* the step evaluates drivers and loads at t + h = T */|      d->t = o->time - 2 * m->opt.dt; /* the step evaluates drivers and loads at t + h = T */|statics: drivers evaluated one pseudo-step late"
   "host/mbs/mbs_static.c|      if (dq <= o->tol && unb <= FORCE_TOL * fscale) break;|      if (dq <= o->tol) break;|statics converged on small moves alone"
