@@ -48,6 +48,8 @@ static int on_increment(double lf, int steps, int newton, double move, const cfM
   return cf_cli_interrupted != 0; /* Ctrl-C: stop after this increment */
 }
 
+static int interrupted_now(void) { return cf_cli_interrupted != 0; }
+
 static int fail(const char* path, int st) {
   const char* msg = cf_last_error();
   if (strstr(msg, path)) fprintf(stderr, "cofem: error: %s (%s)\n", msg, cf_status_name(st));
@@ -138,6 +140,7 @@ int cf_cmd_static_mbs(int argc, char** argv) {
     fprintf(csv, "\n");
     StaticMbsLog log = {csv, tmp, 0, CF_OK, &s, 0, 0.0};
     log.wst = cf_cli_row_end(&log.csv, tmp, &log.good);
+    o.interrupt = interrupted_now; /* Ctrl-C stops inside an increment, not at its end */
     if (log.wst >= 0) st = cf_mbs_static(m, d, &o, on_increment, &log);
     if (log.wst < 0) st = log.wst; /* named the file; it keeps its whole rows (closed) */
     else if (fclose(log.csv) != 0 && st >= 0) st = cf_error(CF_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));

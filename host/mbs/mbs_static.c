@@ -72,6 +72,7 @@ void cf_mbs_static_defaults(cfMbsStaticOptions* o) {
   o->increments = 5;
   o->tol = 1e-10;
   o->max_steps = 500;
+  o->interrupt = NULL;
 }
 
 /* the model's step set to h, and the equations' penalties that depend on it into the data */
@@ -94,6 +95,11 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
     int step, newton = 0, cuts = 0, free_steps = 0, where = 0;
     double unb = 0, fscale = 1;
     for (step = 1; step <= o->max_steps; step++) {
+      if (o->interrupt && o->interrupt()) { /* within the increment: it stops here, not at its end */
+        st = cf_error(CF_WARN_STATIC_NOT_CONVERGED, "statics interrupted in the increment to load factor %.4g, "
+                      "pseudo-step %d", s, step);
+        break;
+      }
       memset(d->qd, 0, sizeof(double) * (size_t)n); /* from rest */
       memset(d->qdd, 0, sizeof(double) * (size_t)n);
       memset(d->acc, 0, sizeof(double) * (size_t)n);
@@ -144,6 +150,7 @@ int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMb
     memset(d->qd, 0, sizeof(double) * (size_t)n);
     memset(d->qdd, 0, sizeof(double) * (size_t)n);
     memset(d->acc, 0, sizeof(double) * (size_t)n);
+    if (st > 0) break; /* interrupted: the increments before this one stand */
     if (st < 0) {
       char prefix[96];
       snprintf(prefix, sizeof prefix, "statics, load factor %.4g, pseudo-step %d: ", s, step);

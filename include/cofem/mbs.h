@@ -470,6 +470,8 @@ typedef struct cfMbsStaticOptions {
   int increments; /* load factor k / increments, k = 1..increments (5) */
   double tol;     /* converged when a pseudo-step moves no coordinate by more than tol [m] (1e-10) */
   int max_steps;  /* pseudo-steps per increment before "no equilibrium" (500) */
+  int (*interrupt)(void); /* called before each pseudo-step: nonzero stops the statics there with
+                             CF_WARN_STATIC_NOT_CONVERGED (a Ctrl-C inside an increment); NULL: never */
 } cfMbsStaticOptions;
 void cf_mbs_static_defaults(cfMbsStaticOptions* o);
 /* called after each converged increment; a non-zero return stops */
