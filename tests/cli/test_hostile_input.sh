@@ -2,7 +2,8 @@
 # Hostile input (issue 17): strict option values, special files refused before they are opened,
 # a user's file never overwritten as a reduction cache, the output budget, duplicate and
 # out-of-range scene values, and `cofem static` failures reported on stderr. Every case: the exit
-# status, the message (on stderr) and what was (not) written.
+# status, the message (on stderr) and what was (not) written. Sections 11-12: issue 31, classes 4
+# (no key accepted where it means nothing) and 5 (errors that name the cause).
 set -u
 BIN=${COFEM_BIN:-build/cofem}
 BUILD=${COFEM_BUILD:-build}
