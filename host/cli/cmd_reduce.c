@@ -41,6 +41,11 @@ int cf_cmd_reduce(int argc, char** argv) {
     if (!strcmp(s, "--help") || !strcmp(s, "-h")) { usage(stdout); return 0; }
     else if (!strcmp(s, "--interface")) {
       if (!(v = cf_cli_arg_value(argc, argv, &i))) return 2;
+      size_t vl = strlen(v); /* strtok would skip empty names: "" or "a,,b" must not mean fewer sets */
+      if (!vl || v[0] == ',' || v[vl - 1] == ',' || strstr(v, ",,")) {
+        fprintf(stderr, "cofem: error: --interface '%s': an empty node-set name (give SET or SET1,SET2)\n", v);
+        return 2;
+      }
       char buf[1024];
       snprintf(buf, sizeof buf, "%s", v);
       for (char* tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {

@@ -96,7 +96,8 @@ static int fe_setup(FeRun* r, const cfCliRunOpts* o) {
   }
   if (o->out_arg) snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_arg);
   else cf_cli_default_out_dir(s, r->out_dir, sizeof r->out_dir);
-  st = cf_scene_build(s, &r->m, &r->d);
+  st = cf_scene_check_step(s, s->def.dt); /* a step the part's mass would be lost in */
+  if (st >= 0) st = cf_scene_build(s, &r->m, &r->d);
   if (st < 0) { fe_free(r); return cf_cli_fail_scene(r->scene_path, st); }
   /* the model checked dt; the output is estimated before anything is written */
   double nsteps = o->steps > 0 ? (double)o->steps : ceil(s->t_end / s->def.dt - 1e-9);

@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 /* `cofem run SCENE` for mechanism scenes: the tool dispatches here when
  * cf_mbs_scene_is_mechanism(SCENE). Options as `cofem run`: --steps N, --end T, --out DIR, --quiet
- * (--cold, --precond X and --backend cpu|auto are accepted and have no effect: mechanisms run on
+ * (--cold and --precond X are accepted with a warning that they have no effect; mechanisms run on
  * the CPU with CHOLMOD).
  * Prints the model, a progress line, and a summary (real-time ratio, Newton iterations, constraint
  * violation, energy); writes DIR/mbs.csv. Exit status: 0, 1 error, 2 usage. */
@@ -124,6 +124,15 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   const char* scene_path = r->scene_path;
   int st = cf_mbs_scene_load(scene_path, s);
   if (st < 0) return fail(st);
+  for (int k = 0; k < s->nwarning; k++) fprintf(stderr, "cofem: warning: %s\n", s->warning[k]);
+  /* options of the FE run that nothing in a mechanism reads: said, not silently dropped */
+  if (o->precond >= 0)
+    fprintf(stderr, "cofem: warning: --precond %s has no effect on a mechanism (%s): a corotational FE body's PCG takes "
+            "the \"preconditioner\" of its \"flexible\" entry or its FE scene's \"solver.preconditioner\"\n",
+            cf_cli_run_preconds[o->precond], scene_path);
+  if (o->cold)
+    fprintf(stderr, "cofem: warning: --cold has no effect on a mechanism (%s): a corotational FE body's PCG starts as "
+            "its FE scene's \"solver.warm_start\" says\n", scene_path);
   if (o->coupling >= 0) { /* --coupling: the scene's "solver.coupling" */
     int ncorot = 0;
     for (int i = 0; i < s->def.nfe; i++) ncorot += s->def.fe[i].corotational;

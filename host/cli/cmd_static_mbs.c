@@ -85,6 +85,7 @@ int cf_cmd_static_mbs(int argc, char** argv) {
   cfMbsScene s;
   int st = cf_mbs_scene_load(scene_path, &s);
   if (st < 0) return fail(scene_path, st);
+  for (int k = 0; k < s.nwarning; k++) fprintf(stderr, "cofem: warning: %s\n", s.warning[k]);
   char threads_note[160];
   cf_cli_mbs_threads(&s, threads_note, sizeof threads_note);
   if (pseudo_dt > 0) s.def.opt.dt = pseudo_dt;

@@ -94,6 +94,34 @@ static int known_keys(const cJSON* obj, const char* const* known, const char* pa
     if (st_ < 0) return st_;  \
   } while (0)
 
+/* A relative tolerance below round-off cannot be met: the solver would stop on its iteration limit
+ * and report something else (a failed step, "not converged"). */
+#define CF_SCENE_MIN_TOL 1e-14
+static int relative_tol(double tol, const char* key, const char* path) {
+  if (tol < CF_SCENE_MIN_TOL)
+    return cf_error(CF_ERR_SCENE, "%s: \"%s\" = %g is below round-off (a relative tolerance under %g cannot be "
+                    "reached in double precision)", path, key, tol, CF_SCENE_MIN_TOL);
+  return CF_OK;
+}
+
+/* Keys that only generalized-alpha reads (its Newton iterations and spectral radius): with
+ * another integrator they would be silently ignored. */
+static int integrator_keys(const cJSON* root, const char* path, const cfScene* s) {
+  if (s->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) return CF_OK;
+  const char* integ = s->def.integrator == CF_INTEGRATOR_NEWMARK ? "newmark" : "backward_euler";
+  const cJSON* time = cJSON_GetObjectItemCaseSensitive(root, "time");
+  const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  static const char* const ga_solver[] = {"newton_tol", "newton_max_iter", "newton_max_cuts", NULL};
+  const char* key = NULL;
+  if (time && cJSON_GetObjectItemCaseSensitive(time, "rho_inf")) key = "time.rho_inf";
+  for (int k = 0; !key && solver && ga_solver[k]; k++)
+    if (cJSON_GetObjectItemCaseSensitive(solver, ga_solver[k])) key = ga_solver[k];
+  if (!key) return CF_OK;
+  return cf_error(CF_ERR_SCENE, "%s: \"%s%s\" has no effect with \"time.integrator\": \"%s\" (%s steps are "
+                  "linear, without Newton iterations): remove it, or set \"time.integrator\": \"generalized_alpha\"",
+                  path, strchr(key, '.') ? "" : "solver.", key, integ, integ);
+}
+
 /* "material" {E, nu, rho} and "damping" {alpha, beta} */
 static int parse_material(const cJSON* root, const char* path, cfScene* s) {
   const cJSON* mat = cJSON_GetObjectItemCaseSensitive(root, "material");
@@ -154,6 +182,9 @@ static int parse_loads(const cJSON* root, const char* path, cfScene* s) {
       PASS(get_number(l, "ramp", &L->ramp, 0, path, ctx));
       PASS(get_number(l, "stop", &L->t_stop, 0, path, ctx));
       if (L->ramp < 0) PASS(cf_error(CF_ERR_SCENE, "%s: \"%sramp\" must be >= 0", path, ctx));
+      if (!(L->t_stop > L->t_start)) /* it acts for start <= t <= stop: never */
+        PASS(cf_error(CF_ERR_SCENE, "%s: \"%sstop\" = %g is not after \"%sstart\" = %g: the load would never act",
+                      path, ctx, L->t_stop, ctx, L->t_start));
       s->nload++;
     }
   }
@@ -179,6 +210,9 @@ static int parse_time(const cJSON* root, const char* path, cfScene* s) {
     if (!(s->def.rho_inf >= 0 && s->def.rho_inf <= 1))
       PASS(cf_error(CF_ERR_SCENE, "%s: \"time.rho_inf\" = %g must lie in [0, 1]", path, s->def.rho_inf));
     if (!(s->t_end > 0)) PASS(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
+    if (s->def.dt > s->t_end)
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"time.dt\" = %g s is longer than the run (\"time.end\" = %g s%s)", path,
+                    s->def.dt, s->t_end, cJSON_GetObjectItemCaseSensitive(time, "end") ? "" : ", the default"));
   }
   return CF_OK;
 }
@@ -195,6 +229,7 @@ static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
     PASS(known_keys(solver, k_solver, path, "solver."));
     char mass[16] = "lumped";
     PASS(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
+    PASS(relative_tol(s->def.pcg_tol, "solver.tol", path));
     PASS(get_int(solver, "max_iter", &s->def.pcg_max_iter, path, "solver."));
     PASS(get_bool(solver, "warm_start", &s->def.warm_start, path, "solver."));
     PASS(cf_json_int_range(solver, "threads", &s->def.threads, 0, CF_SCENE_MAX_THREADS, AT(path, "solver.")));
@@ -207,6 +242,7 @@ static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
     PASS(get_number(solver, "newton_tol", &s->def.newton_tol, 0, path, "solver."));
     if (!(s->def.newton_tol > 0 && s->def.newton_tol < 1))
       PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.newton_tol\" = %g must lie in (0, 1)", path, s->def.newton_tol));
+    PASS(relative_tol(s->def.newton_tol, "solver.newton_tol", path));
     PASS(cf_json_int_range(solver, "newton_max_iter", &s->def.newton_max_iter, 1, 1000, AT(path, "solver.")));
     PASS(cf_json_int_range(solver, "newton_max_cuts", &s->def.newton_max_cuts, 0, 20, AT(path, "solver.")));
     PASS(get_bool(solver, "divergence_check", &s->def.divergence_check, path, "solver."));
@@ -235,13 +271,17 @@ static int parse_static(const cJSON* root, const char* path, cfScene* s) {
     PASS(get_int(st, "increments", &s->stat.increments, path, "static."));
     PASS(get_number(st, "tol", &s->stat.tol, 0, path, "static."));
     PASS(get_int(st, "max_iter", &s->stat.max_iter, path, "static."));
-    PASS(get_int(st, "max_cuts", &s->stat.max_cuts, path, "static."));
+    PASS(cf_json_int_range(st, "max_cuts", &s->stat.max_cuts, 0, 20, AT(path, "static.")));
     PASS(get_string(st, "tangent", tangent, sizeof tangent, 0, path, "static."));
     if (strcmp(tangent, "consistent") == 0) s->stat.tangent = CF_TANGENT_CONSISTENT;
     else if (strcmp(tangent, "KR") == 0) s->stat.tangent = CF_TANGENT_KR;
     else PASS(cf_error(CF_ERR_SCENE, "%s: \"static.tangent\" = \"%s\": use \"consistent\" or \"KR\"", path, tangent));
     if (s->stat.increments < 1 || s->stat.max_iter < 1 || !(s->stat.tol > 0))
       PASS(cf_error(CF_ERR_SCENE, "%s: \"static\": increments, max_iter and tol must be positive", path));
+    if (!(s->stat.tol < 1))
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"static.tol\" = %g must lie in (0, 1) (a residual relative to the load)",
+                    path, s->stat.tol));
+    PASS(relative_tol(s->stat.tol, "static.tol", path));
   }
   return CF_OK;
 }
@@ -301,6 +341,7 @@ int cf_scene_parse(const char* json, const char* path, cfScene* s) {
   TRY(parse_loads(root, path, s));
   TRY(parse_time(root, path, s));
   TRY(parse_solver(root, path, s));
+  TRY(integrator_keys(root, path, s));
   TRY(parse_static(root, path, s));
   TRY(parse_output(root, path, s));
   cJSON_Delete(root);
@@ -407,6 +448,33 @@ int cf_scene_build(const cfScene* s, cfModel** model, cfData** data) {
     *model = NULL;
   }
   return st;
+}
+
+/* the diagonal of the mesh's bounding box */
+static double mesh_size(const cfMesh* mesh) {
+  if (mesh->nnode < 1) return 0;
+  double lo[3], hi[3], L2 = 0;
+  for (int k = 0; k < 3; k++) lo[k] = hi[k] = mesh->X[k];
+  for (int i = 1; i < mesh->nnode; i++)
+    for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], mesh->X[3 * i + k]), hi[k] = fmax(hi[k], mesh->X[3 * i + k]);
+  for (int k = 0; k < 3; k++) L2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+  return sqrt(L2);
+}
+
+double cf_scene_step_ratio(const cfScene* s, double dt) {
+  const double L = mesh_size(&s->mesh);
+  if (!(L > 0) || !(s->def.rho > 0) || !(s->def.E > 0)) return 0;
+  const double n = dt * sqrt(s->def.E / s->def.rho) / L; /* the step in wave transit times */
+  return n * n;
+}
+
+int cf_scene_check_step(const cfScene* s, double dt) {
+  if (!(cf_scene_step_ratio(s, dt) > CF_SCENE_MAX_STEP_RATIO)) return CF_OK;
+  const double c = sqrt(s->def.E / s->def.rho), L = mesh_size(&s->mesh);
+  return cf_error(CF_ERR_SCENE, "%s: \"time.dt\" = %g s is %.3g times the part's wave transit time (its size %.3g m "
+                  "over the wave speed sqrt(E / rho) = %.3g m/s, \"material.rho\" = %g kg/m^3): above %.0e its mass is "
+                  "lost to round-off against its stiffness in a step; use a smaller time step (or a density of the "
+                  "right order)", s->path, dt, dt * c / L, L, c, s->def.rho, sqrt(CF_SCENE_MAX_STEP_RATIO));
 }
 
 void cf_set_area_weights(const cfMesh* mesh, const cfNodeSet* set, double* w, unsigned char* in) {

@@ -201,6 +201,69 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
                   w, type);
 }
 
+/* A flexible body's FE scene is read for its mesh, material, damping, supports and solver: its own
+ * "gravity" and "loads" are not applied in a mechanism (the mechanism's "gravity" acts on every
+ * body, and loads are the mechanism's "forces"); say so rather than drop them silently. */
+static void note_unused_fe_keys(const Ctx* c, const cfScene* fe, const char* w) {
+  const int grav = fe->def.gravity[0] != 0 || fe->def.gravity[1] != 0 || fe->def.gravity[2] != 0;
+  if ((!grav && fe->nload == 0) || c->s->nwarning >= CF_MBS_MAX_FLEX) return;
+  char what[64];
+  snprintf(what, sizeof what, "%s%s%s", grav ? "\"gravity\"" : "", grav && fe->nload ? " and " : "",
+           fe->nload ? "\"loads\"" : "");
+  snprintf(c->s->warning[c->s->nwarning++], sizeof c->s->warning[0],
+           "%s: %s: the FE scene %s: its %s %s not used in a mechanism; the mechanism's \"gravity\" acts on the body "
+           "(%g, %g, %g), loads on it are \"forces\" at a \"node\" set", c->path, w, fe->path, what,
+           grav && fe->nload ? "are" : "is", c->s->def.opt.gravity[0], c->s->def.opt.gravity[1], c->s->def.opt.gravity[2]);
+}
+
+/* The mechanism's step against the part's wave transit time (cf_scene_step_ratio): a density
+ * millions of times too small, or a step far too long, loses the part's mass to round-off, and the
+ * run fails naming an internal body ("lug.nodes0") or a coordinate */
+static int check_part_step(const Ctx* c, const cfScene* fe, const char* w) {
+  const double h = c->s->def.opt.dt, r = cf_scene_step_ratio(fe, h);
+  if (!(r > CF_SCENE_MAX_STEP_RATIO)) return CF_OK;
+  const double cw = sqrt(fe->def.E / fe->def.rho), L = h * cw / sqrt(r); /* r finite: h <= time.end */
+  return cf_error(CF_ERR_SCENE, "%s: %s: the FE scene %s: its density \"material.rho\" = %g kg/m^3 (with \"E\" = %g Pa) "
+                  "makes the part's wave transit time, %.3g m / %.3g m/s, %.3g times shorter than the mechanism's "
+                  "\"time.dt\" = %g s: above %.0e its mass is lost to round-off against its stiffness; check the density "
+                  "(kg/m^3) or use a smaller time step", c->path, w, fe->path, fe->def.rho, fe->def.E, L, cw, sqrt(r), h,
+                  sqrt(CF_SCENE_MAX_STEP_RATIO));
+}
+
+/* The keys of "flexible" per formulation: a key of another formulation would be read by none and
+ * silently do nothing ("factor" on a modal body), so it is refused, naming both. */
+enum { FORM_MODAL = 1, FORM_COROT = 2, FORM_LUMPED = 4, FORM_ALL = 7 };
+static const struct {
+  const char* key;
+  int forms;
+} k_flex[] = {{"scene", FORM_ALL},           {"formulation", FORM_ALL},   {"description", FORM_ALL},
+              {"supports", FORM_ALL},        {"interface", FORM_MODAL},   {"modes", FORM_MODAL},
+              {"damping", FORM_MODAL},       {"reduction", FORM_MODAL},   {"factor", FORM_COROT},
+              {"backend", FORM_COROT},       {"tol", FORM_COROT},         {"preconditioner", FORM_COROT}};
+static const char* const form_names[] = {"modal", "corotational", "lumped"};
+
+static int flexible_keys(const Ctx* c, const cJSON* fx, int form, const char* w) {
+  const int n = (int)(sizeof k_flex / sizeof k_flex[0]);
+  for (const cJSON* it = fx->child; it; it = it->next)
+    for (int k = 0; k < n; k++) {
+      if (strcmp(it->string, k_flex[k].key) || (k_flex[k].forms & form)) continue;
+      char goes[64] = "", keys[256] = "";
+      size_t len = 0;
+      for (int f = 0; f < 3; f++)
+        if (k_flex[k].forms & (1 << f))
+          len += (size_t)snprintf(goes + len, sizeof goes - len, "%s\"%s\"", len ? " or " : "", form_names[f]);
+      len = 0;
+      for (int q = 0; q < n && len < sizeof keys; q++)
+        if (k_flex[q].forms & form) len += (size_t)snprintf(keys + len, sizeof keys - len, "%s%s", len ? ", " : "", k_flex[q].key);
+      const char* name = form_names[form == FORM_MODAL ? 0 : form == FORM_COROT ? 1 : 2];
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" goes with \"formulation\": %s; this body is \"%s\", which does "
+                      "not use it (its keys: %s)%s", c->path, w, it->string, goes, name, keys,
+                      form == FORM_LUMPED ? "; a lumped FE body is free, joints at its node sets hold it; its damping is "
+                                            "the FE scene's Rayleigh damping" : "");
+    }
+  return CF_OK;
+}
+
 /* ---- sections ---------------------------------------------------------------------------------- */
 /* A flexible body: "flexible": {"scene": FE scene, "interface": [sets], "modes": N, "supports":
  * "free" | "interface" | "clamp" (what the FE scene's fixed sets become; default free),
@@ -210,12 +273,6 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
  * co-rotational internal forces as forces (cofem/mbs_fe.h); the scene's supports are left out */
 static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* w,
                          int corotational) {
-  static const char* modal_only[] = {"interface", "modes", "damping", "reduction"};
-  for (int k = 0; k < 4; k++)
-    if (cJSON_GetObjectItemCaseSensitive(fx, modal_only[k]))
-      return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" goes with \"formulation\": \"modal\" (a lumped FE body is free: "
-                      "joints at its node sets hold it; its damping is the FE scene's Rayleigh damping)",
-                      c->path, w, modal_only[k]);
   cfModalPart* part = calloc(1, sizeof *part); /* the scene and its model; no reduction */
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
@@ -234,15 +291,11 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
     return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" = \"%s\": use \"exact\" (factored at every step), "
                     "\"rotated\" (the part's matrix at rest factored once, turned with the part) or \"pcg\" (no "
                     "factor: the PCG, with the \"preconditioner\" key's or the FE scene's preconditioner)", c->path, w, factor);
-  if (cJSON_GetObjectItemCaseSensitive(fx, "factor") && !corotational)
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"factor\" needs \"formulation\": \"corotational\"", c->path, w);
   char backend[16] = "cpu";
   if ((st = get_str(c, fx, "backend", backend, sizeof backend, 0, w)) < 0) return st;
   if (strcmp(backend, "cpu") && strcmp(backend, "cuda"))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\" = \"%s\": use \"cpu\" or \"cuda\"", c->path, w, backend);
   const int cuda = !strcmp(backend, "cuda");
-  if (cJSON_GetObjectItemCaseSensitive(fx, "backend") && !corotational)
-    return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\" needs \"formulation\": \"corotational\"", c->path, w);
   if (cuda && strcmp(factor, "pcg") && c->s->def.opt.coupling != CF_MBS_COUPLING_LINEAR)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"backend\": \"cuda\" needs \"factor\": \"pcg\" or \"solver.coupling\": "
                     "\"linear\" (the GPU solves the part's matrix by the PCG)", c->path, w);
@@ -261,6 +314,10 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
     return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or "
                     "\"amg\"", c->path, w, pre_key);
   st = cf_scene_load(scene, &part->scene);
+  if (st >= 0) note_unused_fe_keys(c, &part->scene, w);
+  if (st >= 0 && (st = check_part_step(c, &part->scene, w)) < 0) return st;
+  if (st >= 0 && !strcmp(sup, "clamp") && part->scene.nfix == 0) /* it would run free, silently */
+    st = cf_error(CF_ERR_SCENE, "\"supports\": \"clamp\", but the FE scene %s has no \"fixed\" sets to clamp", scene);
   if (st >= 0 && !strcmp(factor, "pcg")) {
     /* the part's PCG to "tol" (1e-10 by default; the FE scene's own tolerance is that of its
      * step's velocities, 1e-6 in the lug's: the condensation needs the part's matrix inverted to
@@ -310,11 +367,13 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
   char form[32] = "modal";
   if ((st = get_str(c, fx, "formulation", form, sizeof form, 0, w)) < 0) return st;
-  if (!strcmp(form, "lumped") || !strcmp(form, "corotational"))
-    return parse_fe_body(c, fx, b, scene, w, form[0] == 'c');
-  if (strcmp(form, "modal"))
+  const int fbit = !strcmp(form, "modal") ? FORM_MODAL : !strcmp(form, "corotational") ? FORM_COROT
+                   : !strcmp(form, "lumped") ? FORM_LUMPED : 0;
+  if (!fbit)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"formulation\" = \"%s\": use \"modal\" (Craig-Bampton), \"corotational\" "
                     "or \"lumped\"", c->path, w, form);
+  if ((st = flexible_keys(c, fx, fbit, w)) < 0) return st;
+  if (fbit != FORM_MODAL) return parse_fe_body(c, fx, b, scene, w, fbit == FORM_COROT);
   rel[0] = '\0';
   if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
   if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);
@@ -357,6 +416,8 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
   if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
     return rethrow_at(c, st, w);
+  note_unused_fe_keys(c, &part->scene, w);
+  if ((st = check_part_step(c, &part->scene, w)) < 0) return st;
   cfMbsModalDef md = cf_mbs_default_modal_def();
   md.red = &part->red, md.X = part->scene.mesh.X;
   st = cf_mbs_add_modal_body(&c->s->def, b, &md);
@@ -392,6 +453,22 @@ static int modal_point_ref(const Ctx* c, const cJSON* o, const char* key, int bo
   *point = cf_mbs_find_modal_point(&c->s->def, body, set);
   if (*point < 0) *point = cf_mbs_add_modal_point(&c->s->def, body, set, ns->nodes, ns->count);
   return *point < 0 ? *point : CF_OK;
+}
+
+/* the mean of node set `set` of flexible body `body` at t = 0 (global), and the diagonal of its
+ * mesh's bounding box */
+static void set_mean(const Ctx* c, int body, const char* set, double P[3], double* size) {
+  const cfModalPart* part = flex_part(c, body);
+  const cfNodeSet* ns = part ? cf_mesh_find_nset(&part->scene.mesh, set) : NULL;
+  double X[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, pos[3], R[9];
+  for (int k = 0; ns && k < ns->count; k++)
+    for (int a = 0; a < 3; a++) X[a] += part->scene.mesh.X[3 * ns->nodes[k] + a] / ns->count;
+  for (int i = 0; part && i < part->scene.mesh.nnode; i++)
+    for (int a = 0; a < 3; a++)
+      lo[a] = fmin(lo[a], part->scene.mesh.X[3 * i + a]), hi[a] = fmax(hi[a], part->scene.mesh.X[3 * i + a]);
+  cf_mbs__body_pose(&c->s->def, body, pos, R);
+  for (int a = 0; a < 3; a++) P[a] = pos[a] + R[3 * a] * X[0] + R[3 * a + 1] * X[1] + R[3 * a + 2] * X[2];
+  *size = part ? sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2])) : 0;
 }
 
 static int parse_body(const Ctx* c, const cJSON* o, int i) {
@@ -519,6 +596,19 @@ static int joint_through_pin(const Ctx* c, cfMbsJointDef* j, const cJSON* o, con
     for (int a = 0; a < 3; a++) X[a] += part->scene.mesh.X[3 * ns->nodes[k] + a] / ns->count;
   for (int a = 0; a < 3; a++) r[a] = B1->rot[3 * a] * X[0] + B1->rot[3 * a + 1] * X[1] + B1->rot[3 * a + 2] * X[2];
   cf_mbs_cross3(B1->omega, r, w);
+  { /* the pin carries the joint to body2's set as a rigid arm: the sets must meet at t = 0 */
+    char set2[CF_NAME_MAX];
+    double Q[3], P1[3], size1, size2;
+    if ((st = get_str(c, o, "node2", set2, sizeof set2, 1, where)) < 0) return st;
+    set_mean(c, j->body1, set, P1, &size1);
+    set_mean(c, j->body2, set2, Q, &size2);
+    const double gap = sqrt((Q[0] - P1[0]) * (Q[0] - P1[0]) + (Q[1] - P1[1]) * (Q[1] - P1[1]) + (Q[2] - P1[2]) * (Q[2] - P1[2]));
+    if (gap > 1e-3 * fmax(size1, size2))
+      return cf_error(CF_ERR_SCENE, "%s: %s: body2 '%s' is %.3g m from the joint at t = 0: its node set '%s' (mean at [%g, "
+                      "%g, %g]) and body1 '%s''s node set '%s' (at [%g, %g, %g]) must meet there; place it on the joint",
+                      c->path, where, def->body[j->body2].name, gap, set2, Q[0], Q[1], Q[2], B1->name, set, P1[0], P1[1],
+                      P1[2]);
+  }
   cfMbsBodyDef pin = cf_mbs_default_body_def();
   if (snprintf(pin.name, sizeof pin.name, "%s/pin", j->name) >= (int)sizeof pin.name)
     return cf_error(CF_ERR_SCENE, "%s: %s: joint name '%s' too long for its pin body", c->path, where, j->name);
@@ -569,7 +659,25 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
       return st;
     at_node = 1;
   }
+  /* "point" beside a node set: the set's mean places the joint; the point must agree with it */
+  const int point_too = at_node && cJSON_GetObjectItemCaseSensitive(o, "point") != NULL;
   if ((st = get_point(c, o, "point", j.point, !at_node, 0, where)) < 0) return st;
+  for (int k = 0; point_too && k < 2; k++) {
+    const char* key = k ? "node2" : "node1";
+    int body = k ? j.body2 : j.body1;
+    if (!cJSON_GetObjectItemCaseSensitive(o, key)) continue;
+    double P[3], size = 0, dist;
+    char set[CF_NAME_MAX];
+    get_str(c, o, key, set, sizeof set, 1, where);
+    set_mean(c, body, set, P, &size);
+    dist = sqrt((P[0] - j.point[0]) * (P[0] - j.point[0]) + (P[1] - j.point[1]) * (P[1] - j.point[1]) +
+                (P[2] - j.point[2]) * (P[2] - j.point[2]));
+    if (dist > 1e-6 * size)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"point\" [%g, %g, %g] and \"%s\" conflict: the joint sits at the mean of "
+                      "node set '%s' of body%d '%s', [%g, %g, %g] at t = 0, %.3g m away; give one of them (or make them "
+                      "agree)", c->path, where, j.point[0], j.point[1], j.point[2], key, set, k + 1,
+                      c->s->def.body[body].name, P[0], P[1], P[2], dist);
+  }
   int needs_axis = j.type == CF_MBS_REVOLUTE || j.type == CF_MBS_PRISMATIC || j.type == CF_MBS_CYLINDRICAL ||
                    j.type == CF_MBS_UNIVERSAL;
   if ((st = get_point(c, o, "axis", j.axis, needs_axis, 1, where)) < 0) return st;
@@ -759,6 +867,56 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
   return CF_OK;
 }
 
+/* the mechanism's size at t = 0: the largest distance from the origin of a body's position or a
+ * joint's point, at least 1 (the coordinates also hold unit axes) */
+static double mechanism_size(const cfMbsDef* def) {
+  double S = 1;
+  for (int b = 0; b < def->nbody; b++) S = fmax(S, cf_mbs_norm3(def->body[b].pos));
+  for (int j = 0; j < def->njoint; j++) S = fmax(S, cf_mbs_norm3(def->joint[j].point));
+  return S;
+}
+
+/* the position tolerances are absolute (metres on coordinates of size S): below 1e-14 S Newton
+ * cannot reach them in double precision and the run fails as "inconsistent" or "not converged" */
+static int check_tolerances(const Ctx* c, const cJSON* solver) {
+  static const char* keys[] = {"tol_phi", "tol_dq"};
+  const double S = mechanism_size(&c->s->def), tol[] = {c->s->def.opt.tol_phi, c->s->def.opt.tol_dq};
+  for (int k = 0; solver && k < 2; k++)
+    if (cJSON_GetObjectItemCaseSensitive(solver, keys[k]) && tol[k] < 1e-14 * S)
+      return cf_error(CF_ERR_SCENE, "%s: \"solver.%s\" = %g is below round-off: the coordinates are of size %g (m, and "
+                      "unit axes), known to about %.0e; use %.0e or more", c->path, keys[k], tol[k], S, 2.2e-16 * S, 1e-12 * S);
+  return CF_OK;
+}
+
+/* A driver that moves more in one step than the Newton iteration can follow from the last pose (the
+ * factorisation then fails, blaming a body's mass): refused before the run, naming it. Limits per
+ * step: a quarter turn (angle drivers; the pendulum ran at 1 rad per step and failed at 3), the
+ * mechanism's size (translation and distance drivers). */
+static int check_drivers(const Ctx* c) {
+  const cfMbsDef* def = &c->s->def;
+  const double h = def->opt.dt, S = mechanism_size(def);
+  const double nd = fmin(ceil(c->s->t_end / h - 1e-9), 1e15); /* steps (a huge end: cast safely) */
+  const long n = (long)nd, stride = n > 100000 ? n / 100000 : 1;
+  for (int k = 0; k < def->ndriver; k++) {
+    const cfMbsDriverDef* D = &def->driver[k];
+    const int angle = D->type == CF_MBS_DRIVE_ANGLE;
+    const double lim = angle ? M_PI / 2 : S;
+    double worst = 0, at = 0, y0[3], y1[3];
+    for (long i = 0; i < n; i += stride) {
+      cf_mbs_func_eval(&D->f, i * h, y0);
+      cf_mbs_func_eval(&D->f, (i + 1) * h, y1);
+      double dv = fabs(y1[0] - y0[0]);
+      if (!(dv <= worst)) worst = dv, at = i * h;
+    }
+    if (!(worst <= lim))
+      return cf_error(CF_ERR_SCENE, "%s: driver '%s' moves %.3g %s in one step (\"time.dt\" = %g s, at t = %g s), more "
+                      "than %s%.3g %s: no step can follow it; lower its amplitude or rate, or the time step", c->path,
+                      D->name, worst, angle ? "rad" : "m", h, at, angle ? "a quarter turn, " : "the mechanism's size, ",
+                      lim, angle ? "rad" : "m");
+  }
+  return CF_OK;
+}
+
 #define TRY(expr)         \
   do {                    \
     int st_ = (expr);     \
@@ -807,6 +965,9 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
     TRY(get_num(&c, time, "end", &s->t_end, 0, "\"time\""));
     if (!(s->def.opt.dt > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.dt\" must be positive", path));
     if (!(s->t_end > 0)) TRY(cf_error(CF_ERR_SCENE, "%s: \"time.end\" must be positive", path));
+    if (s->def.opt.dt > s->t_end)
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"time.dt\" = %g s is longer than the run (\"time.end\" = %g s%s)", path,
+                   s->def.opt.dt, s->t_end, cJSON_GetObjectItemCaseSensitive(time, "end") ? "" : ", the default"));
   }
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (solver) {
@@ -850,6 +1011,8 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   TRY(parse_array(&c, root, "joints", 0, parse_joint));
   TRY(parse_array(&c, root, "drivers", 0, parse_driver));
   TRY(parse_array(&c, root, "forces", 0, parse_force));
+  TRY(check_tolerances(&c, solver));
+  TRY(check_drivers(&c));
   const cJSON* out = cJSON_GetObjectItemCaseSensitive(root, "output");
   if (out) {
     static const char* ok[] = {"dir", "every", "vtu_every", "channels", NULL};

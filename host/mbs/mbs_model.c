@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "cofem/fem.h"
+#include "cofem/mbs_fe.h"
+#include "cofem/mbs_modal.h"
 #include "mbs/mbs_internal.h"
 
 /* ---- time functions ------------------------------------------------------------------------- */
@@ -543,6 +545,57 @@ static int check_massless_directions(const cfMbsModel* m, const cfMbsData* d) {
   return st;
 }
 
+/* a body's size for the initial joint check: the diagonal of an FE or modal body's mesh box, twice a
+ * rigid body's radius of gyration; 0 for the ground and virtual bodies */
+static double def_body_size(const cfMbsDef* def, int b) {
+  if (b < 0) return 0;
+  const double* X = NULL;
+  int n = 0;
+  for (int i = 0; i < def->nfe; i++)
+    if (def->fe[i].body == b && def->fe[i].fem) X = def->fe[i].fem->X, n = def->fe[i].fem->nnode;
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == b && def->modal[i].red && def->modal[i].X) X = def->modal[i].X, n = def->modal[i].red->nnode;
+  if (X && n > 0) {
+    double lo[3] = {X[0], X[1], X[2]}, hi[3] = {X[0], X[1], X[2]};
+    for (int k = 1; k < n; k++)
+      for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], X[3 * k + a]), hi[a] = fmax(hi[a], X[3 * k + a]);
+    return sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) + (hi[2] - lo[2]) * (hi[2] - lo[2]));
+  }
+  const cfMbsBodyDef* B = &def->body[b];
+  if (B->is_virtual || !(B->mass > 0)) return 0;
+  return 2 * sqrt(fmax(0, B->inertia[0] + B->inertia[1] + B->inertia[2]) / (2 * B->mass));
+}
+
+/* Before the initial assembly pulls them together: each joint's two sides at t = 0 (its
+ * common-point or common-line equations, the distance joint's length). A side far off (a body placed
+ * 0.1 m from its joint, two node sets apart) would be dragged into place, tearing an FE mesh, and
+ * the run fail later as "not positive definite": refused, naming the joint, its bodies and the gap. */
+static int check_initial_joints(const cfMbsDef* def, const cfMbsModel* m, const cfMbsData* d) {
+  for (int j = 0; j < m->njoint; j++) {
+    const int t = m->joint_type[j], c0 = m->joint_con0[j], b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+    int e0 = 0, e1 = 3;
+    if (t == CF_MBS_PRISMATIC || t == CF_MBS_CYLINDRICAL) e0 = 2, e1 = 4;
+    double gap = 0;
+    if (t == CF_MBS_DISTANCE) {
+      const double L2 = -2 * m->con[c0].c0, D2 = 2 * d->phi[c0] + L2;
+      gap = fabs(sqrt(fmax(0, D2)) - sqrt(fmax(0, L2)));
+    } else {
+      for (int e = e0; e < e1 && e < m->joint_ncon[j]; e++) gap += d->phi[c0 + e] * d->phi[c0 + e];
+      gap = sqrt(gap);
+    }
+    const double size = fmax(def_body_size(def, b1), def_body_size(def, b2));
+    if (!(gap > 1e-3 * size) || size == 0) continue;
+    char what[96];
+    if (t == CF_MBS_DISTANCE)
+      snprintf(what, sizeof what, "%.3g m off the joint's distance, %.3g m,", gap, sqrt(fmax(0, -2 * m->con[c0].c0)));
+    else snprintf(what, sizeof what, "%.3g m from the joint's point on %s", gap, b1 >= 0 ? m->body_name[b1] : "the ground");
+    return cf_error(CF_ERR_SCENE, "joint '%s': body2 '%s' is %s at t = 0 (the bodies are %.3g m in size; the initial "
+                    "assembly would drag it there%s): place it on the joint", m->joint_name[j],
+                    b2 >= 0 ? m->body_name[b2] : "ground", what, size, m->nfe ? ", tearing an FE mesh" : "");
+  }
+  return CF_OK;
+}
+
 int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   *out = NULL;
   int st = check_options(&def->opt);
@@ -586,8 +639,12 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
     cf_mbs_model_free(m);
     return st;
   }
-  st = cf_mbs__assemble_positions(m, d, 0.0, 100);
-  if (st < 0) st = cf_mbs__rethrow(st, "initial assembly: ");
+  cf_mbs__eval_phi(m, d, d->q, 0.0, 1);
+  st = check_initial_joints(def, m, d);
+  if (st >= 0) {
+    st = cf_mbs__assemble_positions(m, d, 0.0, 100);
+    if (st < 0) st = cf_mbs__rethrow(st, "initial assembly: ");
+  }
   if (st >= 0) {
     double shift = 0;
     for (int i = 0; i < m->nq; i++) shift = fmax(shift, fabs(d->q[i] - m->q0[i]));

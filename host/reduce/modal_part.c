@@ -84,6 +84,9 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
   double t0 = cf_wall_time();
   int st = cf_scene_load(scene_path, &out->scene);
   if (st < 0) return st;
+  if (supports == CF_PART_SUPPORTS_CLAMP && out->scene.nfix == 0) /* it would run free, silently */
+    return cf_error(CF_ERR_SCENE, "%s: clamped supports (\"supports\": \"clamp\", cofem reduce --clamp), but the scene "
+                    "has no \"fixed\" sets to clamp", scene_path);
   /* the reduction solves with CHOLMOD, not the part's PCG */
   if (out->scene.def.preconditioner == CF_PRECOND_AUTO) out->scene.def.preconditioner = CF_PRECOND_BLOCK_JACOBI;
   if ((st = cf_model_create(&out->scene.mesh, &out->scene.def, &out->model)) < 0) return st;

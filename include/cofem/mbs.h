@@ -546,6 +546,10 @@ typedef struct cfMbsScene {
   int nflex;
   struct cfModalPart* flex[CF_MBS_MAX_FLEX];
   int flex_body[CF_MBS_MAX_FLEX];
+  /* what the scene says that has no effect but is legal (the "gravity" and "loads" of a flexible
+   * body's FE scene): one line each, for the caller to show (cofem prints them on stderr) */
+  int nwarning;
+  char warning[CF_MBS_MAX_FLEX][400];
 } cfMbsScene;
 
 /* 1 if the JSON file is a mechanism scene (it has a top-level "bodies" key), else 0. */

@@ -52,6 +52,16 @@ typedef struct cfScene {
 int cf_scene_load(const char* path, cfScene* scene);
 /* Parse from a JSON string (path used for messages and for resolving relative paths). */
 int cf_scene_parse(const char* json, const char* path, cfScene* scene);
+/* The time step against the part's own time scale: (dt c / L)^2 with c = sqrt(E / rho) the wave
+ * speed and L the diagonal of the mesh's bounding box, about the ratio of the stiffness to the mass
+ * terms of a step's matrix (M + h^2 K). Above CF_SCENE_MAX_STEP_RATIO the mass is lost to round-off
+ * against the stiffness (the lug's step failed from dt = 1000 s, "not supported"): a time step
+ * millions of times the part's wave transit time, or a density millions of times too small. */
+#define CF_SCENE_MAX_STEP_RATIO 1e12
+double cf_scene_step_ratio(const cfScene* scene, double dt);
+/* CF_ERR_SCENE naming the scene, "time.dt" and the density when cf_scene_step_ratio(scene, dt) is
+ * above the bound (cofem run checks the FE scene's step before building) */
+int cf_scene_check_step(const cfScene* scene, double dt);
 /* Model with the supports fixed, and data at rest. */
 int cf_scene_build(const cfScene* scene, cfModel** model, cfData** data);
 /* Nodal forces of all loads at time t into f ([ndof], overwritten); scale multiplies them. */

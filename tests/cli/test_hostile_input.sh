@@ -2,7 +2,8 @@
 # Hostile input (issue 17): strict option values, special files refused before they are opened,
 # a user's file never overwritten as a reduction cache, the output budget, duplicate and
 # out-of-range scene values, and `cofem static` failures reported on stderr. Every case: the exit
-# status, the message (on stderr) and what was (not) written.
+# status, the message (on stderr) and what was (not) written. Sections 11-12: issue 31, classes 4
+# (no key accepted where it means nothing) and 5 (errors that name the cause).
 set -u
 BIN=${COFEM_BIN:-build/cofem}
 BUILD=${COFEM_BUILD:-build}
@@ -211,7 +212,7 @@ s = json.load(open(sys.argv[1]))
 s["drivers"] = [{"name": "spin", "type": "angle", "joint": "hinge", "function": {"type": "poly", "coeffs": [0, 0, 1e200]}}]
 json.dump(s, open(sys.argv[2], "w"))
 PY
-expect "mechanism: an impossible driver" 1 "drv.json: step 1 (t = 0.001 s): the Newton iteration overflowed" -- "$BIN" run "$tmp/drv.json" --out "$tmp/m"
+expect "mechanism: an impossible driver" 1 "drv.json: driver 'spin' moves" -- "$BIN" run "$tmp/drv.json" --out "$tmp/m"
 grep -q "driver 'spin'" "$tmp/err" || bad "impossible driver: the driver is not named: $(cat "$tmp/err")"
 expect "mechanism statics: gravity 1e300" 1 "g300.json" -- "$BIN" static "$tmp/g300.json" --out "$tmp/m"
 [ -e "$tmp/m" ] && bad "a failed mechanism run left $tmp/m behind"
@@ -309,6 +310,105 @@ printf '*INCLUDE, INPUT=fifo.msh\n' >"$tmp/zf.inp"
 expect "*INCLUDE of a FIFO" 1 "*INCLUDE, INPUT=fifo.msh" -- "$BIN" info "$tmp/zf.inp"
 printf '*INCLUDE\n' >"$tmp/noin.inp"
 expect "*INCLUDE without INPUT=" 1 "noin.inp:1: *INCLUDE without INPUT=" -- "$BIN" info "$tmp/noin.inp"
+
+# ---- 11. no key accepted where it means nothing (issue 31, class 4) ---------------------------------
+# keys of another formulation on a flexible body: refused naming the key and the formulation
+sed -e 's|"\.\./lug_pull.json"|"'"$ROOT"'/scenes/lug_pull.json"|' -e 's|"\.\./\.\./out/flexible_lug.cfred"|"'"$tmp"'/k4.cfred"|' \
+  scenes/mbs/flexible_lug.json >"$tmp/k4modal.json"
+for kv in '"factor": "pcg"' '"backend": "cpu"' '"tol": 1e-9' '"preconditioner": "bogus"'; do
+  k=${kv%%:*}
+  sed 's/"modes": 6,/"modes": 6, '"$kv"',/' "$tmp/k4modal.json" >"$tmp/k4m.json"
+  expect "modal body with $kv" 1 "$k goes with \"formulation\": \"corotational\"; this body is \"modal\"" -- "$BIN" run "$tmp/k4m.json" --steps 2 --out "$tmp/m"
+done
+[ -e "$tmp/k4.cfred" ] && bad "a modal body with a corotational key: the reduction ran"
+sed -e 's|"\.\./lug_pull.json"|"'"$ROOT"'/scenes/lug_pull.json"|' scenes/mbs/lug_lumped.json >"$tmp/k4lump.json"
+sed 's/"formulation": "lumped"/"formulation": "lumped", "reduction": "x.cfred"/' "$tmp/k4lump.json" >"$tmp/k4l.json"
+expect "lumped body with \"reduction\"" 1 "\"reduction\" goes with \"formulation\": \"modal\"; this body is \"lumped\"" -- "$BIN" run "$tmp/k4l.json" --steps 2 --out "$tmp/m"
+# the FE scene's own gravity and loads inside a mechanism: a warning that they are not used
+expect "FE scene's gravity and loads in a mechanism" 0 "the FE scene $ROOT/scenes/lug_pull.json: its \"gravity\" and \"loads\" are not used in a mechanism; the mechanism's \"gravity\" acts on the body" -- \
+  "$BIN" run "$tmp/k4lump.json" --steps 1 --out "$tmp/k4o"
+# a joint's "point" beside a node set that does not agree with it: conflicting
+sed 's|"node2": "load"|"node2": "load", "point": [0, 0, 0.1]|' "$tmp/k4lump.json" >"$tmp/k4p.json"
+expect "joint point beside node2" 1 "\"joints\"[0] ('pin'): \"point\" [0, 0, 0.1] and \"node2\" conflict: the joint sits at the mean of node set 'load' of body2 'lug'" -- \
+  "$BIN" run "$tmp/k4p.json" --steps 2 --out "$tmp/m"
+# "supports": "clamp" on an FE scene without fixed sets
+printf '{"mesh": "%s", %s}' "$LUG" "$MAT" >"$tmp/nofix.json"
+sed 's|"\.\./lug_pull.json", "formulation": "corotational"|"'"$tmp"'/nofix.json", "formulation": "corotational", "supports": "clamp"|' \
+  scenes/mbs/lug_corotational.json >"$tmp/k4c.json"
+expect "clamp without fixed sets (corotational)" 1 "\"supports\": \"clamp\", but the FE scene $tmp/nofix.json has no \"fixed\" sets to clamp" -- \
+  "$BIN" run "$tmp/k4c.json" --steps 2 --out "$tmp/m"
+expect "reduce --clamp without fixed sets" 1 "nofix.json: clamped supports" -- "$BIN" reduce "$tmp/nofix.json" --clamp --modes 2 --quiet --out "$tmp/k4.cfred"
+# a load that stops before it starts; generalized-alpha keys with other integrators; statics' ranges
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e5, 0, 0], "start": 0.2, "stop": 0.1}]' k4stop.json
+expect "load stop before start" 1 "\"loads[0].stop\" = 0.1 is not after \"loads[0].start\" = 0.2" -- "$BIN" run "$tmp/k4stop.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support"}], "time": {"dt": 0.01, "end": 0.05, "rho_inf": 0.5}' k4rho.json
+expect "rho_inf with backward Euler" 1 "\"time.rho_inf\" has no effect with \"time.integrator\": \"backward_euler\"" -- "$BIN" run "$tmp/k4rho.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support"}], "time": {"dt": 0.01, "end": 0.05, "integrator": "newmark"}, "solver": {"newton_max_iter": 5}' k4nw.json
+expect "newton_max_iter with Newmark" 1 "\"solver.newton_max_iter\" has no effect with \"time.integrator\": \"newmark\"" -- "$BIN" run "$tmp/k4nw.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e5, 0, 0]}], "static": {"max_cuts": -1}' k4cuts.json
+expect "static.max_cuts -1" 1 "\"static.max_cuts\" must be an integer from 0 to 20" -- "$BIN" static "$tmp/k4cuts.json" --out "$tmp/o"
+# options that do nothing on a mechanism, an empty interface name
+expect "mechanism run --precond amg" 0 "--precond amg has no effect on a mechanism" -- "$BIN" run "$M" --steps 2 --precond amg --out "$tmp/k4o"
+expect "mechanism run --cold" 0 "--cold has no effect on a mechanism" -- "$BIN" run "$M" --steps 2 --cold --out "$tmp/k4o"
+expect "reduce --interface ''" 2 "--interface '': an empty node-set name" -- "$BIN" reduce "$S" --interface "" --modes 2 --quiet --out "$tmp/k4.cfred"
+expect "reduce --interface 'load,'" 2 "--interface 'load,': an empty node-set name" -- "$BIN" reduce "$S" --interface "load," --modes 2 --quiet --out "$tmp/k4.cfred"
+[ -e "$tmp/o" ] && bad "class 4: a refused FE scene left $tmp/o behind"
+[ -e "$tmp/m" ] && bad "class 4: a refused mechanism left $tmp/m behind"
+[ -e "$tmp/k4.cfred" ] && bad "class 4: a refused reduction wrote $tmp/k4.cfred"
+
+# ---- 12. errors that name the cause (issue 31, class 5) ---------------------------------------------
+# a tolerance below round-off: refused at parse, naming the key (was "constraints inconsistent" or a failed step)
+python3 - "$M" "$tmp/k5phi.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); s["solver"] = {"tol_phi": 1e-30}
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "mechanism solver.tol_phi 1e-30" 1 "\"solver.tol_phi\" = 1e-30 is below round-off" -- "$BIN" run "$tmp/k5phi.json" --out "$tmp/m"
+scene '"fixed": [{"set": "support"}], "solver": {"tol": 1e-20}' k5tol.json
+expect "FE solver.tol 1e-20" 1 "\"solver.tol\" = 1e-20 is below round-off" -- "$BIN" run "$tmp/k5tol.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support"}], "loads": [{"set": "load", "force": [1e5, 0, 0]}], "static": {"tol": 1e-18}' k5st.json
+expect "FE static.tol 1e-18" 1 "\"static.tol\" = 1e-18 is below round-off" -- "$BIN" static "$tmp/k5st.json" --out "$tmp/o"
+# a body 0.1 m off its joint: named with the distance before the run (was dragged into place)
+python3 - "$ROOT/scenes/lug_pull.json" "$tmp/k5off.json" <<'PY'
+import json, sys
+fe = {"scene": sys.argv[1], "formulation": "lumped"}
+s = {"gravity": [0, 0, -9.81],
+     "bodies": [{"name": "lug", "flexible": fe}, {"name": "lug2", "flexible": fe, "position": [0.1, 0, 0]}],
+     "joints": [{"name": "pin", "type": "revolute", "body1": "ground", "body2": "lug", "node2": "load", "axis": [0, 1, 0]},
+                {"name": "link", "type": "spherical", "body1": "lug", "node1": "load", "body2": "lug2", "node2": "load"}],
+     "time": {"dt": 0.01, "end": 0.05}}
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "FE body 0.1 m off its joint" 1 "\"joints\"[1] ('link'): body2 'lug2' is 0.1 m from the joint at t = 0" -- "$BIN" run "$tmp/k5off.json" --out "$tmp/m"
+python3 - "$M" "$tmp/k5dist.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["joints"].append({"name": "rope", "type": "distance", "body1": "ground", "body2": "bar", "point": [0, 1, 0], "point2": "tip", "distance": 1.0})
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "rigid body off its distance joint" 1 "joint 'rope': body2 'bar' is 0.732 m off the joint's distance, 1 m, at t = 0" -- "$BIN" run "$tmp/k5dist.json" --out "$tmp/m"
+# a time step of 1e6 s: named against the run's end and the part's wave transit time (blamed the supports)
+scene '"fixed": [{"set": "support"}], "time": {"dt": 1e6}' k5dt.json
+expect "FE time.dt 1e6 (end 1 s)" 1 "\"time.dt\" = 1e+06 s is longer than the run (\"time.end\" = 1 s, the default)" -- "$BIN" run "$tmp/k5dt.json" --out "$tmp/o"
+scene '"fixed": [{"set": "support"}], "time": {"dt": 1e6, "end": 1e7}' k5dt2.json
+expect "FE time.dt 1e6 (end 1e7 s)" 1 "\"time.dt\" = 1e+06 s is 3.21e+10 times the part's wave transit time" -- "$BIN" run "$tmp/k5dt2.json" --out "$tmp/o"
+sed 's/"dt": 0.001, "end": 2.0/"dt": 1e6, "end": 2.0/' "$M" >"$tmp/k5mdt.json"
+expect "mechanism time.dt 1e6" 1 "\"time.dt\" = 1e+06 s is longer than the run (\"time.end\" = 2 s)" -- "$BIN" run "$tmp/k5mdt.json" --out "$tmp/m"
+# a huge driver amplitude: the driver named before the run (was "neither mass nor a constraint" of body 'bar')
+python3 - "$M" "$tmp/k5drv.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["drivers"] = [{"name": "spin", "type": "angle", "joint": "hinge", "function": {"type": "harmonic", "amplitude": 1e6, "omega": 10}}]
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect "mechanism driver amplitude 1e6" 1 "driver 'spin' moves 1e+04 rad in one step" -- "$BIN" run "$tmp/k5drv.json" --out "$tmp/m"
+# an FE body of tiny density: the user's body and "material.rho" named (was the internal body 'lug.nodes0')
+sed -e 's/"rho": 7850/"rho": 1e-12/' -e 's|"\.\./meshes/|"'"$ROOT"'/meshes/|' scenes/lug_pull.json >"$tmp/light.json"
+sed 's|"\.\./lug_pull.json"|"'"$tmp"'/light.json"|' scenes/mbs/lug_corotational.json >"$tmp/k5rho.json"
+expect "FE body of density 1e-12" 1 "\"bodies\"[0] ('lug') \"flexible\": the FE scene $tmp/light.json: its density \"material.rho\" = 1e-12" -- "$BIN" run "$tmp/k5rho.json" --out "$tmp/m"
+grep -q "nodes0" "$tmp/err" && bad "density 1e-12: an internal body is still named: $(cat "$tmp/err")"
+[ -e "$tmp/o" ] && bad "class 5: a refused FE scene left $tmp/o behind"
+[ -e "$tmp/m" ] && bad "class 5: a refused mechanism left $tmp/m behind"
 
 echo "hostile input: $n cases, $fail failed"
 [ $fail -eq 0 ]

@@ -155,6 +155,9 @@ static void test_derivatives(void) {
       cfMbsDef def;
       cf_mbs_def_init(&def);
       CHECK(cf_mbs_add_modal_body(&def, &b1, &md) == 0);
+      /* the end layers' means (x = 0.175 of a, 0.025 of b) meet at t = 0: a joint between sets apart
+       * is refused by cf_mbs_model_create (issue 31, class 5) */
+      b2.pos[0] = layer ? 0.15 : 0.2;
       CHECK(cf_mbs_add_modal_body(&def, &b2, &md) == 1);
       if (layer) {
         CHECK(cf_mbs_add_modal_point(&def, 0, "end", end3, nend3) == 0);

@@ -129,7 +129,10 @@ for c in "${absurd[@]}"; do
   n=$((n + 1))
   "$BIN" run "$tmp/$name" --steps 3 --out "$tmp/o_$name" >/dev/null 2>"$tmp/err"; rc=$?
   [ $rc -eq 1 ] || bad "run $name: exit $rc, want 1"
-  check_msg "run $name" "$(<"$tmp/err")" "step 1: the right side is not finite"
+  want="step 1: the right side is not finite"
+  # a step 1e6 times the part's wave transit time is refused before the run, naming it (issue 31, class 5)
+  [ "$name" = dt_1e300.json ] && want='"time.dt" = 1e+300 s is 3.21e+304 times the part'"'"'s wave transit time'
+  check_msg "run $name" "$(<"$tmp/err")" "$want"
   [ -z "$(find "$tmp/o_$name" -type f 2>/dev/null)" ] || bad "run $name: wrote $(find "$tmp/o_$name" -type f)"
 done
 # the scene itself unreadable
