@@ -35,7 +35,7 @@ struct cfMbsFeBody {
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
   int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
-                               linearised twice per step, its free motion one solve each */
+                               linearised once per step (twice if clamped), its free motion one solve each */
   int linear_exact;         /* ... each linearisation's A0 factored (CHOLMOD), not the PCG's (a0_pcg) */
   const cfModel* fem;
   int nnode, nblk;
@@ -647,6 +647,10 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     if (!fb->corotational || !fb->linear || !d->fe_state) continue;
     if (d->fe_state[i].gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
+    /* a clamped part cannot turn rigidly: its element rotations are its bending's, and the
+     * polar at the step's start lags them (the door's hinge: its sag 1.5% off the Newton
+     * coupling's with one linearisation, 0.1% with two): linearised again at the iterate */
+    if (fb->fem->nfixed) return INFINITY;
     double R[9], tr = 0;
     rigid_turn(fb->fem, d->save, fb->qadr, d->q, fb->qadr, R);
     for (int k = 0; k < 9; k++) tr += R[k] * d->fe_state[i].lin_dR[k]; /* trace(R dR^T) = 1 + 2 cos(angle) */
@@ -682,7 +686,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
     if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, q);
-    else if (s && fb->linear && d->fe_linear && d->fe_single)
+    else if (s && fb->linear && d->fe_linear && d->fe_single && !fem->nfixed)
       linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
     else
       fe_stages(fb, fd, q, mf ? s->G : NULL);
@@ -1459,21 +1463,6 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   return CF_OK;
 }
 
-/* The rotation that best carries the part from positions x0 to x (mass-weighted least squares about
- * the centres of mass: R = polar(sum m_n (x_n - c)(x0_n - c0)^T)). */
-static void part_turn(const cfModel* fem, const double* x0, const double* x, double R[9]) {
-  double c0[3] = {0, 0, 0}, c[3] = {0, 0, 0}, mt = 0, H[9] = {0};
-  for (int n = 0; n < fem->nnode; n++) {
-    mt += fem->node_mass[n];
-    for (int a = 0; a < 3; a++) c0[a] += fem->node_mass[n] * x0[3 * n + a], c[a] += fem->node_mass[n] * x[3 * n + a];
-  }
-  for (int a = 0; a < 3; a++) c0[a] /= mt, c[a] /= mt;
-  for (int n = 0; n < fem->nnode; n++)
-    for (int a = 0; a < 3; a++)
-      for (int b = 0; b < 3; b++) H[3 * a + b] += fem->node_mass[n] * (x[3 * n + a] - c[a]) * (x0[3 * n + b] - c0[b]);
-  cf_polar_rotation(H, NULL, R);
-}
-
 static double dot_n(const double* a, const double* b, int n) {
   double t = 0;
   for (int i = 0; i < n; i++) t += a[i] * b[i];
@@ -1517,7 +1506,7 @@ static int z_guess(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState
     return slot;
   }
   double R[9];
-  part_turn(fem, s->zx[slot], fd->x, R);
+  rigid_turn(fem, s->zx[slot], NULL, fd->x, NULL, R);
   int nw = 0;
   for (int k = 0; k < nr; k++) memcpy(s->W + (size_t)nw++ * ndof, Zs + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
   for (int k = 0; k < nr; k++, nw++) turn_nodes(fem, R, Zs + (size_t)k * ndof, s->W + (size_t)nw * ndof);
@@ -1597,7 +1586,7 @@ static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
     for (int k = 0; k < s->nrow; k++) memcpy(s->W + (size_t)nw++ * ndof, s->Z + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
     if (s->yhave && !memcmp(s->ykey, s->pcg_coef, sizeof s->pcg_coef)) {
       double R[9];
-      part_turn(fem, s->yx, fd->x, R);
+      rigid_turn(fem, s->yx, NULL, fd->x, NULL, R);
       memcpy(s->W + (size_t)nw++ * ndof, s->yprev, sizeof(double) * (size_t)ndof);
       turn_nodes(fem, R, s->yprev, s->W + (size_t)nw++ * ndof);
     }
@@ -1669,10 +1658,13 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
 }
 
 /* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR; docs/mbs.md) ----------
- * The part is linearised twice per step: at the predictor x_p, and again after the step's first
- * Newton update (d->fe_pass; with one linearisation the lug pendulum gained 0.6% of its swing's
- * energy over 20 periods). Its forces (polar, K_R, f_el) are evaluated at each linearisation point
- * only, and from there its Newton residual is affine in its positions,
+ * A free part is linearised once per step: its element rotations predicted along its rigid rotation
+ * (linear_rotations; the polar at the predictor q_n + h v_n, as first tried, gained 0.6% of the lug
+ * pendulum's swing energy over 20 periods, and E x 100 went unstable), a second time only where the
+ * first Newton iterate turns it beyond that prediction (cf_mbs__fe_single_miss, mbs_step.c). A clamped
+ * part twice: at the predictor and at the first iterate (d->fe_pass), each by the polar. Its forces
+ * (K_R, f_el) are evaluated at each linearisation only, and from there its Newton residual is affine
+ * in its positions,
  *   b_F(x) = b_F(x_p) - A0 (x - x_p) + s J_F^T (e - e0)  (A0 = cm M + ck K_R(x_p); s e: the joint
  *                                                          part of the right side, e = d->econ)
  * so the condensed solve's y = A0^-1 b_F needs one solve per linearisation (the first right side,
