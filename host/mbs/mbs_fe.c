@@ -35,7 +35,7 @@ struct cfMbsFeBody {
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
   int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
-                               linearised once per step (twice if clamped), its free motion one solve each */
+                               linearised once per step (twice where it turns beyond its prediction), its free motion one solve each */
   int linear_exact;         /* ... each linearisation's A0 factored (CHOLMOD), not the PCG's (a0_pcg) */
   const cfModel* fem;
   int nnode, nblk;
@@ -506,10 +506,10 @@ struct cfMbsFeState {
   double* lsym;             /* [2 nrow^2 + nrow + LSYM_CHUNK nrow] linear_symmetric's scratch */
   unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
-  double lin_dR[9];         /* the rigid rotation over the step that linear_rotations predicted ... */
-  double lin_dRn[9];        /* ... and its Newmark part (the next step's miss is measured against it) */
+  double lin_dRn[9];        /* the Newmark part of linear_rotations' rigid rotation D (the next step's
+                               miss is measured against it) */
   double* xprev;            /* [ndof] the part's positions at the start of step lin_prev_step */
-  long lin_prev_step;       /* d->steps of xprev and lin_dR (-1: none) */
+  long lin_prev_step;       /* d->steps of xprev and lin_dRn (-1: none) */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
 
@@ -591,36 +591,28 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
   const double h = m->opt.dt;
   const int n = m->nq;
   double D[9];
-  if (d->fe_pass == 0) {
-    for (int k = 0; k < fb->nnode; k++)
-      for (int a = 0; a < 3; a++) {
-        const int j = fb->qadr[k] + a;
-        fd->x[3 * k + a] = d->save[j] + h * d->save[n + j] + 0.5 * h * h * d->save[3 * n + m->ncon + j];
-      }
-    rigid_turn(fem, d->save, fb->qadr, fd->x, NULL, D);
-    double Dn[9];
-    memcpy(Dn, D, sizeof D);
-    if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
-      double Ra[9], Mi[9];
-      rigid_turn(fem, s->xprev, NULL, d->save, fb->qadr, Ra);
-      mul_abt(Ra, s->lin_dRn, Mi);
-      double T[9];
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) T[3 * i + j] = Mi[3 * i] * D[j] + Mi[3 * i + 1] * D[3 + j] + Mi[3 * i + 2] * D[6 + j];
-      memcpy(D, T, sizeof T);
+  for (int k = 0; k < fb->nnode; k++)
+    for (int a = 0; a < 3; a++) {
+      const int j = fb->qadr[k] + a;
+      fd->x[3 * k + a] = d->save[j] + h * d->save[n + j] + 0.5 * h * h * d->save[3 * n + m->ncon + j];
     }
-    memcpy(s->lin_dRn, Dn, sizeof Dn);
-    gather(fb, d->save, s->xprev);
-    s->lin_prev_step = d->steps;
-    memcpy(s->lin_dR, D, sizeof D);
-    gather(fb, d->save, fd->x); /* q_n */
-    cf_stage_polar(fem, fd);    /* warm-started from the last step's R_p */
-  } else { /* the second linearisation: the first's rotations turned by x1's rigid rotation beyond D */
-    double Ra[9];
-    rigid_turn(fem, d->save, fb->qadr, q, fb->qadr, Ra);
-    mul_abt(Ra, s->lin_dR, D);
-    memcpy(s->lin_dR, Ra, sizeof Ra);
+  rigid_turn(fem, d->save, fb->qadr, fd->x, NULL, D);
+  double Dn[9];
+  memcpy(Dn, D, sizeof D);
+  if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
+    double Ra[9], Mi[9];
+    rigid_turn(fem, s->xprev, NULL, d->save, fb->qadr, Ra);
+    mul_abt(Ra, s->lin_dRn, Mi);
+    double T[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) T[3 * i + j] = Mi[3 * i] * D[j] + Mi[3 * i + 1] * D[3 + j] + Mi[3 * i + 2] * D[6 + j];
+    memcpy(D, T, sizeof T);
   }
+  memcpy(s->lin_dRn, Dn, sizeof Dn);
+  gather(fb, d->save, s->xprev);
+  s->lin_prev_step = d->steps;
+  gather(fb, d->save, fd->x); /* q_n */
+  cf_stage_polar(fem, fd);    /* warm-started from the last step's R_p */
   turn_blocks(D, fd->R, fem->ntet);
   if (fd->node_R) turn_blocks(D, fd->node_R, fem->nnode); /* their warm start turned alike */
   gather(fb, q, fd->x);
@@ -636,25 +628,29 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
 }
 
 /* The single linearisation's check, after the step's first Newton update (mbs_step.c): the largest
- * angle, over the linearly coupled parts, between the rigid rotation linear_rotations predicted and
- * the part's rigid rotation from q_n to q (the polar of sum m (x - c)(x_n - c_n)^T). The step's
- * model turns the part by the difference linearly, I + skew(d), which stretches it by d^2 / 2: at a
- * run's first step (no angular acceleration known yet) the lug with E x 100 took 0.05 J (its swing's
- * energy) that way. */
+ * angle, over the linearly coupled parts' elements, by which the iterate q turned an element beyond
+ * its frozen rotation R_p,e (cf_elem_turn_beyond: the part's rigid rotation missed, or bending that
+ * changes within the step). The step's model
+ * turns them by the difference linearly, I + skew(d), which stretches them by d^2 / 2, and leaves
+ * their prestress unturned by d: at a run's first step (no acceleration known yet) the lug with
+ * E x 100 took 0.05 J (its swing's energy); the spin-up beam (its centrifugal prestress, its bending
+ * lagging by a step) took 1e11 J in 1.7 s; the door's hinge, clamped, bends at 4e-3 rad a step
+ * beyond the polar at the step's start (its sag 1.5% off the Newton coupling's with one
+ * linearisation). A GPU body: always (its polar is at the predictor, on the device). */
 double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
   double worst = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     if (!fb->corotational || !fb->linear || !d->fe_state) continue;
     if (d->fe_state[i].gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
-    /* a clamped part cannot turn rigidly: its element rotations are its bending's, and the
-     * polar at the step's start lags them (the door's hinge: its sag 1.5% off the Newton
-     * coupling's with one linearisation, 0.1% with two): linearised again at the iterate */
-    if (fb->fem->nfixed) return INFINITY;
-    double R[9], tr = 0;
-    rigid_turn(fb->fem, d->save, fb->qadr, d->q, fb->qadr, R);
-    for (int k = 0; k < 9; k++) tr += R[k] * d->fe_state[i].lin_dR[k]; /* trace(R dR^T) = 1 + 2 cos(angle) */
-    worst = fmax(worst, acos(fmax(-1, fmin(1, 0.5 * (tr - 1)))));
+    const cfModel* fem = fb->fem;
+    const cfData* fd = d->fe_data[i];
+    double* x = d->fe_state[i].zres;
+    gather(fb, d->q, x);
+    for (int e = 0; e < fem->ntet; e++) {
+      const double a = cf_elem_turn_beyond(e, fem->tet, fem->Dm_inv, x, fd->R);
+      if (a > worst) worst = a;
+    }
   }
   return worst;
 }
@@ -686,7 +682,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
     if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, q);
-    else if (s && fb->linear && d->fe_linear && d->fe_single && !fem->nfixed)
+    else if (s && fb->linear && d->fe_linear && d->fe_single && d->fe_pass == 0)
       linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
     else
       fe_stages(fb, fd, q, mf ? s->G : NULL);
@@ -1658,12 +1654,12 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
 }
 
 /* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR; docs/mbs.md) ----------
- * A free part is linearised once per step: its element rotations predicted along its rigid rotation
+ * A part is linearised once per step: its element rotations predicted along its rigid rotation
  * (linear_rotations; the polar at the predictor q_n + h v_n, as first tried, gained 0.6% of the lug
- * pendulum's swing energy over 20 periods, and E x 100 went unstable), a second time only where the
- * first Newton iterate turns it beyond that prediction (cf_mbs__fe_single_miss, mbs_step.c). A clamped
- * part twice: at the predictor and at the first iterate (d->fe_pass), each by the polar. Its forces
- * (K_R, f_el) are evaluated at each linearisation only, and from there its Newton residual is affine
+ * pendulum's swing energy over 20 periods, and E x 100 went unstable), a second time, by the polar at
+ * the first Newton iterate (d->fe_pass), only where that iterate turned the part or one of its
+ * elements beyond the prediction (cf_mbs__fe_single_miss, mbs_step.c). Its forces (K_R, f_el) are
+ * evaluated at each linearisation only, and from there its Newton residual is affine
  * in its positions,
  *   b_F(x) = b_F(x_p) - A0 (x - x_p) + s J_F^T (e - e0)  (A0 = cm M + ck K_R(x_p); s e: the joint
  *                                                          part of the right side, e = d->econ)
