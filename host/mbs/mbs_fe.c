@@ -1723,7 +1723,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
       const double* Qn = Q + 9 * (size_t)fem->tet[4 * e + a];
       double tr = 0;
       for (int k = 0; k < 9; k++) tr += R[k] * Qn[k];
-      mis = fmax(mis, 3 - tr); /* 2 (1 - cos) ~ angle^2 */
+      if (3 - tr > mis) mis = 3 - tr; /* 2 (1 - cos) ~ angle^2 (not fmax: a libm call per node) */
     }
   }
   s->lin_checked++;
