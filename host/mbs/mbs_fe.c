@@ -629,7 +629,7 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
 
 /* The single linearisation's check, after the step's first Newton update (mbs_step.c): the largest
  * angle, over the linearly coupled parts' elements, by which the iterate q turned an element beyond
- * its frozen rotation R_p,e (cf_elem_turn_beyond: the part's rigid rotation missed, or bending that
+ * its frozen rotation R_p,e (cf_elem_turn_beyond2: the part's rigid rotation missed, or bending that
  * changes within the step). The step's model
  * turns them by the difference linearly, I + skew(d), which stretches them by d^2 / 2, and leaves
  * their prestress unturned by d: at a run's first step (no acceleration known yet) the lug with
@@ -647,10 +647,12 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
     const cfData* fd = d->fe_data[i];
     double* x = d->fe_state[i].zres;
     gather(fb, d->q, x);
+    double t2 = 0;
     for (int e = 0; e < fem->ntet; e++) {
-      const double a = cf_elem_turn_beyond(e, fem->tet, fem->Dm_inv, x, fd->R);
-      if (a > worst) worst = a;
+      const double a = cf_elem_turn_beyond2(e, fem->tet, fem->Dm_inv, x, fd->R);
+      if (!(a <= t2)) t2 = isnan(a) ? INFINITY : a; /* a NaN position: linearise again (the step fails there) */
     }
+    worst = fmax(worst, atan(sqrt(t2)));
   }
   return worst;
 }
