@@ -382,6 +382,13 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   }
   st = parse_flexible_part(c, fx, b, scene, scene_json, w);
   cJSON_free(scene_json);
+  if (st < 0 && scene_json) { /* "<file>: <where>: <file>: <where> "scene": ..." said once */
+    char prefix[640], msg[2048];
+    int n = snprintf(prefix, sizeof prefix, "%s: %s: %s: ", c->path, w, scene);
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    if (n > 0 && (size_t)n < sizeof prefix && !strncmp(msg, prefix, (size_t)n))
+      cf_error(st, "%s: %s", scene, msg + n);
+  }
   return st;
 }
 
