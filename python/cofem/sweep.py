@@ -156,10 +156,10 @@ def _client(scheduler, n_workers):
     if scheduler is None:
         cluster = LocalCluster(n_workers=n_workers or min(4, os.cpu_count() or 1), threads_per_worker=1,
                                processes=True, dashboard_address=None)
-        return Client(cluster), cluster
+        return Client(cluster), True, cluster
     if isinstance(scheduler, str):
-        return Client(scheduler), None
-    return scheduler, None  # a distributed.Client given by the caller, left open
+        return Client(scheduler), True, None
+    return scheduler, False, None  # a distributed.Client given by the caller, left open
 
 
 def sweep(scene, cases, *, command="run", args=(), base_dir=None, scheduler=None, n_workers=None, out=None,
@@ -195,7 +195,7 @@ def sweep(scene, cases, *, command="run", args=(), base_dir=None, scheduler=None
         scenes.append(absolute_paths(s, base))  # a case may set a path too
     dirs = [os.path.join(os.path.abspath(out), f"case_{i:03d}") if out else None for i in range(len(cases))]
 
-    client, cluster = _client(scheduler, n_workers)
+    client, own_client, cluster = _client(scheduler, n_workers)
     try:
         futures = [client.submit(run_case, i, s, command, list(args), dirs[i], program, summarize, timeout, pure=False)
                    for i, s in enumerate(scenes)]
@@ -207,8 +207,9 @@ def sweep(scene, cases, *, command="run", args=(), base_dir=None, scheduler=None
                 rows.append({"case": i, "ok": False, "error": f"worker: {type(e).__name__}: {e}", "wall_s": float("nan"),
                              "out_dir": dirs[i], "result": {}})
     finally:
-        if cluster is not None:
+        if own_client:
             client.close()
+        if cluster is not None:
             cluster.close()
 
     # one table: the cases' keys, then every result column seen (NaN where a case has none)
