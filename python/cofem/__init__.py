@@ -96,7 +96,10 @@ def _source(source, base_dir, name, what):
     else:
         if base_dir is not None or name is not None:
             raise TypeError(f"{what}: base_dir and name go with a scene given as a dict or JSON text, not a file")
-        return None, _path(source, "source")
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(f"{what}: path must be a str or an os.PathLike, or the scene as a dict or JSON text; "
+                            f"not {type(source).__name__}")
+        return None, os.fspath(source)
     base = os.path.abspath(_path(base_dir if base_dir is not None else os.getcwd(), "base_dir"))
     name = "<scene>" if name is None else name
     if not isinstance(name, str) or not name or "/" in name:
