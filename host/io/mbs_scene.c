@@ -355,6 +355,34 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
 
 static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene,
                                const char* scene_json, const char* w);
+
+/* Every number of a (copied) tree made raw text printed with 17 significant digits: cJSON prints
+ * "%1.15g" when that reads back within an epsilon, which loses the last bits (an inline FE scene's
+ * E = 210000003000.00003 came back as 210000003000: not the file's part). Infinities (a 1e999 in
+ * the text) print as 1e999 again, for the FE scene's own message. 0 on success. */
+static int numbers_exact(cJSON* node) {
+  for (cJSON* it = node->child; it;) {
+    cJSON* next = it->next;
+    if (cJSON_IsNumber(it)) {
+      char num[40];
+      const double v = it->valuedouble;
+      if (isinf(v)) snprintf(num, sizeof num, "%s1e999", v < 0 ? "-" : "");
+      else snprintf(num, sizeof num, "%.17g", v);
+      cJSON* raw = cJSON_CreateRaw(num);
+      /* in an object, the replacement takes the key (ReplaceItemViaPointer alone leaves it unnamed) */
+      const int ok = raw && (cJSON_IsObject(node) ? cJSON_ReplaceItemInObjectCaseSensitive(node, it->string, raw)
+                                                   : cJSON_ReplaceItemViaPointer(node, it, raw));
+      if (!ok) {
+        cJSON_Delete(raw);
+        return -1;
+      }
+    } else if ((cJSON_IsObject(it) || cJSON_IsArray(it)) && numbers_exact(it) != 0) {
+      return -1;
+    }
+    it = next;
+  }
+  return 0;
+}
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
   static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
                                 "factor", "backend", "tol", "preconditioner", "description", NULL};
@@ -374,8 +402,10 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
     for (char* p = rel; *p; p++)
       if (*p == '/') *p = '_'; /* a body named "a/b" must not move the folder paths resolve against */
     snprintf(scene, sizeof scene, "%s: %s", c->path, rel);
-    if (!(scene_json = cJSON_PrintUnformatted(inline_scene))) /* numbers printed to round-trip exactly */
-      return cf_error(CF_ERR_NOMEM, "%s: %s: out of memory", c->path, w);
+    cJSON* copy = cJSON_Duplicate(inline_scene, 1);
+    if (copy && numbers_exact(copy) == 0) scene_json = cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
+    if (!scene_json) return cf_error(CF_ERR_NOMEM, "%s: %s: out of memory", c->path, w);
   } else {
     if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
     cf_scene_resolve_path(c->path, rel, scene, sizeof scene);

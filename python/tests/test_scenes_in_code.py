@@ -20,12 +20,18 @@ def load(path):
         return json.load(f)
 
 
-def test_dict_scene_is_the_file_scene_bit_for_bit():
+def test_dict_scene_is_the_file_scene_bit_for_bit(tmp_path):
     """The lug from a dict (its mesh path relative, resolved against base_dir) and from JSON text: 30
-    steps (through the load's ramp) give the very positions and velocities of the file's scene."""
+    steps (through the load's ramp) give the very positions and velocities of the same scene's file.
+    Its material has numbers of 17 significant digits: one printed short (%.15g) on the way changes
+    the last bits."""
     desc = load(LUG)
-    with cofem.Scene(LUG) as f, cofem.Scene(desc, base_dir=SCENES) as d, \
-            cofem.Scene(json.dumps(desc, indent=1), base_dir=SCENES) as t:
+    desc["material"].update(E=2.1e11 * (1 + 1e-7 / 7), rho=7850 * (1 + 1e-7 / 7), nu=0.1 + 0.2)
+    desc["mesh"] = os.path.relpath(os.path.join(SRC, "meshes", "lug.msh"), tmp_path)
+    path = tmp_path / "lug.json"
+    path.write_text(json.dumps(desc))
+    with cofem.Scene(path) as f, cofem.Scene(desc, base_dir=tmp_path) as d, \
+            cofem.Scene(json.dumps(desc, indent=1), base_dir=tmp_path) as t:
         for s in (f, d, t):
             s.step(30)
         assert np.abs(f.displacements).max() > 1e-3          # it moved
@@ -33,7 +39,7 @@ def test_dict_scene_is_the_file_scene_bit_for_bit():
             assert np.array_equal(s.positions, f.positions)  # bit for bit
             assert np.array_equal(s.velocities, f.velocities)
             assert s.time == f.time
-        assert d.path == os.path.join(SCENES, "<scene>")
+        assert d.path == os.path.join(str(tmp_path), "<scene>")
 
 
 def test_a_changed_dict_changes_the_run():
@@ -94,14 +100,22 @@ def door_with_inline_hinge():
     hinge = load(os.path.join(SCENES, "mbs", flex["scene"]))
     hinge["mesh"] = os.path.relpath(os.path.normpath(os.path.join(SCENES, hinge["mesh"])), os.path.join(SCENES, "mbs"))
     flex["scene"] = hinge
-    return mech
+    return mech, hinge
 
 
-def test_mechanism_from_dict_with_inline_fe_body_is_the_file_mechanism():
-    """The door on the FE hinge from dicts (the mechanism and the hinge's FE scene) steps to the very
-    coordinates and channels of the shipped scene file."""
+def test_mechanism_from_dict_with_inline_fe_body_is_the_file_mechanism(tmp_path):
+    """The door on the FE hinge (scenes/mbs/door_on_fe_hinge.json) from dicts, the hinge's FE scene
+    inline, steps to the very coordinates and channels of the same mechanism from its files."""
     n = 4
-    with cofem.Mechanism(DOOR) as f, cofem.Mechanism(door_with_inline_hinge(), base_dir=os.path.join(SCENES, "mbs")) as d:
+    mech, hinge = door_with_inline_hinge()
+    hinge["material"]["E"] = 2.1e11 * (1 + 1e-7 / 7)  # 17 digits (cJSON prints what parses back exactly)
+    # the same mechanism from files: the hinge's FE scene beside it, the mechanism naming it
+    hinge_file = dict(hinge, mesh=os.path.normpath(os.path.join(SCENES, "mbs", hinge["mesh"])))
+    (tmp_path / "hinge.json").write_text(json.dumps(hinge_file))
+    mech_file = json.loads(json.dumps(mech))
+    mech_file["bodies"][0]["flexible"]["scene"] = "hinge.json"
+    (tmp_path / "door.json").write_text(json.dumps(mech_file))
+    with cofem.Mechanism(tmp_path / "door.json") as f, cofem.Mechanism(mech, base_dir=os.path.join(SCENES, "mbs")) as d:
         f.step(n)
         d.step(n)
         assert f.time == d.time and np.abs(f.channel("door_omega")).max() > 1  # the door swings
@@ -112,11 +126,19 @@ def test_mechanism_from_dict_with_inline_fe_body_is_the_file_mechanism():
             assert np.array_equal(cf[k], cd[k]), k
 
 
+def test_shipped_door_from_dicts_is_the_shipped_file():
+    """scenes/mbs/door_on_fe_hinge.json as it ships and as dicts (hinge inline): the same coordinates."""
+    with cofem.Mechanism(DOOR) as f, cofem.Mechanism(door_with_inline_hinge()[0], base_dir=os.path.join(SCENES, "mbs")) as d:
+        f.step(3)
+        d.step(3)
+        assert np.array_equal(d.q, f.q) and np.array_equal(d.qd, f.qd)
+
+
 def test_bad_key_in_inline_fe_scene_names_the_body(tmp_path):
     """An inline FE scene's bad key: the file's message for that key, the scene named by the mechanism
     and the body's key path."""
-    mech = door_with_inline_hinge()
-    mech["bodies"][0]["flexible"]["scene"]["time"]["dt"] = "fast"
+    mech, hinge = door_with_inline_hinge()
+    hinge["time"]["dt"] = "fast"
     with pytest.raises(cofem.Error) as e:
         cofem.Mechanism(mech, base_dir=os.path.join(SCENES, "mbs"), name="door.json")
     msg = e.value.message
