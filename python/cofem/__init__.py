@@ -90,7 +90,10 @@ def _source(source, base_dir, name, what):
     text is named base_dir/name in the library's messages, and relative paths in it are resolved
     against base_dir (default: the current folder), as for a file base_dir/name."""
     if isinstance(source, dict):
-        text = json.dumps(source, allow_nan=False)  # floats as repr: they parse back to the same bits
+        try:
+            text = json.dumps(source, allow_nan=False)  # floats as repr: they parse back to the same bits
+        except ValueError:
+            raise ValueError(f"{what}: the scene holds a NaN or an infinity, which JSON cannot carry") from None
     elif isinstance(source, str) and source.lstrip().startswith("{"):
         text = source
     else:
