@@ -85,7 +85,7 @@ MUTATIONS=(
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
 # --full runs them too.
-EXCLUDE=${MUT_EXCLUDE:-'^(test_viewer_.*|test_install|test_python|test_meshes_regen|test_cli_bad_meshes|test_hostile_input|test_mesh_io|test_bad_input|test_fuzz_regressions|test_input_files|test_cuda_stages|test_mbs_fe_bodies|test_soak)$'}
+EXCLUDE=${MUT_EXCLUDE:-'^(test_viewer_.*|test_install|test_python|test_python_install|test_meshes_regen|test_cli_bad_meshes|test_hostile_input|test_mesh_io|test_bad_input|test_fuzz_regressions|test_input_files|test_cuda_stages|test_mbs_fe_bodies|test_soak)$'}
 
 full=0 only="" list=0 docs=1 keep=0
 while [ $# -gt 0 ]; do

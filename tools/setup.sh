@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PKGS="cmake gcc g++ make pkg-config libcjson-dev libsuitesparse-dev liblapacke-dev libopenblas-dev libarpack2-dev
       gmsh calculix-ccx libglfw3-dev libglew-dev libstb-dev xvfb xauth libgl1-mesa-dri python3
-      clang libclang-rt-14-dev libomp-14-dev valgrind python3-numpy python3-matplotlib python3-pytest"
+      clang libclang-rt-14-dev libomp-14-dev valgrind python3-numpy python3-matplotlib python3-pytest
+      python3-venv python3-setuptools python3-wheel python3-distributed"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -370,8 +370,15 @@ int cf_scene_load(const char* path, cfScene* s) {
     snprintf(msg, sizeof msg, "%s", why);
     return cf_error(CF_ERR_IO, "%s: cannot read the scene file (%s)", path, msg);
   }
-  int st = cf_scene_parse(text, path, s);
+  int st = cf_scene_load_text(text, path, s);
   free(text);
+  return st;
+}
+
+int cf_scene_load_text(const char* json, const char* path, cfScene* s) {
+  memset(s, 0, sizeof *s);
+  if (!json || !path) return cf_error(CF_ERR_ARG, "cf_scene_load_text: no %s", json ? "path" : "JSON text");
+  int st = cf_scene_parse(json, path, s);
   if (st < 0) return st;
   st = cf_mesh_read(s->mesh_path, &s->mesh);
   if (st < 0) {

@@ -271,8 +271,8 @@ static int flexible_keys(const Ctx* c, const cJSON* fx, int form, const char* w)
  * scene's part reduced by Craig-Bampton (cofem/modal_part.h) and added as a modal body. */
 /* "formulation": "lumped": every node of the scene's mesh a point mass of the mechanism, the
  * co-rotational internal forces as forces (cofem/mbs_fe.h); the scene's supports are left out */
-static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* w,
-                         int corotational) {
+static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene, const char* scene_json,
+                         const char* w, int corotational) {
   cfModalPart* part = calloc(1, sizeof *part); /* the scene and its model; no reduction */
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
@@ -313,7 +313,7 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   if (pre_key[0] && (pre < 0 || pre == CF_PRECOND_AUTO))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"preconditioner\" = \"%s\": use \"block_jacobi\", \"rotated_cholesky\" or "
                     "\"amg\"", c->path, w, pre_key);
-  st = cf_scene_load(scene, &part->scene);
+  st = scene_json ? cf_scene_load_text(scene_json, scene, &part->scene) : cf_scene_load(scene, &part->scene);
   if (st >= 0) note_unused_fe_keys(c, &part->scene, w);
   if (st >= 0 && (st = check_part_step(c, &part->scene, w)) < 0) return st;
   if (st >= 0 && !strcmp(sup, "clamp") && part->scene.nfix == 0) /* it would run free, silently */
@@ -353,18 +353,79 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   return st < 0 ? rethrow_at(c, st, w) : CF_OK;
 }
 
+static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene,
+                               const char* scene_json, const char* w);
+
+/* Every number of a (copied) tree made raw text printed with 17 significant digits: cJSON prints
+ * "%1.15g" when that reads back within an epsilon, which loses the last bits (an inline FE scene's
+ * E = 210000003000.00003 came back as 210000003000: not the file's part). Infinities (a 1e999 in
+ * the text) print as 1e999 again, for the FE scene's own message. 0 on success. */
+static int numbers_exact(cJSON* node) {
+  for (cJSON* it = node->child; it;) {
+    cJSON* next = it->next;
+    if (cJSON_IsNumber(it)) {
+      char num[40];
+      const double v = it->valuedouble;
+      if (isinf(v)) snprintf(num, sizeof num, "%s1e999", v < 0 ? "-" : "");
+      else snprintf(num, sizeof num, "%.17g", v);
+      cJSON* raw = cJSON_CreateRaw(num);
+      /* in an object, the replacement takes the key (ReplaceItemViaPointer alone leaves it unnamed) */
+      const int ok = raw && (cJSON_IsObject(node) ? cJSON_ReplaceItemInObjectCaseSensitive(node, it->string, raw)
+                                                   : cJSON_ReplaceItemViaPointer(node, it, raw));
+      if (!ok) {
+        cJSON_Delete(raw);
+        return -1;
+      }
+    } else if ((cJSON_IsObject(it) || cJSON_IsArray(it)) && numbers_exact(it) != 0) {
+      return -1;
+    }
+    it = next;
+  }
+  return 0;
+}
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
   static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
                                 "factor", "backend", "tol", "preconditioner", "description", NULL};
-  char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
+  char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX];
   snprintf(w, sizeof w, "%s \"flexible\"", where);
   if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);
   int st = check_keys(c, fx, known, w);
   if (st < 0) return st;
   if (c->s->nflex >= CF_MBS_MAX_FLEX)
     return cf_error(CF_ERR_SCENE, "%s: %s: more than %d flexible bodies", c->path, w, CF_MBS_MAX_FLEX);
-  if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
-  cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
+  /* "scene": the FE scene's file, or the FE scene itself (an object: a mechanism built in code),
+   * named "<mechanism>: <where> \"scene\"" in messages, its paths relative to the mechanism's folder */
+  const cJSON* inline_scene = cJSON_GetObjectItemCaseSensitive(fx, "scene");
+  char* scene_json = NULL;
+  if (cJSON_IsObject(inline_scene)) {
+    snprintf(rel, sizeof rel, "%s \"scene\"", w);
+    for (char* p = rel; *p; p++)
+      if (*p == '/') *p = '_'; /* a body named "a/b" must not move the folder paths resolve against */
+    snprintf(scene, sizeof scene, "%s: %s", c->path, rel);
+    cJSON* copy = cJSON_Duplicate(inline_scene, 1);
+    if (copy && numbers_exact(copy) == 0) scene_json = cJSON_PrintUnformatted(copy);
+    cJSON_Delete(copy);
+    if (!scene_json) return cf_error(CF_ERR_NOMEM, "%s: %s: out of memory", c->path, w);
+  } else {
+    if ((st = get_str(c, fx, "scene", rel, sizeof rel, 1, w)) < 0) return st;
+    cf_scene_resolve_path(c->path, rel, scene, sizeof scene);
+  }
+  st = parse_flexible_part(c, fx, b, scene, scene_json, w);
+  cJSON_free(scene_json);
+  if (st < 0 && scene_json) { /* "<file>: <where>: <file>: <where> "scene": ..." said once */
+    char prefix[640], msg[2048];
+    int n = snprintf(prefix, sizeof prefix, "%s: %s: %s: ", c->path, w, scene);
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    if (n > 0 && (size_t)n < sizeof prefix && !strncmp(msg, prefix, (size_t)n))
+      cf_error(st, "%s: %s", scene, msg + n);
+  }
+  return st;
+}
+
+static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene,
+                               const char* scene_json, const char* w) {
+  char rel[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
+  int st;
   char form[32] = "modal";
   if ((st = get_str(c, fx, "formulation", form, sizeof form, 0, w)) < 0) return st;
   const int fbit = !strcmp(form, "modal") ? FORM_MODAL : !strcmp(form, "corotational") ? FORM_COROT
@@ -373,7 +434,7 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
     return cf_error(CF_ERR_SCENE, "%s: %s: \"formulation\" = \"%s\": use \"modal\" (Craig-Bampton), \"corotational\" "
                     "or \"lumped\"", c->path, w, form);
   if ((st = flexible_keys(c, fx, fbit, w)) < 0) return st;
-  if (fbit != FORM_MODAL) return parse_fe_body(c, fx, b, scene, w, fbit == FORM_COROT);
+  if (fbit != FORM_MODAL) return parse_fe_body(c, fx, b, scene, scene_json, w, fbit == FORM_COROT);
   rel[0] = '\0';
   if ((st = get_str(c, fx, "reduction", rel, sizeof rel, 0, w)) < 0) return st;
   if (rel[0]) cf_scene_resolve_path(c->path, rel, cache, sizeof cache);
@@ -414,7 +475,7 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
   c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
-  if ((st = cf_modal_part_load(scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
+  if ((st = cf_modal_part_load_text(scene_json, scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
     return rethrow_at(c, st, w);
   note_unused_fe_keys(c, &part->scene, w);
   if ((st = check_part_step(c, &part->scene, w)) < 0) return st;

@@ -18,12 +18,13 @@ void cf_mbs_session_free(cfMbsSession* s) {
   free(s);
 }
 
-int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) {
+/* the mechanism from its file (json NULL) or from JSON text named scene_path */
+static int mbs_session_open(const char* json, const char* scene_path, cfMbsSession** out) {
   *out = NULL;
   if (!scene_path) return cf_error(CF_ERR_ARG, "cf_mbs_session_open: no scene path");
   cfMbsSession* s = calloc(1, sizeof *s);
   if (!s) return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
-  int st = cf_mbs_scene_load(scene_path, &s->scene);
+  int st = json ? cf_mbs_scene_parse(json, scene_path, &s->scene) : cf_mbs_scene_load(scene_path, &s->scene);
   if (st < 0) {
     free(s); /* the scene frees what it loaded on an error */
     return st;
@@ -41,6 +42,16 @@ int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) {
   }
   *out = s;
   return CF_OK;
+}
+
+int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) { return mbs_session_open(NULL, scene_path, out); }
+
+int cf_mbs_session_open_text(const char* json, const char* scene_path, cfMbsSession** out) {
+  if (!json) {
+    *out = NULL;
+    return cf_error(CF_ERR_ARG, "cf_mbs_session_open_text: no JSON text");
+  }
+  return mbs_session_open(json, scene_path, out);
 }
 
 const cfMbsScene* cf_mbs_session_scene(const cfMbsSession* s) { return &s->scene; }

@@ -29,12 +29,13 @@ void cf_session_free(cfSession* s) {
   free(s);
 }
 
-int cf_session_open(const char* scene_path, cfSession** out) {
+/* the scene from its file (json NULL) or from JSON text named scene_path */
+static int session_open(const char* json, const char* scene_path, cfSession** out) {
   *out = NULL;
   if (!scene_path) return cf_error(CF_ERR_ARG, "cf_session_open: no scene path");
   cfSession* s = calloc(1, sizeof *s);
   if (!s) return cf_error(CF_ERR_NOMEM, "%s: out of memory", scene_path);
-  int st = cf_scene_load(scene_path, &s->scene);
+  int st = json ? cf_scene_load_text(json, scene_path, &s->scene) : cf_scene_load(scene_path, &s->scene);
   if (st >= 0) st = cf_scene_build(&s->scene, &s->m, &s->d);
   if (st >= 0) st = cf_sim_create(s->m, s->d, s->scene.backend, &s->sim);
   if (st >= 0) {
@@ -48,6 +49,16 @@ int cf_session_open(const char* scene_path, cfSession** out) {
   }
   *out = s;
   return CF_OK;
+}
+
+int cf_session_open(const char* scene_path, cfSession** out) { return session_open(NULL, scene_path, out); }
+
+int cf_session_open_text(const char* json, const char* scene_path, cfSession** out) {
+  if (!json) {
+    *out = NULL;
+    return cf_error(CF_ERR_ARG, "cf_session_open_text: no JSON text");
+  }
+  return session_open(json, scene_path, out);
 }
 
 const cfScene* cf_session_scene(const cfSession* s) { return &s->scene; }

@@ -80,9 +80,14 @@ static int reduce_and_cache(cfModalPart* out, const int* nodes, int count, const
 
 int cf_modal_part_load(const char* scene_path, const char* const* sets, int nsets, int supports,
                        const cfReduceOptions* opt, const char* cache, cfModalPart* out) {
+  return cf_modal_part_load_text(NULL, scene_path, sets, nsets, supports, opt, cache, out);
+}
+
+int cf_modal_part_load_text(const char* json, const char* scene_path, const char* const* sets, int nsets,
+                            int supports, const cfReduceOptions* opt, const char* cache, cfModalPart* out) {
   memset(out, 0, sizeof *out);
   double t0 = cf_wall_time();
-  int st = cf_scene_load(scene_path, &out->scene);
+  int st = json ? cf_scene_load_text(json, scene_path, &out->scene) : cf_scene_load(scene_path, &out->scene);
   if (st < 0) return st;
   if (supports == CF_PART_SUPPORTS_CLAMP && out->scene.nfix == 0) /* it would run free, silently */
     return cf_error(CF_ERR_SCENE, "%s: clamped supports (\"supports\": \"clamp\", cofem reduce --clamp), but the scene "

@@ -31,6 +31,10 @@ typedef enum cfPartSupports {
  * (also after an error). */
 int cf_modal_part_load(const char* scene_path, const char* const* sets, int nsets, int supports,
                        const cfReduceOptions* opt, const char* cache, cfModalPart* out);
+/* The same with the FE scene given as JSON text named scene_path (cf_scene_load_text); json NULL:
+ * read the file scene_path. */
+int cf_modal_part_load_text(const char* json, const char* scene_path, const char* const* sets, int nsets,
+                            int supports, const cfReduceOptions* opt, const char* cache, cfModalPart* out);
 void cf_modal_part_free(cfModalPart* p);
 
 #ifdef __cplusplus

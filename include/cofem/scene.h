@@ -50,7 +50,13 @@ typedef struct cfScene {
 
 /* Read the scene and its mesh; every set it names must exist. Errors name the file and key. */
 int cf_scene_load(const char* path, cfScene* scene);
-/* Parse from a JSON string (path used for messages and for resolving relative paths). */
+/* cf_scene_load of a scene given as JSON text rather than a file (bindings building scenes in
+ * code): the same parsing, mesh reading and checks, the same messages. path names the scene in
+ * messages, and relative paths in it (the mesh) are resolved against path's folder, as for a file
+ * at path (which need not exist): "/work/lug/<scene>" resolves "lug.msh" to /work/lug/lug.msh. */
+int cf_scene_load_text(const char* json, const char* path, cfScene* scene);
+/* Parse from a JSON string (path used for messages and for resolving relative paths); the mesh is
+ * not read (cf_scene_load_text does the whole). */
 int cf_scene_parse(const char* json, const char* path, cfScene* scene);
 /* The time step against the part's own time scale: (dt c / L)^2 with c = sqrt(E / rho) the wave
  * speed and L the diagonal of the mesh's bounding box, about the ratio of the stiffness to the mass

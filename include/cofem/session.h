@@ -21,6 +21,10 @@ typedef struct cfSession cfSession;
 /* Load the scene (and its mesh), build the model with the supports fixed, start the simulation on
  * the scene's backend ("auto" falls back to the CPU). Errors name the scene; *out is NULL then. */
 int cf_session_open(const char* scene_path, cfSession** out);
+/* The same from a scene given as JSON text (a scene built in code): scene_path names it in messages
+ * and relative paths in it are resolved against its folder, as for a file at scene_path (which
+ * need not exist). Validation and messages are those of a file. */
+int cf_session_open_text(const char* json, const char* scene_path, cfSession** out);
 void cf_session_free(cfSession* s);
 
 const cfScene* cf_session_scene(const cfSession* s);
@@ -73,6 +77,9 @@ typedef struct cfMbsSession cfMbsSession;
 /* Load the mechanism scene (and its flexible bodies), build the model and data. Errors name the
  * scene (a kinematic scene with degrees of freedom left is one); *out is NULL then. */
 int cf_mbs_session_open(const char* scene_path, cfMbsSession** out);
+/* The same from JSON text named scene_path (cf_session_open_text); a flexible body's "scene" may be
+ * a file or the FE scene itself (an object). */
+int cf_mbs_session_open_text(const char* json, const char* scene_path, cfMbsSession** out);
 void cf_mbs_session_free(cfMbsSession* s);
 
 const cfMbsScene* cf_mbs_session_scene(const cfMbsSession* s);

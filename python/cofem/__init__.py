@@ -8,6 +8,11 @@
         s.static(scale=0.5)              # co-rotational statics (linear=True: linear FEM)
         red = s.reduce(["load"], nmodes=6)
 
+    scene = json.load(open("scenes/lug_pull.json"))   # or built in code: a dict, or JSON text
+    scene["material"]["E"] = 70e9
+    with cofem.Scene(scene, base_dir="scenes") as s:   # relative paths in it against base_dir
+        s.step(10)
+
     with cofem.Mechanism("scenes/mbs/slider_crank.json") as mech:   # a mechanism scene (docs/mbs.md)
         mech.step(100)
         x, R = mech.pose("crank")        # body frame: origin [3], rotation [3, 3]
@@ -21,6 +26,7 @@ another thread is inside one raises cofem.Error. Counts and ids are checked inte
 Errors raise cofem.Error carrying the library's message (cf_last_error()).
 """
 import ctypes
+import json
 import os
 import threading
 import warnings
@@ -32,7 +38,8 @@ from . import _lib
 
 _L = _lib.load()
 
-__all__ = ["Error", "Scene", "Mechanism", "Reduction", "version", "data_dir", "library_path"]
+__all__ = ["Error", "Scene", "Mechanism", "Reduction", "version", "data_dir", "library_path", "program",
+           "read_probes", "read_mbs", "read_csv", "sweep", "SweepResult"]
 
 
 class Error(RuntimeError):
@@ -71,6 +78,36 @@ def data_dir():
 def library_path():
     """The libcofem.so that was loaded."""
     return _L._cofem_path
+
+
+def program():
+    """The cofem program that goes with this module (python3 -m cofem runs it), or None."""
+    return _lib.program()
+
+
+def _source(source, base_dir, name, what):
+    """(json text or None, path): a scene given as a file path, a dict or JSON text. A dict or JSON
+    text is named base_dir/name in the library's messages, and relative paths in it are resolved
+    against base_dir (default: the current folder), as for a file base_dir/name."""
+    if isinstance(source, dict):
+        try:
+            text = json.dumps(source, allow_nan=False)  # floats as repr: they parse back to the same bits
+        except ValueError:
+            raise ValueError(f"{what}: the scene holds a NaN or an infinity, which JSON cannot carry") from None
+    elif isinstance(source, str) and source.lstrip().startswith("{"):
+        text = source
+    else:
+        if base_dir is not None or name is not None:
+            raise TypeError(f"{what}: base_dir and name go with a scene given as a dict or JSON text, not a file")
+        if not isinstance(source, (str, os.PathLike)):
+            raise TypeError(f"{what}: path must be a str or an os.PathLike, or the scene as a dict or JSON text; "
+                            f"not {type(source).__name__}")
+        return None, os.fspath(source)
+    base = os.path.abspath(_path(base_dir if base_dir is not None else os.getcwd(), "base_dir"))
+    name = "<scene>" if name is None else name
+    if not isinstance(name, str) or not name or "/" in name:
+        raise ValueError(f"{what}: name must be a file name without '/' (it names the scene in messages), got {name!r}")
+    return text, os.path.join(base, name)
 
 
 @dataclass
@@ -225,10 +262,17 @@ class Scene(_Handle):
     rest = _View()
     forces = _View()
 
-    def __init__(self, path):
-        path = _path(path)
+    def __init__(self, source, base_dir=None, name=None):
+        """source: the scene's file, or the scene itself as a dict or JSON text (docs/scene-format.md),
+        validated by the library as a file is, with the same messages; its relative paths (the mesh)
+        are resolved against base_dir (default: the current folder) and it is named base_dir/name
+        in messages (name default "<scene>")."""
+        text, path = _source(source, base_dir, name, "Scene")
         h = ctypes.c_void_p()
-        _check(_L.cf_session_open(path.encode(), ctypes.byref(h)))
+        if text is None:
+            _check(_L.cf_session_open(path.encode(), ctypes.byref(h)))
+        else:
+            _check(_L.cf_session_open_text(text.encode(), path.encode(), ctypes.byref(h)))
         self.path = path
         self._open(h)
         self.nnode = _L.cf_session_nnode(h)
@@ -336,10 +380,16 @@ class Mechanism(_Handle):
     q = _View()
     qd = _View()
 
-    def __init__(self, path):
-        path = _path(path)
+    def __init__(self, source, base_dir=None, name=None):
+        """source: the mechanism scene's file, or the scene itself as a dict or JSON text (docs/mbs.md),
+        relative paths against base_dir, named base_dir/name in messages (as Scene). A flexible body's
+        "scene" may be a file or the FE scene itself as a dict (its paths against base_dir too)."""
+        text, path = _source(source, base_dir, name, "Mechanism")
         h = ctypes.c_void_p()
-        _check(_L.cf_mbs_session_open(path.encode(), ctypes.byref(h)))
+        if text is None:
+            _check(_L.cf_mbs_session_open(path.encode(), ctypes.byref(h)))
+        else:
+            _check(_L.cf_mbs_session_open_text(text.encode(), path.encode(), ctypes.byref(h)))
         self.path = path
         self._open(h)
         self.dt = _L.cf_mbs_session_dt(h)
@@ -400,3 +450,7 @@ class Mechanism(_Handle):
 
     def __repr__(self):
         return f"cofem.Mechanism({self.path!r}: {self.nq} coordinates)"
+
+
+from .results import read_csv, read_mbs, read_probes  # noqa: E402
+from .sweep import SweepResult, sweep  # noqa: E402

@@ -2,6 +2,7 @@
 import ctypes
 import ctypes.util
 import os
+import shutil
 
 c_int, c_double, c_char_p, c_size_t, c_void_p = ctypes.c_int, ctypes.c_double, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p
 P_double = ctypes.POINTER(c_double)
@@ -10,23 +11,46 @@ P_int = ctypes.POINTER(c_int)
 SONAME = "libcofem.so.0.1"
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+# what pip installs inside the package (setup.py): lib/libcofem.so, bin/cofem, share/cofem
+NATIVE = os.path.join(HERE, "_native")
+# where this module sits: PREFIX/lib/python3*/*-packages/cofem (cmake --install), or python/cofem
+# of the source tree beside build/
+_PREFIXES = ("../../build", "../../../..", "../../../../..")
+
+
 def _candidates():
-    """$COFEM_LIB (a file), then $COFEM_BUILD/libcofem.so (a build tree), then the loader's search
-    (LD_LIBRARY_PATH, the system's folders), then the install this module sits in
-    (PREFIX/lib*/pythonX/.../cofem or python/cofem of the source tree beside build/)."""
+    """$COFEM_LIB (a file), then $COFEM_BUILD/libcofem.so (a build tree), then the library pip
+    installed inside this package, then the loader's search (LD_LIBRARY_PATH, the system's folders),
+    then the install this module sits in."""
     if os.environ.get("COFEM_LIB"):
         yield os.environ["COFEM_LIB"]
     if os.environ.get("COFEM_BUILD"):
         yield os.path.join(os.environ["COFEM_BUILD"], "libcofem.so")
+    yield os.path.join(NATIVE, "lib", "libcofem.so")
     yield SONAME
     found = ctypes.util.find_library("cofem")
     if found:
         yield found
-    here = os.path.dirname(os.path.abspath(__file__))
-    for up in ("../../build", "../../../..", "../../../../.."):
-        base = os.path.normpath(os.path.join(here, up))
+    for up in _PREFIXES:
+        base = os.path.normpath(os.path.join(HERE, up))
         for sub in ("", "lib", "lib64", "lib/x86_64-linux-gnu"):
             yield os.path.join(base, sub, "libcofem.so")
+
+
+def program():
+    """The cofem program that goes with this module: $COFEM_BIN, the one pip installed inside the
+    package, PREFIX/bin/cofem of the install this module sits in, $COFEM_BUILD/cofem or the source
+    tree's build/cofem, then cofem on PATH; None if there is none."""
+    cands = [os.environ.get("COFEM_BIN"), os.path.join(NATIVE, "bin", "cofem")]
+    cands += [os.path.normpath(os.path.join(HERE, up, "bin", "cofem")) for up in _PREFIXES[1:]]
+    if os.environ.get("COFEM_BUILD"):
+        cands.append(os.path.join(os.environ["COFEM_BUILD"], "cofem"))
+    cands += [os.path.normpath(os.path.join(HERE, "..", "..", "build", "cofem")), shutil.which("cofem")]
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
 
 
 def load():
@@ -77,6 +101,7 @@ def _declare(lib):
     _fn(lib, "cf_data_dir", c_char_p)
     _fn(lib, "cf_struct_size", c_size_t, c_char_p)
     _fn(lib, "cf_session_open", c_int, c_char_p, ctypes.POINTER(c_void_p))
+    _fn(lib, "cf_session_open_text", c_int, c_char_p, c_char_p, ctypes.POINTER(c_void_p))
     _fn(lib, "cf_session_free", None, c_void_p)
     for name in ("cf_session_nnode", "cf_session_ntet"):
         _fn(lib, name, c_int, c_void_p)
@@ -95,6 +120,7 @@ def _declare(lib):
         ctypes.POINTER(Reduction_c))
     _fn(lib, "cf_reduction_free", None, ctypes.POINTER(Reduction_c))
     _fn(lib, "cf_mbs_session_open", c_int, c_char_p, ctypes.POINTER(c_void_p))
+    _fn(lib, "cf_mbs_session_open_text", c_int, c_char_p, c_char_p, ctypes.POINTER(c_void_p))
     _fn(lib, "cf_mbs_session_free", None, c_void_p)
     for name in ("cf_mbs_session_time", "cf_mbs_session_dt"):
         _fn(lib, name, c_double, c_void_p)

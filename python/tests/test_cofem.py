@@ -11,9 +11,12 @@ import pytest
 
 import cofem
 
-SRC = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# the source tree's scenes and meshes ($COFEM_SOURCE_DIR: the tests copied elsewhere and run against
+# an installed package, tests/python/test_python_install.sh)
+SRC = os.environ.get("COFEM_SOURCE_DIR") or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LUG = os.path.join(SRC, "scenes", "lug_pull.json")
-COFEM_BIN = os.environ.get("COFEM_BIN") or os.path.join(os.environ.get("COFEM_BUILD", os.path.join(SRC, "build")), "cofem")
+# the program that goes with the module under test (an installed package's own, or the build's)
+COFEM_BIN = os.environ.get("COFEM_BIN") or cofem.program() or os.path.join(SRC, "build", "cofem")
 
 
 def last_row(path):

@@ -77,4 +77,24 @@ awk '/^pulled node u/ {u = $5} /^linear static u/ {l = $5}
            r = u / l - 1; printf "pulled node u_y %.6g m, linear static %.6g m: %+.2f%%\n", u, l, 100 * r
            if (r < -0.02 || r > 0.02) { print "test_install: FAIL: more than 2% from the linear estimate"; exit 1 } }' "$T/ref.txt"
 "$P/bin/cofem" info "$P/share/cofem/meshes/lug.msh" >/dev/null || fail "installed cofem info"
+
+# the Python package in the prefix's Python path (issue 32): it loads the prefix's libcofem.so and
+# runs the prefix's cofem program, wherever the prefix was moved (checked where a python3 has numpy)
+pyinit=$(find "$P/lib" -path '*/python3*/*-packages/cofem/__init__.py' | head -1)
+[ -n "$pyinit" ] || fail "cmake --install did not install the Python package (PREFIX/lib/python3*/*-packages/cofem)"
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+  (cd "$T" && env -u COFEM_BUILD -u COFEM_LIB -u COFEM_BIN -u COFEM_DATA PYTHONPATH="$(dirname "$(dirname "$pyinit")")"      /usr/bin/python3 - "$P" <<'PY') || fail "the installed Python package"
+import os, sys
+import cofem
+p = os.path.realpath(sys.argv[1])
+for what, f in [("library", cofem.library_path()), ("program", cofem.program()), ("data", cofem.data_dir())]:
+    if not os.path.realpath(f).startswith(p + os.sep):
+        sys.exit(f"the installed package's {what} {f} is not the prefix's")
+with cofem.Scene(os.path.join(cofem.data_dir(), "scenes", "lug_pull.json")) as s:
+    s.step(3)
+print("installed Python package:", os.path.dirname(cofem.__file__), "->", cofem.library_path())
+PY
+  (cd "$T" && env -u COFEM_BUILD -u COFEM_BIN PYTHONPATH="$(dirname "$(dirname "$pyinit")")" /usr/bin/python3 -m cofem --version) \
+    | grep -q "^cofem $version" || fail "python3 -m cofem --version (the installed program)"
+fi
 echo "test_install: OK (pkg-config and find_package, shared and static)"
