@@ -870,7 +870,14 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
   double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
   if (!x) return cf_error(CF_ERR_NOMEM, "FE body: out of memory");
   cf_mbs_fe_nodes(m, d, ib, x, x + 3 * mesh->nnode);
-  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  /* the co-rotated stress of the node positions, as the FE scenes' frames (cofem/fem.h) */
+  cfStressField sf;
+  int st = cf_stress_field_init(&sf, m->fe[ib].fem);
+  if (st >= 0) {
+    cf_stress_field_corotated(m->fe[ib].fem, x, NULL, &sf);
+    st = cf_vtu_write_stress(path, mesh, x, x + 3 * mesh->nnode, &sf);
+  }
+  cf_stress_field_free(&sf);
   free(x);
   return st;
 }

@@ -735,13 +735,33 @@ void cf_mbs_modal_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, doub
   }
 }
 
-int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path) {
+/* the small strain of the elastic displacement u_p = Phi_p y in the frame's axes (the modes are a
+ * linear theory: the frame carries the large motion) */
+int cf_mbs_modal_stress(const cfMbsModel* m, const cfMbsData* d, int ib, const cfModel* fem, cfStressField* s) {
+  if (ib < 0 || ib >= m->nmodal) return cf_error(CF_ERR_ARG, "no modal body %d (%d modal bodies)", ib, m->nmodal);
+  if (!fem || fem->nnode != m->modal[ib].nnode || s->nnode != fem->nnode || s->ntet != fem->ntet)
+    return cf_error(CF_ERR_ARG, "modal body %d: its FE model has %d nodes, the reduction %d", ib, fem ? fem->nnode : 0,
+                    m->modal[ib].nnode);
+  double* u = malloc(sizeof(double) * 3 * (size_t)fem->nnode);
+  if (!u) return cf_error(CF_ERR_NOMEM, "modal body: out of memory");
+  for (int n = 0; n < fem->nnode; n++) cf_mbs_modal_node_disp(m, d, ib, n, u + 3 * n);
+  cf_stress_field_small(fem, u, s);
+  free(u);
+  return CF_OK;
+}
+
+int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfModel* fem, const cfMesh* mesh,
+                           const char* path) {
   if (mesh->nnode != m->modal[ib].nnode)
     return cf_error(CF_ERR_SCENE, "modal body: mesh has %d nodes, the reduction %d", mesh->nnode, m->modal[ib].nnode);
   double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
   if (!x) return cf_error(CF_ERR_NOMEM, "modal body: out of memory");
   cf_mbs_modal_nodes(m, d, ib, x, x + 3 * mesh->nnode);
-  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  cfStressField sf = {0};
+  int st = fem ? cf_stress_field_init(&sf, fem) : CF_OK;
+  if (st >= 0 && fem) st = cf_mbs_modal_stress(m, d, ib, fem, &sf);
+  if (st >= 0) st = cf_vtu_write_stress(path, mesh, x, x + 3 * mesh->nnode, fem ? &sf : NULL);
+  cf_stress_field_free(&sf);
   free(x);
   return st;
 }
