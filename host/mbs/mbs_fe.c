@@ -2211,3 +2211,7 @@ const cfMbsBodyKind cf_mbs__fe_kind = {
     .kinetic = cf_mbs__fe_kinetic_offdiag,
     .potential = cf_mbs__fe_potential,
 };
+
+/* for mbs_drive.c: node count and the extra nodal forces now (NULL: none) */
+int cf_mbs__fe_nnode(const cfMbsModel* m, int ib) { return m->fe[ib].nnode; }
+const double* cf_mbs__fe_extra_force(const cfMbsData* d, int ib) { return fe_extra(d, ib); }

@@ -606,6 +606,20 @@ static void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double
         for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * F[dd];
       }
     }
+    /* a controller's nodal forces (cf_mbs_set_node_load, global): as the node loads above */
+    const double* fn = d->modal_force && i < d->nmodal_force ? d->modal_force[i] : NULL;
+    for (int p = 0; fn && p < mb->nnode; p++) {
+      const double* F = fn + 3 * (size_t)p;
+      if (F[0] == 0 && F[1] == 0 && F[2] == 0) continue;
+      const double sc = d->load_factor;
+      for (int dd = 0; dd < 3; dd++) Qf[dd] += sc * F[dd];
+      for (int a = 0; a < 3; a++) {
+        const double* ph = mb->Phi + (size_t)(3 * p + a) * nm;
+        double rho = mb->X[3 * p + a], eF = sc * cf_mbs_dot3(qf + 3 + 3 * a, F);
+        for (int k = 0; k < nm; k++) rho += ph[k] * y[k], Qy[k] += ph[k] * eF;
+        for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * sc * F[dd];
+      }
+    }
   }
 }
 
@@ -788,3 +802,6 @@ const cfMbsBodyKind cf_mbs__modal_kind = {
     .kinetic = cf_mbs__modal_kinetic,
     .potential = cf_mbs__modal_potential,
 };
+
+/* for mbs_drive.c */
+int cf_mbs__modal_nnode(const cfMbsModel* m, int ib) { return m->modal[ib].nnode; }
