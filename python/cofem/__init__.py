@@ -12,6 +12,9 @@
         mech.step(100)
         x, R = mech.pose("crank")        # body frame: origin [3], rotation [3, 3]
         print(mech.channels())           # the scene's output channels, as cofem run's mbs.csv
+        mech.set_load("crank", torque=(0, 0, 2.0))    # driving, held until changed (docs/mbs.md):
+        mech.set_driver("crank_speed", speed=100.0)  # set_node_load, set_joint_active, nodes, von_mises
+        table = mech.run(100, control=None)  # the channels as one structured array (mech.columns)
 
 positions, velocities, rest and forces are numpy views of the library's own arrays (no copy; they
 follow every step). They are attributes that cannot be rebound (write into them: s.forces[:] = f).
