@@ -163,3 +163,11 @@ int cf_mbs_session_joint_reaction(const cfMbsSession* s, int joint, double F[3])
   cf_mbs_joint_reaction(s->m, s->d, joint, F);
   return CF_OK;
 }
+
+int cf_mbs_session_static(cfMbsSession* s) {
+  cfMbsStaticOptions o;
+  cf_mbs_static_defaults(&o);
+  o.time = s->d->t;
+  int st = cf_mbs_static(s->m, s->d, &o, NULL, NULL);
+  return st < 0 ? cf_error(st, "%s: statics: %s", s->scene.path, cf_last_error()) : st;
+}

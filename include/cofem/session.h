@@ -112,6 +112,10 @@ int cf_mbs_session_flex_size(const cfMbsSession* s, int body, int* nnode, int* n
 int cf_mbs_session_set_node_load(cfMbsSession* s, int body, const char* set, const double F[3]);
 int cf_mbs_session_flex_stress(const cfMbsSession* s, int body, double* von_mises, double* node_von_mises);
 int cf_mbs_session_joint_reaction(const cfMbsSession* s, int joint, double F[3]);
+/* Static equilibrium from the current state with the scene's defaults (cf_mbs_static; drivers and
+ * load functions held at the current time, applied loads included): d at rest at equilibrium, its
+ * reactions set. A positive status: not converged (the state is where it stopped). */
+int cf_mbs_session_static(cfMbsSession* s);
 
 /* sizeof of a public struct by name ("cfReduction", "cfReduceOptions", "cfModalOptions",
  * "cfStaticOptions", "cfModelDef"), 0 for another name: lets bindings check their mirrors. */

@@ -499,6 +499,13 @@ class Mechanism(_Handle):
             _check(_L.cf_mbs_session_joint_reaction(h, j, F.ctypes.data_as(_lib.P_double)))
         return F
 
+    def static(self):
+        """Static equilibrium from the current state (as `cofem static` does for the scene, with the
+        applied loads and the drivers held now): the mechanism left at rest there, its reactions set.
+        Returns the status (positive: not converged, a cofem.Warning)."""
+        with self._use() as h:
+            return _check(_L.cf_mbs_session_static(h))
+
     def _flex_size(self, h, b):
         nn, ne = ctypes.c_int(), ctypes.c_int()
         _check(_L.cf_mbs_session_flex_size(h, b, ctypes.byref(nn), ctypes.byref(ne)))

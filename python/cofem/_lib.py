@@ -125,6 +125,7 @@ def _declare_drive(lib):
     _fn(lib, "cf_mbs_session_set_node_load", c_int, c_void_p, c_int, c_char_p, P_double)
     _fn(lib, "cf_mbs_session_flex_stress", c_int, c_void_p, c_int, P_double, P_double)
     _fn(lib, "cf_mbs_session_joint_reaction", c_int, c_void_p, c_int, P_double)
+    _fn(lib, "cf_mbs_session_static", c_int, c_void_p)
     _fn(lib, "cf_mbs_set_body_load", c_int, c_void_p, c_void_p, c_int, P_double, P_double, P_double)
     _fn(lib, "cf_mbs_set_node_load", c_int, c_void_p, c_void_p, c_int, P_int, c_int, P_double)
     _fn(lib, "cf_mbs_set_driver_target", c_int, c_void_p, c_void_p, c_int, c_double, c_double)

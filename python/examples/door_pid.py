@@ -3,7 +3,8 @@
 (scenes/mbs/door_pid.json: door_on_fe_hinge.json at rest, without its stop spring) swings the
 40 kg door up to 80 degrees about the pin's horizontal axis and holds it there against gravity.
 
-Each step the controller reads the pin's angle and the door's angular velocity and sets the motor
+The run starts from static equilibrium (Mechanism.static: the hinge already carries the door). Each
+step the controller reads the pin's angle and the door's angular velocity and sets the motor
 torque on the door (reacting on the wall) for the next step:
     theta_ref(t) = 80 deg * s(t / T_ramp),  s(x) = 3x^2 - 2x^3 (0 <= x <= 1; 1 after)
     e = theta_ref - theta,  tau = Kp e + Ki int e dt + Kd (omega_ref - omega_f)
@@ -40,6 +41,8 @@ def main():
     ap.add_argument("--ramp", type=float, default=1.5, help="time of the reference's swing [s] (1.5)")
     ap.add_argument("--end", type=float, default=4.0, help="simulated time [s] (4)")
     ap.add_argument("--out", default=".", help="folder for door_pid.csv and door_pid.png")
+    ap.add_argument("--no-static", action="store_true",
+                    help="start from the unloaded hinge (default: from static equilibrium, the hinge carrying the door)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
 
@@ -51,6 +54,8 @@ def main():
     target = np.radians(a.target)
     rows = []
     with cofem.Mechanism(a.scene) as mech:
+        if not a.no_static:
+            mech.static()  # the hinge carrying the door's weight at t = 0: no shock when the run starts
         h = mech.dt
         integral = 0.0
         for k in range(int(round(a.end / h)) + 1):
