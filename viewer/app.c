@@ -604,11 +604,9 @@ void vw_app_update_visuals(vwApp* a) {
   /* scalar per node */
   double vmax = 0;
   if (a->color == VW_COLOR_STRESS) {
+    /* the .vtu frames' measure (cofem/fem.h): per element, volume-averaged to the nodes */
     cf_von_mises(m, d, a->elem_vm);
-    memset(a->node_val, 0, sizeof(double) * m->nnode);
-    for (int e = 0; e < m->ntet; e++)
-      for (int j = 0; j < 4; j++) a->node_val[m->tet[4 * e + j]] += m->vol[e] * a->elem_vm[e];
-    for (int n = 0; n < m->nnode; n++) a->node_val[n] /= a->node_vol[n] > 0 ? a->node_vol[n] : 1.0;
+    cf_node_average(m, a->elem_vm, 1, a->node_val);
   } else {
     for (int n = 0; n < m->nnode; n++) {
       double u[3];

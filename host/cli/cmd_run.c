@@ -53,7 +53,7 @@ typedef struct FeRun {
   int nframes, cap;
   char** frames; /* "frames/frame_NNNNNN.vtu", relative to result.pvd */
   double* ftimes;
-  double* von;
+  cfStressField stress; /* of the frame being written */
   int last_status; /* the last warning status of a step (> 0) */
   long rows;       /* the step of probes.csv's last whole row (0: none) */
   int out_failed;  /* a step ran but its row or frame could not be written (the error set) */
@@ -68,7 +68,7 @@ static void fe_free(FeRun* r) {
   cf_model_free(r->m);
   cf_scene_free(&r->s);
   for (int i = 0; i < r->nframes; i++) free(r->frames[i]);
-  free(r->frames), free(r->ftimes), free(r->von);
+  free(r->frames), free(r->ftimes), cf_stress_field_free(&r->stress);
 }
 
 /* load and build the scene with the options applied, check the output budget: 0 or the exit status */
@@ -170,8 +170,8 @@ static int fe_write_frame(FeRun* r, long k) {
   char name[64], path[CF_PATH_MAX + 96];
   snprintf(name, sizeof name, "frames/frame_%06ld.vtu", k);
   snprintf(path, sizeof path, "%s/%s", r->out_dir, name);
-  cf_von_mises(r->m, r->d, r->von);
-  int st = cf_vtu_write(path, &r->s.mesh, r->d->x, r->d->v, r->von);
+  cf_stress_field_corotated(r->m, r->d->x, r->d->R, &r->stress);
+  int st = cf_vtu_write_stress(path, &r->s.mesh, r->d->x, r->d->v, &r->stress);
   if (st < 0) return st;
   if (r->nframes == r->cap) {
     r->cap = r->cap ? 2 * r->cap : 64;
@@ -318,10 +318,10 @@ int cf_cmd_run(int argc, char** argv) {
   fe_print_header(&r);
   const cfScene* s = &r.s;
   int st = CF_OK;
-  r.von = s->vtu_every > 0 ? malloc(sizeof(double) * r.m->ntet) : NULL;
+  if (s->vtu_every > 0) st = cf_stress_field_init(&r.stress, r.m);
   char frame_dir[CF_PATH_MAX + 16];
   snprintf(frame_dir, sizeof frame_dir, "%s/frames", r.out_dir);
-  if (s->vtu_every > 0) st = cf_make_dirs(frame_dir);
+  if (s->vtu_every > 0 && st >= 0) st = cf_make_dirs(frame_dir);
 
   double wall = 0;
   static const cfCliRunOps kOps = {fe_step, fe_progress};

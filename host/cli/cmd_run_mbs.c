@@ -59,7 +59,8 @@ static int write_frames(const cfMbsModel* m, const cfMbsData* d, const cfMbsScen
     snprintf(path, sizeof path, "%s/%s", dir, name);
     int fe = cf_mbs_fe_index(m, s->flex_body[k]);
     int st = fe >= 0 ? cf_mbs_fe_write_vtu(m, d, fe, &s->flex[k]->scene.mesh, path)
-                     : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), &s->flex[k]->scene.mesh, path);
+                     : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s->flex_body[k]), s->flex[k]->model,
+                                              &s->flex[k]->scene.mesh, path);
     if (st < 0) return st;
     files[(size_t)k * cap + *nframe] = strdup(name);
   }
@@ -108,7 +109,7 @@ static int mbs_check_output(const MbsRun* r, long max_output) {
   int ncol = 9;
   for (int c = 0; c < s->nchannel; c++) ncol += cf_mbs_channel_size(&s->channel[c]);
   double rows = (double)steps / (s->every > 0 ? s->every : 1) + 1, frames = 0, frame = 0;
-  for (int k = 0; k < s->nflex; k++) frame += cf_vtu_size_bound(&s->flex[k]->scene.mesh, 1, 0);
+  for (int k = 0; k < s->nflex; k++) frame += cf_vtu_size_bound(&s->flex[k]->scene.mesh, 1, 1);
   if (s->nflex) frames = floor((double)steps / r->vtu_every) + 1;
   double total = rows * 24.0 * ncol + frames * (frame + 110.0 * s->nflex);
   char what[160], f[32];

@@ -107,11 +107,11 @@ int cf_cmd_static(int argc, char** argv) {
     cf_set_displacement(&s.mesh, cf_mesh_find_nset(&s.mesh, s.probe[p]), d->x, u_lin + 3 * p);
   cf_data_reset(m, d);
   /* the folder: made now; a static.csv there that cofem did not write is not overwritten */
-  static const cfCliOutPattern kFiles[] = {{"", "static.csv", 0, "", "load_factor,"}};
+  static const cfCliOutPattern kFiles[] = {{"", "static.csv", 0, "", "load_factor,"}, {"", "static", 0, ".vtu", NULL}};
   int removed = 0;
   st = cf_cli_out_make(&od, out_dir);
   made = 1;
-  if (st >= 0) st = cf_cli_out_clean(&od, kFiles, 1, &removed);
+  if (st >= 0) st = cf_cli_out_clean(&od, kFiles, 2, &removed);
   if (st < 0) goto out;
   char csv_path[CF_PATH_MAX + 32], tmp[CF_PATH_MAX + 40];
   snprintf(csv_path, sizeof csv_path, "%s/static.csv", out_dir);
@@ -170,10 +170,19 @@ int cf_cmd_static(int argc, char** argv) {
     st = CF_WARN_STATIC_NOT_CONVERGED;
     goto out;
   }
+  /* the solution for ParaView: DIR/static.vtu with its stress and strain (cell and point data) */
+  char vtu_path[CF_PATH_MAX + 32];
+  snprintf(vtu_path, sizeof vtu_path, "%s/static.vtu", out_dir);
+  cfStressField sf;
+  if ((st = cf_stress_field_init(&sf, m)) < 0) goto out;
+  cf_stress_field_corotated(m, d->x, d->R, &sf);
+  st = cf_vtu_write_stress(vtu_path, &s.mesh, d->x, NULL, &sf);
+  cf_stress_field_free(&sf);
+  if (st < 0) goto out;
   printf("done in %.3f s: max displacement %.6g m", cf_wall_time() - t0, cf_cli_max_displacement(m, d));
   for (int p = 0; p < s.nprobe; p++)
     printf("; %s linear u = (%.4g, %.4g, %.4g)", s.probe[p], u_lin[3 * p], u_lin[3 * p + 1], u_lin[3 * p + 2]);
-  printf("\n  wrote %s\n", csv_path);
+  printf("\n  wrote %s, %s\n", csv_path, vtu_path);
 out:;
   int code = st < 0 ? cf_cli_fail_scene(scene_path, st) : (st > 0 ? 1 : 0);
   if (st >= 0 && interrupted) code = cf_cli_interrupt_code();

@@ -179,7 +179,8 @@ int cf_cmd_static_mbs(int argc, char** argv) {
       snprintf(path, sizeof path, "%s/%s_static.vtu", out_dir, m->body_name[s.flex_body[k]]);
       int fe = cf_mbs_fe_index(m, s.flex_body[k]);
       st = fe >= 0 ? cf_mbs_fe_write_vtu(m, d, fe, &s.flex[k]->scene.mesh, path)
-                   : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s.flex_body[k]), &s.flex[k]->scene.mesh, path);
+                   : cf_mbs_modal_write_vtu(m, d, cf_mbs_modal_index(m, s.flex_body[k]), s.flex[k]->model,
+                                            &s.flex[k]->scene.mesh, path);
       if (st >= 0) printf("  wrote %s\n", path);
     }
     if (st >= 0) printf("  wrote %s\n", csv_path);

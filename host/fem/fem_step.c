@@ -165,24 +165,11 @@ double cf_strain_energy(const cfModel* m, const cfData* d) {
   return s;
 }
 
+/* the co-rotated strain of the current positions (fem_stress.c), R warm-started from the step's */
 void cf_von_mises(const cfModel* m, const cfData* d, double* out) {
-  double lam, mu;
-  cf_lame(m->def.E, m->def.nu, &lam, &mu);
   for (int e = 0; e < m->ntet; e++) {
-    double u[12], g[12], H[9] = {0};
-    corotated_displacement(m, d, e, u);
-    cf_shape_gradients(m->Dm_inv + 9 * e, g);
-    /* displacement gradient H_ij = sum_a u_ai g_aj */
-    for (int a = 0; a < 4; a++)
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) H[3 * i + j] += u[3 * a + i] * g[3 * a + j];
-    double eps[9], tr = H[0] + H[4] + H[8];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) eps[3 * i + j] = 0.5 * (H[3 * i + j] + H[3 * j + i]);
-    double s[9];
-    for (int i = 0; i < 9; i++) s[i] = 2 * mu * eps[i] + (i % 4 == 0 ? lam * tr : 0.0);
-    double sxx = s[0], syy = s[4], szz = s[8], sxy = s[1], syz = s[5], szx = s[2];
-    out[e] = sqrt(0.5 * ((sxx - syy) * (sxx - syy) + (syy - szz) * (syy - szz) + (szz - sxx) * (szz - sxx)) +
-                  3 * (sxy * sxy + syz * syz + szx * szx));
+    double eps[6];
+    cf_elem_strain_corotated(m, d->x, d->R, e, eps);
+    out[e] = cf_von_mises_of_strain(m, eps);
   }
 }

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cofem/fem.h"
+#include "cofem/modal_part.h"
 #include "cofem/session.h"
 
 struct cfMbsSession {
@@ -102,4 +104,81 @@ int cf_mbs_session_channel(const cfMbsSession* s, int c, double v[3]) {
     return cf_error(CF_ERR_ARG, "%s: channel %d out of range (%d channels)", s->scene.path, c, s->scene.nchannel);
   cf_mbs_channel_eval(s->m, s->d, &s->scene.channel[c], v);
   return cf_mbs_channel_size(&s->scene.channel[c]);
+}
+
+/* ---- driving (cofem/mbs.h, "driving"): names resolved here, the rest by the model-level calls ---- */
+int cf_mbs_session_joint(const cfMbsSession* s, const char* name, int* id) {
+  *id = name ? cf_mbs_find_joint(s->m, name) : CF_MBS_NONE;
+  if (*id < 0) {
+    *id = CF_MBS_NONE;
+    return cf_error(CF_ERR_ARG, "%s: no joint '%s'", s->scene.path, name ? name : "(null)");
+  }
+  return CF_OK;
+}
+
+int cf_mbs_session_driver(const cfMbsSession* s, const char* name, int* id) {
+  *id = name ? cf_mbs_find_driver(s->m, name) : CF_MBS_NONE;
+  if (*id < 0) {
+    *id = CF_MBS_NONE;
+    return cf_error(CF_ERR_ARG, "%s: no driver '%s'", s->scene.path, name ? name : "(null)");
+  }
+  return CF_OK;
+}
+
+/* the scene's flexible part of body `body`, or an error naming the body */
+static int flex_part(const cfMbsSession* s, int body, const cfModalPart** part) {
+  *part = NULL;
+  for (int k = 0; k < s->scene.nflex; k++)
+    if (s->scene.flex_body[k] == body) *part = s->scene.flex[k];
+  if (*part) return CF_OK;
+  if (body < 0 || body >= s->m->nbody)
+    return cf_error(CF_ERR_ARG, "%s: body id %d out of range (%d bodies)", s->scene.path, body, s->m->nbody);
+  return cf_error(CF_ERR_ARG, "%s: body '%s' is not flexible (it has no FE scene)", s->scene.path, s->m->body_name[body]);
+}
+
+int cf_mbs_session_flex_size(const cfMbsSession* s, int body, int* nnode, int* ntet) {
+  const cfModalPart* p;
+  int st = flex_part(s, body, &p);
+  if (st < 0) return st;
+  *nnode = p->model->nnode, *ntet = p->model->ntet;
+  return CF_OK;
+}
+
+int cf_mbs_session_set_node_load(cfMbsSession* s, int body, const char* set, const double F[3]) {
+  const cfModalPart* p;
+  int st = flex_part(s, body, &p);
+  if (st < 0) return st;
+  const cfNodeSet* ns = set ? cf_mesh_find_nset(&p->scene.mesh, set) : NULL;
+  if (!ns) return cf_error(CF_ERR_ARG, "%s: body '%s': its mesh %s has no node set '%s'", s->scene.path,
+                           s->m->body_name[body], p->scene.mesh_path, set ? set : "(null)");
+  st = cf_mbs_set_node_load(s->m, s->d, body, ns->nodes, ns->count, F);
+  return st < 0 ? cf_error(st, "%s: %s", s->scene.path, cf_last_error()) : st;
+}
+
+int cf_mbs_session_flex_stress(const cfMbsSession* s, int body, double* von_mises, double* node_von_mises) {
+  const cfModalPart* p;
+  int st = flex_part(s, body, &p);
+  if (st < 0) return st;
+  cfStressField f;
+  if ((st = cf_stress_field_init(&f, p->model)) < 0) return st;
+  st = cf_mbs_flex_stress(s->m, s->d, body, p->model, &f);
+  if (st >= 0 && von_mises) memcpy(von_mises, f.von_mises, sizeof(double) * (size_t)f.ntet);
+  if (st >= 0 && node_von_mises) memcpy(node_von_mises, f.node_von_mises, sizeof(double) * (size_t)f.nnode);
+  cf_stress_field_free(&f);
+  return st;
+}
+
+int cf_mbs_session_joint_reaction(const cfMbsSession* s, int joint, double F[3]) {
+  if (joint < 0 || joint >= s->m->njoint)
+    return cf_error(CF_ERR_ARG, "%s: joint id %d out of range (%d joints)", s->scene.path, joint, s->m->njoint);
+  cf_mbs_joint_reaction(s->m, s->d, joint, F);
+  return CF_OK;
+}
+
+int cf_mbs_session_static(cfMbsSession* s) {
+  cfMbsStaticOptions o;
+  cf_mbs_static_defaults(&o);
+  o.time = s->d->t;
+  int st = cf_mbs_static(s->m, s->d, &o, NULL, NULL);
+  return st < 0 ? cf_error(st, "%s: statics: %s", s->scene.path, cf_last_error()) : st;
 }

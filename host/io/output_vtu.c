@@ -61,8 +61,27 @@ static void write_vec3(FILE* f, const char* name, int n, const double* a, const 
   fprintf(f, "        </DataArray>\n");
 }
 
-int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
-                 const double* von_mises) {
+static void write_scalars(FILE* f, const char* name, int n, const double* a) {
+  fprintf(f, "        <DataArray type=\"Float64\" Name=\"%s\" format=\"ascii\">\n", name);
+  for (int i = 0; i < n; i++) fprintf(f, "          %.15g\n", a[i]);
+  fprintf(f, "        </DataArray>\n");
+}
+
+/* a symmetric tensor, 6 components in VTK's order xx yy zz xy yz xz (ParaView shows it as a tensor) */
+static void write_sym6(FILE* f, const char* name, int n, const double* a) {
+  fprintf(f, "        <DataArray type=\"Float64\" Name=\"%s\" NumberOfComponents=\"6\" "
+             "ComponentName0=\"XX\" ComponentName1=\"YY\" ComponentName2=\"ZZ\" ComponentName3=\"XY\" "
+             "ComponentName4=\"YZ\" ComponentName5=\"XZ\" format=\"ascii\">\n", name);
+  for (int i = 0; i < n; i++) {
+    const double* p = a + 6 * (size_t)i;
+    fprintf(f, "          %.15g %.15g %.15g %.15g %.15g %.15g\n", p[0], p[1], p[2], p[3], p[4], p[5]);
+  }
+  fprintf(f, "        </DataArray>\n");
+}
+
+/* the one writer: point data displacement, velocity, von_mises, strain; cell data von_mises, strain */
+static int vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                     const double* cell_vm, const double* cell_eps, const double* node_vm, const double* node_eps) {
   if (!path || !mesh || !x) return cf_error(CF_ERR_ARG, "cf_vtu_write: NULL argument");
   if (mesh->nnode <= 0 || mesh->ntet <= 0 || !mesh->X || !mesh->tet)
     return cf_error(CF_ERR_ARG, "%s: cf_vtu_write: empty mesh", path);
@@ -75,15 +94,17 @@ int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const do
              "<VTKFile type=\"UnstructuredGrid\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
              "  <UnstructuredGrid>\n"
              "    <Piece NumberOfPoints=\"%d\" NumberOfCells=\"%d\">\n", nn, ne);
-  fprintf(f, "      <PointData Vectors=\"displacement\">\n");
+  fprintf(f, "      <PointData Vectors=\"displacement\"%s>\n", node_vm ? " Scalars=\"von_mises\"" : "");
   write_vec3(f, "displacement", nn, x, mesh->X);
   if (v) write_vec3(f, "velocity", nn, v, NULL);
+  if (node_vm) write_scalars(f, "von_mises", nn, node_vm);
+  if (node_eps) write_sym6(f, "strain", nn, node_eps);
   fprintf(f, "      </PointData>\n");
-  if (von_mises) {
-    fprintf(f, "      <CellData Scalars=\"von_mises\">\n"
-               "        <DataArray type=\"Float64\" Name=\"von_mises\" format=\"ascii\">\n");
-    for (int e = 0; e < ne; e++) fprintf(f, "          %.15g\n", von_mises[e]);
-    fprintf(f, "        </DataArray>\n      </CellData>\n");
+  if (cell_vm || cell_eps) {
+    fprintf(f, "      <CellData%s>\n", cell_vm ? " Scalars=\"von_mises\"" : "");
+    if (cell_vm) write_scalars(f, "von_mises", ne, cell_vm);
+    if (cell_eps) write_sym6(f, "strain", ne, cell_eps);
+    fprintf(f, "      </CellData>\n");
   }
   fprintf(f, "      <Points>\n");
   write_vec3(f, "Points", nn, x, NULL);
@@ -104,6 +125,20 @@ int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const do
   return finish(f, tmp, path, 1);
 }
 
+int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                 const double* von_mises) {
+  return vtu_write(path, mesh, x, v, von_mises, NULL, NULL, NULL);
+}
+
+int cf_vtu_write_stress(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                        const cfStressField* s) {
+  if (s && mesh && (s->ntet != mesh->ntet || s->nnode != mesh->nnode))
+    return cf_error(CF_ERR_ARG, "%s: stress field of %d nodes / %d elements for a mesh of %d / %d", path ? path : "?",
+                    s->nnode, s->ntet, mesh->nnode, mesh->ntet);
+  return s ? vtu_write(path, mesh, x, v, s->von_mises, s->strain, s->node_von_mises, s->node_strain)
+           : vtu_write(path, mesh, x, v, NULL, NULL, NULL, NULL);
+}
+
 /* An upper bound of what cf_vtu_write writes: every %.15g at its widest (22 characters,
  * "-1.23456789012345e-308"), node ids at the digits of nnode. */
 double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises) {
@@ -112,7 +147,8 @@ double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises) {
   double line3 = 10 + 3 * 23.0;            /* one vector */
   double b = 1024                           /* the XML around the arrays */
              + nn * line3 * (velocity ? 3 : 2)
-             + (von_mises ? ne * 33 : 0)
+             + (von_mises ? ne * 33 + nn * 33 : 0)       /* cell and point von Mises */
+             + (von_mises ? (ne + nn) * (10 + 6 * 23.0) : 0) /* cell and point strain */
              + ne * (10 + 4 * (id + 1))     /* connectivity */
              + ne * 13 + ne / 16 * 10       /* offsets (at most 11 digits + blank), indent per 16 */
              + ne * 3 + ne / 32 * 11;       /* types */

@@ -730,7 +730,7 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
 static void update_drivers(const cfMbsModel* m, cfMbsData* d, double t) {
   for (int k = 0; k < m->ndriver; k++) {
     double* y = d->drv + 3 * k;
-    cf_mbs_func_eval(&m->driver_f[k], t, y);
+    cf_mbs_func_eval(d->driver_f ? &d->driver_f[k] : &m->driver_f[k], t, y); /* a controller's (mbs_drive.c) */
     y[0] += m->driver_offset[k];
   }
 }
@@ -903,6 +903,10 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
     for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
     for (int k = 0; k < c->nft; k++) phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL);
     if (c->nmd) phi += modal_dir_term(m, c, q, NULL, want_jac ? row : NULL);
+    if (d->con_off && d->con_off[i]) { /* switched off (cf_mbs_set_joint_active): holds nothing */
+      phi = 0;
+      if (want_jac) memset(row, 0, sizeof(double) * 12 * (size_t)c->nb);
+    }
     d->phi[i] = phi;
   }
 }
@@ -927,7 +931,7 @@ void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, doubl
       cf_mbs_vec_val(m, &c->b[k], q, B);
       v += c->s[k] * co[1] * cf_mbs_dot3(A, B);
     }
-    out[i] = v;
+    out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
 }
 
@@ -956,7 +960,7 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
     for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
     for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
     if (c->nmd) v += modal_dir_term(m, c, q, qd, NULL);
-    out[i] = v;
+    out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
 }
 

@@ -1000,7 +1000,14 @@ int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const c
   double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
   if (!x) return cf_error(CF_ERR_NOMEM, "FE body: out of memory");
   cf_mbs_fe_nodes(m, d, ib, x, x + 3 * mesh->nnode);
-  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  /* the co-rotated stress of the node positions, as the FE scenes' frames (cofem/fem.h) */
+  cfStressField sf;
+  int st = cf_stress_field_init(&sf, m->fe[ib].fem);
+  if (st >= 0) {
+    cf_stress_field_corotated(m->fe[ib].fem, x, NULL, &sf);
+    st = cf_vtu_write_stress(path, mesh, x, x + 3 * mesh->nnode, &sf);
+  }
+  cf_stress_field_free(&sf);
   free(x);
   return st;
 }
@@ -2324,3 +2331,7 @@ const cfMbsBodyKind cf_mbs__fe_kind = {
     .kinetic = cf_mbs__fe_kinetic_offdiag,
     .potential = cf_mbs__fe_potential,
 };
+
+/* for mbs_drive.c: node count and the extra nodal forces now (NULL: none) */
+int cf_mbs__fe_nnode(const cfMbsModel* m, int ib) { return m->fe[ib].nnode; }
+const double* cf_mbs__fe_extra_force(const cfMbsData* d, int ib) { return fe_extra(d, ib); }

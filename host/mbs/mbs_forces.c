@@ -283,6 +283,24 @@ void cf_mbs__eval_forces(const cfMbsModel* m, cfMbsData* d, const double* q, con
       for (int k = 0; k < 12; k++) Qb[k] += Ql[12 * s + k];
     }
   }
+  /* applied loads of a controller (cf_mbs_set_body_load): Q_b += N(p)^T F, Q_e += (T x e) / 2 */
+  if (d->body_load)
+    for (int b = 0; b < m->nbody; b++) {
+      const double* L = d->body_load + 9 * (size_t)b;
+      int any = 0;
+      for (int i = 0; i < 9; i++) any |= L[i] != 0;
+      if (!any) continue;
+      const double s = d->load_factor, n[4] = {1, L[3], L[4], L[5]};
+      double* Qb = d->Q + m->body_qadr[b];
+      const double* qb = q + m->body_qadr[b];
+      for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 3; i++) Qb[3 * k + i] += n[k] * s * L[i];
+      for (int k = 1; k < 4; k++) {
+        double c[3];
+        cf_mbs_cross3(L + 6, qb + 3 * k, c);
+        for (int i = 0; i < 3; i++) Qb[3 * k + i] += 0.5 * s * c[i];
+      }
+    }
   /* modal and FE bodies: gravity, velocity, elastic and damping forces, loads */
   for (int k = 0; k < cf_mbs__nbody_kinds; k++)
     if (cf_mbs__body_kinds[k]->forces) cf_mbs__body_kinds[k]->forces(m, d, q, qd, t);

@@ -216,4 +216,9 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
 void cf_mbs__fe_vec(const cfMbsModel* m, int ib, int v, const double* q, double S[3]);
 
 
+/* node counts and the FE bodies' extra forces, for the controller's inputs (mbs_drive.c) */
+int cf_mbs__fe_nnode(const cfMbsModel* m, int ib);
+const double* cf_mbs__fe_extra_force(const cfMbsData* d, int ib);
+int cf_mbs__modal_nnode(const cfMbsModel* m, int ib);
+
 #endif

@@ -606,6 +606,20 @@ static void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double
         for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * F[dd];
       }
     }
+    /* a controller's nodal forces (cf_mbs_set_node_load, global): as the node loads above */
+    const double* fn = d->modal_force && i < d->nmodal_force ? d->modal_force[i] : NULL;
+    for (int p = 0; fn && p < mb->nnode; p++) {
+      const double* F = fn + 3 * (size_t)p;
+      if (F[0] == 0 && F[1] == 0 && F[2] == 0) continue;
+      const double sc = d->load_factor;
+      for (int dd = 0; dd < 3; dd++) Qf[dd] += sc * F[dd];
+      for (int a = 0; a < 3; a++) {
+        const double* ph = mb->Phi + (size_t)(3 * p + a) * nm;
+        double rho = mb->X[3 * p + a], eF = sc * cf_mbs_dot3(qf + 3 + 3 * a, F);
+        for (int k = 0; k < nm; k++) rho += ph[k] * y[k], Qy[k] += ph[k] * eF;
+        for (int dd = 0; dd < 3; dd++) Qf[3 + 3 * a + dd] += rho * sc * F[dd];
+      }
+    }
   }
 }
 
@@ -735,13 +749,33 @@ void cf_mbs_modal_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, doub
   }
 }
 
-int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path) {
+/* the small strain of the elastic displacement u_p = Phi_p y in the frame's axes (the modes are a
+ * linear theory: the frame carries the large motion) */
+int cf_mbs_modal_stress(const cfMbsModel* m, const cfMbsData* d, int ib, const cfModel* fem, cfStressField* s) {
+  if (ib < 0 || ib >= m->nmodal) return cf_error(CF_ERR_ARG, "no modal body %d (%d modal bodies)", ib, m->nmodal);
+  if (!fem || fem->nnode != m->modal[ib].nnode || s->nnode != fem->nnode || s->ntet != fem->ntet)
+    return cf_error(CF_ERR_ARG, "modal body %d: its FE model has %d nodes, the reduction %d", ib, fem ? fem->nnode : 0,
+                    m->modal[ib].nnode);
+  double* u = malloc(sizeof(double) * 3 * (size_t)fem->nnode);
+  if (!u) return cf_error(CF_ERR_NOMEM, "modal body: out of memory");
+  for (int n = 0; n < fem->nnode; n++) cf_mbs_modal_node_disp(m, d, ib, n, u + 3 * n);
+  cf_stress_field_small(fem, u, s);
+  free(u);
+  return CF_OK;
+}
+
+int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfModel* fem, const cfMesh* mesh,
+                           const char* path) {
   if (mesh->nnode != m->modal[ib].nnode)
     return cf_error(CF_ERR_SCENE, "modal body: mesh has %d nodes, the reduction %d", mesh->nnode, m->modal[ib].nnode);
   double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
   if (!x) return cf_error(CF_ERR_NOMEM, "modal body: out of memory");
   cf_mbs_modal_nodes(m, d, ib, x, x + 3 * mesh->nnode);
-  int st = cf_vtu_write(path, mesh, x, x + 3 * mesh->nnode, NULL);
+  cfStressField sf = {0};
+  int st = fem ? cf_stress_field_init(&sf, fem) : CF_OK;
+  if (st >= 0 && fem) st = cf_mbs_modal_stress(m, d, ib, fem, &sf);
+  if (st >= 0) st = cf_vtu_write_stress(path, mesh, x, x + 3 * mesh->nnode, fem ? &sf : NULL);
+  cf_stress_field_free(&sf);
   free(x);
   return st;
 }
@@ -768,3 +802,6 @@ const cfMbsBodyKind cf_mbs__modal_kind = {
     .kinetic = cf_mbs__modal_kinetic,
     .potential = cf_mbs__modal_potential,
 };
+
+/* for mbs_drive.c */
+int cf_mbs__modal_nnode(const cfMbsModel* m, int ib) { return m->modal[ib].nnode; }

@@ -698,6 +698,10 @@ void cf_mbs_data_free(cfMbsData* d) {
   free(d->r); free(d->x); free(d->dq); free(d->w); free(d->qd_hat); free(d->qdd_hat); free(d->sigma);
   free(d->econ); free(d->con_pen);
   free(d->save); free(d->acc);
+  free(d->body_load); free(d->driver_f); free(d->con_off);
+  if (d->modal_force)
+    for (int i = 0; i < d->nmodal_force; i++) free(d->modal_force[i]);
+  free(d->modal_force);
   free(d);
 }
 
@@ -733,6 +737,12 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   CF_MBS_ALLOC(d->con_pen, nc);
   CF_MBS_ALLOC(d->acc, n);
   CF_MBS_ALLOC(d->save, 4 * n + nc);
+  d->body_load = calloc((size_t)(9 * m->nbody + 1), sizeof(double));
+  d->driver_f = calloc((size_t)(m->ndriver + 1), sizeof(cfMbsFunc));
+  d->con_off = calloc((size_t)(nc + 1), 1);
+  d->modal_force = calloc((size_t)(m->nmodal + 1), sizeof(double*));
+  d->nmodal_force = m->nmodal;
+  ok = ok && d->body_load && d->driver_f && d->con_off && d->modal_force;
   if (!ok) {
     cf_mbs_data_free(d);
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
@@ -747,6 +757,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   memcpy(d->q, m->q0, sizeof(double) * n);
   memcpy(d->qd, m->qd0, sizeof(double) * n);
   memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+  if (m->ndriver) memcpy(d->driver_f, m->driver_f, sizeof(cfMbsFunc) * (size_t)m->ndriver);
   cf_mbs_set_load_factor(m, d, 1.0);
   /* during cf_mbs_model_create the model is not complete yet (rank 0 and no ndof): the caller
    * assembles; otherwise start from the assembled state with consistent accelerations */
@@ -793,6 +804,9 @@ int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
   memset(d->qdd, 0, sizeof(double) * m->nq);
   memset(d->lambda, 0, sizeof(double) * (m->ncon > 0 ? m->ncon : 1));
   memcpy(d->con_pen, m->con_pen, sizeof(double) * (size_t)m->ncon);
+  /* the scene's drivers and joints back (a controller's settings are undone; applied loads kept) */
+  if (m->ndriver) memcpy(d->driver_f, m->driver_f, sizeof(cfMbsFunc) * (size_t)m->ndriver);
+  memset(d->con_off, 0, (size_t)m->ncon);
   cf_mbs_set_load_factor(m, d, 1.0);
   memset(d->rot_angle, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));
   memset(d->rot_angle_prev, 0, sizeof(double) * (m->nforce > 0 ? m->nforce : 1));

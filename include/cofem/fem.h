@@ -248,8 +248,34 @@ void cf_stage_update(const cfModel* m, cfData* d, double h);
  * sum_e 1/2 u_e^T K_e u_e, u_e = R_e^T x_e - X_e. */
 double cf_kinetic_energy(const cfModel* m, const cfData* d);
 double cf_strain_energy(const cfModel* m, const cfData* d);
-/* Per-element von Mises stress of the co-rotated linear strain [Pa]. */
+/* Per-element von Mises stress of the co-rotated linear strain [Pa] at d->x (cf_stress_field_corotated). */
 void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
+
+/* ---- strain and stress fields for output (fem_stress.c): the .vtu frames, the viewer, Python ----
+ * Co-rotated small strain of element e: R_e = polar(F_e), F_e = Ds(x) Dm^-1, node displacements
+ * u_a = R_e^T (x_a - x_0) - (X_a - X_0), eps = sym(sum_a u_a (x) grad N_a); stress
+ * sigma = lam tr(eps) I + 2 mu eps. Symmetric tensors: 6 values in VTK's order xx yy zz xy yz xz
+ * (tensor shear, not engineering shear), in the part's rest axes. Nodal values: volume-weighted
+ * averages of the elements at the node. */
+typedef struct cfStressField {
+  int nnode, ntet;
+  double* von_mises;      /* [ntet] [Pa] */
+  double* strain;         /* [6 ntet] */
+  double* node_von_mises; /* [nnode] */
+  double* node_strain;    /* [6 nnode] */
+} cfStressField;
+int cf_stress_field_init(cfStressField* s, const cfModel* m);   /* allocates; CF_ERR_NOMEM */
+void cf_stress_field_free(cfStressField* s);
+/* from positions x [3 nnode]; R_guess [9 ntet] warm-starts the polar decompositions (NULL: cold) */
+void cf_stress_field_corotated(const cfModel* m, const double* x, const double* R_guess, cfStressField* s);
+/* from small displacements disp [3 nnode] (linear FEM, modal bodies' elastic displacement) */
+void cf_stress_field_small(const cfModel* m, const double* disp, cfStressField* s);
+/* the pieces: one element's co-rotated strain, von Mises of a strain, nodal averages */
+void cf_elem_strain_corotated(const cfModel* m, const double* x, const double* R_guess, int e, double* eps6 /* [6] */);
+void cf_strain_corotated(const cfModel* m, const double* x, const double* R_guess, double* eps /* [6 ntet] */);
+void cf_strain_small(const cfModel* m, const double* disp, double* eps /* [6 ntet] */);
+double cf_von_mises_of_strain(const cfModel* m, const double* eps6 /* [6] */);
+void cf_node_average(const cfModel* m, const double* elem, int ncomp, double* node /* [ncomp nnode] */);
 
 /* The divergence monitor on its own (cf_step calls it when def.divergence_check is set): checks
  * the state after a step that started from x0 = d->mon_x0 against the run's energy and work.

@@ -21,6 +21,9 @@
 extern "C" {
 #endif
 
+struct cfModel;       /* cofem/fem.h */
+struct cfStressField; /* cofem/fem.h */
+
 #define CF_MBS_NAME_MAX 64
 #define CF_MBS_GROUND (-1)   /* body id of the fixed frame (named "ground" in scenes) */
 #define CF_MBS_NONE (-2)     /* "not found" from the find functions */
@@ -455,6 +458,13 @@ typedef struct cfMbsData {
   int iters_max;
   double timer[CF_MBS_STAGE_COUNT];
   int warning[CF_MBS_WARN_COUNT]; /* counted events since the data was made or reset (enum cfMbsWarning) */
+  /* driving from a controller (mbs_drive.c, cf_mbs_set_*): held until changed */
+  double* body_load;         /* [9 nbody] applied force [3] (global) at point [3] (body coordinates) and
+                                torque [3] (global) per body; zero: none */
+  cfMbsFunc* driver_f;       /* [ndriver] the drivers' functions in use (the model's after a reset) */
+  unsigned char* con_off;    /* [ncon] 1: the equation is switched off (a released joint or driver) */
+  double** modal_force;      /* [nmodal] applied nodal forces [3 nnode] (global) of modal bodies, or NULL */
+  int nmodal_force;
 } cfMbsData;
 
 /* Data at the model's initial state; solves the initial accelerations and multipliers. */
@@ -515,6 +525,46 @@ double cf_mbs_joint_angle(const cfMbsModel* m, const cfMbsData* d, int joint);
 double cf_mbs_joint_translation(const cfMbsModel* m, const cfMbsData* d, int joint);
 /* Force the joint applies on body2 at the joint point (joints with a common point), global. */
 void cf_mbs_joint_reaction(const cfMbsModel* m, const cfMbsData* d, int joint, double F[3]);
+
+/* ---- driving the mechanism step by step (mbs_drive.c) -------------------------------------------
+ * What a controller sets between steps; each input is held until it is changed again, and
+ * cf_mbs_reset puts back the scene's drivers and joints (applied loads are kept). Errors
+ * (CF_ERR_ARG) name the body, joint or driver and say why. */
+/* Applied load on a rigid, virtual or modal body (its frame): force F [N] at body point p (body
+ * coordinates; NULL: the origin) and torque T [N m], both global (NULL: zero). Replaces the body's
+ * previous applied load; scaled by the load factor like the scene's loads. FE bodies have no frame:
+ * load their nodes (cf_mbs_set_node_load). */
+int cf_mbs_set_body_load(const cfMbsModel* m, cfMbsData* d, int body, const double F[3], const double p[3],
+                         const double T[3]);
+/* Force F [N] (global) on nodes[0 .. n-1] (mesh node indices) of a flexible body (FE: lumped or
+ * corotational; modal), shared equally by them; it replaces the applied force on those nodes (a
+ * zero F removes it), other nodes keep theirs. */
+int cf_mbs_set_node_load(const cfMbsModel* m, cfMbsData* d, int body, const int* nodes, int n, const double F[3]);
+/* Driver k follows f from now on (the driven value is the driver's offset plus f(t), t the
+ * mechanism's time). The target and speed forms build f so that the value is continuous now:
+ * target: from the current value to `value` in a cubic blend over `ramp` seconds (0: a jump);
+ * speed: value now + speed (t - t_now) (a motor's speed, rad/s or m/s). */
+int cf_mbs_set_driver_func(const cfMbsModel* m, cfMbsData* d, int driver, const cfMbsFunc* f);
+int cf_mbs_set_driver_target(const cfMbsModel* m, cfMbsData* d, int driver, double value, double ramp);
+int cf_mbs_set_driver_speed(const cfMbsModel* m, cfMbsData* d, int driver, double speed);
+/* The driver's value now (offset + f(t)) [rad or m]. */
+double cf_mbs_driver_value(const cfMbsModel* m, const cfMbsData* d, int driver);
+/* Switch a joint or driver (a support, a clamp, a motor's lock) off (0) or on again (1). Off, its
+ * equations hold nothing and its reaction is zero; switched on where it is violated, it pulls the
+ * bodies back together within a step or two (a large force: switch it on where it holds). */
+int cf_mbs_set_joint_active(const cfMbsModel* m, cfMbsData* d, int joint, int active);
+int cf_mbs_set_driver_active(const cfMbsModel* m, cfMbsData* d, int driver, int active);
+int cf_mbs_joint_active(const cfMbsModel* m, const cfMbsData* d, int joint);
+
+/* Flexible bodies (FE and modal) by body id: node count, node positions and velocities [3 nnode]
+ * (global, mesh order; v may be NULL) and their stress (cofem/fem.h, cfStressField initialised for
+ * fem): the co-rotated stress of FE bodies, the small strain of the modes of modal bodies. fem: the
+ * FE model of the body's mesh (FE bodies: NULL takes their own; modal bodies: required, e.g. the
+ * scene's part, cfMbsScene.flex[k]->model). */
+int cf_mbs_flex_nnode(const cfMbsModel* m, int body);
+int cf_mbs_flex_nodes(const cfMbsModel* m, const cfMbsData* d, int body, double* x, double* v);
+int cf_mbs_flex_stress(const cfMbsModel* m, const cfMbsData* d, int body, const struct cfModel* fem,
+                       struct cfStressField* s);
 
 /* ---- scenes (same JSON conventions as the FEM scenes; docs/mbs.md) ---------------------------- */
 #define CF_MBS_PATH_MAX 512

@@ -100,7 +100,8 @@ void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[
 double cf_mbs_fe_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib);
 /* linear momentum and angular momentum about the origin */
 void cf_mbs_fe_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double p[3], double L[3]);
-/* deformed mesh (point data "displacement" = x - X, "velocity") with cf_vtu_write */
+/* deformed mesh (point data "displacement" = x - X, "velocity"; the co-rotated stress and strain of
+ * the node positions, cell and point data: cf_stress_field_corotated) with cf_vtu_write_stress */
 int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path);
 
 #ifdef __cplusplus

@@ -25,6 +25,9 @@
 extern "C" {
 #endif
 
+struct cfModel;       /* cofem/fem.h */
+struct cfStressField; /* cofem/fem.h */
+
 #define CF_MBS_MODAL_MAX_MODES 240 /* modes (columns of the basis less the rigid ones) per modal body */
 #define CF_MBS_MODAL_MAX_LOADS 16
 #define CF_MBS_MODAL_MAX_POINTS 16
@@ -103,8 +106,15 @@ double cf_mbs_modal_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int 
 /* All node positions [3 nnode] and velocities (v may be NULL). */
 void cf_mbs_modal_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v);
 /* Write the deformed mesh (global node positions; point data "displacement" = x - X of the mesh,
- * "velocity") with cf_vtu_write. mesh must be the reduction's mesh. */
-int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path);
+ * "velocity"; with fem, the FE model of the reduction's mesh, the stress and strain of
+ * cf_mbs_modal_stress, cell and point data) with cf_vtu_write_stress. mesh must be the reduction's mesh. */
+int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const struct cfModel* fem,
+                           const cfMesh* mesh, const char* path);
+/* Strain and stress of modal body ib into s (cf_stress_field_init(s, fem)): the small strain of the
+ * elastic displacement Phi y in the frame's axes, sigma = C eps; fem: the FE model of the
+ * reduction's mesh (its E, nu, elements). */
+int cf_mbs_modal_stress(const cfMbsModel* m, const cfMbsData* d, int ib, const struct cfModel* fem,
+                        struct cfStressField* s);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* Result files: VTK XML unstructured grids (.vtu) and a ParaView series (.pvd). */
 #ifndef COFEM_OUTPUT_H
 #define COFEM_OUTPUT_H
+#include "cofem/fem.h"
 #include "cofem/mesh.h"
 
 #ifdef __cplusplus
@@ -14,7 +15,14 @@ extern "C" {
 int cf_vtu_write(const char* path, const cfMesh* mesh, const double* x, const double* v,
                  const double* von_mises);
 
-/* Bytes cf_vtu_write writes at most for this mesh (with velocity / von Mises data or not). */
+/* The same with the stress of the frame (cofem/fem.h, cfStressField; NULL: none): point data
+ * "von_mises" and "strain" (nodal averages), cell data "von_mises" [Pa] and "strain" (per element;
+ * 6 components xx yy zz xy yz xz, rest axes). */
+int cf_vtu_write_stress(const char* path, const cfMesh* mesh, const double* x, const double* v,
+                        const cfStressField* s);
+
+/* Bytes cf_vtu_write / cf_vtu_write_stress write at most for this mesh (velocity: with velocity data;
+ * von_mises: with the stress fields, cell and point). */
 double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises);
 
 /* mkdir -p: create the directory and its parents (existing ones are fine). */

@@ -108,6 +108,22 @@ int cf_mbs_session_nchannel(const cfMbsSession* s);
 const char* cf_mbs_session_channel_label(const cfMbsSession* s, int c);
 int cf_mbs_session_channel(const cfMbsSession* s, int c, double v[3]);
 
+/* Driving (cofem/mbs.h, "driving": the model-level calls take cf_mbs_session_model / _data): joint and
+ * driver ids by name (errors name the scene and the name); a flexible body's node and element
+ * counts; a force [N] on a node set of its mesh, by name (cf_mbs_set_node_load); its von Mises
+ * stress [Pa] per element [ntet] and averaged to the nodes [nnode] (either may be NULL); the
+ * reaction force of a joint on its body2 [N], global (cf_mbs_joint_reaction). */
+int cf_mbs_session_joint(const cfMbsSession* s, const char* name, int* id);
+int cf_mbs_session_driver(const cfMbsSession* s, const char* name, int* id);
+int cf_mbs_session_flex_size(const cfMbsSession* s, int body, int* nnode, int* ntet);
+int cf_mbs_session_set_node_load(cfMbsSession* s, int body, const char* set, const double F[3]);
+int cf_mbs_session_flex_stress(const cfMbsSession* s, int body, double* von_mises, double* node_von_mises);
+int cf_mbs_session_joint_reaction(const cfMbsSession* s, int joint, double F[3]);
+/* Static equilibrium from the current state with the scene's defaults (cf_mbs_static; drivers and
+ * load functions held at the current time, applied loads included): d at rest at equilibrium, its
+ * reactions set. A positive status: not converged (the state is where it stopped). */
+int cf_mbs_session_static(cfMbsSession* s);
+
 /* sizeof of a public struct by name ("cfReduction", "cfReduceOptions", "cfModalOptions",
  * "cfStaticOptions", "cfModelDef"), 0 for another name: lets bindings check their mirrors. */
 size_t cf_struct_size(const char* name);

@@ -17,6 +17,9 @@
         mech.step(100)
         x, R = mech.pose("crank")        # body frame: origin [3], rotation [3, 3]
         print(mech.channels())           # the scene's output channels, as cofem run's mbs.csv
+        mech.set_load("crank", torque=(0, 0, 2.0))    # driving, held until changed (docs/mbs.md):
+        mech.set_driver("crank_speed", speed=100.0)  # set_node_load, set_joint_active, nodes, von_mises
+        table = mech.run(100, control=None)  # the channels as one structured array (mech.columns)
 
 positions, velocities, rest and forces are numpy views of the library's own arrays (no copy; they
 follow every step). They are attributes that cannot be rebound (write into them: s.forces[:] = f).
@@ -447,6 +450,170 @@ class Mechanism(_Handle):
     def channels(self):
         """All output channels now: {label: array of 1 or 3 values}."""
         return {label: self.channel(i) for i, label in enumerate(self.channel_labels)}
+
+    # ---- driving, step by step (docs/python.md): each input is held until it is changed ----------
+    def _md(self, h):
+        return _L.cf_mbs_session_model(h), _L.cf_mbs_session_data(h)
+
+    def _named(self, kind, x):
+        """id of a body / joint / driver given by name or id"""
+        if not isinstance(x, str):
+            return _int(x, kind, -1)
+        if kind == "body":
+            return self.body(x)
+        i = ctypes.c_int()
+        with self._use() as h:
+            _check(getattr(_L, f"cf_mbs_session_{kind}")(h, _str(x, kind), ctypes.byref(i)))
+        return i.value
+
+    @staticmethod
+    def _vec3(v, name):
+        a = np.ascontiguousarray(v, dtype=float).reshape(-1)
+        if a.shape != (3,):
+            raise ValueError(f"{name} must have 3 components, not {a.size}")
+        return a
+
+    def set_load(self, body, force=(0, 0, 0), point=None, torque=(0, 0, 0)):
+        """Applied force [N] at a body point (body coordinates [m]; None: the origin) and torque [N m],
+        both global, on a rigid or modal body; replaces its previous applied load. FE bodies: set_node_load."""
+        b = self._named("body", body)
+        F, T = self._vec3(force, "force"), self._vec3(torque, "torque")
+        p = None if point is None else self._vec3(point, "point")
+        with self._use() as h:
+            m, d = self._md(h)
+            _check(_L.cf_mbs_set_body_load(m, d, b, F.ctypes.data_as(_lib.P_double),
+                                           None if p is None else p.ctypes.data_as(_lib.P_double),
+                                           T.ctypes.data_as(_lib.P_double)))
+
+    def set_node_load(self, body, nodes, force):
+        """Force [N] (global) on a node set of a flexible body (FE or modal), shared equally by its nodes:
+        nodes is the name of a node set of the body's mesh or node indices. Replaces the applied force on
+        those nodes (zero removes it)."""
+        b = self._named("body", body)
+        F = self._vec3(force, "force")
+        with self._use() as h:
+            if isinstance(nodes, str):
+                _check(_L.cf_mbs_session_set_node_load(h, b, _str(nodes, "nodes"), F.ctypes.data_as(_lib.P_double)))
+                return
+            idx = np.ascontiguousarray(nodes, dtype=np.int32).reshape(-1)
+            m, d = self._md(h)
+            _check(_L.cf_mbs_set_node_load(m, d, b, idx.ctypes.data_as(_lib.P_int), idx.size,
+                                           F.ctypes.data_as(_lib.P_double)))
+
+    def set_driver(self, driver, target=None, speed=None, ramp=0.0):
+        """A driver (a motor) set by a controller: target (its value [rad or m], reached from the value now
+        in a cubic blend over ramp [s]; 0: at once) or speed [rad/s or m/s] (from the value now)."""
+        k = self._named("driver", driver)
+        if (target is None) == (speed is None):
+            raise ValueError("set_driver: give either target or speed")
+        with self._use() as h:
+            m, d = self._md(h)
+            if target is not None:
+                _check(_L.cf_mbs_set_driver_target(m, d, k, float(target), float(ramp)))
+            else:
+                _check(_L.cf_mbs_set_driver_speed(m, d, k, float(speed)))
+
+    def driver_value(self, driver):
+        """The driven value now [rad or m] (0 at the t = 0 pose plus the driver's function)."""
+        k = self._named("driver", driver)
+        with self._use() as h:
+            m, d = self._md(h)
+            return _L.cf_mbs_driver_value(m, d, k)
+
+    def set_joint_active(self, joint, active=True):
+        """Switch a joint (a support, a clamp) off (False) or on again (True)."""
+        j = self._named("joint", joint)
+        with self._use() as h:
+            m, d = self._md(h)
+            _check(_L.cf_mbs_set_joint_active(m, d, j, 1 if active else 0))
+
+    def set_driver_active(self, driver, active=True):
+        """Switch a driver off (the joint turns freely) or on again."""
+        k = self._named("driver", driver)
+        with self._use() as h:
+            m, d = self._md(h)
+            _check(_L.cf_mbs_set_driver_active(m, d, k, 1 if active else 0))
+
+    def joint_angle(self, joint):
+        """Angle of a revolute / cylindrical joint now [rad], unwrapped, 0 at the t = 0 pose."""
+        j = self._named("joint", joint)
+        with self._use() as h:
+            m, d = self._md(h)
+            return _L.cf_mbs_joint_angle(m, d, j)
+
+    def reaction(self, joint):
+        """Force the joint applies on its body2 now [N], global."""
+        j = self._named("joint", joint)
+        F = np.empty(3)
+        with self._use() as h:
+            _check(_L.cf_mbs_session_joint_reaction(h, j, F.ctypes.data_as(_lib.P_double)))
+        return F
+
+    def static(self):
+        """Static equilibrium from the current state (as `cofem static` does for the scene, with the
+        applied loads and the drivers held now): the mechanism left at rest there, its reactions set.
+        Returns the status (positive: not converged, a cofem.Warning)."""
+        with self._use() as h:
+            return _check(_L.cf_mbs_session_static(h))
+
+    def _flex_size(self, h, b):
+        nn, ne = ctypes.c_int(), ctypes.c_int()
+        _check(_L.cf_mbs_session_flex_size(h, b, ctypes.byref(nn), ctypes.byref(ne)))
+        return nn.value, ne.value
+
+    def nodes(self, body):
+        """Node positions and velocities of a flexible body (FE or modal) now: two [nnode, 3] arrays
+        (global [m], [m/s], mesh order)."""
+        b = self._named("body", body)
+        with self._use() as h:
+            nn, _ = self._flex_size(h, b)
+            x, v = np.empty((nn, 3)), np.empty((nn, 3))
+            m, d = self._md(h)
+            _check(_L.cf_mbs_flex_nodes(m, d, b, x.ctypes.data_as(_lib.P_double), v.ctypes.data_as(_lib.P_double)))
+        return x, v
+
+    def von_mises(self, body, nodal=False):
+        """von Mises stress [Pa] of a flexible body now: per element [ntet], or averaged to the nodes
+        (volume-weighted) [nnode] with nodal=True; as the .vtu frames carry it."""
+        b = self._named("body", body)
+        with self._use() as h:
+            nn, ne = self._flex_size(h, b)
+            out = np.empty(nn if nodal else ne)
+            p = out.ctypes.data_as(_lib.P_double)
+            _check(_L.cf_mbs_session_flex_stress(h, b, None if nodal else p, p if nodal else None))
+        return out
+
+    @property
+    def columns(self):
+        """Names of the columns of run()'s table: step, t, then the channels (3-vectors as _x _y _z),
+        as in cofem run's mbs.csv."""
+        names = ["step", "t"]
+        for i, label in enumerate(self.channel_labels):
+            n = self.channel(i).size
+            names += [label] if n == 1 else [f"{label}_{c}" for c in "xyz"]
+        return names
+
+    def _row(self, step):
+        return (step, self.time, *np.concatenate([self.channel(i) for i in range(len(self.channel_labels))]
+                                                 if self.channel_labels else []))
+
+    def run(self, steps, every=1, control=None):
+        """steps steps; control(mech), if given, is called before each one (a controller: it sets loads,
+        drivers and joints). Returns the channels as one numpy structured array with named columns
+        (self.columns), a row now and then one every `every` steps (and after the last)."""
+        steps, every = _int(steps, "steps"), _int(every, "every", 1)
+        names = self.columns
+        rows = [self._row(0)]
+        for k in range(1, steps + 1):
+            if control is not None:
+                control(self)
+            self.step()
+            if k % every == 0 or k == steps:
+                rows.append(self._row(k))
+        table = np.zeros(len(rows), dtype=[(n, np.int64 if n == "step" else float) for n in names])
+        for i, r in enumerate(rows):
+            table[i] = r
+        return table
 
     def __repr__(self):
         return f"cofem.Mechanism({self.path!r}: {self.nq} coordinates)"

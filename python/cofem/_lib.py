@@ -133,7 +133,31 @@ def _declare(lib):
     _fn(lib, "cf_mbs_session_body_pose", c_int, c_void_p, c_int, P_double, P_double)
     _fn(lib, "cf_mbs_session_channel_label", c_char_p, c_void_p, c_int)
     _fn(lib, "cf_mbs_session_channel", c_int, c_void_p, c_int, P_double)
+    _declare_drive(lib)
     size = lib.cf_struct_size(b"cfReduction")
     if size != ctypes.sizeof(Reduction_c):
         raise ImportError(f"cofem: cfReduction is {size} bytes in the library, {ctypes.sizeof(Reduction_c)} in "
                           "python/cofem/_lib.py: the module does not match the library")
+
+
+def _declare_drive(lib):
+    """driving a mechanism (include/cofem/mbs.h, "driving"; session.h): the model-level calls take the
+    session's model and data pointers"""
+    _fn(lib, "cf_mbs_session_model", c_void_p, c_void_p)
+    _fn(lib, "cf_mbs_session_data", c_void_p, c_void_p)
+    _fn(lib, "cf_mbs_session_joint", c_int, c_void_p, c_char_p, P_int)
+    _fn(lib, "cf_mbs_session_driver", c_int, c_void_p, c_char_p, P_int)
+    _fn(lib, "cf_mbs_session_flex_size", c_int, c_void_p, c_int, P_int, P_int)
+    _fn(lib, "cf_mbs_session_set_node_load", c_int, c_void_p, c_int, c_char_p, P_double)
+    _fn(lib, "cf_mbs_session_flex_stress", c_int, c_void_p, c_int, P_double, P_double)
+    _fn(lib, "cf_mbs_session_joint_reaction", c_int, c_void_p, c_int, P_double)
+    _fn(lib, "cf_mbs_session_static", c_int, c_void_p)
+    _fn(lib, "cf_mbs_set_body_load", c_int, c_void_p, c_void_p, c_int, P_double, P_double, P_double)
+    _fn(lib, "cf_mbs_set_node_load", c_int, c_void_p, c_void_p, c_int, P_int, c_int, P_double)
+    _fn(lib, "cf_mbs_set_driver_target", c_int, c_void_p, c_void_p, c_int, c_double, c_double)
+    _fn(lib, "cf_mbs_set_driver_speed", c_int, c_void_p, c_void_p, c_int, c_double)
+    _fn(lib, "cf_mbs_driver_value", c_double, c_void_p, c_void_p, c_int)
+    _fn(lib, "cf_mbs_set_joint_active", c_int, c_void_p, c_void_p, c_int, c_int)
+    _fn(lib, "cf_mbs_set_driver_active", c_int, c_void_p, c_void_p, c_int, c_int)
+    _fn(lib, "cf_mbs_flex_nodes", c_int, c_void_p, c_void_p, c_int, P_double, P_double)
+    _fn(lib, "cf_mbs_joint_angle", c_double, c_void_p, c_void_p, c_int)

@@ -300,7 +300,7 @@ static double free_spin(const cfReduction* red, const cfMesh* mesh, double dt, i
   if (!rigid) CHECK(umax > 1e-4);
   CHECK(de < 3e-5 * (T0 + V0)); /* measured 8.0e-6 at most (modal, 0.2 ms) */
   if (checks) {
-    CHECK_OK(cf_mbs_modal_write_vtu(m, d, 0, mesh, "test_mbs_modal_free.vtu"));
+    CHECK_OK(cf_mbs_modal_write_vtu(m, d, 0, NULL, mesh, "test_mbs_modal_free.vtu"));
     FILE* f = fopen("test_mbs_modal_free.vtu", "r");
     CHECK(f != NULL);
     if (f) fclose(f), remove("test_mbs_modal_free.vtu");
