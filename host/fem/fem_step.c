@@ -68,8 +68,9 @@ int cf_step(const cfModel* m, cfData* d) {
   memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
   int st;
   if (d->precond && m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
-      m->def.dyn_tangent == CF_DYN_TANGENT_KR) {
-    /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused) */
+      m->def.dyn_tangent == CF_DYN_TANGENT_KR && m->npe == 4) {
+    /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused);
+     * the products are the constant-strain element's, so quadratic elements assemble K_R */
     st = cf_step_solve_matfree(m, d, d->warm_v1, &t2);
   } else {
     cf_stage_elastic(m, d);
@@ -139,29 +140,15 @@ double cf_kinetic_energy(const cfModel* m, const cfData* d) {
 
 /* u_e = R^T (x - x0) - (X - X0) per node, relative to node 0 (see cf_elem_rotate) */
 static void corotated_displacement(const cfModel* m, const cfData* d, int e, double* u) {
-  const double* R = d->R + 9 * e;
-  const int n0 = m->tet[4 * e];
-  for (int a = 0; a < 4; a++) {
-    int n = m->tet[4 * e + a];
-    double dx[3];
-    for (int i = 0; i < 3; i++) dx[i] = d->x[3 * n + i] - d->x[3 * n0 + i];
-    for (int i = 0; i < 3; i++)
-      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (m->X[3 * n + i] - m->X[3 * n0 + i]);
-  }
+  cf_corotated_displacement_n(d->R + 9 * e, m->tet + (size_t)m->npe * e, m->npe, m->X, d->x, u);
 }
 
 double cf_strain_energy(const cfModel* m, const cfData* d) {
   double s = 0;
-  for (int e = 0; e < m->ntet; e++) {
-    double u[12];
-    corotated_displacement(m, d, e, u);
-    const double* K = m->Ke + 144 * (size_t)e;
-    for (int i = 0; i < 12; i++) {
-      double ki = 0;
-      for (int j = 0; j < 12; j++) ki += K[12 * i + j] * u[j];
-      s += 0.5 * u[i] * ki;
-    }
-  }
+  const int nk = 3 * m->npe;
+  for (int e = 0; e < m->ntet; e++)
+    s += cf_elem_strain_energy_n(d->R + 9 * e, m->tet + (size_t)m->npe * e, m->npe, m->Ke + (size_t)nk * nk * e, m->X,
+                                 d->x);
   return s;
 }
 
@@ -169,11 +156,18 @@ void cf_von_mises(const cfModel* m, const cfData* d, double* out) {
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
   for (int e = 0; e < m->ntet; e++) {
-    double u[12], g[12], H[9] = {0};
+    double u[30], g[30], H[9] = {0};
     corotated_displacement(m, d, e, u);
-    cf_shape_gradients(m->Dm_inv + 9 * e, g);
+    if (m->npe == 10) { /* the quadratic element's stress at its centroid */
+      double Xe[30];
+      const double centroid[3] = {0.25, 0.25, 0.25};
+      cf_tet10_positions(m->X, m->tet + 10 * (size_t)e, Xe);
+      cf_tet10_gradients(Xe, centroid, NULL, g);
+    } else {
+      cf_shape_gradients(m->Dm_inv + 9 * e, g);
+    }
     /* displacement gradient H_ij = sum_a u_ai g_aj */
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < m->npe; a++)
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) H[3 * i + j] += u[3 * a + i] * g[3 * a + j];
     double eps[9], tr = H[0] + H[4] + H[8];
