@@ -139,7 +139,7 @@ static int nid(const cfMesh* m, int i) { return m->node_id ? m->node_id[i] : i +
 static int eid(const cfMesh* m, int e) { return m->elem_id ? m->elem_id[e] : e + 1; }
 
 double cf_tet_volume(const cfMesh* m, int e) {
-  const int* t = m->tet + 4 * (size_t)e;
+  const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
   const double *a = m->X + 3 * (size_t)t[0], *b = m->X + 3 * (size_t)t[1],
                *c = m->X + 3 * (size_t)t[2], *d = m->X + 3 * (size_t)t[3];
   double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
@@ -167,7 +167,7 @@ int cf_mesh_validate(const cfMesh* m) {
   const char* src = src_name(m);
   if (m->nnode <= 0 || !m->X) return cf_error(CF_ERR_MESH, "%s: the mesh has no nodes", src);
   if (m->ntet <= 0 || !m->tet)
-    return cf_error(CF_ERR_MESH, "%s: the mesh has no 4-node tetrahedra", src);
+    return cf_error(CF_ERR_MESH, "%s: the mesh has no tetrahedra", src);
   for (int i = 0; i < m->nnode; i++) {
     const double* x = m->X + 3 * (size_t)i;
     if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
@@ -179,9 +179,13 @@ int cf_mesh_validate(const cfMesh* m) {
                       "stiffnesses would overflow (check the units)", src, x[0], x[1], x[2], nid(m, i),
                       CF_MESH_COORD_MAX);
   }
+  if (m->tet_nodes != 0 && m->tet_nodes != 4 && m->tet_nodes != 10)
+    return cf_error(CF_ERR_MESH, "%s: %d nodes per element; 4 and 10 (quadratic) tetrahedra are supported", src,
+                    m->tet_nodes);
+  const int np = cf_mesh_npe(m);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
-    for (int a = 0; a < 4; a++) {
+    const int* t = m->tet + (size_t)np * e;
+    for (int a = 0; a < np; a++) {
       if (t[a] < 0 || t[a] >= m->nnode)
         return cf_error(CF_ERR_MESH, "%s: node index %d out of range [0, %d) (element %d)", src,
                         t[a], m->nnode, eid(m, e));
@@ -196,7 +200,7 @@ int cf_mesh_validate(const cfMesh* m) {
   {
     unsigned char* used = calloc((size_t)m->nnode, 1);
     if (!used) return cf_error(CF_ERR_NOMEM, "%s: out of memory", src);
-    for (size_t k = 0; k < 4 * (size_t)m->ntet; k++) used[m->tet[k]] = 1;
+    for (size_t k = 0; k < (size_t)np * m->ntet; k++) used[m->tet[k]] = 1;
     int norphan = 0;
     char olist[256];
     size_t olen = 0;
@@ -227,7 +231,7 @@ int cf_mesh_validate(const cfMesh* m) {
   list[0] = flist[0] = '\0';
   for (int e = 0; e < m->ntet; e++) {
     double v = cf_tet_volume(m, e);
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     double l2 = 0;
     for (int a = 0; a < 4; a++)
       for (int b = 0; b < a; b++) {
@@ -310,7 +314,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
     return cf_error(CF_ERR_NOMEM, "%s: out of memory extracting the boundary", src);
   }
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int lf = 0; lf < 4; lf++) {
       int p = t[kFace[lf][0]], q = t[kFace[lf][1]], r = t[kFace[lf][2]];
       int a = p < q ? (p < r ? p : r) : (q < r ? q : r);
@@ -331,7 +335,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
   }
   memcpy(fill, start, ((size_t)m->nnode + 1) * sizeof(int));
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int lf = 0; lf < 4; lf++) {
       int p = t[kFace[lf][0]], q = t[kFace[lf][1]], r = t[kFace[lf][2]];
       int a, b, c;
@@ -359,7 +363,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
         rec[nb++] = bucket[i]; /* nb <= start[a] + i: compaction never overtakes the scan */
       } else if (j - i == 2) {
         /* two positive tets on opposite sides see the shared face with opposite orientation */
-        const int *t0 = m->tet + 4 * (size_t)e0, *t1 = m->tet + 4 * (size_t)(bucket[i + 1].f / 4);
+        const int *t0 = m->tet + (size_t)cf_mesh_npe(m) * e0, *t1 = m->tet + (size_t)cf_mesh_npe(m) * (bucket[i + 1].f / 4);
         int l0 = bucket[i].f % 4, l1 = bucket[i + 1].f % 4;
         int s0 = face_parity(t0[kFace[l0][0]], t0[kFace[l0][1]], t0[kFace[l0][2]]);
         int s1 = face_parity(t1[kFace[l1][0]], t1[kFace[l1][1]], t1[kFace[l1][2]]);
@@ -396,7 +400,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
   }
   for (size_t i = 0; i < nb; i++) {
     int e = rec[i].f / 4, lf = rec[i].f % 4;
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int k = 0; k < 3; k++) m->tri[3 * i + k] = t[kFace[lf][k]];
     m->tri_tet[i] = e;
   }
@@ -421,7 +425,7 @@ int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
                                   {1, 2, 0, 3}, {1, 3, 0, 2}, {2, 3, 0, 1}};
   const double rad2deg = 180.0 / acos(-1.0);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     const double* x[4];
     for (int a = 0; a < 4; a++) x[a] = m->X + 3 * (size_t)t[a];
     double v = cf_tet_volume(m, e);
