@@ -463,6 +463,123 @@ int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
   return CF_OK;
 }
 
+/* ---- cf_mesh_quadratic ------------------------------------------------------------------------ */
+typedef struct EdgeRec {
+  int lo, hi; /* corner nodes, lo < hi */
+  int slot;   /* 6 * element + local edge */
+} EdgeRec;
+
+static int cmp_edge(const void* pa, const void* pb) {
+  const EdgeRec *a = pa, *b = pb;
+  if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+  if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+  return (a->slot > b->slot) - (a->slot < b->slot);
+}
+
+static int slot_cmp(const void* pa, const void* pb) {
+  const int a = ((const int*)pa)[0], b = ((const int*)pb)[0];
+  return (a > b) - (a < b);
+}
+
+int cf_mesh_quadratic(const cfMesh* lin, cfMesh* out) {
+  if (!lin || !out) return cf_error(CF_ERR_ARG, "cf_mesh_quadratic: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (cf_mesh_npe(lin) != 4) return cf_error(CF_ERR_ARG, "%s: cf_mesh_quadratic: the mesh is quadratic already", src_name(lin));
+  /* local edges in cofem's order (cofem/mesh.h): (0,1) (1,2) (2,0) (0,3) (1,3) (2,3) */
+  static const int kE[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+  const size_t ne = (size_t)lin->ntet, nrec = 6 * ne;
+  EdgeRec* rec = malloc((nrec ? nrec : 1) * sizeof *rec);
+  int* edge_node = malloc((nrec ? nrec : 1) * sizeof(int));
+  int(*first)[2] = malloc((nrec ? nrec : 1) * sizeof *first); /* (first slot, edge index) */
+  int st = CF_OK;
+  if (!rec || !edge_node || !first) { st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (size_t e = 0; e < ne; e++)
+    for (int k = 0; k < 6; k++) {
+      int a = lin->tet[4 * e + kE[k][0]], b = lin->tet[4 * e + kE[k][1]];
+      rec[6 * e + k] = (EdgeRec){a < b ? a : b, a < b ? b : a, (int)(6 * e + k)};
+    }
+  qsort(rec, nrec, sizeof *rec, cmp_edge);
+  /* unique edges, then numbered in the order of their first slot (element order) */
+  size_t nedge = 0;
+  for (size_t i = 0; i < nrec; i++) {
+    if (i == 0 || rec[i].lo != rec[i - 1].lo || rec[i].hi != rec[i - 1].hi) first[nedge][0] = rec[i].slot, first[nedge][1] = (int)nedge, nedge++;
+    edge_node[rec[i].slot] = (int)nedge - 1;
+  }
+  qsort(first, nedge, sizeof *first, slot_cmp);
+  int* number = malloc((nedge ? nedge : 1) * sizeof(int));
+  int* ends = malloc((nedge ? nedge : 1) * 2 * sizeof(int));
+  if (!number || !ends) { free(number); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (size_t i = 0; i < nedge; i++) number[first[i][1]] = lin->nnode + (int)i;
+  out->nnode = lin->nnode + (int)nedge;
+  out->ntet = lin->ntet;
+  out->tet_nodes = 10;
+  out->X = malloc(3 * (size_t)out->nnode * sizeof(double));
+  out->tet = malloc(10 * ne * sizeof(int));
+  out->node_id = malloc((size_t)out->nnode * sizeof(int));
+  out->elem_id = malloc((ne ? ne : 1) * sizeof(int));
+  if (!out->X || !out->tet || !out->node_id || !out->elem_id) { free(number); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  memcpy(out->X, lin->X, 3 * (size_t)lin->nnode * sizeof(double));
+  int maxid = 0;
+  for (int i = 0; i < lin->nnode; i++) {
+    out->node_id[i] = nid(lin, i);
+    if (out->node_id[i] > maxid) maxid = out->node_id[i];
+  }
+  for (int i = lin->nnode; i < out->nnode; i++) out->node_id[i] = maxid + 1 + (i - lin->nnode);
+  for (size_t e = 0; e < ne; e++) {
+    out->elem_id[e] = eid(lin, (int)e);
+    for (int a = 0; a < 4; a++) out->tet[10 * e + a] = lin->tet[4 * e + a];
+    for (int k = 0; k < 6; k++) {
+      const int a = lin->tet[4 * e + kE[k][0]], b = lin->tet[4 * e + kE[k][1]];
+      const int n = number[edge_node[6 * e + k]];
+      out->tet[10 * e + 4 + k] = n;
+      ends[2 * (n - lin->nnode)] = a;
+      ends[2 * (n - lin->nnode) + 1] = b;
+      for (int i = 0; i < 3; i++) out->X[3 * (size_t)n + i] = 0.5 * (lin->X[3 * (size_t)a + i] + lin->X[3 * (size_t)b + i]);
+    }
+  }
+  free(number);
+  /* node sets: the corners', plus the edge nodes whose both corners are in the set */
+  unsigned char* in = calloc((size_t)lin->nnode, 1);
+  out->nsets = calloc((size_t)(lin->nnset ? lin->nnset : 1), sizeof(cfNodeSet));
+  out->esets = calloc((size_t)(lin->neset ? lin->neset : 1), sizeof(cfElemSet));
+  if (!in || !out->nsets || !out->esets) { free(in); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (int s = 0; s < lin->nnset && st == CF_OK; s++) {
+    const cfNodeSet* ls = &lin->nsets[s];
+    cfNodeSet* qs = &out->nsets[out->nnset++];
+    snprintf(qs->name, sizeof qs->name, "%s", ls->name);
+    for (int j = 0; j < ls->count; j++) in[ls->nodes[j]] = 1;
+    int cnt = ls->count;
+    for (size_t i = 0; i < nedge; i++) cnt += in[ends[2 * i]] && in[ends[2 * i + 1]];
+    qs->nodes = malloc((size_t)(cnt ? cnt : 1) * sizeof(int));
+    if (!qs->nodes) st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory");
+    else {
+      memcpy(qs->nodes, ls->nodes, (size_t)ls->count * sizeof(int));
+      qs->count = ls->count;
+      for (size_t i = 0; i < nedge; i++)
+        if (in[ends[2 * i]] && in[ends[2 * i + 1]]) qs->nodes[qs->count++] = lin->nnode + (int)i; /* ascending */
+    }
+    for (int j = 0; j < ls->count; j++) in[ls->nodes[j]] = 0;
+  }
+  free(in);
+  free(ends);
+  for (int s = 0; s < lin->neset && st == CF_OK; s++) {
+    cfElemSet* qs = &out->esets[out->neset++];
+    snprintf(qs->name, sizeof qs->name, "%s", lin->esets[s].name);
+    qs->elems = malloc((size_t)(lin->esets[s].count ? lin->esets[s].count : 1) * sizeof(int));
+    if (!qs->elems) st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory");
+    else memcpy(qs->elems, lin->esets[s].elems, (size_t)lin->esets[s].count * sizeof(int)), qs->count = lin->esets[s].count;
+  }
+  snprintf(out->source, sizeof out->source, "%s (quadratic)", src_name(lin));
+  if (st == CF_OK) st = cf_mesh_validate(out);
+  if (st == CF_OK) st = cf_mesh_extract_boundary(out);
+done:
+  free(rec);
+  free(edge_node);
+  free(first);
+  if (st != CF_OK) cf_mesh_free(out);
+  return st;
+}
+
 const cfNodeSet* cf_mesh_find_nset(const cfMesh* m, const char* name) {
   if (!m || !name) return NULL;
   for (int i = 0; i < m->nnset; i++)

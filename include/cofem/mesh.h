@@ -93,6 +93,12 @@ const cfElemSet* cf_mesh_find_eset(const cfMesh* mesh, const char* name);
  * node set (names upper-cased as CalculiX does), *ELSET per element set. */
 int cf_mesh_write_inp(const cfMesh* mesh, FILE* out);
 
+/* The quadratic (10-node) mesh of a linear one with straight edges: a node at the middle of every
+ * edge (numbered after the corners, in the order the edges are first met), the same elements and
+ * element sets; an edge node joins a node set when both its corners are in it (a face's set gets
+ * its edges' nodes). For tests and convergence studies on one corner mesh; out is validated. */
+int cf_mesh_quadratic(const cfMesh* linear, cfMesh* out);
+
 void cf_mesh_free(cfMesh* mesh);
 
 #ifdef __cplusplus
