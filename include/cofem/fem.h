@@ -256,7 +256,8 @@ void cf_stage_update(const cfModel* m, cfData* d, double h);
  * sum_e 1/2 u_e^T K_e u_e, u_e = R_e^T x_e - X_e. */
 double cf_kinetic_energy(const cfModel* m, const cfData* d);
 double cf_strain_energy(const cfModel* m, const cfData* d);
-/* Per-element von Mises stress of the co-rotated linear strain [Pa]. */
+/* Per-element von Mises stress of the co-rotated linear strain [Pa] (10-node elements: at the
+ * centroid). */
 void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
 
 /* The divergence monitor on its own (cf_step calls it when def.divergence_check is set): checks
