@@ -11,7 +11,10 @@
  *     vibration stepped by each integrator and CPU preconditioner) against Timoshenko's;
  *  6. readers: gmsh type 11 (2.2 and 4.1) and C3D10 put edge nodes at their edges' middles in
  *     cofem's order; bad connectivity (a repeated node, an inverted element, mixed orders) is
- *     refused naming the element; .vtu cells are VTK_QUADRATIC_TETRA. */
+ *     refused naming the element; .vtu cells are VTK_QUADRATIC_TETRA;
+ *  7. the consistent co-rotational tangent against central differences of the element force;
+ *  8. large rotation (P L^2 / (E I) = 5) against the elastica;
+ *  9. C3D10 written and read back. */
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -431,6 +434,157 @@ static void test_readers(void) {
   rmdir(dir);
 }
 
+/* 7. consistent tangent of a quadratic element against central differences of f_el(x) */
+static void elem_force(const cfModel* m, const double* x, int e, double* fe) {
+  double Ds[9], F[9];
+  cf_edge_matrix_n(x, m->tet, 10, e, Ds);
+  cf_mul3(Ds, m->Dm_inv + 9 * e, F);
+  double* KR = malloc(sizeof(double) * 900 * (size_t)m->ntet);
+  double* fa = malloc(sizeof(double) * 30 * (size_t)m->ntet);
+  double* Ra = malloc(sizeof(double) * 9 * (size_t)m->ntet);
+  cf_polar_rotation(F, NULL, Ra + 9 * e); /* cold Horn: the rotation of x itself */
+  cf_tet10_rotate(e, m->tet, m->Ke, Ra, m->X, x, KR, fa);
+  memcpy(fe, fa + 30 * e, sizeof(double) * 30);
+  free(KR); free(fa); free(Ra);
+}
+
+static void test_tangent_fd(void) {
+  cfMesh mesh;
+  make_beam(2, 1, 0.2, 0.1, 1, &mesh);
+  cfModelDef def = cf_default_model_def();
+  cfModel* m;
+  cfData* d;
+  CHECK_OK(cf_model_create(&mesh, &def, &m));
+  CHECK_OK(cf_data_create(m, &d));
+  /* a large rotation (1.2 rad about z) of a visibly strained shape */
+  const double c = cos(1.2), s = sin(1.2);
+  for (int n = 0; n < m->nnode; n++) {
+    const double* X = m->X + 3 * n;
+    const double y[3] = {X[0] * (1 + 0.02 * X[1]) + 0.01 * X[2], X[1] - 0.03 * X[0] * X[0], X[2] + 0.015 * X[0]};
+    d->x[3 * n] = c * y[0] - s * y[1];
+    d->x[3 * n + 1] = s * y[0] + c * y[1];
+    d->x[3 * n + 2] = y[2];
+  }
+  cf_stage_polar(m, d);
+  double worst = 0, scale = 0;
+  for (int e = 0; e < m->ntet; e += 7) {
+    double Kt[900];
+    cf_elem_consistent_tangent(m, d, e, Kt);
+    for (int j = 0; j < 30; j++) {
+      const int dof = 3 * m->tet[10 * e + j / 3] + j % 3;
+      const double h = 1e-7, x0 = d->x[dof];
+      double fp[30], fm[30];
+      d->x[dof] = x0 + h;
+      elem_force(m, d->x, e, fp);
+      d->x[dof] = x0 - h;
+      elem_force(m, d->x, e, fm);
+      d->x[dof] = x0;
+      for (int i = 0; i < 30; i++) {
+        const double fd = (fp[i] - fm[i]) / (2 * h);
+        worst = fmax(worst, fabs(fd - Kt[30 * i + j]));
+        scale = fmax(scale, fabs(Kt[30 * i + j]));
+      }
+    }
+  }
+  printf("consistent tangent vs central differences (quadratic, 1.2 rad + strain): %.2e of max |K_T|\n", worst / scale);
+  CHECK(worst < 1e-5 * scale); /* measured MEASURED_FD */
+  cf_data_free(d); cf_model_free(m); cf_mesh_free(&mesh);
+}
+
+/* Euler-Bernoulli elastica of a cantilever under a tip force of fixed direction, load parameter
+ * lp = P L^2 / (E I), L = 1 (as tests/fem/test_fem_static.c): theta'' = -lp cos(theta),
+ * theta(0) = 0, theta'(1) = 0, shot on theta'(0) by bisection with RK4; tip (u/L, w/L) */
+static void elastica_tip(double lp, double* u, double* w) {
+  double lo = 0, hi = lp, x = 0, z = 0;
+  for (int it = 0; it < 60; it++) {
+    double k0 = 0.5 * (lo + hi), th = 0, k = k0, h = 1.0 / 2000;
+    x = z = 0;
+    for (int i = 0; i < 2000; i++) {
+      double a1t = k, a1k = -lp * cos(th);
+      double a2t = k + h / 2 * a1k, a2k = -lp * cos(th + h / 2 * a1t);
+      double a3t = k + h / 2 * a2k, a3k = -lp * cos(th + h / 2 * a2t);
+      double a4t = k + h * a3k, a4k = -lp * cos(th + h * a3t);
+      double th1 = th + h / 6 * (a1t + 2 * a2t + 2 * a3t + a4t);
+      k += h / 6 * (a1k + 2 * a2k + 2 * a3k + a4k);
+      x += h / 6 * (cos(th) + 4 * cos(0.5 * (th + th1)) + cos(th1));
+      z += h / 6 * (sin(th) + 4 * sin(0.5 * (th + th1)) + sin(th1));
+      th = th1;
+    }
+    if (k > 0) hi = k0; else lo = k0;
+  }
+  *u = x - 1, *w = -z;
+}
+
+/* 8. large rotation, P L^2 / (E I) = 5: co-rotational statics (consistent tangent) against the
+ * elastica; slender box 1 x 0.05 x 0.05 (shear 0.2% of the deflection) */
+static void test_large_rotation(void) {
+  const double L = 1.0, b = 0.05, I = b * b * b * b / 12, lp = 5.0;
+  cfMesh mesh;
+  make_beam(getenv("NX") ? atoi(getenv("NX")) : 20, 2, L, b, 1, &mesh);
+  cfModelDef def = cf_default_model_def();
+  cfModel* m;
+  cfData* d;
+  CHECK_OK(cf_model_create(&mesh, &def, &m));
+  const cfNodeSet* clamp = cf_mesh_find_nset(&mesh, "xmin");
+  const cfNodeSet* tip = cf_mesh_find_nset(&mesh, "xmax");
+  CHECK_OK(cf_model_fix_nodes(m, clamp->nodes, clamp->count, 7));
+  CHECK_OK(cf_data_create(m, &d));
+  double* f = calloc(m->ndof, sizeof(double));
+  for (int i = 0; i < tip->count; i++) f[3 * tip->nodes[i] + 2] = -lp * E * I / (L * L) / tip->count;
+  /* the mesh's own linear compliance against Euler-Bernoulli's w/L = -lp/3, as test_fem_static
+   * scales the elastica for linear tetrahedra (here it also holds the shear and the tip load's
+   * spreading, which the elastica ignores) */
+  double ul[3];
+  CHECK_OK(cf_linear_static(m, d, f));
+  cf_set_displacement(&mesh, tip, d->x, ul);
+  cf_data_reset(m, d);
+  const double k = fabs(ul[2]) / (lp / 3 * L);
+  cfStaticOptions o = cf_default_static_options();
+  o.increments = 10;
+  o.tol = 1e-8;
+  CHECK(cf_static_solve(m, d, f, &o, NULL, NULL) == CF_OK);
+  double u[3], ue, we, uk, wk;
+  cf_set_displacement(&mesh, tip, d->x, u);
+  elastica_tip(lp, &ue, &we);
+  elastica_tip(lp * k, &uk, &wk);
+  const double de = hypot(u[0] / L - uk, u[2] / L - wk) / hypot(uk, wk);
+  printf("P L^2/(E I) = 5: tip (u, w) = (%.4f, %.4f) m; elastica (%.4f, %.4f) m; linear compliance / "
+         "Euler-Bernoulli k = %.4f, elastica at 5 k (%.4f, %.4f): off by %.2f%%\n", u[0], u[2], ue * L, we * L, k,
+         uk * L, wk * L, 100 * de);
+  CHECK(de < 0.02); /* measured MEASURED_DE */
+  free(f);
+  cf_data_free(d); cf_model_free(m); cf_mesh_free(&mesh);
+}
+
+/* 9. C3D10 written by cf_mesh_write_inp reads back as the same mesh */
+static void test_inp_roundtrip(void) {
+  cfMesh mesh, back;
+  make_beam(3, 1, 0.3, 0.1, 1, &mesh);
+  char path[] = "/tmp/cofem_tet10_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  FILE* f = fdopen(fd, "w");
+  CHECK_OK(cf_mesh_write_inp(&mesh, f));
+  fclose(f);
+  char inp[64];
+  snprintf(inp, sizeof inp, "%s.inp", path);
+  CHECK(rename(path, inp) == 0);
+  CHECK_OK(cf_mesh_read(inp, &back));
+  CHECK(back.tet_nodes == 10 && back.ntet == mesh.ntet && back.nnode == mesh.nnode);
+  if (back.ntet == mesh.ntet && back.nnode == mesh.nnode) {
+    CHECK(memcmp(back.tet, mesh.tet, sizeof(int) * 10 * mesh.ntet) == 0);
+    double dx = 0;
+    for (int i = 0; i < 3 * mesh.nnode; i++) dx = fmax(dx, fabs(back.X[i] - mesh.X[i]));
+    CHECK(dx == 0);
+    const cfNodeSet* a = cf_mesh_find_nset(&back, "XMAX");
+    CHECK(a && a->count == cf_mesh_find_nset(&mesh, "xmax")->count);
+  }
+  unlink(inp);
+  cf_mesh_free(&back);
+  cf_mesh_free(&mesh);
+}
+
 int main(void) {
   test_element_mass();
   test_patch();
@@ -438,5 +592,8 @@ int main(void) {
   test_rigid_rotation();
   test_frequency();
   test_readers();
+  test_tangent_fd();
+  test_large_rotation();
+  test_inp_roundtrip();
   TEST_END();
 }
