@@ -62,7 +62,7 @@ void cf_model_free(cfModel* m) {
   free(m->X); free(m->tet); free(m->Dm_inv); free(m->vol); free(m->Ke);
   free(m->node_mass); free(m->Mblk); free(m->row_ptr); free(m->col); free(m->diag);
   free(m->blk_src_ptr); free(m->blk_src); free(m->node_src_ptr); free(m->node_src);
-  free(m->fixed); free(m->Me);
+  free(m->fixed); free(m->Me); free(m->Gc);
   free(m);
 }
 
@@ -136,7 +136,8 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
   memcpy(m->tet, mesh->tet, sizeof(int) * np * ne);
   if (np == 10) {
     m->Me = malloc(sizeof(double) * 100 * (size_t)ne);
-    if (!m->Me) goto nomem;
+    m->Gc = malloc(sizeof(double) * 30 * (size_t)ne);
+    if (!m->Me || !m->Gc) goto nomem;
   }
 
   /* per element: Dm^-1 (of the corners), volume, K_e, lumped mass */
@@ -151,6 +152,8 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       cf_tet10_positions(m->X, m->tet + 10 * (size_t)e, Xe);
       min_det_j = cf_tet10_stiffness(Xe, def->E, def->nu, m->Ke + 900 * (size_t)e, &m->vol[e]);
       cf_tet10_mass(Xe, def->rho, m->Me + 100 * (size_t)e);
+      const double centroid[3] = {0.25, 0.25, 0.25};
+      if (!(cf_tet10_gradients(Xe, centroid, NULL, m->Gc + 30 * (size_t)e) > 0)) min_det_j = 0;
     }
     if (!(m->vol[e] > 0) || !(min_det_j > 0)) {
       int id = mesh->elem_id ? mesh->elem_id[e] : e + 1;

@@ -141,11 +141,12 @@ typedef struct cfModel {
   int nfixed;
   /* Nodes per element npe: 4 (linear tetrahedra, the default) or 10 (quadratic, CF_TET10_NODES;
    * node order in cofem/mesh.h). With 10, tet is [10*ntet], Ke, d->KR [900*ntet] (30x30),
-   * d->fe [30*ntet]; Dm_inv and the element rotation R are those of the corner nodes' frame
-   * (fem_element.h, cf_tet10_rotate); vol is the quadrature's. The CPU stages take both; the
+   * d->fe [30*ntet]; the element rotation R is the polar of F at the centroid (Gc,
+   * cf_tet10_elem_polar; Dm_inv is the corners' frame, for checks); vol is the quadrature's. The CPU stages take both; the
    * CUDA backend, mechanisms and Craig-Bampton reduction refuse 10 (CF_ERR_UNSUPPORTED). */
   int npe;
   double* Me;           /* [100*ntet] consistent scalar element masses of the quadratic element, or NULL */
+  double* Gc;           /* [30*ntet] its rest shape-function gradients at the centroid (F = sum x_a g_a^T), or NULL */
 } cfModel;
 
 /* Dot products are summed in chunks of this many entries, chunks in order, so results do not
