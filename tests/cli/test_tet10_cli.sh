@@ -38,5 +38,17 @@ out=$("$BIN" run tests/data/fe/tet10_cantilever.json --steps 3 --out "$tmp/run_c
 out=$("$BIN" reduce tests/data/fe/tet10_cantilever.json --interface tip --modes 2 --out "$tmp/r.cfred" 2>&1) && bad "reduce accepted tet10"
 [[ "$out" == *"10-node (quadratic) tetrahedra"* ]] || bad "reduce refusal: $out"
 echo "$out"
+# mechanisms: an FE body of quadratic tetrahedra is refused, whatever its formulation
+for form in corotational lumped modal; do
+  cat > "$tmp/mech_$form.json" <<JSON
+{"gravity": [0, 0, -9.81],
+ "bodies": [{"name": "beam", "flexible": {"scene": "$PWD/tests/data/fe/tet10_cantilever.json", "formulation": "$form"}}],
+ "joints": [{"name": "pin", "type": "revolute", "body1": "ground", "body2": "beam", "node2": "clamp", "axis": [0, 1, 0]}],
+ "time": {"dt": 0.01, "end": 0.02}}
+JSON
+  out=$("$BIN" run "$tmp/mech_$form.json" --out "$tmp/mech_$form" 2>&1) && bad "mechanism ($form) accepted tet10"
+  [[ "$out" == *"10-node (quadratic) tetrahedra"* ]] || bad "mechanism ($form) refusal: $out"
+  echo "$form: $out"
+done
 [ $fail -eq 0 ] && echo "PASS" || echo "$fail failures"
 exit $((fail > 0))
