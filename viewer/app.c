@@ -275,7 +275,7 @@ int vw_app_load(vwApp* a, int idx) {
     goto fail;
   }
   for (int e = 0; e < m->ntet; e++)
-    for (int j = 0; j < 4; j++) a->node_vol[m->tet[4 * e + j]] += m->vol[e];
+    for (int j = 0; j < m->npe; j++) a->node_vol[m->tet[(size_t)m->npe * e + j]] += m->vol[e]; /* all nodes, edge nodes too */
   /* size, mass, automatic gain */
   for (int i = 0; i < 3; i++) a->bmin[i] = a->bmax[i] = m->X[i];
   a->mass = 0;
@@ -607,7 +607,7 @@ void vw_app_update_visuals(vwApp* a) {
     cf_von_mises(m, d, a->elem_vm);
     memset(a->node_val, 0, sizeof(double) * m->nnode);
     for (int e = 0; e < m->ntet; e++)
-      for (int j = 0; j < 4; j++) a->node_val[m->tet[4 * e + j]] += m->vol[e] * a->elem_vm[e];
+      for (int j = 0; j < m->npe; j++) a->node_val[m->tet[(size_t)m->npe * e + j]] += m->vol[e] * a->elem_vm[e];
     for (int n = 0; n < m->nnode; n++) a->node_val[n] /= a->node_vol[n] > 0 ? a->node_vol[n] : 1.0;
   } else {
     for (int n = 0; n < m->nnode; n++) {
