@@ -81,6 +81,7 @@ small() {
   mesh lug.geo   lug.msh         1.0
   mesh hinge.geo hinge.msh       1.0
   mesh beam.geo  beam_coarse.msh 1.0
+  mesh beam_o2.geo beam_o2.msh   1.43
   mesh beam.geo  beam_medium.msh 0.5
   mesh strip.geo strip.msh       1.0
 }

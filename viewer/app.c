@@ -275,7 +275,7 @@ int vw_app_load(vwApp* a, int idx) {
     goto fail;
   }
   for (int e = 0; e < m->ntet; e++)
-    for (int j = 0; j < 4; j++) a->node_vol[m->tet[4 * e + j]] += m->vol[e];
+    for (int j = 0; j < m->npe; j++) a->node_vol[m->tet[(size_t)m->npe * e + j]] += m->vol[e]; /* all nodes, edge nodes too */
   /* size, mass, automatic gain */
   for (int i = 0; i < 3; i++) a->bmin[i] = a->bmax[i] = m->X[i];
   a->mass = 0;

@@ -307,6 +307,9 @@ static int case_setup(Case* c, const CaseSpec* spec, const char* scene_path, con
   if ((st = cf_make_dirs(c->dir)) < 0) return st;
   const cfMesh* mesh = &c->s.mesh;
   const int nn = mesh->nnode;
+  if (cf_mesh_npe(mesh) != 4) /* its decks, probes and mass choices are C3D4's */
+    return cf_error(CF_ERR_UNSUPPORTED, "%s: the accuracy harness compares linear tetrahedra (C3D4) only for now; "
+                    "the mesh has 10-node tetrahedra", scene_path);
   /* node ids as cf_mesh_write_inp writes them */
   int use_nid = mesh->node_id != NULL;
   for (int i = 0; use_nid && i < nn; i++) use_nid = mesh->node_id[i] > 0;

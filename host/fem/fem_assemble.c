@@ -15,17 +15,21 @@
 
 /* K_R of element e replaced by the symmetric part of its consistent tangent */
 static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
-  double Kt[144];
+  double Kt[900];
+  const int nk = 3 * m->npe;
   cf_elem_consistent_tangent(m, d, e, Kt);
-  double* K = d->KR + 144 * (size_t)e;
-  for (int i = 0; i < 12; i++)
-    for (int j = 0; j < 12; j++) K[12 * i + j] = 0.5 * (Kt[12 * i + j] + Kt[12 * j + i]);
+  double* K = d->KR + (size_t)nk * nk * e;
+  for (int i = 0; i < nk; i++)
+    for (int j = 0; j < nk; j++) K[nk * i + j] = 0.5 * (Kt[nk * i + j] + Kt[nk * j + i]);
 }
 
 void cf_stage_elastic(const cfModel* m, cfData* d) {
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
+  if (m->npe == 10)
+    CF_FOR(m, e, m->ntet, m->ntet > 512, cf_tet10_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe));
+  else
+    CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));
   if (m->def.dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT && !d->force_kr)
     CF_FOR(m, e, m->ntet, m->ntet > 2048, sym_consistent_tangent(m, d, e));
   CF_FOR(m, n, m->nnode, m->nnode > 4096, cf_node_gather(n, m->node_src_ptr, m->node_src, d->fe, d->f_el));
@@ -52,7 +56,7 @@ void cf_stage_assemble_system(const cfModel* m, cfData* d, double h) {
    * Newmark:        A = (1 + h a/2) M + (h b/2 + h^2/4) K_R */
   double cm, ck;
   cf_system_coefficients(m, h, &cm, &ck);
-  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
   const double* g = m->def.gravity;
   if (!newmark) {
     cf_rhs_euler(m, d, h);

@@ -9,6 +9,10 @@
 int cf_cuda_check_model(const cfModel* m) {
   if (!m) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model");
   const cfModelDef* def = &m->def;
+  if (m->npe != 4)
+    return cf_error(CF_ERR_UNSUPPORTED,
+                    "cf_cuda_create: the GPU's element stages are the linear tetrahedron's; the mesh has %d-node "
+                    "(quadratic) tetrahedra: use the cpu backend", m->npe);
   if (def->integrator != CF_INTEGRATOR_BACKWARD_EULER && def->integrator != CF_INTEGRATOR_GENERALIZED_ALPHA)
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU runs backward Euler and generalized-alpha only (the model asks "

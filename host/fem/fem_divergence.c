@@ -71,7 +71,11 @@ static double energy_floor(const cfModel* m) {
 double cf_strain_energy_fast(const cfModel* m, const cfData* d) {
   double lam, mu, s = 0;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  for (int e = 0; e < m->ntet; e++) s += cf_elem_strain_energy_fast(d->x, m->tet, m->Dm_inv, d->R, m->vol[e], lam, mu, e);
+  if (m->npe == 10) /* the quadratic element's strain is not constant: u^T K_e u */
+    for (int e = 0; e < m->ntet; e++)
+      s += cf_elem_strain_energy_n(d->R + 9 * e, m->tet + 10 * (size_t)e, 10, m->Ke + 900 * (size_t)e, m->X, d->x);
+  else
+    for (int e = 0; e < m->ntet; e++) s += cf_elem_strain_energy_fast(d->x, m->tet, m->Dm_inv, d->R, m->vol[e], lam, mu, e);
   return s;
 }
 

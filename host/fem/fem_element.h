@@ -16,14 +16,16 @@
 #endif
 #include "util/math3.h" /* cf_det3, cf_mul3, cf_mul3_tn, cf_inv3 */
 
-/* Edge matrix [x1-x0 | x2-x0 | x3-x0] (columns) of element e from positions x. */
-CF_HD void cf_edge_matrix(const double* x, const int* tet, int e, double* D) {
-  const double* p0 = x + 3 * tet[4 * e];
+/* Edge matrix [x1-x0 | x2-x0 | x3-x0] (columns) of the corners of element e from positions x;
+ * npe nodes per element (4, or 10 for the quadratic tetrahedron, whose corners come first). */
+CF_HD void cf_edge_matrix_n(const double* x, const int* tet, int npe, int e, double* D) {
+  const double* p0 = x + 3 * tet[npe * e];
   for (int c = 0; c < 3; c++) {
-    const double* pc = x + 3 * tet[4 * e + 1 + c];
+    const double* pc = x + 3 * tet[npe * e + 1 + c];
     for (int r = 0; r < 3; r++) D[3 * r + c] = pc[r] - p0[r];
   }
 }
+CF_HD void cf_edge_matrix(const double* x, const int* tet, int e, double* D) { cf_edge_matrix_n(x, tet, 4, e, D); }
 
 /* Gradients of the four shape functions: dN_i/dX for i = 1..3 is row i-1 of Dm^-1,
  * dN_0 = -(dN_1 + dN_2 + dN_3). g[3*i + k]. */
@@ -182,14 +184,17 @@ CF_HD void cf_polar_rotation_step(const double* F, const double* Q, double* R) {
 
 /* Stage 1 body, one element: F = Ds Dm^-1, R = polar(F) warm-started from the previous R.
  * Returns 1 if the element is inverted (det F <= 0). */
-CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
+CF_HD int cf_elem_polar_n(int e, const int* tet, int npe, const double* Dm_inv, const double* x, double* R) {
   double Ds[9], F[9], Q[9], Rn[9];
-  cf_edge_matrix(x, tet, e, Ds);
+  cf_edge_matrix_n(x, tet, npe, e, Ds);
   cf_mul3(Ds, Dm_inv + 9 * e, F);
   for (int i = 0; i < 9; i++) Q[i] = R[9 * e + i];
   double det = cf_polar_rotation_warm(F, Q, Rn);
   for (int i = 0; i < 9; i++) R[9 * e + i] = Rn[i];
   return det <= 0;
+}
+CF_HD int cf_elem_polar(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
+  return cf_elem_polar_n(e, tet, 4, Dm_inv, x, R);
 }
 
 /* tan^2 of the angle by which element e at positions x has turned beyond the rotation R_e (the
@@ -380,26 +385,33 @@ CF_HD void cf_node_apply_A_mf(int n, const int* src_ptr, const int* src, const d
 
 /* ---- gathers: each block / node sums its element contributions in a fixed order ------------- */
 
-/* A_b = cm * Mblk_b * I + ck * sum KR contributions */
-CF_HD void cf_block_gather(int blk, const int* src_ptr, const int* src, const double* KR_all,
-                           const double* Mblk, double cm, double ck, double* A) {
+/* A_b = cm * Mblk_b * I + ck * sum KR contributions; npe nodes per element, element matrices
+ * (3 npe)^2, contribution codes e*npe^2 + a*npe + b (cfModel.blk_src) */
+CF_HD void cf_block_gather_n(int blk, int npe, const int* src_ptr, const int* src, const double* KR_all,
+                             const double* Mblk, double cm, double ck, double* A) {
+  const int nk = 3 * npe;
   double s[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = src_ptr[blk]; k < src_ptr[blk + 1]; k++) {
     int code = src[k];
-    int e = code >> 4, a = (code >> 2) & 3, b = code & 3;
-    const double* K = KR_all + 144 * (long)e + (3 * a) * 12 + 3 * b;
+    int e = code / (npe * npe), a = (code / npe) % npe, b = code % npe;
+    const double* K = KR_all + (long)nk * nk * e + (3 * a) * nk + 3 * b;
     for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) s[3 * i + j] += K[12 * i + j];
+      for (int j = 0; j < 3; j++) s[3 * i + j] += K[nk * i + j];
   }
   double m = cm * Mblk[blk];
   for (int i = 0; i < 9; i++) A[9 * (long)blk + i] = ck * s[i] + ((i % 4) == 0 ? m : 0.0);
 }
+CF_HD void cf_block_gather(int blk, const int* src_ptr, const int* src, const double* KR_all,
+                           const double* Mblk, double cm, double ck, double* A) {
+  cf_block_gather_n(blk, 4, src_ptr, src, KR_all, Mblk, cm, ck, A);
+}
 
-/* f_n = sum of element forces at node n */
+/* f_n = sum of element forces at node n. Codes e*npe + a (cfModel.node_src) with 3 npe forces per
+ * element, so the force of local node a of element e starts at 3 * code whatever npe is. */
 CF_HD void cf_node_gather(int n, const int* src_ptr, const int* src, const double* fe_all, double* f) {
   double s[3] = {0, 0, 0};
   for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
-    const double* fe = fe_all + 12 * (long)(src[k] >> 2) + 3 * (src[k] & 3);
+    const double* fe = fe_all + 3 * (long)src[k];
     s[0] += fe[0]; s[1] += fe[1]; s[2] += fe[2];
   }
   f[3 * n] = s[0]; f[3 * n + 1] = s[1]; f[3 * n + 2] = s[2];
@@ -559,6 +571,220 @@ CF_HD double cf_node_kinetic2(int i, const int* row_ptr, const int* col, const d
   for (int k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
     const int j = col[k];
     s += Mblk[k] * (v[3 * i] * v[3 * j] + v[3 * i + 1] * v[3 * j + 1] + v[3 * i + 2] * v[3 * j + 2]);
+  }
+  return s;
+}
+
+
+/* ---- quadratic tetrahedron (10 nodes) ---------------------------------------------------------
+ * Node order (VTK_QUADRATIC_TETRA = Abaqus C3D10; the Gmsh reader swaps its nodes 8 and 9 into
+ * it): corners 0-3, then the edge nodes 4:(0,1) 5:(1,2) 6:(2,0) 7:(0,3) 8:(1,3) 9:(2,3).
+ * Barycentric L0 = 1 - xi - eta - zeta, L1 = xi, L2 = eta, L3 = zeta;
+ *   corners N_i = L_i (2 L_i - 1),  edges N_ij = 4 L_i L_j.
+ * Isoparametric: X(xi) = sum_a N_a X_a, J = dX/dxi, grad N_a = J^-T dN_a/dxi; element matrices
+ * 30x30, DOF 3a + direction as for the linear element. */
+#define CF_TET10_NODES 10
+#define CF_TET10_DOFS 30
+/* corners i, j of edge node 4 + k */
+CF_HD void cf_tet10_edge(int k, int* i, int* j) {
+  const int ei[6] = {0, 1, 2, 0, 1, 2}, ej[6] = {1, 2, 0, 3, 3, 3};
+  *i = ei[k];
+  *j = ej[k];
+}
+
+/* N[10] and dN/dxi [10x3] at reference point xi[3] */
+CF_HD void cf_tet10_shape(const double* xi, double* N, double* dN) {
+  const double L[4] = {1 - xi[0] - xi[1] - xi[2], xi[0], xi[1], xi[2]};
+  /* dL_i/dxi_k */
+  const double dL[12] = {-1, -1, -1, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int i = 0; i < 4; i++) {
+    if (N) N[i] = L[i] * (2 * L[i] - 1);
+    for (int k = 0; k < 3; k++) dN[3 * i + k] = (4 * L[i] - 1) * dL[3 * i + k];
+  }
+  for (int e = 0; e < 6; e++) {
+    int i, j;
+    cf_tet10_edge(e, &i, &j);
+    if (N) N[4 + e] = 4 * L[i] * L[j];
+    for (int k = 0; k < 3; k++) dN[3 * (4 + e) + k] = 4 * (L[i] * dL[3 * j + k] + L[j] * dL[3 * i + k]);
+  }
+}
+
+/* Physical gradients g[10x3] of the shape functions at xi from the nodes' rest positions Xe[30];
+ * returns det J (the volume density: dV = det J dxi dEta dZeta). */
+CF_HD double cf_tet10_gradients(const double* Xe, const double* xi, double* N, double* g) {
+  double dN[30], J[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, Ji[9];
+  cf_tet10_shape(xi, N, dN);
+  for (int a = 0; a < 10; a++) /* J_ij = sum_a X_ai dN_a/dxi_j */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) J[3 * i + j] += Xe[3 * a + i] * dN[3 * a + j];
+  const double det = cf_inv3(J, Ji);
+  for (int a = 0; a < 10; a++) /* g_a = J^-T dN_a: g_aj = sum_k Ji_kj dN_ak */
+    for (int j = 0; j < 3; j++)
+      g[3 * a + j] = Ji[j] * dN[3 * a] + Ji[3 + j] * dN[3 * a + 1] + Ji[6 + j] * dN[3 * a + 2];
+  return det;
+}
+
+/* The 4-point Gauss rule of the tetrahedron (degree 2, exact for K of a straight-sided element,
+ * whose B is linear; CalculiX's C3D10 uses the same): barycentric (b, b, b, a) permuted,
+ * a = (5 + 3 sqrt 5) / 20, b = (5 - sqrt 5) / 20, weight 1/24 each (reference volume 1/6). */
+CF_HD void cf_tet10_gauss4(int q, double* xi) {
+  const double a = 0.5854101966249685, b = 0.1381966011250105;
+  xi[0] = q == 1 ? a : b;
+  xi[1] = q == 2 ? a : b;
+  xi[2] = q == 3 ? a : b;
+}
+
+/* Gather the element's rest positions Xe[30] */
+CF_HD void cf_tet10_positions(const double* X, const int* t, double* Xe) {
+  for (int a = 0; a < 10; a++)
+    for (int i = 0; i < 3; i++) Xe[3 * a + i] = X[3 * t[a] + i];
+}
+
+/* K_e = sum_q w_q det J_q B_q^T D B_q (4-point rule), block (a,b) =
+ * w det J [lam g_a g_b^T + mu g_b g_a^T + mu (g_a . g_b) I]. Returns the smallest det J of the
+ * quadrature points (<= 0: the element is inverted or too curved); *vol = sum_q w_q det J_q. */
+CF_HD double cf_tet10_stiffness(const double* Xe, double E, double nu, double* Ke, double* vol) {
+  double lam, mu, min_det = 1e300;
+  cf_lame(E, nu, &lam, &mu);
+  for (int i = 0; i < 900; i++) Ke[i] = 0;
+  *vol = 0;
+  for (int q = 0; q < 4; q++) {
+    double xi[3], g[30];
+    cf_tet10_gauss4(q, xi);
+    const double det = cf_tet10_gradients(Xe, xi, 0, g);
+    if (det < min_det) min_det = det;
+    const double w = det / 24.0;
+    *vol += w;
+    for (int a = 0; a < 10; a++)
+      for (int b = 0; b < 10; b++) {
+        const double* ga = g + 3 * a;
+        const double* gb = g + 3 * b;
+        const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+        for (int i = 0; i < 3; i++)
+          for (int j = 0; j < 3; j++)
+            Ke[(3 * a + i) * 30 + 3 * b + j] += w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
+      }
+  }
+  return min_det;
+}
+
+/* Consistent scalar mass M_ab = rho int N_a N_b dV (the 3x3 block is M_ab I), by the conical
+ * product rule (xi = u, eta = v (1 - u), zeta = w (1 - u)(1 - v), dxi = (1 - u)^2 (1 - v) du dv dw)
+ * with 4 Gauss-Legendre points per direction: exact to degree 5, so for the straight-sided
+ * element (N_a N_b of degree 4, det J constant) it is rho V / 420 times the closed form
+ * (corners 6 diagonal, 1 between corners; corner-edge -4 touching, -6 not; edges 32 diagonal, 16
+ * sharing a corner, 8 opposite), which tests/fem/test_fem_tet10.c checks. */
+CF_HD void cf_tet10_mass(const double* Xe, double rho, double* M) {
+  const double gx[4] = {0.0694318442029737, 0.3300094782075719, 0.6699905217924281, 0.9305681557970263};
+  const double gw[4] = {0.1739274225687269, 0.3260725774312731, 0.3260725774312731, 0.1739274225687269};
+  for (int i = 0; i < 100; i++) M[i] = 0;
+  for (int iu = 0; iu < 4; iu++)
+    for (int iv = 0; iv < 4; iv++)
+      for (int iw = 0; iw < 4; iw++) {
+        const double u = gx[iu], v = gx[iv], w = gx[iw];
+        const double xi[3] = {u, v * (1 - u), w * (1 - u) * (1 - v)};
+        double N[10], g[30];
+        const double det = cf_tet10_gradients(Xe, xi, N, g);
+        const double wt = rho * gw[iu] * gw[iv] * gw[iw] * (1 - u) * (1 - u) * (1 - v) * det;
+        for (int a = 0; a < 10; a++)
+          for (int b = 0; b < 10; b++) M[10 * a + b] += wt * N[a] * N[b];
+      }
+}
+
+/* HRZ lumping (Hinton, Rock and Zienkiewicz 1976): m_a = M_aa * sum_bc M_bc / sum_b M_bb, positive
+ * and of the right total where the row sums give the corners negative masses (-rho V / 20 each on
+ * a straight-sided element; HRZ gives rho V / 36 to a corner and 4 rho V / 27 to an edge node). */
+CF_HD void cf_tet10_mass_hrz(const double* M, double* m) {
+  double total = 0, diag = 0;
+  for (int i = 0; i < 100; i++) total += M[i];
+  for (int a = 0; a < 10; a++) diag += M[11 * a];
+  for (int a = 0; a < 10; a++) m[a] = M[11 * a] * total / diag;
+}
+
+/* Co-rotated displacement u_a = R^T (x_a - x_0) - (X_a - X_0) of an element of npe nodes t (node 0
+ * the reference: rigid translations cancel exactly, accurate on parts far from the origin). */
+CF_HD void cf_corotated_displacement_n(const double* R, const int* t, int npe, const double* X, const double* x,
+                                       double* u) {
+  const int n0 = t[0];
+  for (int a = 0; a < npe; a++) {
+    const int n = t[a];
+    double dx[3];
+    for (int i = 0; i < 3; i++) dx[i] = x[3 * n + i] - x[3 * n0 + i];
+    for (int i = 0; i < 3; i++)
+      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (X[3 * n + i] - X[3 * n0 + i]);
+  }
+}
+
+/* Deformation gradient of a quadratic element at its centroid, F = sum_a x_a g_a^T, g [30] the rest
+ * gradients there (cfModel.Gc). Straight-sided, the corners' weights vanish (4 L - 1 = 0) and F
+ * is the element's mean gradient (F is linear in xi); at rest F = I exactly, rigidly F = R. */
+CF_HD void cf_tet10_deformation_gradient(const double* x, const int* t, const double* g, double* F) {
+  for (int i = 0; i < 9; i++) F[i] = 0;
+  for (int a = 0; a < 10; a++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) F[3 * i + j] += x[3 * t[a] + i] * g[3 * a + j];
+}
+
+/* Stage 1 body for the quadratic element: R = polar(F at the centroid), warm-started from the
+ * previous R. Why the centroid's F and not the corners' frame Ds Dm^-1: in a bent element the
+ * corners' chord frame is turned from the element's mean rotation by O(kappa h), and the linear
+ * strain of R^T F - I then picks up sym([psi]x eps), an error of first order in h: on a cantilever
+ * at P L^2/(E I) = 5 the tip missed the elastica by 9.0, 4.7, 2.4% with 10, 20, 40 elements along
+ * it. The centroid's polar makes R^T F symmetric on average over the element (tests/fem/
+ * test_fem_tet10.c, "large rotation"). Returns 1 if det F <= 0. */
+CF_HD int cf_tet10_elem_polar(int e, const int* tet, const double* Gc, const double* x, double* R) {
+  double F[9], Q[9], Rn[9];
+  cf_tet10_deformation_gradient(x, tet + 10 * (long)e, Gc + 30 * (long)e, F);
+  for (int i = 0; i < 9; i++) Q[i] = R[9 * e + i];
+  double det = cf_polar_rotation_warm(F, Q, Rn);
+  for (int i = 0; i < 9; i++) R[9 * e + i] = Rn[i];
+  return det <= 0;
+}
+
+/* Stage 2 body for the quadratic tetrahedron, one element: KR = R K_e R^T block by block
+ * ((R K_ab R^T), 100 blocks) and fe = R K_e (R^T x_e - X_e) (= R K_e u, u as above since K_e
+ * annihilates translations). R from cf_tet10_elem_polar. */
+CF_HD void cf_tet10_rotate(int e, const int* tet, const double* Ke_all, const double* R_all, const double* X,
+                           const double* x, double* KR_all, double* fe_all) {
+  const double* R = R_all + 9 * (long)e;
+  const double* K = Ke_all + 900 * (long)e;
+  const int* t = tet + 10 * (long)e;
+  double* KR = KR_all + 900 * (long)e;
+  double* fe = fe_all + 30 * (long)e;
+  double u[30], ku[30];
+  cf_corotated_displacement_n(R, t, 10, X, x, u);
+  for (int i = 0; i < 30; i++) {
+    double s = 0;
+    for (int j = 0; j < 30; j++) s += K[30 * i + j] * u[j];
+    ku[i] = s;
+  }
+  for (int a = 0; a < 10; a++)
+    for (int i = 0; i < 3; i++) fe[3 * a + i] = R[3 * i] * ku[3 * a] + R[3 * i + 1] * ku[3 * a + 1] + R[3 * i + 2] * ku[3 * a + 2];
+  for (int a = 0; a < 10; a++)
+    for (int b = 0; b < 10; b++) {
+      double T[9];
+      /* T = R K_ab, then KR_ab = T R^T */
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          T[3 * i + j] = R[3 * i] * K[(3 * a) * 30 + 3 * b + j] + R[3 * i + 1] * K[(3 * a + 1) * 30 + 3 * b + j] +
+                         R[3 * i + 2] * K[(3 * a + 2) * 30 + 3 * b + j];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+          KR[(3 * a + i) * 30 + 3 * b + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    }
+}
+
+/* 1/2 u^T K_e u with u the co-rotated displacement, any element (nk = 3 npe DOFs) */
+CF_HD double cf_elem_strain_energy_n(const double* R, const int* t, int npe, const double* Ke, const double* X,
+                                     const double* x) {
+  double u[30];
+  const int nk = 3 * npe;
+  cf_corotated_displacement_n(R, t, npe, X, x, u);
+  double s = 0;
+  for (int i = 0; i < nk; i++) {
+    double ki = 0;
+    for (int j = 0; j < nk; j++) ki += Ke[nk * i + j] * u[j];
+    s += 0.5 * u[i] * ki;
   }
   return s;
 }

@@ -25,14 +25,15 @@ cfModalOptions cf_default_modal_options(void) {
 static void apply_K(const cfModel* m, const double* x, double* y) {
   memset(y, 0, sizeof(double) * m->ndof);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * e;
-    const double* K = m->Ke + 144 * (size_t)e;
-    double u[12];
-    for (int a = 0; a < 4; a++)
+    const int np = m->npe, nk = 3 * np;
+    const int* t = m->tet + np * (size_t)e;
+    const double* K = m->Ke + (size_t)nk * nk * e;
+    double u[30];
+    for (int a = 0; a < np; a++)
       for (int i = 0; i < 3; i++) u[3 * a + i] = x[3 * t[a] + i];
-    for (int r = 0; r < 12; r++) {
+    for (int r = 0; r < nk; r++) {
       double s = 0;
-      for (int c = 0; c < 12; c++) s += K[12 * r + c] * u[c];
+      for (int c = 0; c < nk; c++) s += K[nk * r + c] * u[c];
       y[3 * t[r / 3] + r % 3] += s;
     }
   }
@@ -106,13 +107,14 @@ static int modal_dense(const cfModel* m, const double* Mb, int k, const int* map
     goto done;
   }
   /* column-major, upper triangle is all dsygvx reads; both triangles filled for simplicity */
+  const int np = m->npe, nk = 3 * np;
   for (int e = 0; e < m->ntet; e++)
-    for (int r = 0; r < 12; r++) {
-      int gr = map[3 * m->tet[4 * e + r / 3] + r % 3];
+    for (int r = 0; r < nk; r++) {
+      int gr = map[3 * m->tet[np * e + r / 3] + r % 3];
       if (gr < 0) continue;
-      for (int c = 0; c < 12; c++) {
-        int gc = map[3 * m->tet[4 * e + c / 3] + c % 3];
-        if (gc >= 0) K[(size_t)gc * nf + gr] += m->Ke[144 * (size_t)e + 12 * r + c];
+      for (int c = 0; c < nk; c++) {
+        int gc = map[3 * m->tet[np * e + c / 3] + c % 3];
+        if (gc >= 0) K[(size_t)gc * nf + gr] += m->Ke[(size_t)nk * nk * e + nk * r + c];
       }
     }
   for (int i = 0; i < m->nnode; i++)
@@ -158,7 +160,7 @@ static double default_shift(const cfModel* m) {
   double s = 0;
   int cnt = 0;
   for (int e = 0; e < m->ntet; e++)
-    for (int r = 0; r < 12; r++, cnt++) s += m->Ke[144 * (size_t)e + 13 * r];
+    for (int r = 0; r < 3 * m->npe; r++, cnt++) s += m->Ke[9 * (size_t)m->npe * m->npe * e + (3 * m->npe + 1) * r];
   double mass = 0;
   for (int i = 0; i < m->nnode; i++) mass += m->node_mass[i];
   return -1e-4 * (s / cnt) / (mass / m->nnode);
@@ -303,7 +305,7 @@ static int modal_lanczos(const cfModel* m, const double* Mb, int k, const cfModa
   for (int i = 0; i < n; i++)
     if (map[i] >= 0) free_dof[map[i]] = i;
   o.free_dof = free_dof;
-  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, Mb, -sigma, 1.0, A);
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather_n(q, m->npe, m->blk_src_ptr, m->blk_src, m->Ke, Mb, -sigma, 1.0, A);
   st = cf_sparse_factor(&S, A, m->fixed);
   if (st < 0) {
     char msg[1024];
@@ -362,6 +364,11 @@ int cf_modal_solve(const cfModel* m, int k, const cfModalOptions* opt_in, double
   if (k == nf) method = CF_MODAL_DENSE; /* ARPACK needs k < free DOFs: all of them is a dense problem */
   double* own = modes ? NULL : malloc(sizeof(double) * (size_t)k * m->ndof);
   double* phi = modes ? modes : own;
+  if (opt.mass == CF_MODAL_MASS_ONE_POINT && m->npe != 4) {
+    free(map);
+    return cf_error(CF_ERR_UNSUPPORTED, "modal: the one-point mass is the linear tetrahedron's; the mesh has "
+                    "10-node tetrahedra (use the model's mass)");
+  }
   double* Mown = opt.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * m->nnzb) : NULL;
   const double* Mb = m->Mblk;
   if (Mown) {

@@ -62,7 +62,7 @@ void cf_model_free(cfModel* m) {
   free(m->X); free(m->tet); free(m->Dm_inv); free(m->vol); free(m->Ke);
   free(m->node_mass); free(m->Mblk); free(m->row_ptr); free(m->col); free(m->diag);
   free(m->blk_src_ptr); free(m->blk_src); free(m->node_src_ptr); free(m->node_src);
-  free(m->fixed);
+  free(m->fixed); free(m->Me); free(m->Gc);
   free(m);
 }
 
@@ -111,19 +111,21 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
   cfModel* m = calloc(1, sizeof *m);
   if (!m) return cf_error(CF_ERR_NOMEM, "model: out of memory");
   const int nn = mesh->nnode, ne = mesh->ntet;
+  const int np = cf_mesh_npe(mesh), nk = 3 * np; /* nodes and DOFs per element */
+  m->npe = np;
   m->nnode = nn;
   m->ntet = ne;
   m->ndof = 3 * nn;
   m->def = *def;
   if (m->def.preconditioner == CF_PRECOND_AUTO) m->def.preconditioner = cf_preconditioner_auto(ne, m->def.integrator, 0);
   m->X = malloc(sizeof(double) * 3 * nn);
-  m->tet = malloc(sizeof(int) * 4 * ne);
+  m->tet = malloc(sizeof(int) * np * ne);
   m->Dm_inv = malloc(sizeof(double) * 9 * ne);
   m->vol = malloc(sizeof(double) * ne);
-  m->Ke = malloc(sizeof(double) * 144 * (size_t)ne);
+  m->Ke = malloc(sizeof(double) * nk * nk * (size_t)ne);
   m->node_mass = calloc(nn, sizeof(double));
   m->node_src_ptr = calloc(nn + 1, sizeof(int));
-  m->node_src = malloc(sizeof(int) * 4 * ne);
+  m->node_src = malloc(sizeof(int) * np * ne);
   m->row_ptr = calloc(nn + 1, sizeof(int));
   m->diag = malloc(sizeof(int) * nn);
   m->fixed = calloc(3 * nn, 1);
@@ -131,33 +133,56 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       !m->node_src || !m->row_ptr || !m->diag || !m->fixed)
     goto nomem;
   memcpy(m->X, mesh->X, sizeof(double) * 3 * nn);
-  memcpy(m->tet, mesh->tet, sizeof(int) * 4 * ne);
+  memcpy(m->tet, mesh->tet, sizeof(int) * np * ne);
+  if (np == 10) {
+    m->Me = malloc(sizeof(double) * 100 * (size_t)ne);
+    m->Gc = malloc(sizeof(double) * 30 * (size_t)ne);
+    if (!m->Me || !m->Gc) goto nomem;
+  }
 
-  /* per element: Dm^-1, volume, K_e, lumped mass */
+  /* per element: Dm^-1 (of the corners), volume, K_e, lumped mass */
   for (int e = 0; e < ne; e++) {
     double Dm[9];
-    cf_edge_matrix(m->X, m->tet, e, Dm);
+    cf_edge_matrix_n(m->X, m->tet, np, e, Dm);
     double det = cf_inv3(Dm, m->Dm_inv + 9 * e);
     m->vol[e] = det / 6.0;
-    if (!(m->vol[e] > 0)) {
+    double min_det_j = det;
+    if (np == 10 && m->vol[e] > 0) {
+      double Xe[30];
+      cf_tet10_positions(m->X, m->tet + 10 * (size_t)e, Xe);
+      min_det_j = cf_tet10_stiffness(Xe, def->E, def->nu, m->Ke + 900 * (size_t)e, &m->vol[e]);
+      cf_tet10_mass(Xe, def->rho, m->Me + 100 * (size_t)e);
+      const double centroid[3] = {0.25, 0.25, 0.25};
+      if (!(cf_tet10_gradients(Xe, centroid, NULL, m->Gc + 30 * (size_t)e) > 0)) min_det_j = 0;
+    }
+    if (!(m->vol[e] > 0) || !(min_det_j > 0)) {
       int id = mesh->elem_id ? mesh->elem_id[e] : e + 1;
       cf_model_free(m);
+      if (np == 10 && det > 0)
+        return cf_error(CF_ERR_MESH, "%s: element %d (10-node tetrahedron) has a Jacobian determinant %g <= 0 at a "
+                        "quadrature point (edge nodes far from their edges' middles)", mesh->source, id, min_det_j);
       return cf_error(CF_ERR_MESH, "%s: element %d has volume %g <= 0", mesh->source, id, det / 6.0);
     }
-    cf_elem_stiffness(m->Dm_inv + 9 * e, m->vol[e], def->E, def->nu, m->Ke + 144 * (size_t)e);
-    for (int a = 0; a < 4; a++) m->node_mass[m->tet[4 * e + a]] += def->rho * m->vol[e] / 4.0;
+    if (np == 4) {
+      cf_elem_stiffness(m->Dm_inv + 9 * e, m->vol[e], def->E, def->nu, m->Ke + 144 * (size_t)e);
+      for (int a = 0; a < 4; a++) m->node_mass[m->tet[4 * e + a]] += def->rho * m->vol[e] / 4.0;
+    } else {
+      double ml[10];
+      cf_tet10_mass_hrz(m->Me + 100 * (size_t)e, ml);
+      for (int a = 0; a < 10; a++) m->node_mass[m->tet[10 * e + a]] += ml[a];
+    }
   }
 
   /* node -> (element, local index), in element order */
   for (int e = 0; e < ne; e++)
-    for (int a = 0; a < 4; a++) m->node_src_ptr[m->tet[4 * e + a] + 1]++;
+    for (int a = 0; a < np; a++) m->node_src_ptr[m->tet[np * e + a] + 1]++;
   for (int n = 0; n < nn; n++) m->node_src_ptr[n + 1] += m->node_src_ptr[n];
   {
     int* fill = malloc(sizeof(int) * nn);
     if (!fill) goto nomem;
     memcpy(fill, m->node_src_ptr, sizeof(int) * nn);
     for (int e = 0; e < ne; e++)
-      for (int a = 0; a < 4; a++) m->node_src[fill[m->tet[4 * e + a]]++] = 4 * e + a;
+      for (int a = 0; a < np; a++) m->node_src[fill[m->tet[np * e + a]]++] = np * e + a;
     free(fill);
   }
 
@@ -168,8 +193,8 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       int d = m->node_src_ptr[n + 1] - m->node_src_ptr[n];
       if (d > maxdeg) maxdeg = d;
     }
-    int* cand = malloc(sizeof(int) * (4 * maxdeg + 1));
-    int cap = 16 * ne + nn;
+    int* cand = malloc(sizeof(int) * (np * maxdeg + 1));
+    long cap = (long)np * np * ne + nn;
     m->col = malloc(sizeof(int) * cap);
     if (!cand || !m->col) { free(cand); goto nomem; }
     int nnzb = 0;
@@ -177,8 +202,8 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       int c = 0;
       cand[c++] = n;
       for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
-        int e = m->node_src[k] >> 2;
-        for (int a = 0; a < 4; a++) cand[c++] = m->tet[4 * e + a];
+        int e = m->node_src[k] / np;
+        for (int a = 0; a < np; a++) cand[c++] = m->tet[np * e + a];
       }
       qsort(cand, c, sizeof(int), cmp_int);
       m->row_ptr[n] = nnzb;
@@ -193,23 +218,24 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
     free(cand);
   }
 
-  /* block -> element contributions (e*16 + a*4 + b), in element order */
+  /* block -> element contributions (e*np^2 + a*np + b), in element order */
+  const int np2 = np * np;
   m->blk_src_ptr = calloc(m->nnzb + 1, sizeof(int));
-  m->blk_src = malloc(sizeof(int) * 16 * (size_t)ne);
+  m->blk_src = malloc(sizeof(int) * np2 * (size_t)ne);
   m->Mblk = calloc(m->nnzb, sizeof(double));
-  int* blk_of = malloc(sizeof(int) * 16 * (size_t)ne);
+  int* blk_of = malloc(sizeof(int) * np2 * (size_t)ne);
   if (!m->blk_src_ptr || !m->blk_src || !m->Mblk || !blk_of) { free(blk_of); goto nomem; }
   for (int e = 0; e < ne; e++)
-    for (int a = 0; a < 4; a++) {
-      int r = m->tet[4 * e + a];
-      for (int b = 0; b < 4; b++) {
-        int c = m->tet[4 * e + b];
+    for (int a = 0; a < np; a++) {
+      int r = m->tet[np * e + a];
+      for (int b = 0; b < np; b++) {
+        int c = m->tet[np * e + b];
         int lo = m->row_ptr[r], hi = m->row_ptr[r + 1] - 1;
         while (lo < hi) {
           int mid = (lo + hi) / 2;
           if (m->col[mid] < c) lo = mid + 1; else hi = mid;
         }
-        blk_of[16 * e + 4 * a + b] = lo;
+        blk_of[np2 * e + np * a + b] = lo;
         m->blk_src_ptr[lo + 1]++;
       }
     }
@@ -218,18 +244,25 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
     int* fill = malloc(sizeof(int) * m->nnzb);
     if (!fill) { free(blk_of); goto nomem; }
     memcpy(fill, m->blk_src_ptr, sizeof(int) * m->nnzb);
-    for (int i = 0; i < 16 * ne; i++) m->blk_src[fill[blk_of[i]]++] = i;
+    for (int i = 0; i < np2 * ne; i++) m->blk_src[fill[blk_of[i]]++] = i;
     free(fill);
   }
 
-  /* mass per block: lumped puts rho V / 4 on the diagonal; consistent rho V / 20 (1 + delta_ab) */
+  /* mass per block: lumped puts rho V / 4 on the diagonal; consistent rho V / 20 (1 + delta_ab);
+   * quadratic: the element's consistent mass (cf_tet10_mass) or its HRZ lumping */
   for (int e = 0; e < ne; e++)
-    for (int a = 0; a < 4; a++)
-      for (int b = 0; b < 4; b++) {
+    for (int a = 0; a < np; a++)
+      for (int b = 0; b < np; b++) {
         double mab;
-        if (def->consistent_mass) mab = def->rho * m->vol[e] / 20.0 * (a == b ? 2.0 : 1.0);
+        if (np == 10) {
+          const double* Me = m->Me + 100 * (size_t)e;
+          double ml[10];
+          if (def->consistent_mass) mab = Me[10 * a + b];
+          else if (a == b) cf_tet10_mass_hrz(Me, ml), mab = ml[a];
+          else mab = 0.0;
+        } else if (def->consistent_mass) mab = def->rho * m->vol[e] / 20.0 * (a == b ? 2.0 : 1.0);
         else mab = (a == b) ? def->rho * m->vol[e] / 4.0 : 0.0;
-        m->Mblk[blk_of[16 * e + 4 * a + b]] += mab;
+        m->Mblk[blk_of[np2 * e + np * a + b]] += mab;
       }
   free(blk_of);
   *out = m;
@@ -294,9 +327,10 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->f_ext_prev = calloc(nd, sizeof(double));
   d->v_prev = calloc(nd, sizeof(double));
   d->R = malloc(sizeof(double) * 9 * ne);
-  d->KR = calloc(144 * (size_t)ne, sizeof(double)); /* zero until the first rotation stage: read (times 0) by a
+  const size_t nk = 3 * (size_t)m->npe;
+  d->KR = calloc(nk * nk * ne, sizeof(double)); /* zero until the first rotation stage: read (times 0) by a
                                                       mechanism's initial velocity projection (cf_mbs__fe_factor) */
-  d->fe = malloc(sizeof(double) * 12 * ne);
+  d->fe = malloc(sizeof(double) * nk * ne);
   d->f_el = calloc(nd, sizeof(double));
   d->A = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
   d->b = malloc(sizeof(double) * nd);

@@ -125,18 +125,19 @@ static void apply_KR_rotated(const cfModel* m, const cfData* d, const double* v,
   memset(y, 0, sizeof(double) * m->ndof);
   for (int e = 0; e < m->ntet; e++) {
     const double* R = d->R + 9 * e;
-    const double* K = m->Ke + 144 * (size_t)e;
-    const int* t = m->tet + 4 * e;
-    double w[12], kw[12];
-    for (int a = 0; a < 4; a++) /* w = R^T v_e */
+    const int np = m->npe, nk = 3 * np;
+    const double* K = m->Ke + (size_t)nk * nk * e;
+    const int* t = m->tet + np * (size_t)e;
+    double w[30], kw[30];
+    for (int a = 0; a < np; a++) /* w = R^T v_e */
       for (int i = 0; i < 3; i++)
         w[3 * a + i] = R[i] * v[3 * t[a]] + R[3 + i] * v[3 * t[a] + 1] + R[6 + i] * v[3 * t[a] + 2];
-    for (int i = 0; i < 12; i++) {
+    for (int i = 0; i < nk; i++) {
       double s = 0;
-      for (int j = 0; j < 12; j++) s += K[12 * i + j] * w[j];
+      for (int j = 0; j < nk; j++) s += K[nk * i + j] * w[j];
       kw[i] = s;
     }
-    for (int a = 0; a < 4; a++)
+    for (int a = 0; a < np; a++)
       for (int i = 0; i < 3; i++)
         y[3 * t[a] + i] += R[3 * i] * kw[3 * a] + R[3 * i + 1] * kw[3 * a + 1] + R[3 * i + 2] * kw[3 * a + 2];
   }
@@ -184,7 +185,7 @@ static int initial_acceleration(const cfModel* m, cfData* d, const double* F0) {
     d->b[k] = held(m, d, k) ? 0.0 : F0[k] + m->node_mass[node] * g[k % 3] - d->f_el[k] - d->r[k];
   }
   d->b_scale = 0;
-  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 1.0, 0.0, d->A));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 1.0, 0.0, d->A));
   CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
   /* the PCG solves into d->v: point it at the accelerations, with block Jacobi for the mass */
   double* v = d->v;
@@ -350,7 +351,7 @@ static int cpu_solve(void* ctx, double cm, double ck, double s, double b_scale, 
   int st = CF_OK;
   *pcg_iters = 0;
   for (int pass = 0; pass < 2; pass++) {
-    CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
+    CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, cm, ck, d->A));
     if (d->precond) cf_precond_update(m, d);
     else CF_FOR(m, k, m->nnode, m->nnode > 4096, cf_block_jacobi(k, m->diag, d->A, m->fixed, d->supports_active, d->Pinv));
     for (int i = 0; i < n; i++) d->b[i] = -s * r[i];

@@ -1,4 +1,5 @@
-/* Stage 1: element rotations R_e = polar(Ds_e Dm_e^-1), warm-started from the last step. */
+/* Stage 1: element rotations R_e = polar(Ds_e Dm_e^-1), warm-started from the last step (F at the
+ * centroid for quadratic elements, cf_tet10_elem_polar). */
 #include "cofem/fem.h"
 #include "fem/fem_element.h"
 #include "fem/fem_parallel.h"
@@ -11,10 +12,14 @@ void cf_stage_polar(const cfModel* m, cfData* d) {
     {
       CF_NOTE_TEAM();
 #pragma omp for schedule(static)
-      for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+      for (int e = 0; e < m->ntet; e++)
+        ninv += m->npe == 10 ? cf_tet10_elem_polar(e, m->tet, m->Gc, d->x, d->R)
+                             : cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
     }
   } else {
-    for (int e = 0; e < m->ntet; e++) ninv += cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
+    for (int e = 0; e < m->ntet; e++)
+      ninv += m->npe == 10 ? cf_tet10_elem_polar(e, m->tet, m->Gc, d->x, d->R)
+                           : cf_elem_polar(e, m->tet, m->Dm_inv, d->x, d->R);
   }
   d->ninverted = ninv;
 }

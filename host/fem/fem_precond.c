@@ -390,7 +390,7 @@ void cf_system_coefficients(const cfModel* m, double h, double* cm, double* ck) 
 /* A0 = cm M + ck K + eps I (K_R at R = I is K_e itself; eps I is rotation invariant, so
  * Q (A0 + eps I) Q^T = Q A0 Q^T + eps I) */
 static void rest_matrix(const cfModel* m, double cm, double ck, double eps, double* A0) {
-  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather(k, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
+  CF_FOR(m, k, m->nnzb, m->nnzb > 16384, cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, cm, ck, A0));
   if (eps != 0)
     for (int n = 0; n < m->nnode; n++)
       for (int a = 0; a < 3; a++) A0[9 * (size_t)m->diag[n] + 4 * a] += eps;
@@ -504,7 +504,7 @@ void cf_precond_free(cfData* d) {
 static void node_rotation(const cfModel* m, cfData* d, int n, int corrections) {
   double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
-    const double* Re = d->R + 9 * (m->node_src[k] >> 2);
+    const double* Re = d->R + 9 * (m->node_src[k] / m->npe);
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
   double Rn[9];

@@ -165,7 +165,7 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
   double* du = malloc(sizeof(double) * n);
   double* x_conv = malloc(sizeof(double) * n);
   double* R_conv = malloc(sizeof(double) * 9 * (size_t)m->ntet);
-  double* Kt = sym ? NULL : malloc(sizeof(double) * 144 * (size_t)m->ntet);
+  double* Kt = sym ? NULL : malloc(sizeof(double) * 9 * (size_t)m->npe * m->npe * m->ntet);
   int st = cf_sparse_init(m, sym, &s);
   if (st < 0 || !r || !du || !x_conv || !R_conv || (!sym && !Kt)) {
     if (st >= 0) st = cf_error(CF_ERR_NOMEM, "static: out of memory");
@@ -191,11 +191,11 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
       /* tangent blocks into d->A */
       if (sym) {
         for (int k = 0; k < m->nnzb; k++)
-          cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
+          cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
       } else {
-        for (int e = 0; e < m->ntet; e++) cf_elem_consistent_tangent(m, d, e, Kt + 144 * (size_t)e);
+        for (int e = 0; e < m->ntet; e++) cf_elem_consistent_tangent(m, d, e, Kt + 9 * (size_t)m->npe * m->npe * e);
         for (int k = 0; k < m->nnzb; k++)
-          cf_block_gather(k, m->blk_src_ptr, m->blk_src, Kt, m->Mblk, 0.0, 1.0, d->A);
+          cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, Kt, m->Mblk, 0.0, 1.0, d->A);
       }
       st = cf_sparse_factor_solve(&s, m, d->A, m->fixed, r, du);
       if (st < 0) goto done;
@@ -283,7 +283,7 @@ int cf_linear_static(const cfModel* m, cfData* d, const double* f) {
   cf_data_reset(m, d);
   cf_stage_elastic(m, d);
   for (int k = 0; k < m->nnzb; k++)
-    cf_block_gather(k, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
+    cf_block_gather_n(k, m->npe, m->blk_src_ptr, m->blk_src, d->KR, m->Mblk, 0.0, 1.0, d->A);
   for (int i = 0; i < m->ndof; i++) rhs[i] = m->fixed[i] ? 0.0 : f[i];
   st = cf_sparse_factor_solve(&s, m, d->A, m->fixed, rhs, u);
   if (st < 0) goto done;

@@ -68,8 +68,9 @@ int cf_step(const cfModel* m, cfData* d) {
   memcpy(d->v_prev, d->v, sizeof(double) * m->ndof); /* v0: Newmark's update, the K_R fallback */
   int st;
   if (d->precond && m->def.integrator == CF_INTEGRATOR_BACKWARD_EULER &&
-      m->def.dyn_tangent == CF_DYN_TANGENT_KR) {
-    /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused) */
+      m->def.dyn_tangent == CF_DYN_TANGENT_KR && m->npe == 4) {
+    /* few PCG products: K_R is applied element by element, never formed (d->KR, d->A unused);
+     * the products are the constant-strain element's, so quadratic elements assemble K_R */
     st = cf_step_solve_matfree(m, d, d->warm_v1, &t2);
   } else {
     cf_stage_elastic(m, d);
@@ -137,31 +138,12 @@ double cf_kinetic_energy(const cfModel* m, const cfData* d) {
   return 0.5 * s;
 }
 
-/* u_e = R^T (x - x0) - (X - X0) per node, relative to node 0 (see cf_elem_rotate) */
-static void corotated_displacement(const cfModel* m, const cfData* d, int e, double* u) {
-  const double* R = d->R + 9 * e;
-  const int n0 = m->tet[4 * e];
-  for (int a = 0; a < 4; a++) {
-    int n = m->tet[4 * e + a];
-    double dx[3];
-    for (int i = 0; i < 3; i++) dx[i] = d->x[3 * n + i] - d->x[3 * n0 + i];
-    for (int i = 0; i < 3; i++)
-      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (m->X[3 * n + i] - m->X[3 * n0 + i]);
-  }
-}
-
 double cf_strain_energy(const cfModel* m, const cfData* d) {
   double s = 0;
-  for (int e = 0; e < m->ntet; e++) {
-    double u[12];
-    corotated_displacement(m, d, e, u);
-    const double* K = m->Ke + 144 * (size_t)e;
-    for (int i = 0; i < 12; i++) {
-      double ki = 0;
-      for (int j = 0; j < 12; j++) ki += K[12 * i + j] * u[j];
-      s += 0.5 * u[i] * ki;
-    }
-  }
+  const int nk = 3 * m->npe;
+  for (int e = 0; e < m->ntet; e++)
+    s += cf_elem_strain_energy_n(d->R + 9 * e, m->tet + (size_t)m->npe * e, m->npe, m->Ke + (size_t)nk * nk * e, m->X,
+                                 d->x);
   return s;
 }
 

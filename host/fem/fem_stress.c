@@ -5,6 +5,7 @@
  *   F_e = Ds(x) Dm^-1,  R_e = polar(F_e),
  *   u_a = R_e^T (x_a - x_0) - (X_a - X_0)          (node 0 as reference: translations cancel)
  *   H = sum_a u_a (x) g_a  (g_a: shape gradients),  eps = (H + H^T) / 2
+ * (10-node elements: F and g_a at the centroid, as the element's own rotation is taken).
  * Stress sigma = lam tr(eps) I + 2 mu eps, von Mises
  *   s_vm = sqrt(1/2 ((sxx-syy)^2 + (syy-szz)^2 + (szz-sxx)^2) + 3 (sxy^2 + syz^2 + sxz^2)).
  * Symmetric tensors are stored as 6 values in VTK's order xx yy zz xy yz xz (tensor components,
@@ -16,11 +17,19 @@
 #include "cofem/fem.h"
 #include "fem/fem_element.h"
 
-/* eps6 of the displacement gradient of element e with node displacements u[12] */
+/* the shape gradients g [3 npe] of element e where its strain is taken: the linear element's
+ * constant ones, the quadratic element's at its centroid (cfModel.Gc, as its rotation) */
+static const double* strain_gradients(const cfModel* m, int e, double* g12) {
+  if (m->npe == 10) return m->Gc + 30 * (size_t)e;
+  cf_shape_gradients(m->Dm_inv + 9 * (size_t)e, g12);
+  return g12;
+}
+
+/* eps6 of the displacement gradient of element e with node displacements u [3 npe] */
 static void strain_of_disp(const cfModel* m, int e, const double* u, double* eps6) {
-  double g[12], H[9] = {0};
-  cf_shape_gradients(m->Dm_inv + 9 * (size_t)e, g);
-  for (int a = 0; a < 4; a++)
+  double g12[12], H[9] = {0};
+  const double* g = strain_gradients(m, e, g12);
+  for (int a = 0; a < m->npe; a++)
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) H[3 * i + j] += u[3 * a + i] * g[3 * a + j];
   eps6[0] = H[0], eps6[1] = H[4], eps6[2] = H[8];
@@ -30,19 +39,19 @@ static void strain_of_disp(const cfModel* m, int e, const double* u, double* eps
 }
 
 void cf_elem_strain_corotated(const cfModel* m, const double* x, const double* R_guess, int e, double* eps6) {
-  double Ds[9], F[9], R[9];
-  cf_edge_matrix(x, m->tet, e, Ds);
-  cf_mul3(Ds, m->Dm_inv + 9 * (size_t)e, F);
+  double F[9], R[9];
+  const int* t = m->tet + (size_t)m->npe * e;
+  if (m->npe == 10) { /* F at the centroid, as the element's own rotation (cf_tet10_elem_polar) */
+    cf_tet10_deformation_gradient(x, t, m->Gc + 30 * (size_t)e, F);
+  } else {
+    double Ds[9];
+    cf_edge_matrix(x, m->tet, e, Ds);
+    cf_mul3(Ds, m->Dm_inv + 9 * (size_t)e, F);
+  }
   if (R_guess) cf_polar_rotation_warm(F, R_guess + 9 * (size_t)e, R);
   else cf_polar_rotation(F, NULL, R);
-  const int* t = m->tet + 4 * (size_t)e;
-  double u[12];
-  for (int a = 0; a < 4; a++) {
-    double dx[3];
-    for (int i = 0; i < 3; i++) dx[i] = x[3 * t[a] + i] - x[3 * t[0] + i];
-    for (int i = 0; i < 3; i++) /* (R^T dx)_i = sum_k R_ki dx_k */
-      u[3 * a + i] = R[i] * dx[0] + R[3 + i] * dx[1] + R[6 + i] * dx[2] - (m->X[3 * t[a] + i] - m->X[3 * t[0] + i]);
-  }
+  double u[30];
+  cf_corotated_displacement_n(R, t, m->npe, m->X, x, u);
   strain_of_disp(m, e, u, eps6);
 }
 
@@ -62,9 +71,9 @@ void cf_strain_corotated(const cfModel* m, const double* x, const double* R_gues
 
 void cf_strain_small(const cfModel* m, const double* disp, double* eps) {
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
-    double u[12];
-    for (int a = 0; a < 4; a++)
+    const int* t = m->tet + (size_t)m->npe * e;
+    double u[30];
+    for (int a = 0; a < m->npe; a++)
       for (int i = 0; i < 3; i++) u[3 * a + i] = disp[3 * t[a] + i];
     strain_of_disp(m, e, u, eps + 6 * (size_t)e);
   }
@@ -76,7 +85,7 @@ void cf_node_average(const cfModel* m, const double* elem, int ncomp, double* no
   for (int n = 0; n < m->nnode; n++) {
     double vsum = 0;
     for (int k = m->node_src_ptr[n]; k < m->node_src_ptr[n + 1]; k++) {
-      const int e = m->node_src[k] / 4;
+      const int e = m->node_src[k] / m->npe;
       const double V = m->vol[e];
       vsum += V;
       for (int c = 0; c < ncomp; c++) node[(size_t)ncomp * n + c] += V * elem[(size_t)ncomp * e + c];

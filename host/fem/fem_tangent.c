@@ -21,17 +21,26 @@ static void skew(const double* a, double* S) {
 }
 
 void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt) {
+  /* any element whose rotation is the polar of F = sum_j x_j g_j^T: the linear element's
+   * (g its constant gradients) or the quadratic one's (g at the centroid, cfModel.Gc) */
+  const int np = m->npe, nk = 3 * np;
   const double* R = d->R + 9 * e;
-  const double* Ke = m->Ke + 144 * (size_t)e;
-  const int* t = m->tet + 4 * e;
-  double g[12], Ds[9], F[9], S[9], y[12], gf[12];
-  cf_shape_gradients(m->Dm_inv + 9 * e, g);
-  cf_edge_matrix(d->x, m->tet, e, Ds);
-  cf_mul3(Ds, m->Dm_inv + 9 * e, F);
+  const double* Ke = m->Ke + (size_t)nk * nk * e;
+  const int* t = m->tet + (size_t)np * e;
+  double g[30], F[9], S[9], y[30], gf[30];
+  if (np == 10) {
+    memcpy(g, m->Gc + 30 * (size_t)e, sizeof(double) * 30);
+    cf_tet10_deformation_gradient(d->x, t, g, F);
+  } else {
+    double Ds[9];
+    cf_shape_gradients(m->Dm_inv + 9 * e, g);
+    cf_edge_matrix(d->x, m->tet, e, Ds);
+    cf_mul3(Ds, m->Dm_inv + 9 * e, F);
+  }
   cf_mul3_tn(R, F, S);
   /* y = R^T x relative to node 0, u = y - X relative to node 0, gf = K_e u */
-  double u[12];
-  for (int a = 0; a < 4; a++) {
+  double u[30];
+  for (int a = 0; a < np; a++) {
     double dx[3];
     for (int i = 0; i < 3; i++) dx[i] = d->x[3 * t[a] + i] - d->x[3 * t[0] + i];
     for (int i = 0; i < 3; i++) {
@@ -39,9 +48,9 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
       u[3 * a + i] = y[3 * a + i] - (m->X[3 * t[a] + i] - m->X[3 * t[0] + i]);
     }
   }
-  for (int i = 0; i < 12; i++) {
+  for (int i = 0; i < nk; i++) {
     gf[i] = 0;
-    for (int j = 0; j < 12; j++) gf[i] += Ke[12 * i + j] * u[j];
+    for (int j = 0; j < nk; j++) gf[i] += Ke[nk * i + j] * u[j];
   }
   /* M = tr S I - S; if nearly singular (flat or inverted element) keep K_R only */
   double Mm[9], Mi[9];
@@ -50,22 +59,22 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
   double det = cf_inv3(Mm, Mi);
   double snorm = fabs(S[0]) + fabs(S[4]) + fabs(S[8]);
   /* K_R part */
-  for (int a = 0; a < 4; a++)
-    for (int b = 0; b < 4; b++) {
+  for (int a = 0; a < np; a++)
+    for (int b = 0; b < np; b++) {
       double Kab[9], T[9], KR[9];
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
+        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * nk + 3 * b + j];
       cf_mul3(R, Kab, T);
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
           KR[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) Kt[(3 * a + i) * 12 + 3 * b + j] = KR[3 * i + j];
+        for (int j = 0; j < 3; j++) Kt[(3 * a + i) * nk + 3 * b + j] = KR[3 * i + j];
     }
   if (!(fabs(det) > 1e-6 * snorm * snorm * snorm)) return;
-  /* W = Mi [g_j]x R^T (3x12) */
-  double W[36];
-  for (int j = 0; j < 4; j++) {
+  /* W = Mi [g_j]x R^T (3 x nk) */
+  double W[90];
+  for (int j = 0; j < np; j++) {
     double Gx[9], GR[9], MGR[9];
     skew(g + 3 * j, Gx);
     /* GR = Gx R^T */
@@ -74,24 +83,24 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
         GR[3 * r + c] = Gx[3 * r] * R[3 * c] + Gx[3 * r + 1] * R[3 * c + 1] + Gx[3 * r + 2] * R[3 * c + 2];
     cf_mul3(Mi, GR, MGR);
     for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) W[12 * r + 3 * j + c] = MGR[3 * r + c];
+      for (int c = 0; c < 3; c++) W[nk * r + 3 * j + c] = MGR[3 * r + c];
   }
   /* H_i = -[g_i]x + sum_j K_ij [y_j]x ; then R H_i W added to rows of node i */
-  for (int a = 0; a < 4; a++) {
+  for (int a = 0; a < np; a++) {
     double Hm[9], RH[9];
     skew(gf + 3 * a, Hm);
     for (int i = 0; i < 9; i++) Hm[i] = -Hm[i];
-    for (int b = 0; b < 4; b++) {
+    for (int b = 0; b < np; b++) {
       double Yx[9], Kab[9], KY[9];
       skew(y + 3 * b, Yx);
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * 12 + 3 * b + j];
+        for (int j = 0; j < 3; j++) Kab[3 * i + j] = Ke[(3 * a + i) * nk + 3 * b + j];
       cf_mul3(Kab, Yx, KY);
       for (int i = 0; i < 9; i++) Hm[i] += KY[i];
     }
     cf_mul3(R, Hm, RH);
     for (int i = 0; i < 3; i++)
-      for (int c = 0; c < 12; c++)
-        Kt[(3 * a + i) * 12 + c] += RH[3 * i] * W[c] + RH[3 * i + 1] * W[12 + c] + RH[3 * i + 2] * W[24 + c];
+      for (int c = 0; c < nk; c++)
+        Kt[(3 * a + i) * nk + c] += RH[3 * i] * W[c] + RH[3 * i + 1] * W[nk + c] + RH[3 * i + 2] * W[2 * nk + c];
   }
 }

@@ -110,16 +110,19 @@ static int vtu_write(const char* path, const cfMesh* mesh, const double* x, cons
   write_vec3(f, "Points", nn, x, NULL);
   fprintf(f, "      </Points>\n      <Cells>\n"
              "        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
+  const int np = cf_mesh_npe(mesh); /* 10: VTK_QUADRATIC_TETRA (24), whose node order is cofem's */
   for (int e = 0; e < ne; e++) {
-    const int* t = mesh->tet + 4 * (size_t)e;
-    fprintf(f, "          %d %d %d %d\n", t[0], t[1], t[2], t[3]);
+    const int* t = mesh->tet + np * (size_t)e;
+    fprintf(f, "         ");
+    for (int a = 0; a < np; a++) fprintf(f, " %d", t[a]);
+    fprintf(f, "\n");
   }
   fprintf(f, "        </DataArray>\n"
              "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n");
-  for (int e = 0; e < ne; e++) fprintf(f, "%s%lld", e % 16 ? " " : "          ", 4LL * (e + 1));
+  for (int e = 0; e < ne; e++) fprintf(f, "%s%lld", e % 16 ? " " : "          ", (long long)np * (e + 1));
   fprintf(f, "\n        </DataArray>\n"
              "        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n");
-  for (int e = 0; e < ne; e++) fprintf(f, "%s10", e % 32 ? " " : (e ? "\n          " : "          "));
+  for (int e = 0; e < ne; e++) fprintf(f, "%s%d", e % 32 ? " " : (e ? "\n          " : "          "), np == 10 ? 24 : 10);
   fprintf(f, "\n        </DataArray>\n"
              "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
   return finish(f, tmp, path, 1);
@@ -149,7 +152,7 @@ double cf_vtu_size_bound(const cfMesh* mesh, int velocity, int von_mises) {
              + nn * line3 * (velocity ? 3 : 2)
              + (von_mises ? ne * 33 + nn * 33 : 0)       /* cell and point von Mises */
              + (von_mises ? (ne + nn) * (10 + 6 * 23.0) : 0) /* cell and point strain */
-             + ne * (10 + 4 * (id + 1))     /* connectivity */
+             + ne * (10 + cf_mesh_npe(mesh) * (id + 1)) /* connectivity */
              + ne * 13 + ne / 16 * 10       /* offsets (at most 11 digits + blank), indent per 16 */
              + ne * 3 + ne / 32 * 11;       /* types */
   return b;

@@ -139,7 +139,7 @@ static int nid(const cfMesh* m, int i) { return m->node_id ? m->node_id[i] : i +
 static int eid(const cfMesh* m, int e) { return m->elem_id ? m->elem_id[e] : e + 1; }
 
 double cf_tet_volume(const cfMesh* m, int e) {
-  const int* t = m->tet + 4 * (size_t)e;
+  const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
   const double *a = m->X + 3 * (size_t)t[0], *b = m->X + 3 * (size_t)t[1],
                *c = m->X + 3 * (size_t)t[2], *d = m->X + 3 * (size_t)t[3];
   double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
@@ -167,7 +167,7 @@ int cf_mesh_validate(const cfMesh* m) {
   const char* src = src_name(m);
   if (m->nnode <= 0 || !m->X) return cf_error(CF_ERR_MESH, "%s: the mesh has no nodes", src);
   if (m->ntet <= 0 || !m->tet)
-    return cf_error(CF_ERR_MESH, "%s: the mesh has no 4-node tetrahedra", src);
+    return cf_error(CF_ERR_MESH, "%s: the mesh has no tetrahedra", src);
   for (int i = 0; i < m->nnode; i++) {
     const double* x = m->X + 3 * (size_t)i;
     if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
@@ -179,9 +179,13 @@ int cf_mesh_validate(const cfMesh* m) {
                       "stiffnesses would overflow (check the units)", src, x[0], x[1], x[2], nid(m, i),
                       CF_MESH_COORD_MAX);
   }
+  if (m->tet_nodes != 0 && m->tet_nodes != 4 && m->tet_nodes != 10)
+    return cf_error(CF_ERR_MESH, "%s: %d nodes per element; 4 and 10 (quadratic) tetrahedra are supported", src,
+                    m->tet_nodes);
+  const int np = cf_mesh_npe(m);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
-    for (int a = 0; a < 4; a++) {
+    const int* t = m->tet + (size_t)np * e;
+    for (int a = 0; a < np; a++) {
       if (t[a] < 0 || t[a] >= m->nnode)
         return cf_error(CF_ERR_MESH, "%s: node index %d out of range [0, %d) (element %d)", src,
                         t[a], m->nnode, eid(m, e));
@@ -196,7 +200,7 @@ int cf_mesh_validate(const cfMesh* m) {
   {
     unsigned char* used = calloc((size_t)m->nnode, 1);
     if (!used) return cf_error(CF_ERR_NOMEM, "%s: out of memory", src);
-    for (size_t k = 0; k < 4 * (size_t)m->ntet; k++) used[m->tet[k]] = 1;
+    for (size_t k = 0; k < (size_t)np * m->ntet; k++) used[m->tet[k]] = 1;
     int norphan = 0;
     char olist[256];
     size_t olen = 0;
@@ -227,7 +231,7 @@ int cf_mesh_validate(const cfMesh* m) {
   list[0] = flist[0] = '\0';
   for (int e = 0; e < m->ntet; e++) {
     double v = cf_tet_volume(m, e);
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     double l2 = 0;
     for (int a = 0; a < 4; a++)
       for (int b = 0; b < a; b++) {
@@ -310,7 +314,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
     return cf_error(CF_ERR_NOMEM, "%s: out of memory extracting the boundary", src);
   }
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int lf = 0; lf < 4; lf++) {
       int p = t[kFace[lf][0]], q = t[kFace[lf][1]], r = t[kFace[lf][2]];
       int a = p < q ? (p < r ? p : r) : (q < r ? q : r);
@@ -331,7 +335,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
   }
   memcpy(fill, start, ((size_t)m->nnode + 1) * sizeof(int));
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int lf = 0; lf < 4; lf++) {
       int p = t[kFace[lf][0]], q = t[kFace[lf][1]], r = t[kFace[lf][2]];
       int a, b, c;
@@ -359,7 +363,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
         rec[nb++] = bucket[i]; /* nb <= start[a] + i: compaction never overtakes the scan */
       } else if (j - i == 2) {
         /* two positive tets on opposite sides see the shared face with opposite orientation */
-        const int *t0 = m->tet + 4 * (size_t)e0, *t1 = m->tet + 4 * (size_t)(bucket[i + 1].f / 4);
+        const int *t0 = m->tet + (size_t)cf_mesh_npe(m) * e0, *t1 = m->tet + (size_t)cf_mesh_npe(m) * (bucket[i + 1].f / 4);
         int l0 = bucket[i].f % 4, l1 = bucket[i + 1].f % 4;
         int s0 = face_parity(t0[kFace[l0][0]], t0[kFace[l0][1]], t0[kFace[l0][2]]);
         int s1 = face_parity(t1[kFace[l1][0]], t1[kFace[l1][1]], t1[kFace[l1][2]]);
@@ -396,7 +400,7 @@ int cf_mesh_extract_boundary(cfMesh* m) {
   }
   for (size_t i = 0; i < nb; i++) {
     int e = rec[i].f / 4, lf = rec[i].f % 4;
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     for (int k = 0; k < 3; k++) m->tri[3 * i + k] = t[kFace[lf][k]];
     m->tri_tet[i] = e;
   }
@@ -421,7 +425,7 @@ int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
                                   {1, 2, 0, 3}, {1, 3, 0, 2}, {2, 3, 0, 1}};
   const double rad2deg = 180.0 / acos(-1.0);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
+    const int* t = m->tet + (size_t)cf_mesh_npe(m) * e;
     const double* x[4];
     for (int a = 0; a < 4; a++) x[a] = m->X + 3 * (size_t)t[a];
     double v = cf_tet_volume(m, e);
@@ -457,6 +461,123 @@ int cf_mesh_quality(const cfMesh* m, cfMeshQuality* q) {
     if (ar > q->max_aspect_ratio) q->max_aspect_ratio = ar;
   }
   return CF_OK;
+}
+
+/* ---- cf_mesh_quadratic ------------------------------------------------------------------------ */
+typedef struct EdgeRec {
+  int lo, hi; /* corner nodes, lo < hi */
+  int slot;   /* 6 * element + local edge */
+} EdgeRec;
+
+static int cmp_edge(const void* pa, const void* pb) {
+  const EdgeRec *a = pa, *b = pb;
+  if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+  if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+  return (a->slot > b->slot) - (a->slot < b->slot);
+}
+
+static int slot_cmp(const void* pa, const void* pb) {
+  const int a = ((const int*)pa)[0], b = ((const int*)pb)[0];
+  return (a > b) - (a < b);
+}
+
+int cf_mesh_quadratic(const cfMesh* lin, cfMesh* out) {
+  if (!lin || !out) return cf_error(CF_ERR_ARG, "cf_mesh_quadratic: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (cf_mesh_npe(lin) != 4) return cf_error(CF_ERR_ARG, "%s: cf_mesh_quadratic: the mesh is quadratic already", src_name(lin));
+  /* local edges in cofem's order (cofem/mesh.h): (0,1) (1,2) (2,0) (0,3) (1,3) (2,3) */
+  static const int kE[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+  const size_t ne = (size_t)lin->ntet, nrec = 6 * ne;
+  EdgeRec* rec = malloc((nrec ? nrec : 1) * sizeof *rec);
+  int* edge_node = malloc((nrec ? nrec : 1) * sizeof(int));
+  int(*first)[2] = malloc((nrec ? nrec : 1) * sizeof *first); /* (first slot, edge index) */
+  int st = CF_OK;
+  if (!rec || !edge_node || !first) { st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (size_t e = 0; e < ne; e++)
+    for (int k = 0; k < 6; k++) {
+      int a = lin->tet[4 * e + kE[k][0]], b = lin->tet[4 * e + kE[k][1]];
+      rec[6 * e + k] = (EdgeRec){a < b ? a : b, a < b ? b : a, (int)(6 * e + k)};
+    }
+  qsort(rec, nrec, sizeof *rec, cmp_edge);
+  /* unique edges, then numbered in the order of their first slot (element order) */
+  size_t nedge = 0;
+  for (size_t i = 0; i < nrec; i++) {
+    if (i == 0 || rec[i].lo != rec[i - 1].lo || rec[i].hi != rec[i - 1].hi) first[nedge][0] = rec[i].slot, first[nedge][1] = (int)nedge, nedge++;
+    edge_node[rec[i].slot] = (int)nedge - 1;
+  }
+  qsort(first, nedge, sizeof *first, slot_cmp);
+  int* number = malloc((nedge ? nedge : 1) * sizeof(int));
+  int* ends = malloc((nedge ? nedge : 1) * 2 * sizeof(int));
+  if (!number || !ends) { free(number); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (size_t i = 0; i < nedge; i++) number[first[i][1]] = lin->nnode + (int)i;
+  out->nnode = lin->nnode + (int)nedge;
+  out->ntet = lin->ntet;
+  out->tet_nodes = 10;
+  out->X = malloc(3 * (size_t)out->nnode * sizeof(double));
+  out->tet = malloc(10 * ne * sizeof(int));
+  out->node_id = malloc((size_t)out->nnode * sizeof(int));
+  out->elem_id = malloc((ne ? ne : 1) * sizeof(int));
+  if (!out->X || !out->tet || !out->node_id || !out->elem_id) { free(number); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  memcpy(out->X, lin->X, 3 * (size_t)lin->nnode * sizeof(double));
+  int maxid = 0;
+  for (int i = 0; i < lin->nnode; i++) {
+    out->node_id[i] = nid(lin, i);
+    if (out->node_id[i] > maxid) maxid = out->node_id[i];
+  }
+  for (int i = lin->nnode; i < out->nnode; i++) out->node_id[i] = maxid + 1 + (i - lin->nnode);
+  for (size_t e = 0; e < ne; e++) {
+    out->elem_id[e] = eid(lin, (int)e);
+    for (int a = 0; a < 4; a++) out->tet[10 * e + a] = lin->tet[4 * e + a];
+    for (int k = 0; k < 6; k++) {
+      const int a = lin->tet[4 * e + kE[k][0]], b = lin->tet[4 * e + kE[k][1]];
+      const int n = number[edge_node[6 * e + k]];
+      out->tet[10 * e + 4 + k] = n;
+      ends[2 * (n - lin->nnode)] = a;
+      ends[2 * (n - lin->nnode) + 1] = b;
+      for (int i = 0; i < 3; i++) out->X[3 * (size_t)n + i] = 0.5 * (lin->X[3 * (size_t)a + i] + lin->X[3 * (size_t)b + i]);
+    }
+  }
+  free(number);
+  /* node sets: the corners', plus the edge nodes whose both corners are in the set */
+  unsigned char* in = calloc((size_t)lin->nnode, 1);
+  out->nsets = calloc((size_t)(lin->nnset ? lin->nnset : 1), sizeof(cfNodeSet));
+  out->esets = calloc((size_t)(lin->neset ? lin->neset : 1), sizeof(cfElemSet));
+  if (!in || !out->nsets || !out->esets) { free(in); free(ends); st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory"); goto done; }
+  for (int s = 0; s < lin->nnset && st == CF_OK; s++) {
+    const cfNodeSet* ls = &lin->nsets[s];
+    cfNodeSet* qs = &out->nsets[out->nnset++];
+    snprintf(qs->name, sizeof qs->name, "%s", ls->name);
+    for (int j = 0; j < ls->count; j++) in[ls->nodes[j]] = 1;
+    int cnt = ls->count;
+    for (size_t i = 0; i < nedge; i++) cnt += in[ends[2 * i]] && in[ends[2 * i + 1]];
+    qs->nodes = malloc((size_t)(cnt ? cnt : 1) * sizeof(int));
+    if (!qs->nodes) st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory");
+    else {
+      memcpy(qs->nodes, ls->nodes, (size_t)ls->count * sizeof(int));
+      qs->count = ls->count;
+      for (size_t i = 0; i < nedge; i++)
+        if (in[ends[2 * i]] && in[ends[2 * i + 1]]) qs->nodes[qs->count++] = lin->nnode + (int)i; /* ascending */
+    }
+    for (int j = 0; j < ls->count; j++) in[ls->nodes[j]] = 0;
+  }
+  free(in);
+  free(ends);
+  for (int s = 0; s < lin->neset && st == CF_OK; s++) {
+    cfElemSet* qs = &out->esets[out->neset++];
+    snprintf(qs->name, sizeof qs->name, "%s", lin->esets[s].name);
+    qs->elems = malloc((size_t)(lin->esets[s].count ? lin->esets[s].count : 1) * sizeof(int));
+    if (!qs->elems) st = cf_error(CF_ERR_NOMEM, "cf_mesh_quadratic: out of memory");
+    else memcpy(qs->elems, lin->esets[s].elems, (size_t)lin->esets[s].count * sizeof(int)), qs->count = lin->esets[s].count;
+  }
+  snprintf(out->source, sizeof out->source, "%s (quadratic)", src_name(lin));
+  if (st == CF_OK) st = cf_mesh_validate(out);
+  if (st == CF_OK) st = cf_mesh_extract_boundary(out);
+done:
+  free(rec);
+  free(edge_node);
+  free(first);
+  if (st != CF_OK) cf_mesh_free(out);
+  return st;
 }
 
 const cfNodeSet* cf_mesh_find_nset(const cfMesh* m, const char* name) {

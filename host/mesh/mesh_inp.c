@@ -1,4 +1,5 @@
-/* Abaqus/CalculiX .inp reader (the mesh part: *NODE, *ELEMENT TYPE=C3D4, *NSET, *ELSET,
+/* Abaqus/CalculiX .inp reader (the mesh part: *NODE, *ELEMENT TYPE=C3D4 or C3D10 (one order per
+ * mesh; C3D10's node order is cofem's, cofem/mesh.h, and its 11 fields on one line), *NSET, *ELSET,
  * *INCLUDE) and writer. Node references are resolved after the whole file is read, since Abaqus
  * does not require *NODE to come before *ELEMENT; set references inside *NSET and *ELSET data
  * lines must name a set defined earlier, as in Abaqus.
@@ -450,6 +451,7 @@ typedef struct Block {
   int set;        /* NSET=/ELSET= target, or -1 */
   int generate;
   int skiptype;   /* KW_SKIPELEM: index in kSkipTypes */
+  int npe;        /* KW_ELEMENT: 4 (C3D4) or 10 (C3D10) */
   long long added; /* entries added by this *NSET or *ELSET block, to reject empty sets */
 } Block;
 
@@ -522,10 +524,16 @@ static int start_block(Inp* r, Block* b) {
     if (!type) return ierr(r, CF_ERR_PARSE, b->line, "*ELEMENT without TYPE=");
     for (size_t t = 0; t < sizeof kSkipTypes / sizeof kSkipTypes[0]; t++)
       if (cfi_streq_nocase(type, kSkipTypes[t].name)) b->kw = KW_SKIPELEM, b->skiptype = (int)t;
-    if (b->kw != KW_SKIPELEM && !cfi_streq_nocase(type, "C3D4"))
-      return ierr(r, CF_ERR_UNSUPPORTED, b->line, "element type %s is not supported (only C3D4, "
-                  "the 4-node tetrahedron; surface and line elements such as CPS3, S3, T3D2 are skipped)",
+    if (b->kw != KW_SKIPELEM && !cfi_streq_nocase(type, "C3D4") && !cfi_streq_nocase(type, "C3D10"))
+      return ierr(r, CF_ERR_UNSUPPORTED, b->line, "element type %s is not supported (only C3D4 and "
+                  "C3D10, the 4- and 10-node tetrahedra; surface and line elements such as CPS3, S3, T3D2 are skipped)",
                   fstr(type, tb, sizeof tb));
+    b->npe = cfi_streq_nocase(type, "C3D10") ? 10 : 4;
+    if (b->kw != KW_SKIPELEM && r->m->tet_nodes && r->m->tet_nodes != b->npe)
+      return ierr(r, CF_ERR_UNSUPPORTED, b->line, "*ELEMENT, TYPE=%s after %s elements: a mesh that mixes linear "
+                  "and quadratic tetrahedra is not supported (use one order for the whole mesh)",
+                  fstr(type, tb, sizeof tb), r->m->tet_nodes == 10 ? "C3D10" : "C3D4");
+    if (b->kw != KW_SKIPELEM) r->m->tet_nodes = b->npe;
     const char* es = param(r, "ELSET");
     if (es && (st = get_set(r, SET_ELEM, es, &b->set))) return st;
   } else if (!strcmp(k, "NSET") || !strcmp(k, "ELSET")) {
@@ -574,19 +582,20 @@ static int data_node(Inp* r, Block* b) {
 }
 
 static int data_element(Inp* r, Block* b) {
-  int id = 0, st, nodes[4];
-  if (r->nfield != 5)
-    return ierr(r, CF_ERR_PARSE, r->llline, "a C3D4 element needs 5 fields (id and 4 nodes), "
-                "found %d", r->nfield);
+  int id = 0, st, nodes[10];
+  const int np = b->npe;
+  if (r->nfield != np + 1)
+    return ierr(r, CF_ERR_PARSE, r->llline, "a %s element needs %d fields (id and %d nodes%s), "
+                "found %d", np == 10 ? "C3D10" : "C3D4", np + 1, np, np == 10 ? ", on one line" : "", r->nfield);
   if ((st = field_int(r, 0, 1, INT_MAX, "element id", &id))) return st;
-  for (int a = 0; a < 4; a++)
+  for (int a = 0; a < np; a++)
     if ((st = field_int(r, 1 + a, 1, INT_MAX, "node id", &nodes[a]))) return st;
-  for (int a = 1; a < 4; a++)
+  for (int a = 1; a < np; a++)
     for (int c = 0; c < a; c++)
       if (nodes[a] == nodes[c])
         return ierr(r, CF_ERR_MESH, r->llline, "element %d uses node %d twice", id, nodes[a]);
   cfMesh* m = r->m;
-  if (cfi_grow((void**)&r->eraw, &r->capEraw, 4 * ((size_t)m->ntet + 1), sizeof(int)) ||
+  if (cfi_grow((void**)&r->eraw, &r->capEraw, np * ((size_t)m->ntet + 1), sizeof(int)) ||
       cfi_grow((void**)&r->eline, &r->capEline, (size_t)m->ntet + 1, sizeof(int)) ||
       cfi_grow((void**)&m->elem_id, &r->capEid, (size_t)m->ntet + 1, sizeof(int)))
     return nomem(r);
@@ -604,7 +613,7 @@ static int data_element(Inp* r, Block* b) {
     return ierr(r, CF_ERR_MESH, r->llline, "element %d is defined twice (first at %s)", id,
                 line_ref(r, r->eline[prev], at, sizeof at));
   }
-  memcpy(r->eraw + 4 * (size_t)m->ntet, nodes, sizeof nodes);
+  memcpy(r->eraw + np * (size_t)m->ntet, nodes, np * sizeof(int));
   r->eline[m->ntet] = r->llline;
   m->elem_id[m->ntet] = id;
   m->ntet++;
@@ -694,16 +703,17 @@ static int resolve(Inp* r) {
   cfMesh* m = r->m;
   if (m->nnode == 0) return cf_error(CF_ERR_MESH, "%s: no *NODE data in the file", r->path);
   if (m->ntet == 0)
-    return cf_error(CF_ERR_MESH, "%s: no *ELEMENT, TYPE=C3D4 data in the file", r->path);
-  m->tet = malloc(4 * (size_t)m->ntet * sizeof(int));
+    return cf_error(CF_ERR_MESH, "%s: no *ELEMENT, TYPE=C3D4 or C3D10 data in the file", r->path);
+  const int np = cf_mesh_npe(m);
+  m->tet = malloc(np * (size_t)m->ntet * sizeof(int));
   if (!m->tet) return nomem(r);
   for (int e = 0; e < m->ntet; e++)
-    for (int a = 0; a < 4; a++) {
-      int id = r->eraw[4 * (size_t)e + a], i = cfi_idmap_find(&r->nmap, id);
+    for (int a = 0; a < np; a++) {
+      int id = r->eraw[np * (size_t)e + a], i = cfi_idmap_find(&r->nmap, id);
       if (i < 0)
         return ierr(r, CF_ERR_MESH, r->eline[e], "element %d references node %d which is not "
                     "defined", m->elem_id[e], id);
-      m->tet[4 * (size_t)e + a] = i;
+      m->tet[np * (size_t)e + a] = i;
     }
   int nn = 0, ne = 0;
   for (int i = 0; i < r->nset; i++) {
@@ -921,10 +931,13 @@ int cf_mesh_write_inp(const cfMesh* m, FILE* out) {
     for (int k = 0; k < 3; k++) format_coord(x[k], c[k]);
     fprintf(out, "%d, %s, %s, %s\n", NID(i), c[0], c[1], c[2]);
   }
-  fprintf(out, "*ELEMENT, TYPE=C3D4, ELSET=EALL\n");
+  const int np = cf_mesh_npe(m);
+  fprintf(out, "*ELEMENT, TYPE=%s, ELSET=EALL\n", np == 10 ? "C3D10" : "C3D4");
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
-    fprintf(out, "%d, %d, %d, %d, %d\n", EID(e), NID(t[0]), NID(t[1]), NID(t[2]), NID(t[3]));
+    const int* t = m->tet + np * (size_t)e;
+    fprintf(out, "%d", EID(e));
+    for (int a = 0; a < np; a++) fprintf(out, ", %d", NID(t[a])); /* C3D10: cofem's order is Abaqus's */
+    fprintf(out, "\n");
   }
   char name[CF_NAME_MAX];
   for (int s = 0; s < m->nnset; s++) {

@@ -1,6 +1,8 @@
 /* Gmsh .msh reader: format 2.2 ASCII, 4.1 ASCII and 4.1 binary.
  *
- * Only 4-node tetrahedra become elements; lower-dimensional elements only carry physical groups,
+ * Only 4-node (type 4) or 10-node (type 11) tetrahedra become elements, not both in one mesh;
+ * type 11's nodes 8 and 9 (edges (2,3) and (1,3), gmsh.info "Node ordering") are swapped into
+ * cofem's order (cofem/mesh.h: VTK's and Abaqus's). Lower-dimensional elements only carry physical groups,
  * which become node sets (and, for 3-D groups, element sets). The 4.1 readers share one code path:
  * get_int/get_size/get_dbl read either an ASCII token or a binary value. */
 #include <ctype.h>
@@ -537,7 +539,7 @@ static int element_nodes(Reader* r, long long id, const ElemType* t) {
     int i = cfi_idmap_find(&r->nmap, (int)nt);
     if (i < 0)
       return rerr(r, CF_ERR_MESH, "element %lld references node %lld which is not defined", id, nt);
-    for (int b = 0; b < a && t->type == 4; b++)
+    for (int b = 0; b < a && (t->type == 4 || t->type == 11); b++)
       if (r->scratch[b] == i)
         return rerr(r, CF_ERR_MESH, "element %lld uses node %lld twice", id, nt);
     r->scratch[a] = i;
@@ -555,18 +557,30 @@ static int check_elem_id(Reader* r, long long id) {
 static int check_type(Reader* r, long long id, long long type, const ElemType** t) {
   *t = find_type(type);
   if (!*t) return rerr(r, CF_ERR_PARSE, "unknown element type %lld (element %lld)", type, id);
-  if ((*t)->dim == 3 && type != 4)
-    return rerr(r, CF_ERR_UNSUPPORTED, "element %lld has type %lld (%s); only linear 4-node "
-                "tetrahedra (type 4) are supported", id, type, (*t)->name);
+  if ((*t)->dim == 3 && type != 4 && type != 11)
+    return rerr(r, CF_ERR_UNSUPPORTED, "element %lld has type %lld (%s); only 4-node (type 4) and "
+                "10-node (type 11) tetrahedra are supported", id, type, (*t)->name);
   return 0;
 }
 
-static int add_tet(Reader* r, long long id) {
+/* A tetrahedron (type 4 or 11) from r->scratch; the first one decides the mesh's order */
+static int add_tet(Reader* r, long long id, long long type) {
   cfMesh* m = r->m;
-  if (cfi_grow((void**)&m->tet, &r->capTet, 4 * ((size_t)m->ntet + 1), sizeof(int)) ||
+  const int np = type == 11 ? 10 : 4;
+  if (m->ntet == 0) m->tet_nodes = np;
+  if (np != m->tet_nodes)
+    return rerr(r, CF_ERR_UNSUPPORTED, "element %lld is a %d-node tetrahedron (type %lld) but element %d is a %d-node "
+                "one: a mesh that mixes linear and quadratic tetrahedra is not supported (mesh all volumes "
+                "with the same order, e.g. gmsh -order 2)", id, np, type, m->elem_id[0], m->tet_nodes);
+  if (cfi_grow((void**)&m->tet, &r->capTet, np * ((size_t)m->ntet + 1), sizeof(int)) ||
       cfi_grow((void**)&m->elem_id, &r->capEid, (size_t)m->ntet + 1, sizeof(int)))
     return nomem(r);
-  memcpy(m->tet + 4 * (size_t)m->ntet, r->scratch, 4 * sizeof(int));
+  int* t = m->tet + np * (size_t)m->ntet;
+  memcpy(t, r->scratch, np * sizeof(int));
+  if (np == 10) { /* gmsh: 8 = edge (2,3), 9 = edge (1,3); cofem: 8 = (1,3), 9 = (2,3) */
+    t[8] = r->scratch[9];
+    t[9] = r->scratch[8];
+  }
   m->elem_id[m->ntet++] = (int)id;
   return 0;
 }
@@ -597,8 +611,8 @@ static int read_elements2(Reader* r) {
       if ((st = get_group(r, t->dim, phys < 0 ? -phys : phys, &g))) return st;
       if ((st = group_add_nodes(r, g, r->scratch, t->nnode))) return st;
     }
-    if (type == 4) {
-      if ((st = add_tet(r, id))) return st;
+    if (type == 4 || type == 11) {
+      if ((st = add_tet(r, id, type))) return st;
       if (cfi_grow((void**)&r->tet_phys, &r->capTP, (size_t)r->m->ntet, sizeof(int)) ||
           cfi_grow((void**)&r->tet_geo, &r->capTG, (size_t)r->m->ntet, sizeof(int)))
         return nomem(r);
@@ -638,12 +652,13 @@ static int read_elements4(Reader* r) {
       if ((st = check_type(r, id, type, &t))) return st;
       if ((st = check_elem_id(r, id))) return st;
       if ((st = element_nodes(r, id, t))) return st;
-      if (type == 4 && (st = add_tet(r, id))) return st;
+      const int is_tet = type == 4 || type == 11;
+      if (is_tet && (st = add_tet(r, id, type))) return st;
       for (int k = 0; k < nphys; k++) {
         Group* g = NULL;
         if ((st = get_group(r, (int)dim, r->ephys[phys0 + k], &g))) return st;
         if ((st = group_add_nodes(r, g, r->scratch, t->nnode))) return st;
-        if (type == 4 && dim == 3 && (st = group_add_elem(r, g, r->m->ntet - 1))) return st;
+        if (is_tet && dim == 3 && (st = group_add_elem(r, g, r->m->ntet - 1))) return st;
       }
     }
     total += nin;
@@ -672,6 +687,7 @@ static int cmp_tetkey(const void* pa, const void* pb) {
 static int merge_duplicates2(Reader* r) {
   cfMesh* m = r->m;
   int n3 = 0;
+  const int np = cf_mesh_npe(m);
   for (int g = 0; g < r->ngroup; g++) n3 += r->groups[g].dim == 3;
   int* alias = malloc(((size_t)m->ntet + 1) * sizeof(int));
   if (!alias) return nomem(r);
@@ -683,7 +699,7 @@ static int merge_duplicates2(Reader* r) {
       return nomem(r);
     }
     for (int e = 0; e < m->ntet; e++) {
-      memcpy(k[e].n, m->tet + 4 * (size_t)e, 4 * sizeof(int));
+      memcpy(k[e].n, m->tet + np * (size_t)e, 4 * sizeof(int)); /* corners identify it */
       for (int a = 1; a < 4; a++) /* insertion sort of 4 */
         for (int b = a; b > 0 && k[e].n[b - 1] > k[e].n[b]; b--) {
           int t = k[e].n[b];
@@ -699,7 +715,7 @@ static int merge_duplicates2(Reader* r) {
       /* a genuine copy: same entity, same nodes in the same order; anything else is left for
        * the boundary check to report as overlapping elements */
       if (memcmp(p->n, q->n, sizeof p->n) == 0 && p->geo == q->geo &&
-          memcmp(m->tet + 4 * (size_t)alias[p->e], m->tet + 4 * (size_t)q->e, 4 * sizeof(int)) == 0)
+          memcmp(m->tet + np * (size_t)alias[p->e], m->tet + np * (size_t)q->e, np * sizeof(int)) == 0)
         alias[q->e] = alias[p->e];
     }
     free(k);
@@ -714,7 +730,7 @@ static int merge_duplicates2(Reader* r) {
   for (int e = 0; e < m->ntet; e++) {
     if (alias[e] == e) {
       newidx[e] = nkeep;
-      memmove(m->tet + 4 * (size_t)nkeep, m->tet + 4 * (size_t)e, 4 * sizeof(int));
+      memmove(m->tet + np * (size_t)nkeep, m->tet + np * (size_t)e, np * sizeof(int));
       m->elem_id[nkeep] = m->elem_id[e];
       nkeep++;
     } else {
@@ -898,7 +914,7 @@ static int read_sections(Reader* r) {
   if (!r->have_nodes) return cf_error(CF_ERR_PARSE, "%s: no $Nodes section", r->path);
   if (!have_elems) return cf_error(CF_ERR_PARSE, "%s: no $Elements section", r->path);
   if (r->m->ntet == 0)
-    return cf_error(CF_ERR_MESH, "%s: no 4-node tetrahedra (element type 4) in the file", r->path);
+    return cf_error(CF_ERR_MESH, "%s: no tetrahedra (element type 4 or 11) in the file", r->path);
   if (r->version == 2 && (st = merge_duplicates2(r))) return st;
   return build_sets(r);
 }

@@ -316,6 +316,9 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   int st = CF_OK;
   if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
   if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
+  if (m->npe != 4)
+    return cf_error(CF_ERR_UNSUPPORTED, "reduce: the Craig-Bampton reduction takes linear tetrahedra only for now; "
+                    "the mesh has %d-node (quadratic) tetrahedra", m->npe);
   for (int i = 0; i < nbnode_in; i++)
     if (bnodes_in[i] < 0 || bnodes_in[i] >= nnode)
       return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);

@@ -118,11 +118,12 @@ typedef struct cfModel {
   int nnode, ntet, ndof;
   cfModelDef def;
   double* X;            /* [3*nnode] rest positions */
-  int* tet;             /* [4*ntet] */
+  int* tet;             /* [npe*ntet] */
   /* per element, filled once */
   double* Dm_inv;       /* [9*ntet] inverse rest edge matrix, row-major */
   double* vol;          /* [ntet] rest volume */
-  double* Ke;           /* [144*ntet] linear stiffness 12x12, row-major, DOF = 3*local_node+dir */
+  double* Ke;           /* [144*ntet] linear stiffness 12x12 ([900*ntet], 30x30 with npe = 10),
+                         * row-major, DOF = 3*local_node+dir */
   /* mass: scalar coefficient per block (the 3x3 block is m*I) */
   double* node_mass;    /* [nnode] lumped (row sums of the consistent mass) */
   double* Mblk;         /* [nnzb] mass coefficient of each block (lumped: diagonal only) */
@@ -133,11 +134,19 @@ typedef struct cfModel {
   int* diag;            /* [nnode] index of the diagonal block of each row */
   /* gather maps (deterministic, no atomics): what each block / node sums over */
   int* blk_src_ptr;     /* [nnzb+1] */
-  int* blk_src;         /* [16*ntet] entries e*16 + a*4 + b  (element e, local block a,b) */
+  int* blk_src;         /* [npe^2*ntet] entries e*npe^2 + a*npe + b  (element e, local block a,b) */
   int* node_src_ptr;    /* [nnode+1] */
-  int* node_src;        /* [4*ntet] entries e*4 + a */
+  int* node_src;        /* [npe*ntet] entries e*npe + a */
   unsigned char* fixed; /* [ndof] 1 = DOF held at zero velocity while supports are active */
   int nfixed;
+  /* Nodes per element npe: 4 (linear tetrahedra, the default) or 10 (quadratic, CF_TET10_NODES;
+   * node order in cofem/mesh.h). With 10, tet is [10*ntet], Ke, d->KR [900*ntet] (30x30),
+   * d->fe [30*ntet]; the element rotation R is the polar of F at the centroid (Gc,
+   * cf_tet10_elem_polar; Dm_inv is the corners' frame, for checks); vol is the quadrature's. The CPU stages take both; the
+   * CUDA backend, mechanisms and Craig-Bampton reduction refuse 10 (CF_ERR_UNSUPPORTED). */
+  int npe;
+  double* Me;           /* [100*ntet] consistent scalar element masses of the quadratic element, or NULL */
+  double* Gc;           /* [30*ntet] its rest shape-function gradients at the centroid (F = sum x_a g_a^T), or NULL */
 } cfModel;
 
 /* Dot products are summed in chunks of this many entries, chunks in order, so results do not
@@ -248,7 +257,8 @@ void cf_stage_update(const cfModel* m, cfData* d, double h);
  * sum_e 1/2 u_e^T K_e u_e, u_e = R_e^T x_e - X_e. */
 double cf_kinetic_energy(const cfModel* m, const cfData* d);
 double cf_strain_energy(const cfModel* m, const cfData* d);
-/* Per-element von Mises stress of the co-rotated linear strain [Pa] at d->x (cf_stress_field_corotated). */
+/* Per-element von Mises stress of the co-rotated linear strain [Pa] at d->x (cf_stress_field_corotated;
+ * 10-node elements: at the centroid). */
 void cf_von_mises(const cfModel* m, const cfData* d, double* out /* [ntet] */);
 
 /* ---- strain and stress fields for output (fem_stress.c): the .vtu frames, the viewer, Python ----

@@ -25,7 +25,7 @@ typedef struct cfElemSet {
   int* elems;
 } cfElemSet;
 
-/* A linear-tetrahedron mesh. Node indices are 0-based and dense; the ids the file used are kept
+/* A tetrahedral mesh of linear (4-node) or quadratic (10-node) elements, not mixed. Node indices are 0-based and dense; the ids the file used are kept
  * in node_id/elem_id so that messages can name them. Tetrahedra are positively oriented:
  * (X1-X0) x (X2-X0) . (X3-X0) > 0. */
 typedef struct cfMesh {
@@ -45,7 +45,15 @@ typedef struct cfMesh {
   char source[512]; /* file it came from, for messages */
   char note[256];   /* what the reader left out, for the user ("skipped 120 surface and line
                        elements (96 CPS3, 24 T3D2); their element sets are node sets"), or "" */
+  /* Nodes per element: 4 (0 reads as 4: meshes built by hand) or 10, tet then [10*ntet] in the
+   * order of VTK_QUADRATIC_TETRA and Abaqus C3D10: corners 0-3 (positively oriented as above),
+   * then the edge nodes of (0,1) (1,2) (2,0) (0,3) (1,3) (2,3). Gmsh's type 11 lists the last
+   * two the other way, (2,3) then (1,3); its reader swaps them. tri holds corner triangles. */
+  int tet_nodes;
 } cfMesh;
+
+/* Nodes per element of a mesh: 4 or 10 */
+static inline int cf_mesh_npe(const cfMesh* mesh) { return mesh->tet_nodes == 10 ? 10 : 4; }
 
 /* Read a mesh; the format is chosen from the extension (.msh or .inp). On success the mesh is
  * validated (cf_mesh_validate) and its boundary extracted. On failure *mesh is left empty
@@ -84,6 +92,12 @@ const cfElemSet* cf_mesh_find_eset(const cfMesh* mesh, const char* name);
 /* Write the mesh as Abaqus/CalculiX input: *NODE, *ELEMENT TYPE=C3D4 (ELSET=EALL), *NSET per
  * node set (names upper-cased as CalculiX does), *ELSET per element set. */
 int cf_mesh_write_inp(const cfMesh* mesh, FILE* out);
+
+/* The quadratic (10-node) mesh of a linear one with straight edges: a node at the middle of every
+ * edge (numbered after the corners, in the order the edges are first met), the same elements and
+ * element sets; an edge node joins a node set when both its corners are in it (a face's set gets
+ * its edges' nodes). For tests and convergence studies on one corner mesh; out is validated. */
+int cf_mesh_quadratic(const cfMesh* linear, cfMesh* out);
 
 void cf_mesh_free(cfMesh* mesh);
 

@@ -47,7 +47,8 @@ int cf_model_free_rigid_modes(const cfModel* m, char* names, size_t n);
 int cf_linear_static(const cfModel* m, cfData* d, const double* f_total);
 
 /* Consistent co-rotational tangent of one element: K_T = R K_e R^T + d(R)/dx terms, from the
- * current R and x. Kt is 12x12 row-major. Exposed for the finite-difference test. */
+ * current R and x. Kt is 12x12 row-major (30x30 for 10-node elements, whose R is the corners'
+ * frame's). Exposed for the finite-difference test. */
 void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt);
 
 #ifdef __cplusplus

@@ -114,9 +114,11 @@ CFF_FN void cff_check_valid(const cfMesh* m, const char* path) {
   if (strcmp(m->source, path) != 0) cff_die("%s: source is '%s'", path, m->source);
   for (size_t i = 0; i < 3 * (size_t)m->nnode; i++)
     if (!isfinite(m->X[i])) cff_die("%s: non-finite coordinate accepted", path);
+  const int np = cf_mesh_npe(m); /* 4, or 10 for quadratic tetrahedra */
+  if (m->tet_nodes != 0 && m->tet_nodes != 4 && m->tet_nodes != 10) cff_die("%s: tet_nodes %d", path, m->tet_nodes);
   for (int e = 0; e < m->ntet; e++) {
-    const int* t = m->tet + 4 * (size_t)e;
-    for (int a = 0; a < 4; a++) {
+    const int* t = m->tet + np * (size_t)e;
+    for (int a = 0; a < np; a++) {
       if (t[a] < 0 || t[a] >= m->nnode) cff_die("%s: element %d node index %d", path, e, t[a]);
       for (int b = 0; b < a; b++)
         if (t[a] == t[b]) cff_die("%s: element %d repeats a node", path, e);
@@ -170,8 +172,8 @@ CFF_FN void cff_check_roundtrip(const cfMesh* m, const char* path) {
     double a = m->X[k], b = r.X[k];
     same_x = a == b || fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b)) || fmax(fabs(a), fabs(b)) < 1e-290;
   }
-  if (r.nnode != m->nnode || r.ntet != m->ntet || !same_x ||
-      memcmp(r.tet, m->tet, sizeof(int) * 4 * (size_t)m->ntet) != 0 || r.ntri != m->ntri)
+  if (r.nnode != m->nnode || r.ntet != m->ntet || !same_x || cf_mesh_npe(&r) != cf_mesh_npe(m) ||
+      memcmp(r.tet, m->tet, sizeof(int) * cf_mesh_npe(m) * (size_t)m->ntet) != 0 || r.ntri != m->ntri)
     cff_die("%s: the .inp round trip changed the mesh", path);
   /* names are upper-cased (and may merge), never lost */
   if (r.nnset > m->nnset || (m->nnset > 0 && r.nnset == 0)) cff_die("%s: node sets lost in the round trip", path);
