@@ -972,8 +972,8 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (solver) {
     static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", "rho_inf",
-                               "coupling", NULL};
-    char analysis[16] = "dynamic", coupling[16] = "newton";
+                               "coupling", "formulation", NULL};
+    char analysis[16] = "dynamic", coupling[16] = "newton", formulation[32] = "global";
     TRY(check_keys(&c, solver, sk, "\"solver\""));
     TRY(get_num(&c, solver, "penalty", &s->def.opt.penalty, 0, "\"solver\""));
     TRY(get_num(&c, solver, "tol_dq", &s->def.opt.tol_dq, 0, "\"solver\""));
@@ -992,6 +992,14 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.coupling\" = \"%s\": use \"newton\" (the FE bodies' full residual "
                    "in every Newton iteration) or \"linear\" (linearised twice per step, one linear solve each)", path,
                    coupling));
+    TRY(get_str(&c, solver, "formulation", formulation, sizeof formulation, 0, "\"solver\""));
+    if (!strcmp(formulation, "semi_recursive")) s->formulation = CF_MBS_SEMI_RECURSIVE;
+    else if (strcmp(formulation, "global"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"%s\": use \"global\" (natural coordinates) or "
+                   "\"semi_recursive\" (relative coordinates, rigid bodies)", path, formulation));
+    if (s->formulation == CF_MBS_SEMI_RECURSIVE && !strcmp(analysis, "kinematic"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"semi_recursive\" runs dynamics only: the kinematic "
+                   "analysis is the global formulation's (drop \"formulation\")", path));
     if (!strcmp(analysis, "kinematic")) s->kinematic = 1;
     else if (strcmp(analysis, "dynamic"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" = \"%s\": use \"dynamic\" or \"kinematic\"", path, analysis));
