@@ -13,8 +13,10 @@
  * Printed per case: the coordinates of each formulation (natural nq, relative nz, and the closure
  * equations), the fastest of N runs' CPU time per step (process CPU time) of each, the ratio, the
  * real-time ratio, the Newton iterations per step; and the largest difference of the bodies' centres of
- * mass between the two at the end (the check that both ran the same mechanism). Every number is
- * measured in this run. With --label: perf/results/<label>/bench_topo.csv. */
+ * mass between the two at the end (the check that both ran the same mechanism). Then the largest
+ * stable dt of each (of 1, 2, 5, 10, 20, 50 ms: every step converges and the energy never rises by
+ * more than 1%) for the 8-link chain, the double four-bar and the vehicle, with the real-time ratio
+ * there. Every number is measured in this run. With --label: perf/results/<label>/bench_topo.csv. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -195,6 +197,55 @@ static Timing time_formulation(const cfMbsModel* m, int semi, long steps, int re
   return t;
 }
 
+/* The largest dt of `dts` (ascending) at which the formulation runs t_end: every step converges and the
+ * total energy never rises above its initial value by more than 1% of the energy scale (a mechanism
+ * that nothing drives: dampers only take energy out). Returns it, and its CPU time per step in *ms. */
+static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const double* dts, int ndt, double* ms) {
+  double best = NAN, dt0 = def->opt.dt;
+  *ms = NAN;
+  for (int i = 0; i < ndt; i++) {
+    def->opt.dt = dts[i];
+    cfMbsModel* m = NULL;
+    cfMbsData* d = NULL;
+    cfMbsSr* sr = NULL;
+    int st = cf_mbs_model_create(def, &m);
+    if (st >= 0) st = cf_mbs_data_create(m, &d);
+    if (st >= 0 && semi) st = cf_mbs_sr_create(m, d, &sr);
+    long steps = lround(t_end / dts[i]);
+    double T0 = 0, V0 = 0, rise = 0;
+    if (st >= 0) cf_mbs_energy(m, d, &T0, &V0);
+    double scale = fabs(T0) + fabs(V0) + 1e-300, c0 = cpu_time();
+    for (long n = 0; n < steps && st >= 0; n++) {
+      st = semi ? cf_mbs_sr_step(m, sr, d) : cf_mbs_step(m, d);
+      double T, V;
+      if (st >= 0) { /* the scale: the initial energies and the largest kinetic energy so far */
+        cf_mbs_energy(m, d, &T, &V);
+        scale = fmax(scale, fabs(T0) + fabs(V0) + T);
+        rise = fmax(rise, (T + V - T0 - V0) / scale);
+      }
+      if (!(rise < 0.01)) st = -1;
+    }
+    double c = cpu_time() - c0;
+    cf_mbs_sr_free(sr);
+    cf_mbs_data_free(d);
+    cf_mbs_model_free(m);
+    if (st < 0) break;
+    best = dts[i], *ms = 1e3 * c / (double)steps;
+  }
+  def->opt.dt = dt0;
+  return best;
+}
+
+static void stable_dt_case(const char* name, cfMbsDef* def, double t_end) {
+  static const double dts[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
+  int n = (int)(sizeof dts / sizeof dts[0]);
+  double mg, ms, dg = largest_stable_dt(def, 0, t_end, dts, n, &mg), ds = largest_stable_dt(def, 1, t_end, dts, n, &ms);
+  printf("%-22s largest stable dt of %g .. %g s over %g s: global %g s (%.4f ms/step, %.0fx real time), semi-recursive "
+         "%g s (%.4f ms/step, %.0fx real time)\n", name, dts[0], dts[n - 1], t_end, dg, mg, dg / (1e-3 * mg), ds, ms,
+         ds / (1e-3 * ms));
+  fflush(stdout);
+}
+
 typedef struct Row {
   char name[64];
   int nbody, nq, nz, ncut_eq;
@@ -293,6 +344,26 @@ int main(int argc, char** argv) {
     cf_mbs_def_init(&def);
     make_vehicle(&def);
     if (run_case("vehicle_29", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
+    cf_mbs_def_free(&def);
+  }
+  /* the largest stable step of each formulation (the energy criterion above; one run per dt) */
+  printf("\n");
+  {
+    cfMbsDef def;
+    cf_mbs_def_init(&def);
+    make_chain(&def, 8);
+    stable_dt_case("chain_8", &def, quick ? 0.5 : 2.0);
+    cf_mbs_def_free(&def);
+    cfMbsScene s;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenes/mbs/double_fourbar.json", COFEM_SOURCE_DIR);
+    if (cf_mbs_scene_load(path, &s) >= 0) {
+      stable_dt_case("double_fourbar", &s.def, s.t_end);
+      cf_mbs_scene_free(&s);
+    }
+    cf_mbs_def_init(&def);
+    make_vehicle(&def);
+    stable_dt_case("vehicle_29", &def, quick ? 0.5 : 2.0);
     cf_mbs_def_free(&def);
   }
   if (label) {

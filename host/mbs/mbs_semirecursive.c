@@ -67,6 +67,10 @@ struct cfMbsSr {
   double *Mb, *Mh;    /* [36 nb] Mbar, accumulated */
   double *Pb, *Ph;    /* [6 nb] Qbar - Mbar D, accumulated */
   double *Mz, *Qz;    /* [nz nz] [nz] */
+  double* KC;         /* [nz nz] h/2 C_z + h^2/4 K_z of the force elements: q_z^T (.) q_z (eq. 38 by the chain
+                         rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
+  double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
+  int* cols;          /* [nz] scratch: those coordinates */
   double *J, *phi, *phit, *bias; /* [nrow nz] [nrow] [nrow] [nrow] */
   double *A, *rhs, *x, *sig, *w6; /* leading matrix [nz nz], scratch [nz], [nz], [nrow], [6 nb] */
 };
@@ -130,7 +134,7 @@ void cf_mbs_sr_free(cfMbsSr* s) {
   free(s->rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
   free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
   free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
-  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->J), free(s->phi), free(s->phit), free(s->bias);
+  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->cols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
   free(s);
 }
@@ -372,18 +376,80 @@ static void kinematics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   to_natural(m, s, d->q, d->qd, NULL, NULL);
 }
 
-/* M_z and Q_z at the current kinematics (d->q, d->qd written) */
-static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t) {
-  cf_mbs__eval_forces(m, d, d->q, d->qd, t, 0);
+/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
+ * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...) */
+static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
+  int nz = s->nz;
+  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
+  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+  const cfMbsTopology* t = s->topo;
+  int* cols = s->cols;
+  for (int e = 0; e < m->nforce; e++) {
+    const cfMbsForce* f = &m->force[e];
+    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
+    /* the coordinates above either body (each once), and G [24 x nc] on them */
+    int nc = 0;
+    for (int sl = 0; sl < 2; sl++)
+      for (int a = f->body[sl]; a >= 0; a = t->parent[a])
+        for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) {
+          int seen = 0;
+          for (int c = 0; c < nc && !seen; c++) seen = cols[c] == k;
+          if (!seen) cols[nc++] = k;
+        }
+    if (!nc) continue;
+    memset(s->G, 0, sizeof(double) * 24 * (size_t)nc);
+    for (int sl = 0; sl < 2; sl++) {
+      int b = f->body[sl];
+      if (b < 0) continue;
+      const double *R = s->R + 9 * b, *r = s->r + 3 * b;
+      for (int c = 0; c < nc; c++) {
+        int k = cols[c], on_path = 0;
+        for (int a = b; a >= 0 && !on_path; a = t->parent[a]) on_path = k >= t->z0[a] && k < t->z0[a] + t->nz_body[a];
+        if (!on_path) continue;
+        const double* bk = s->b + 6 * k;
+        double v[3];
+        cf_mbs_cross3(bk + 3, r, v);
+        for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
+        for (int a = 0; a < 3; a++) {
+          double e3[3] = {R[a], R[3 + a], R[6 + a]};
+          cf_mbs_cross3(bk + 3, e3, v);
+          for (int i = 0; i < 3; i++) s->G[(12 * sl + 3 + 3 * a + i) * nc + c] = v[i];
+        }
+      }
+    }
+    /* SG = S G [24 x nc], S = sym(cK K + cC C); KC[cols, cols] += G^T SG */
+    double* SG = s->SG;
+    memset(SG, 0, sizeof(double) * 24 * (size_t)nc);
+    for (int i = 0; i < 24; i++)
+      for (int j = 0; j < 24; j++) {
+        double sij = 0.5 * (cK * (K[24 * i + j] + K[24 * j + i]) + cC * (C[24 * i + j] + C[24 * j + i]));
+        if (sij == 0) continue;
+        for (int c = 0; c < nc; c++) SG[i * nc + c] += sij * s->G[j * nc + c];
+      }
+    for (int p = 0; p < nc; p++)
+      for (int q = 0; q < nc; q++) {
+        double v = 0;
+        for (int i = 0; i < 24; i++) v += s->G[i * nc + p] * SG[i * nc + q];
+        s->KC[cols[p] * nz + cols[q]] += v;
+      }
+  }
+}
+
+/* M_z and Q_z at the current kinematics (d->q, d->qd written); with want_tangent also KC */
+static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int want_tangent) {
+  want_tangent = want_tangent && m->nforce > 0;
+  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent);
   body_mass(m, s);
   body_forces(m, s, d);
   backward(s, 0, 1);
+  if (want_tangent) force_tangent(m, s, d);
+  else memset(s->KC, 0, sizeof(double) * (size_t)s->nz * s->nz);
 }
 
-/* A = M_z + a J^T J, factored */
+/* A = M_z + KC + a J^T J, factored (KC: zero outside the step) */
 static int factor_leading(cfMbsSr* s, double a) {
   int nz = s->nz;
-  memcpy(s->A, s->Mz, sizeof(double) * (size_t)nz * nz);
+  for (int i = 0; i < nz * nz; i++) s->A[i] = s->Mz[i] + s->KC[i];
   for (int k = 0; k < s->nrow; k++) {
     const double* Jk = s->J + (size_t)k * nz;
     for (int i = 0; i < nz; i++) {
@@ -426,7 +492,7 @@ static int alm(cfMbsSr* s, double a, const double* r, const double* c, double* x
 }
 
 /* velocity (which 0) or acceleration (1) projection at the current kinematics and factor: x* is s->zd
- * or s->zdd, replaced; W = M_z */
+ * or s->zdd, replaced; W = M_z + KC (eq. 39: M + h/2 C + h^2/4 K) */
 static int project(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int which, double a) {
   int nz = s->nz;
   double* xs = which ? s->zdd : s->zd;
@@ -439,7 +505,7 @@ static int project(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int 
   for (int k = 0; k < s->nrow; k++) c[k] = -c[k];
   for (int i = 0; i < nz; i++) {
     double v = 0;
-    for (int j = 0; j < nz; j++) v += s->Mz[i * nz + j] * xs[j];
+    for (int j = 0; j < nz; j++) v += (s->Mz[i * nz + j] + s->KC[i * nz + j]) * xs[j];
     s->x[i] = v;
   }
   double* r = s->w6; /* [6 nb] >= nz */
@@ -580,12 +646,14 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->Mb = calloc(36 * B1, sizeof(double)), s->Mh = calloc(36 * B1, sizeof(double));
   s->Pb = calloc(6 * B1, sizeof(double)), s->Ph = calloc(6 * B1, sizeof(double));
   s->Mz = calloc(Z1 * Z1, sizeof(double)), s->Qz = calloc(Z1, sizeof(double));
+  s->KC = calloc(Z1 * Z1, sizeof(double)), s->G = calloc(24 * Z1, sizeof(double));
+  s->SG = calloc(24 * Z1, sizeof(double)), s->cols = calloc(Z1, sizeof(int));
   s->J = calloc(R1 * Z1, sizeof(double)), s->phi = calloc(R1, sizeof(double)), s->phit = calloc(R1, sizeof(double));
   s->bias = calloc(R1, sizeof(double)), s->A = calloc(Z1 * Z1, sizeof(double)), s->rhs = calloc(Z1, sizeof(double));
   s->x = calloc(Z1, sizeof(double)), s->sig = calloc(R1, sizeof(double)), s->w6 = calloc(6 * B1 + Z1, sizeof(double));
   if (!s->rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
       !s->lam || !s->zd_hat || !s->zdd_hat || !s->save || !s->R || !s->r || !s->Z || !s->D || !s->Zd || !s->b || !s->bd ||
-      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
+      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || !s->cols || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
       !s->rhs || !s->x || !s->sig || !s->w6) {
     cf_mbs_sr_free(s);
     return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
@@ -625,13 +693,13 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
    * M z_ddot + Phi_z^T lambda = Q, Phi_z z_ddot = -bias */
   double a = s->alpha * h * h / 4;
   kinematics(m, s, d);
-  dynamics(m, s, d, t0);
+  dynamics(m, s, d, t0, 0);
   closure(m, s, d, t0, 1, 0);
   if ((st = factor_leading(s, a)) >= 0) st = project(m, s, d, t0, 0, a);
   if (st >= 0) {
     forward(m, s, 0);
     to_natural(m, s, d->q, d->qd, NULL, NULL);
-    dynamics(m, s, d, t0);
+    dynamics(m, s, d, t0, 0);
     closure(m, s, d, t0, 0, 1);
     for (int k = 0; k < s->nrow; k++) s->bias[k] = -s->bias[k];
     st = factor_leading(s, a);
@@ -679,9 +747,9 @@ static void restore(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
 /* One step: eqs. 35-39 on z, as mbs_step.c on q:
  *   z_dot = 2/h z + zd_hat, z_ddot = 4/h^2 z + zdd_hat                                  (35)
  *   f(z) = h^2/4 (M z_ddot + Phi_z^T (lambda* + alpha Phi) - Q) = 0                      (36, 37)
- *   [M + h^2/4 alpha Phi_z^T Phi_z] dz = -f; lambda* += alpha Phi after each update      (37, 2)
- * (the force elements' K and C are left out of the tangent: an approximate tangent, the iteration
- * converges to the same z), then the projections (39) with W = M. */
+ *   [M + h/2 C + h^2/4 (alpha Phi_z^T Phi_z + K)] dz = -f; lambda* += alpha Phi after each update (37, 2)
+ * with the force elements' K = q_z^T K_q q_z, C = q_z^T C_q q_z (38), then the projections (39) with
+ * W = M + h/2 C + h^2/4 K. */
 int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   int nz = s->nz, nr = s->nrow;
   double h = m->opt.dt, t1 = d->t + h, alpha = s->alpha, h2 = h * h / 4, a = alpha * h2;
@@ -718,7 +786,7 @@ int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
     }
     if (it >= m->opt.max_iter) break;
     tc = cf_wall_time();
-    dynamics(m, s, d, t1);
+    dynamics(m, s, d, t1, 1);
     d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - tc;
     /* r = -h^2/4 (M z_ddot + J^T (lambda* + alpha Phi) - Q) */
     for (int i = 0; i < nz; i++) {
@@ -763,7 +831,7 @@ int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   d->phi_max = phimax;
   /* projections (39) at the converged positions, W = M */
   double tc = cf_wall_time();
-  dynamics(m, s, d, t1);
+  dynamics(m, s, d, t1, 1);
   closure(m, s, d, t1, 1, 0);
   d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - tc;
   st = factor_leading(s, a);
