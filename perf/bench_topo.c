@@ -2,7 +2,7 @@
  *   cofem_bench_topo [--repeat N] [--label NAME] [--quick]
  * Both formulations of the same model, in the same process, one after the other:
  *  - an N-link pendulum chain (bars of 1 m, 1 kg, revolute joints about z, released horizontal),
- *    N = 1 .. 64, dt 1 ms, 1 s: an open tree, no closure equations;
+ *    N = 1 .. 256, dt 1 ms, 1 s (0.2 s above 64): an open tree, no closure equations;
  *  - the double four-bar of paper 000 (scenes/mbs/double_fourbar.json, dt 10 ms, 5 s; their Table 2,
  *    MATLAB, rigid: global 0.91 s, topological 4.85 s);
  *  - paper 001's scalable four-bar linkage: a crank of 2 and k RRR dyads, all other lengths 6, the crank
@@ -236,6 +236,8 @@ static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const dou
   return best;
 }
 
+static FILE* g_stable_csv; /* --label: perf/results/<label>/bench_topo_stable.csv */
+
 static void stable_dt_case(const char* name, cfMbsDef* def, double t_end) {
   static const double dts[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
   int n = (int)(sizeof dts / sizeof dts[0]);
@@ -243,6 +245,8 @@ static void stable_dt_case(const char* name, cfMbsDef* def, double t_end) {
   printf("%-22s largest stable dt of %g .. %g s over %g s: global %g s (%.4f ms/step, %.0fx real time), semi-recursive "
          "%g s (%.4f ms/step, %.0fx real time)\n", name, dts[0], dts[n - 1], t_end, dg, mg, dg / (1e-3 * mg), ds, ms,
          ds / (1e-3 * ms));
+  if (g_stable_csv)
+    fprintf(g_stable_csv, "%s,%g,%g,%.6g,%.4g,%g,%.6g,%.4g\n", name, t_end, dg, mg, dg / (1e-3 * mg), ds, ms, ds / (1e-3 * ms));
   fflush(stdout);
 }
 
@@ -306,7 +310,7 @@ int main(int argc, char** argv) {
          "glob ms", "semi ms", "g/s", "glob RT", "semi RT", "it g", "it s", "|dcom| m");
   Row rows[64];
   int nrow = 0;
-  static const int chain_n[] = {1, 2, 4, 8, 16, 32, 64};
+  static const int chain_n[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   for (size_t i = 0; i < sizeof chain_n / sizeof chain_n[0]; i++) {
     if (quick && chain_n[i] > 8) break;
     cfMbsDef def;
@@ -314,7 +318,7 @@ int main(int argc, char** argv) {
     make_chain(&def, chain_n[i]);
     char name[64];
     snprintf(name, sizeof name, "chain_%d", chain_n[i]);
-    if (run_case(name, &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
+    if (run_case(name, &def, quick ? 0.2 : chain_n[i] > 64 ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
     cf_mbs_def_free(&def);
   }
   {
@@ -348,6 +352,10 @@ int main(int argc, char** argv) {
   }
   /* the largest stable step of each formulation (the energy criterion above; one run per dt) */
   printf("\n");
+  char spath[700];
+  if (label && (g_stable_csv = open_results_csv(label, "bench_topo_stable.csv", spath, sizeof spath)))
+    fprintf(g_stable_csv, "case,t_end,global_dt,global_cpu_ms_per_step,global_real_time,semi_dt,semi_cpu_ms_per_step,"
+                          "semi_real_time\n");
   {
     cfMbsDef def;
     cf_mbs_def_init(&def);
@@ -366,6 +374,7 @@ int main(int argc, char** argv) {
     stable_dt_case("vehicle_29", &def, quick ? 0.5 : 2.0);
     cf_mbs_def_free(&def);
   }
+  if (g_stable_csv) fclose(g_stable_csv), printf("wrote %s\n", spath);
   if (label) {
     char path[700];
     FILE* f = open_results_csv(label, "bench_topo.csv", path, sizeof path);
