@@ -994,12 +994,17 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
                    coupling));
     TRY(get_str(&c, solver, "formulation", formulation, sizeof formulation, 0, "\"solver\""));
     if (!strcmp(formulation, "semi_recursive")) s->formulation = CF_MBS_SEMI_RECURSIVE;
+    else if (!strcmp(formulation, "structural_groups")) s->formulation = CF_MBS_STRUCTURAL_GROUPS;
     else if (strcmp(formulation, "global"))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"%s\": use \"global\" (natural coordinates) or "
-                   "\"semi_recursive\" (relative coordinates, rigid bodies)", path, formulation));
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"%s\": use \"global\" (natural coordinates), "
+                   "\"semi_recursive\" (dynamics in relative coordinates, rigid bodies) or \"structural_groups\" "
+                   "(kinematic analysis group by group)", path, formulation));
     if (s->formulation == CF_MBS_SEMI_RECURSIVE && !strcmp(analysis, "kinematic"))
-      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"semi_recursive\" runs dynamics only: the kinematic "
-                   "analysis is the global formulation's (drop \"formulation\")", path));
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"semi_recursive\" runs dynamics only: for the kinematic "
+                   "analysis use \"structural_groups\" or \"global\"", path));
+    if (s->formulation == CF_MBS_STRUCTURAL_GROUPS && strcmp(analysis, "kinematic"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"structural_groups\" is a kinematic analysis: add "
+                   "\"analysis\": \"kinematic\" (for dynamics use \"semi_recursive\" or \"global\")", path));
     if (!strcmp(analysis, "kinematic")) s->kinematic = 1;
     else if (strcmp(analysis, "dynamic"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" = \"%s\": use \"dynamic\" or \"kinematic\"", path, analysis));

@@ -35,9 +35,10 @@ int cf_mbs_session_open(const char* scene_path, cfMbsSession** out) {
   if (st >= 0 && s->scene.kinematic && s->m->ndof != 0)
     st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom "
                   "left (every motion must be driven)", scene_path, s->m->ndof, s->m->ndof == 1 ? "" : "s");
-  if (st >= 0 && s->scene.formulation == CF_MBS_SEMI_RECURSIVE)
-    st = cf_error(CF_ERR_UNSUPPORTED, "%s: \"solver.formulation\": \"semi_recursive\" runs in `cofem run` only for "
-                  "now (not in sessions: the viewer, Python); drop the key to use the global formulation", scene_path);
+  if (st >= 0 && s->scene.formulation != CF_MBS_GLOBAL)
+    st = cf_error(CF_ERR_UNSUPPORTED, "%s: \"solver.formulation\": \"%s\" runs in `cofem run` only for now (not in "
+                  "sessions: the viewer, Python); drop the key to use the global formulation", scene_path,
+                  s->scene.formulation == CF_MBS_SEMI_RECURSIVE ? "semi_recursive" : "structural_groups");
   if (st < 0) {
     cf_mbs_session_free(s);
     return st;
