@@ -137,7 +137,7 @@ static void group_jacobian(const cfMbsModel* m, const cfMbsGroupKin* g, int k, c
         for (int j = 0; j < 12; j++) g->J[(size_t)r * nc + g->col[b] + j] += row[12 * sl + j];
       else if (x) {
         const double* xb = x + m->body_qadr[b];
-        (void)xb;
+        for (int j = 0; j < 12; j++) c[r] -= row[12 * sl + j] * xb[j];
       }
     }
   }
