@@ -16,7 +16,9 @@
  * mass between the two at the end (the check that both ran the same mechanism). Then the largest
  * stable dt of each (of 1, 2, 5, 10, 20, 50 ms: every step converges and the energy never rises by
  * more than 1%) for the 8-link chain, the double four-bar and the vehicle, with the real-time ratio
- * there. Every number is measured in this run. With --label: perf/results/<label>/bench_topo.csv. */
+ * there. Last, the kinematic analysis of the scalable linkage, k up to 46 (the size of paper 001's Table
+ * 1): the global kinematic step vs the one by structural groups (cofem/mbs_topology.h). Every number
+ * is measured in this run. With --label: perf/results/<label>/bench_topo.csv. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -279,7 +281,7 @@ static int run_case(const char* name, cfMbsDef* def, double t_end, int repeat, R
   row->g_it = g.iters, row->s_it = s.iters;
   for (int i = 0; i < 3 * m->nbody; i++) row->com_diff = fmax(row->com_diff, fabs(cg[i] - cs[i]));
   if (!g.ok || !s.ok) row->com_diff = NAN;
-  printf("%-22s %5d %6d %5d %6d  %9.4f %9.4f  %6.2f  %9.0fx %9.0fx  %5.2f %5.2f  %9.2e\n", name, row->nbody, row->nq,
+  printf("%-22s %5d %6d %5d %6d  %9.4f %9.4f  %6.2f  %9.3gx %9.3gx  %5.2f %5.2f  %9.2e\n", name, row->nbody, row->nq,
          row->nz, row->ncut_eq, row->g_ms, row->s_ms, row->g_ms / row->s_ms, row->dt / (1e-3 * row->g_ms),
          row->dt / (1e-3 * row->s_ms), row->g_it, row->s_it, row->com_diff);
   if (!g.ok) printf("    global failed: %s\n", g.err);
@@ -350,6 +352,58 @@ int main(int argc, char** argv) {
     if (run_case("vehicle_29", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
     cf_mbs_def_free(&def);
   }
+  /* kinematic analysis of the scalable linkage: global (cf_mbs_kinematic_step) vs group by group
+   * (paper 001, Table 1: up to 558 coordinates, 30 s at 1 rad/s; here dt 10 ms, 4 s, k up to 46) */
+  printf("\nkinematic analysis, paper 001's scalable linkage (crank 2, k RRR dyads of 6, 1 rad/s), dt 10 ms, %g s:\n",
+         quick ? 1.0 : 4.0);
+  printf("%-22s %5s %6s %6s  %10s %10s  %6s  %9s\n", "case", "bodies", "nq", "groups", "global ms", "groups ms", "g/gr",
+         "max |dq|");
+  static const int kin_k[] = {1, 2, 4, 8, 16, 22, 32, 46};
+  char kpath[700];
+  FILE* kcsv = label ? open_results_csv(label, "bench_topo_kinematics.csv", kpath, sizeof kpath) : NULL;
+  if (kcsv) fprintf(kcsv, "case,bodies,nq,groups,global_cpu_ms_per_step,groups_cpu_ms_per_step,max_q_diff\n");
+  for (size_t i = 0; i < sizeof kin_k / sizeof kin_k[0]; i++) {
+    if (quick && kin_k[i] > 8) break;
+    cfMbsDef def;
+    cf_mbs_def_init(&def);
+    make_linkage(&def, kin_k[i]);
+    cfMbsModel* m = NULL;
+    cfMbsGroupKin* gk = NULL;
+    if (cf_mbs_model_create(&def, &m) < 0 || cf_mbs_group_kin_create(m, &gk) < 0) {
+      fprintf(stderr, "linkage k = %d: %s\n", kin_k[i], cf_last_error());
+      cf_mbs_model_free(m);
+      cf_mbs_def_free(&def);
+      continue;
+    }
+    long steps = lround((quick ? 1.0 : 4.0) / m->opt.dt);
+    double best[2] = {INFINITY, INFINITY}, dq = 0;
+    cfMbsData* dd[2] = {NULL, NULL};
+    int ok = 1;
+    for (int rep = 0; rep < repeat && ok; rep++)
+      for (int w = 0; w < 2 && ok; w++) {
+        cf_mbs_data_free(dd[w]);
+        dd[w] = NULL;
+        ok = cf_mbs_data_create(m, &dd[w]) >= 0;
+        double c0 = cpu_time();
+        for (long n = 0; n < steps && ok; n++) ok = (w ? cf_mbs_group_kin_step(m, gk, dd[w]) : cf_mbs_kinematic_step(m, dd[w])) >= 0;
+        best[w] = fmin(best[w], (cpu_time() - c0) / (double)steps);
+      }
+    if (!ok) fprintf(stderr, "linkage k = %d: %s\n", kin_k[i], cf_last_error());
+    for (int j = 0; ok && j < m->nq; j++) dq = fmax(dq, fabs(dd[0]->q[j] - dd[1]->q[j]));
+    char name[64];
+    snprintf(name, sizeof name, "linkage_k%d", kin_k[i]);
+    printf("%-22s %5d %6d %6d  %10.4f %10.4f  %6.2f  %9.2e\n", name, m->nbody, m->nq, cf_mbs_group_kin_topology(gk)->ngroup,
+           1e3 * best[0], 1e3 * best[1], best[0] / best[1], dq);
+    if (kcsv)
+      fprintf(kcsv, "%s,%d,%d,%d,%.6g,%.6g,%.3e\n", name, m->nbody, m->nq, cf_mbs_group_kin_topology(gk)->ngroup,
+              1e3 * best[0], 1e3 * best[1], dq);
+    fflush(stdout);
+    cf_mbs_data_free(dd[0]), cf_mbs_data_free(dd[1]);
+    cf_mbs_group_kin_free(gk);
+    cf_mbs_model_free(m);
+    cf_mbs_def_free(&def);
+  }
+  if (kcsv) fclose(kcsv), printf("wrote %s\n", kpath);
   /* the largest stable step of each formulation (the energy criterion above; one run per dt) */
   printf("\n");
   char spath[700];
