@@ -30,13 +30,18 @@ static int info_mechanism(const char* path) {
     cf_mbs_scene_free(&s);
     return 1;
   }
-  int nrigid = 0;
-  for (int b = 0; b < m->nbody; b++) nrigid += !m->body_modal[b];
-  printf("%s: mechanism, %d bodies, %d joints, %d drivers, %d forces\n", path, nrigid, m->njoint, m->ndriver, m->nforce);
+  int nflex = m->nfe;
+  for (int b = 0; b < m->nbody; b++) nflex += m->body_modal[b] == 1;
+  printf("%s: mechanism, %d bod%s (%d flexible), %d joint%s, %d driver%s, %d force%s\n", path, t->nbody,
+         t->nbody == 1 ? "y" : "ies", nflex, m->njoint, m->njoint == 1 ? "" : "s", m->ndriver,
+         m->ndriver == 1 ? "" : "s", m->nforce, m->nforce == 1 ? "" : "s");
   printf("  global formulation: %d natural coordinates, %d equations (rank %d, %d redundant), %d degree%s of freedom "
          "with the drivers\n", m->nq, m->ncon, m->rank, m->nredundant, m->ndof, m->ndof == 1 ? "" : "s");
   printf("  topological formulation: %d relative coordinates, %d cut joint%s (%d closure equations), %d floating base%s\n",
          t->nz, t->ncut, t->ncut == 1 ? "" : "s", t->ncut_eq, t->nfloating, t->nfloating == 1 ? "" : "s");
+  if (nflex)
+    printf("  (the flexible bodies' modal amplitudes and FE nodes are not counted above: the semi-recursive "
+           "formulation takes rigid bodies only for now)\n");
   printf("  spanning tree from the ground (breadth first; spherical joints cut where a loop has a choice):\n");
   for (int i = 0; i < t->nbody; i++) {
     int b = t->order[i], j = t->parent_joint[b];

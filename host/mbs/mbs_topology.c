@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cofem/mbs_fe.h"
 #include "cofem/mbs_topology.h"
 #include "mbs/mbs_internal.h"
 
@@ -36,6 +37,12 @@ void cf_mbs_topology_free(cfMbsTopology* t) {
   free(t->order), free(t->parent), free(t->parent_joint), free(t->depth), free(t->role), free(t->reversed);
   free(t->z0), free(t->nz_body), free(t->group_ptr), free(t->group_body), free(t->group_kind), free(t->input_chosen);
   free(t);
+}
+
+/* a modal body's amplitude block or an FE body's appended node block: coordinates of a body, not a
+ * body (an FE body's own id, which the joints name, stays a body) */
+static int is_block(const cfMbsModel* m, int b) {
+  return m->body_modal[b] == 2 || (m->body_modal[b] >= 3 && cf_mbs_fe_index(m, b) < 0);
 }
 
 /* the other body of joint j seen from body b */
@@ -206,13 +213,15 @@ static int structural_groups(const cfMbsModel* m, cfMbsTopology* t) {
     free(known), free(driven);
     return CF_ERR_NOMEM;
   }
-  for (int i = 0; i < nb && chosen_left > 0; i++) {
+  for (int i = 0; i < t->nbody && chosen_left > 0; i++) {
     int b = t->order[i], j = t->parent_joint[b];
     if (j >= 0 && t->parent[b] == CF_MBS_GROUND && !driven[j] && cf_mbs_joint_dofs(m->joint_type[j]) == 1)
       driven[j] = chosen[j] = 1, chosen_left--;
   }
   GroupCtx g = {m, t, known, driven, t->planar ? 3 : 6, {0}, 0, 0, 2000000};
   int nknown = 0, ng = 0, pos = 0;
+  for (int b = 0; b < nb; b++)
+    if (is_block(m, b)) known[b] = 1, nknown++;
   t->group_ptr[0] = 0;
   while (nknown < nb) {
     g.found = 0;
@@ -267,7 +276,11 @@ int cf_mbs_topology_create(const cfMbsModel* m, cfMbsTopology** out) {
     return cf_error(CF_ERR_NOMEM, "topology: out of memory");
   }
   for (int j = 0; j < nj; j++) t->role[j] = CF_MBS_ROLE_CUT;
-  for (int b = 0; b < nb; b++) t->parent[b] = CF_MBS_GROUND, t->parent_joint[b] = CF_MBS_FLOATING;
+  int nblock = 0;
+  for (int b = 0; b < nb; b++) {
+    t->parent[b] = CF_MBS_GROUND, t->parent_joint[b] = CF_MBS_FLOATING;
+    if (is_block(m, b)) in_tree[b] = 1, t->parent_joint[b] = CF_MBS_NONE, nblock++; /* not in the tree */
+  }
   /* from the ground: first without spherical joints, then with them for what is left */
   int tail = 0;
   queue[tail++] = CF_MBS_GROUND;
@@ -283,8 +296,9 @@ int cf_mbs_topology_create(const cfMbsModel* m, cfMbsTopology** out) {
     bfs(m, t, queue, head, &tail, 1, in_tree);
   }
   for (int i = 1; i < tail; i++) t->order[i - 1] = queue[i];
+  t->nbody = tail - 1; /* the bodies; the blocks of flexible bodies are left out */
   /* relative coordinates in tree order */
-  for (int i = 0; i < nb; i++) {
+  for (int i = 0; i < t->nbody; i++) {
     int b = t->order[i], j = t->parent_joint[b];
     t->z0[b] = t->nz;
     t->nz_body[b] = j == CF_MBS_FLOATING ? 6 : cf_mbs_joint_dofs(m->joint_type[j]);
@@ -293,7 +307,7 @@ int cf_mbs_topology_create(const cfMbsModel* m, cfMbsTopology** out) {
   for (int j = 0; j < nj; j++)
     if (t->role[j] == CF_MBS_ROLE_CUT) t->ncut++, t->ncut_eq += m->joint_ncon[j];
   /* Grubler-Kutzbach */
-  t->mobility_spatial = 6 * nb, t->mobility_planar = 3 * nb;
+  t->mobility_spatial = 6 * (nb - nblock), t->mobility_planar = 3 * (nb - nblock);
   for (int j = 0; j < nj; j++)
     t->mobility_spatial -= spatial_eqs(m->joint_type[j]), t->mobility_planar -= planar_eqs(m->joint_type[j]);
   t->planar = is_planar(m);

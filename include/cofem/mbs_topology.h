@@ -18,12 +18,13 @@ extern "C" {
 enum cfMbsJointRole { CF_MBS_ROLE_TREE = 0, CF_MBS_ROLE_CUT = 1 };
 
 typedef struct cfMbsTopology {
-  int nbody, njoint;
+  int nbody, njoint;   /* nbody: the bodies in the tree (a flexible body's amplitude or node blocks are
+                          coordinates of its frame body, not bodies: parent_joint CF_MBS_NONE) */
   /* the tree: bodies in breadth-first order from the ground (every parent before its children) */
   int* order;          /* [nbody] */
-  int* parent;         /* [nbody] parent body (CF_MBS_GROUND for the ground's children and floating bodies) */
-  int* parent_joint;   /* [nbody] the tree joint to the parent, or CF_MBS_FLOATING */
-  int* depth;          /* [nbody] joints from the ground */
+  int* parent;         /* [model's nbody] parent body (CF_MBS_GROUND for the ground's children and floating bodies) */
+  int* parent_joint;   /* [model's nbody] the tree joint to the parent, or CF_MBS_FLOATING (or CF_MBS_NONE) */
+  int* depth;          /* [model's nbody] joints from the ground */
   /* joints */
   int* role;           /* [njoint] enum cfMbsJointRole (distance joints are always cut) */
   int* reversed;       /* [njoint] tree joints whose body1 is the child */
