@@ -317,6 +317,12 @@ static int mbs_step(void* ctx, long k) {
            : r->sr        ? cf_mbs_sr_step(m, r->sr, d)
                           : cf_mbs_step(m, d);
   if (st < 0) return st;
+  if (r->sr) /* the tree joints' reactions, when a channel shows one */
+    for (int c = 0; c < s->nchannel; c++)
+      if (s->channel[c].what == CF_MBS_OUT_REACTION) {
+        cf_mbs_sr_reactions(m, r->sr, d);
+        break;
+      }
   if (r->gk) { /* every equation's violation, as the global kinematic step reports it */
     double v[3];
     cf_mbs_violation(m, d, v);

@@ -49,6 +49,8 @@ struct cfMbsSr {
   cfMbsTopology* topo;
   int nb, nz, nrow;
   int* rows;          /* [nrow] the global equations kept: cut joints, then drivers */
+  int ntree_row;
+  int* tree_rows;     /* [ntree_row] the tree joints' equations (their reactions, cf_mbs_sr_reactions) */
   double alpha, mref;
   /* per body (definition order): the joint's motions, its point on the parent, the child's offset */
   int* nprim;         /* [nb] */
@@ -131,7 +133,7 @@ static void chol_solve(int n, const double* L, const double* b, double* x) {
 void cf_mbs_sr_free(cfMbsSr* s) {
   if (!s) return;
   cf_mbs_topology_free(s->topo);
-  free(s->rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
+  free(s->rows), free(s->tree_rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
   free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
   free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
   free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->cols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
@@ -634,6 +636,9 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->nrow += m->ndriver;
   size_t Z1 = (size_t)nz + 1, B1 = (size_t)nb + 1, R1 = (size_t)s->nrow + 1;
   s->rows = malloc(R1 * sizeof(int));
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_TREE) s->ntree_row += m->joint_ncon[j];
+  s->tree_rows = malloc(((size_t)s->ntree_row + 1) * sizeof(int));
   s->nprim = calloc(B1, sizeof(int)), s->prim = calloc(6 * B1, sizeof(SrPrim));
   s->pp = calloc(3 * B1, sizeof(double)), s->pc = calloc(3 * B1, sizeof(double)), s->R0 = calloc(9 * B1, sizeof(double));
   s->coord_body = calloc(Z1, sizeof(int));
@@ -651,7 +656,7 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->J = calloc(R1 * Z1, sizeof(double)), s->phi = calloc(R1, sizeof(double)), s->phit = calloc(R1, sizeof(double));
   s->bias = calloc(R1, sizeof(double)), s->A = calloc(Z1 * Z1, sizeof(double)), s->rhs = calloc(Z1, sizeof(double));
   s->x = calloc(Z1, sizeof(double)), s->sig = calloc(R1, sizeof(double)), s->w6 = calloc(6 * B1 + Z1, sizeof(double));
-  if (!s->rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
+  if (!s->rows || !s->tree_rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
       !s->lam || !s->zd_hat || !s->zdd_hat || !s->save || !s->R || !s->r || !s->Z || !s->D || !s->Zd || !s->b || !s->bd ||
       !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || !s->cols || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
       !s->rhs || !s->x || !s->sig || !s->w6) {
@@ -663,6 +668,10 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
     if (t->role[j] == CF_MBS_ROLE_CUT)
       for (int e = 0; e < m->joint_ncon[j]; e++) s->rows[nr++] = m->joint_con0[j] + e;
   for (int k = 0; k < m->ndriver; k++) s->rows[nr++] = m->driver_con[k];
+  nr = 0;
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_TREE)
+      for (int e = 0; e < m->joint_ncon[j]; e++) s->tree_rows[nr++] = m->joint_con0[j] + e;
   for (int b = 0; b < nb; b++) {
     setup_joint(m, s, d->q, b);
     for (int k = 0; k < t->nz_body[b]; k++) s->coord_body[t->z0[b] + k] = b;
@@ -717,6 +726,83 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   cf_mbs__accept_angles(m, d);
   *out = s;
   return CF_OK;
+}
+
+/* the wrench (F, n_O) of a gradient row g (12, natural coordinates of body b) on the body: T_b^T g,
+ * F = g_r, n_O = r × g_r + u × g_u + v × g_v + w × g_w */
+static void row_wrench(const cfMbsSr* s, int b, const double* g, double w[6]) {
+  const double *R = s->R + 9 * b, *r = s->r + 3 * b;
+  memcpy(w, g, 3 * sizeof(double));
+  cf_mbs_cross3(r, g, w + 3);
+  for (int a = 0; a < 3; a++) {
+    double e[3] = {R[a], R[3 + a], R[6 + a]}, t[3];
+    cf_mbs_cross3(e, g + 3 + 3 * a, t);
+    for (int x = 0; x < 3; x++) w[3 + x] += t[x];
+  }
+}
+
+/* Tree joints' reactions by a backward recursion: the wrench the parent applies to the subtree of body
+ * c, W_c = sum over the subtree (Mbar Z_dot - Qbar - F_closure), F_closure_b = -T_b^T Phi_q,b^T lambda
+ * (the cut joints' and drivers' reactions); then the joint's multipliers lambda_j with
+ * -T_c^T Phi_j,q,c^T lambda_j = W_c (least squares over the joint's equations, exact for a consistent
+ * state), written into d->reaction so that cf_mbs_joint_reaction reads them as the global formulation's */
+void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  const cfMbsTopology* t = s->topo;
+  cf_mbs__eval_forces(m, d, d->q, d->qd, d->t, 0);
+  body_mass(m, s);
+  body_forces(m, s, d); /* Pb = Qbar - Mbar D at the published state (s->D, s->Zd from publish) */
+  double* W = s->Ph;
+  for (int b = 0; b < s->nb; b++) {
+    double a[6], mz[6], md[6];
+    for (int i = 0; i < 6; i++) a[i] = s->Zd[6 * b + i];
+    mat6_vec(s->Mb + 36 * b, a, mz);
+    mat6_vec(s->Mb + 36 * b, s->D + 6 * b, md);
+    for (int i = 0; i < 6; i++) W[6 * b + i] = mz[i] - (s->Pb[6 * b + i] + md[i]);
+  }
+  /* the closure forces on each body: -T_b^T g lambda, moved to the left side */
+  cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->rows, s->nrow, 1, NULL, NULL);
+  for (int k = 0; k < s->nrow; k++) {
+    int i = s->rows[k];
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * m->jac_stride;
+    double lam = d->reaction[i];
+    for (int sl = 0; sl < c->nb; sl++) {
+      double w[6];
+      row_wrench(s, c->body[sl], row + 12 * sl, w);
+      for (int x = 0; x < 6; x++) W[6 * c->body[sl] + x] += w[x] * lam;
+    }
+  }
+  for (int oi = s->nb - 1; oi >= 0; oi--) {
+    int c = t->order[oi], p = t->parent[c];
+    if (p >= 0)
+      for (int i = 0; i < 6; i++) W[6 * p + i] += W[6 * c + i];
+  }
+  /* each tree joint: A lambda_j = W_c, A's columns -T_c^T g_e (e: the joint's equations) */
+  cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->tree_rows, s->ntree_row, 1, NULL, NULL);
+  for (int b = 0; b < s->nb; b++) {
+    int j = t->parent_joint[b];
+    if (j < 0) continue;
+    int ne = m->joint_ncon[j], e0 = m->joint_con0[j];
+    double A[6][6], N[36], rhs[6], lam[6];
+    for (int e = 0; e < ne; e++) {
+      const cfMbsCon* c = &m->con[e0 + e];
+      const double* row = d->jac + (size_t)(e0 + e) * m->jac_stride;
+      for (int x = 0; x < 6; x++) A[e][x] = 0;
+      for (int sl = 0; sl < c->nb; sl++)
+        if (c->body[sl] == b) {
+          double w[6];
+          row_wrench(s, b, row + 12 * sl, w);
+          for (int x = 0; x < 6; x++) A[e][x] = -w[x];
+        }
+    }
+    for (int e = 0; e < ne; e++) {
+      rhs[e] = dot6(A[e], W + 6 * b);
+      for (int f = 0; f < ne; f++) N[e * ne + f] = dot6(A[e], A[f]);
+    }
+    if (chol(ne, N) < 0) continue; /* the joint's equations dependent here: left NAN */
+    chol_solve(ne, N, rhs, lam);
+    for (int e = 0; e < ne; e++) d->reaction[e0 + e] = lam[e];
+  }
 }
 
 void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double* Mz) {

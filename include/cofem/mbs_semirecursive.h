@@ -12,7 +12,7 @@
  * equations, forces and the assembled initial state; every step writes the natural coordinates of the
  * tree's poses, velocities and accelerations into the data, so every query (points, angles, energy,
  * violation, output channels) works unchanged. The multipliers of the closure equations are in
- * d->lambda / d->reaction; the tree joints' reactions are not computed (NAN). */
+ * d->lambda / d->reaction; the tree joints' reactions are NAN until cf_mbs_sr_reactions. */
 #ifndef COFEM_MBS_SEMIRECURSIVE_H
 #define COFEM_MBS_SEMIRECURSIVE_H
 #include "cofem/mbs.h"
@@ -38,6 +38,11 @@ int cf_mbs_sr_nz(const cfMbsSr* s);
 /* the relative coordinates and their rates now */
 const double* cf_mbs_sr_z(const cfMbsSr* s);
 const double* cf_mbs_sr_zd(const cfMbsSr* s);
+/* The tree joints' reactions at the current state (after a step: a backward recursion of the bodies'
+ * inertia, applied and closure forces), written into d->reaction as the global formulation's
+ * multipliers of those joints' equations, so that cf_mbs_joint_reaction gives them; one force
+ * evaluation and a small solve per joint (not done by cf_mbs_sr_step itself: call it where wanted). */
+void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d);
 /* the leading mass matrix R^T Mbar R [nz x nz] (row-major) at the current state, from the recursion */
 void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double* Mz);
 /* the penalty alpha in use (1e5 times the largest diagonal mass term, times 4 / h^2, unless
