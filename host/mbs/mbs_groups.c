@@ -12,7 +12,9 @@
  * give the exact solution; starting from the prediction keeps each dyad on its assembly branch. A
  * Cholesky pivot of J_S^T J_S below 1e-12 of the largest is a dead point (the group's Jacobian loses
  * rank: the dyad stretched out or folded, beyond which it cannot be assembled): an error naming the
- * group. Not yet: the RRR and RRP dyads in closed form (paper 001's fastest variant). */
+ * group. A planar RRR dyad's positions are found in closed form first (the intersection of two
+ * circles, rrr_closed_form below), which the Newton then only checks (0 updates); the RRP dyad and the
+ * velocities and accelerations still go through the normal equations. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,6 +25,9 @@ typedef struct KinGroup {
   int nbody, ncol, nrow;
   const int* body;   /* into topo->group_body */
   int* rows;         /* [nrow] global equations */
+  /* a planar RRR dyad, solved in closed form: body[s] hinged to a known body by joint ext[s], the two
+   * joined by joint inner; slots: the dyad body's side of each joint */
+  int rrr, ext[2], inner, ext_slot[2], inner_slot[2];
 } KinGroup;
 
 struct cfMbsGroupKin {
@@ -33,6 +38,8 @@ struct cfMbsGroupKin {
   int* gof;          /* [nbody] the group of body b */
   double *J, *JtJ, *rhs, *x, *c; /* scratch: [maxrow maxcol] [maxcol^2] [maxcol] [maxcol] [maxrow] */
   double* save;      /* [3 nq] */
+  int closed_form;   /* planar RRR dyads in closed form (1, the default), else by the Newton of every group */
+  long newton_iters; /* Gauss-Newton updates so far (a closed-form dyad needs none) */
 };
 
 void cf_mbs_group_kin_free(cfMbsGroupKin* g) {
@@ -102,6 +109,28 @@ int cf_mbs_group_kin_create(const cfMbsModel* m, cfMbsGroupKin** out) {
     maxrow = G->nrow > maxrow ? G->nrow : maxrow, maxcol = G->ncol > maxcol ? G->ncol : maxcol;
   }
   free(count), free(eq_group);
+  /* planar RRR dyads: each body with one joint to the known bodies, one between them */
+  for (int k = 0; k < ng && t->planar; k++) {
+    KinGroup* G = &g->group[k];
+    if (G->nbody != 2 || strcmp(t->group_kind[k], "dyad RRR")) continue;
+    int next[2] = {0, 0}, ninner = 0;
+    for (int j = 0; j < m->njoint; j++) {
+      int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
+      for (int sb = 0; sb < 2; sb++) {
+        int b = G->body[sb];
+        if (b1 != b && b2 != b) continue;
+        int other = b1 == b ? b2 : b1, slot = b1 == b ? 0 : 1;
+        if (other == G->body[1 - sb]) {
+          if (sb == 0) G->inner = j, ninner++;
+          G->inner_slot[sb] = slot;
+        } else if (other == CF_MBS_GROUND || g->gof[other] < k) {
+          G->ext[sb] = j, G->ext_slot[sb] = slot, next[sb]++;
+        } /* a joint to a later group is that group's */
+      }
+    }
+    G->rrr = ninner == 1 && next[0] == 1 && next[1] == 1 && m->joint_type[G->inner] == CF_MBS_REVOLUTE &&
+             m->joint_type[G->ext[0]] == CF_MBS_REVOLUTE && m->joint_type[G->ext[1]] == CF_MBS_REVOLUTE;
+  }
   g->J = calloc((size_t)maxrow * maxcol, sizeof(double)), g->JtJ = calloc((size_t)maxcol * maxcol, sizeof(double));
   g->rhs = calloc((size_t)maxcol, sizeof(double)), g->x = calloc((size_t)maxcol, sizeof(double));
   g->c = calloc((size_t)maxrow, sizeof(double));
@@ -109,9 +138,13 @@ int cf_mbs_group_kin_create(const cfMbsModel* m, cfMbsGroupKin** out) {
     cf_mbs_group_kin_free(g);
     return cf_error(CF_ERR_NOMEM, "structural groups: out of memory");
   }
+  g->closed_form = 1;
   *out = g;
   return CF_OK;
 }
+
+void cf_mbs_group_kin_set_closed_form(cfMbsGroupKin* g, int on) { g->closed_form = on; }
+long cf_mbs_group_kin_newton_iterations(const cfMbsGroupKin* g) { return g->newton_iters; }
 
 /* the group's bodies, for messages */
 static void group_names(const cfMbsModel* m, const KinGroup* G, char* out, size_t n) {
@@ -190,10 +223,76 @@ static void scatter(const cfMbsModel* m, const KinGroup* G, const double* y, dou
   }
 }
 
+/* Closed-form planar RRR dyad: the inner point C is where the circles of radius L1 about P1 and L2 about
+ * P2 meet (in the plane normal to the axes n, each body's in-plane lever L and height h along n from its
+ * local points), on the side of P1 P2 where the prediction has it (the assembly branch):
+ *   a = (L1^2 - L2^2 + d^2) / (2 d),  C = P1' + a e + s sqrt(L1^2 - a^2) (n × e),  e = (P2' - P1') / d
+ * then each body turned about n from its previous pose so its lever points at C, and placed at its
+ * outer joint. Returns CF_ERR_SOLVER at a dead point (no or a double intersection). q_prev: the step's
+ * start (orthonormal frames). */
+static int rrr_closed_form(const cfMbsModel* m, const KinGroup* G, const double* q_prev, cfMbsData* d) {
+  double P[2][3], n[3], v[2][3], h[2], L[2];
+  cf_mbs__joint_vec(m, d->q, G->ext[0], 1 - G->ext_slot[0], 1, n);
+  double nn = cf_mbs_norm3(n);
+  for (int i = 0; i < 3; i++) n[i] /= nn;
+  for (int sb = 0; sb < 2; sb++) {
+    const double* fr = m->joint_frame + 24 * G->ext[sb] + 12 * G->ext_slot[sb]; /* p, a on the dyad body */
+    const double* fc = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[sb];
+    cf_mbs__joint_vec(m, d->q, G->ext[sb], 1 - G->ext_slot[sb], 0, P[sb]); /* the known body's point */
+    double lv[3] = {fc[0] - fr[0], fc[1] - fr[1], fc[2] - fr[2]};
+    h[sb] = cf_mbs_dot3(lv, fr + 3);
+    for (int i = 0; i < 3; i++) v[sb][i] = lv[i] - h[sb] * fr[3 + i]; /* the in-plane lever, body coordinates */
+    L[sb] = cf_mbs_norm3(v[sb]);
+    for (int i = 0; i < 3; i++) P[sb][i] += h[sb] * n[i];
+  }
+  double D[3], dn;
+  for (int i = 0; i < 3; i++) D[i] = P[1][i] - P[0][i];
+  dn = cf_mbs_dot3(D, n);
+  for (int i = 0; i < 3; i++) D[i] -= dn * n[i];
+  double dist = cf_mbs_norm3(D), a = (L[0] * L[0] - L[1] * L[1] + dist * dist) / (2 * dist);
+  double h2 = L[0] * L[0] - a * a;
+  if (!(dist > 0) || !(h2 > 1e-16 * L[0] * L[0])) return CF_ERR_SOLVER;
+  double e[3], f[3], C[3], Cp[3];
+  for (int i = 0; i < 3; i++) e[i] = D[i] / dist;
+  cf_mbs_cross3(n, e, f);
+  /* the branch: the side of the predicted inner point */
+  const double* qb = d->q + m->body_qadr[G->body[0]];
+  const double* pc = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[0];
+  for (int i = 0; i < 3; i++) Cp[i] = qb[i] + pc[0] * qb[3 + i] + pc[1] * qb[6 + i] + pc[2] * qb[9 + i] - P[0][i];
+  double side = cf_mbs_dot3(Cp, f) >= 0 ? 1 : -1, hh = sqrt(h2);
+  for (int i = 0; i < 3; i++) C[i] = P[0][i] + a * e[i] + side * hh * f[i];
+  for (int sb = 0; sb < 2; sb++) {
+    int b = G->body[sb];
+    const double* qo = q_prev + m->body_qadr[b];
+    double* qn = d->q + m->body_qadr[b];
+    double Rp[9], u_old[3], u_new[3], c[3], Rn[9], Rt[9];
+    for (int i = 0; i < 3; i++) Rp[3 * i] = qo[3 + i], Rp[3 * i + 1] = qo[6 + i], Rp[3 * i + 2] = qo[9 + i];
+    for (int i = 0; i < 3; i++) u_old[i] = Rp[3 * i] * v[sb][0] + Rp[3 * i + 1] * v[sb][1] + Rp[3 * i + 2] * v[sb][2];
+    for (int i = 0; i < 3; i++) u_new[i] = C[i] - P[sb][i];
+    cf_mbs_cross3(u_old, u_new, c);
+    double th = atan2(cf_mbs_dot3(c, n), cf_mbs_dot3(u_old, u_new));
+    cf_mbs_axis_angle(n, th, Rt);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rn[3 * i + j] = Rt[3 * i] * Rp[j] + Rt[3 * i + 1] * Rp[3 + j] + Rt[3 * i + 2] * Rp[6 + j];
+    const double* pe = m->joint_frame + 24 * G->ext[sb] + 12 * G->ext_slot[sb];
+    double Pe[3]; /* the outer joint's point, on the plane of the known body's point */
+    cf_mbs__joint_vec(m, d->q, G->ext[sb], 1 - G->ext_slot[sb], 0, Pe);
+    for (int i = 0; i < 3; i++) {
+      qn[i] = Pe[i] - (Rn[3 * i] * pe[0] + Rn[3 * i + 1] * pe[1] + Rn[3 * i + 2] * pe[2]);
+      qn[3 + i] = Rn[3 * i], qn[6 + i] = Rn[3 * i + 1], qn[9 + i] = Rn[3 * i + 2];
+    }
+  }
+  return CF_OK;
+}
+
 static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* d, double t) {
   const KinGroup* G = &g->group[k];
   int nc = G->ncol, nr = G->nrow, st = CF_OK;
   char who[300];
+  group_names(m, G, who, sizeof who);
+  if (G->rrr && g->closed_form && rrr_closed_form(m, G, g->save, d) < 0)
+    return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: its two bars cannot "
+                    "reach each other (or lie on one line) beyond this position", t, k + 1, g->topo->group_kind[k], who);
   /* position: Gauss-Newton */
   double res = INFINITY, dxmax = INFINITY;
   int it;
@@ -208,8 +307,8 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
     if ((st = normal_solve(g, nr, nc, g->c, g->x)) < 0) break;
     dxmax = cf_mbs_maxabs(nc, g->x);
     scatter(m, G, g->x, d->q, 1);
+    g->newton_iters++;
   }
-  group_names(m, G, who, sizeof who);
   if (st < 0)
     return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: its Jacobian is singular "
                     "(the group cannot be assembled beyond this position; the drivers ask for a motion the linkage "

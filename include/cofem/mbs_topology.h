@@ -65,8 +65,9 @@ const char* cf_mbs_joint_type_name(int type);
  * The kinematic analysis of a fully driven mechanism solved group by group in the diagram's order:
  * each group's bodies' natural coordinates by its own small Newton (Gauss-Newton on the group's
  * equations: its bodies' rigidity, the joints and drivers between it and the bodies already known),
- * started from the previous step's prediction, so each dyad keeps its assembly branch; then its
- * velocities and accelerations by the same small least-squares solves. Same results as
+ * started from the previous step's prediction, so each dyad keeps its assembly branch (a planar RRR
+ * dyad in closed form: two circles' intersection on the predicted side); then its velocities and
+ * accelerations by the same small least-squares solves. Same results as
  * cf_mbs_kinematic_step (tested to 1e-10 on paper 001's scalable linkage). */
 typedef struct cfMbsGroupKin cfMbsGroupKin;
 /* Errors: CF_ERR_ARG when the mechanism has degrees of freedom left (every motion must be driven). */
@@ -77,6 +78,10 @@ const cfMbsTopology* cf_mbs_group_kin_topology(const cfMbsGroupKin* g);
  * and its bodies: a dead point (the group's Jacobian singular: the dyad cannot be assembled beyond it)
  * or a Newton iteration that does not converge. The state is left at the start of the step. */
 int cf_mbs_group_kin_step(const cfMbsModel* m, cfMbsGroupKin* g, cfMbsData* d);
+/* planar RRR dyads' positions in closed form (on: the default) or by the Gauss-Newton of every group */
+void cf_mbs_group_kin_set_closed_form(cfMbsGroupKin* g, int on);
+/* Gauss-Newton updates made so far (a closed-form dyad makes none) */
+long cf_mbs_group_kin_newton_iterations(const cfMbsGroupKin* g);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
  *  1. paper 001's scalable four-bar linkage (a crank of 2, k RRR dyads of length 6, the crank driven at
  *     1 rad/s) for k = 1, 4, 16: the groups are the crank then k + 1 dyads, and the positions,
  *     velocities and accelerations solved group by group equal the global kinematic analysis's
- *     (cf_mbs_kinematic_step, both converged to 1e-12) to 1e-10 over a full crank turn;
+ *     (cf_mbs_kinematic_step, both converged to 1e-12) to 1e-10 over a full crank turn; the dyads in
+ *     closed form (the crank's group alone iterates) give the positions of the Gauss-Newton on every group;
  *  2. the shipped crank-rocker (fourbar_kinematic.json): the dyad keeps its assembly branch over a turn
  *     (the sign of coupler x rocker never changes), every equation holds after each step;
  *  3. the same four-bar driven at its rocker: the crank-coupler dyad reaches its dead point, and the
@@ -99,8 +100,38 @@ static void check_linkage(int k) {
     e[2] = fmax(e[2], maxdiff(m->nq, dg->qdd, dk->qdd));
   }
   CHECK(ok);
+  double it_closed = (double)cf_mbs_group_kin_newton_iterations(gk) / n;
   printf("scalable linkage, k = %d (%d coordinates, %d groups), a crank turn: groups vs global: positions %.1e, "
-         "velocities %.1e, accelerations %.1e\n", k, m->nq, t->ngroup, e[0], e[1], e[2]);
+         "velocities %.1e, accelerations %.1e; Gauss-Newton updates per step %.2f\n", k, m->nq, t->ngroup, e[0], e[1],
+         e[2], it_closed);
+  /* the dyads in closed form: only the crank's group iterates (measured 3.00 updates per step at the
+   * test's tolerance of 1e-12) */
+  CHECK(it_closed <= 3.5);
+  /* and the same without the closed form: every group iterates, to the same positions */
+  {
+    cfMbsData* dn = NULL;
+    cfMbsGroupKin* gn = NULL;
+    CHECK_OK(cf_mbs_data_create(m, &dn));
+    CHECK_OK(cf_mbs_group_kin_create(m, &gn));
+    if (dn && gn) {
+      cf_mbs_group_kin_set_closed_form(gn, 0);
+      cf_mbs_data_free(dg);
+      dg = NULL;
+      CHECK_OK(cf_mbs_data_create(m, &dg));
+      double en = 0;
+      for (int s = 0; s < n && ok; s++) {
+        ok = cf_mbs_group_kin_step(m, gn, dn) >= 0 && cf_mbs_group_kin_step(m, gk, dg) >= 0;
+        en = fmax(en, maxdiff(m->nq, dg->q, dn->q));
+      }
+      CHECK(ok);
+      double it_newton = (double)cf_mbs_group_kin_newton_iterations(gn) / n;
+      printf("  without the closed form: %.2f updates per step; positions differ by %.1e\n", it_newton, en);
+      CHECK(en < 1e-10); /* measured 8.7e-15 (k = 1, 4), 7.0e-13 (k = 16) */
+      CHECK(it_newton > it_closed + k + 1); /* every dyad iterates (measured 8.84, 16.06, 40.06) */
+    }
+    cf_mbs_group_kin_free(gn);
+    cf_mbs_data_free(dn);
+  }
   CHECK(e[0] < 1e-10); /* measured 5e-15 (k = 1, 4), 6.8e-13 (k = 16) */
   CHECK(e[1] < 1e-10); /* measured 2.2e-11: the global velocity projection's tolerance */
   CHECK(e[2] < 1e-9);  /* measured 2.6e-11 */
