@@ -176,11 +176,12 @@ static void group_jacobian(const cfMbsModel* m, const cfMbsGroupKin* g, int k, c
   }
 }
 
-/* (J^T J) y = J^T c by Cholesky; CF_ERR_SOLVER at a pivot below 1e-12 of the largest (a dead point) */
-static int normal_solve(const cfMbsGroupKin* g, int nrow, int nc, const double* c, double* y) {
+/* (J^T J) y = J^T c by Cholesky; CF_ERR_SOLVER at a pivot below 1e-12 of the largest (a dead point).
+ * reuse: J is the one of the last call, whose factor is kept */
+static int normal_solve(const cfMbsGroupKin* g, int nrow, int nc, const double* c, double* y, int reuse) {
   double *A = g->JtJ, *J = g->J;
   for (int i = 0; i < nc; i++) {
-    for (int j = 0; j <= i; j++) {
+    for (int j = 0; j <= i && !reuse; j++) {
       double v = 0;
       for (int r = 0; r < nrow; r++) v += J[(size_t)r * nc + i] * J[(size_t)r * nc + j];
       A[i * nc + j] = v;
@@ -189,6 +190,7 @@ static int normal_solve(const cfMbsGroupKin* g, int nrow, int nc, const double* 
     for (int r = 0; r < nrow; r++) v += J[(size_t)r * nc + i] * c[r];
     g->rhs[i] = v;
   }
+  if (reuse) goto solve;
   double dmax = 0;
   for (int i = 0; i < nc; i++) dmax = fmax(dmax, A[i * nc + i]);
   for (int j = 0; j < nc; j++) {
@@ -203,6 +205,7 @@ static int normal_solve(const cfMbsGroupKin* g, int nrow, int nc, const double* 
       A[i * nc + j] = v / l;
     }
   }
+solve:
   for (int i = 0; i < nc; i++) {
     double v = g->rhs[i];
     for (int k = 0; k < i; k++) v -= A[i * nc + k] * y[k];
@@ -304,7 +307,7 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
     if (res <= m->opt.tol_phi && (it > 0 ? dxmax <= m->opt.tol_dq : 1)) break;
     if (it == m->opt.max_iter) break;
     group_jacobian(m, g, k, d, NULL, NULL);
-    if ((st = normal_solve(g, nr, nc, g->c, g->x)) < 0) break;
+    if ((st = normal_solve(g, nr, nc, g->c, g->x, 0)) < 0) break;
     dxmax = cf_mbs_maxabs(nc, g->x);
     scatter(m, G, g->x, d->q, 1);
     g->newton_iters++;
@@ -321,7 +324,7 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
   cf_mbs__eval_rows(m, d, d->q, d->qd, t, G->rows, nr, 1, d->rhs_c, NULL);
   for (int r = 0; r < nr; r++) g->c[r] = -d->rhs_c[G->rows[r]];
   group_jacobian(m, g, k, d, d->qd, g->c);
-  if ((st = normal_solve(g, nr, nc, g->c, g->x)) < 0)
+  if ((st = normal_solve(g, nr, nc, g->c, g->x, 0)) < 0)
     return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point (velocities)", t, k + 1,
                     g->topo->group_kind[k], who);
   scatter(m, G, g->x, d->qd, 0);
@@ -329,7 +332,7 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
   cf_mbs__eval_rows(m, d, d->q, d->qd, t, G->rows, nr, 0, NULL, d->econ);
   for (int r = 0; r < nr; r++) g->c[r] = -d->econ[G->rows[r]];
   group_jacobian(m, g, k, d, d->qdd, g->c);
-  normal_solve(g, nr, nc, g->c, g->x); /* the factor of the velocity solve would do: same matrix */
+  normal_solve(g, nr, nc, g->c, g->x, 1); /* the velocity solve's factor: the same J (J_K's part is in c) */
   scatter(m, G, g->x, d->qdd, 0);
   return CF_OK;
 }
