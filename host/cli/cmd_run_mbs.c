@@ -279,9 +279,9 @@ static void mbs_print_header(const MbsRun* r) {
       char how[256] = "";
       const int lin = fe->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
       if (lin && !fe->a0_pcg)
-        snprintf(how, sizeof how, "; linear coupling: linearised twice per step, its matrix factored each time");
+        snprintf(how, sizeof how, "; linear coupling: linearised once per step (twice where it turns beyond its prediction), its matrix factored each time");
       else if (lin)
-        snprintf(how, sizeof how, "; linear coupling: linearised twice per step, its matrix by the PCG, its "
+        snprintf(how, sizeof how, "; linear coupling: linearised once per step (twice where it turns beyond its prediction), its matrix by the PCG, its "
                  "interface compliance turned from rest");
       else if (fe->corotational)
         snprintf(how, sizeof how, "; its matrix %s", fe->a0_pcg ? "by the PCG" : fe->exact_factor ? "factored at every step"
@@ -454,6 +454,9 @@ static void mbs_summary(const MbsRun* r, double wall) {
              "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
              (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
   }
+  if (m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0)
+    printf("  linear coupling: %ld of %ld steps linearised twice (a part, or one of its elements, turned by more "
+           "than 3e-4 rad beyond its predicted rotation)\n", d->fe_single_extra, done);
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);
   printf("  time per step [ms]: constraints %.4f, forces %.4f, assemble %.4f, factor %.4f, solve %.4f\n",

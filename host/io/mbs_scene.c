@@ -990,7 +990,7 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
     s->def.opt.coupling = cf_mbs_coupling_from_key(coupling);
     if (s->def.opt.coupling < 0)
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.coupling\" = \"%s\": use \"newton\" (the FE bodies' full residual "
-                   "in every Newton iteration) or \"linear\" (linearised twice per step, one linear solve each)", path,
+                   "in every Newton iteration) or \"linear\" (linearised once per step, one linear solve)", path,
                    coupling));
     TRY(get_str(&c, solver, "formulation", formulation, sizeof formulation, 0, "\"solver\""));
     if (!strcmp(formulation, "semi_recursive")) s->formulation = CF_MBS_SEMI_RECURSIVE;

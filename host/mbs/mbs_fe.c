@@ -35,7 +35,7 @@ struct cfMbsFeBody {
   int exact_factor;         /* corotational: factor A(x) at every step (1) or rotate A0's (0) */
   int a0_pcg, cuda;         /* corotational: A(x) solved by the PCG (no factor), on the GPU (cfMbsFeDef) */
   int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
-                               linearised twice per step, its free motion one solve each */
+                               linearised once per step (twice where it turns beyond its prediction), its free motion one solve each */
   int linear_exact;         /* ... each linearisation's A0 factored (CHOLMOD), not the PCG's (a0_pcg) */
   const cfModel* fem;
   int nnode, nblk;
@@ -506,6 +506,10 @@ struct cfMbsFeState {
   double* lsym;             /* [2 nrow^2 + nrow + LSYM_CHUNK nrow] linear_symmetric's scratch */
   unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
+  double lin_dRn[9];        /* the Newmark part of linear_rotations' rigid rotation D (the next step's
+                               miss is measured against it) */
+  double* xprev;            /* [ndof] the part's positions at the start of step lin_prev_step */
+  long lin_prev_step;       /* d->steps of xprev and lin_dRn (-1: none) */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
 };
 
@@ -528,6 +532,128 @@ static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMb
 }
 
 static const double* fe_extra(const cfMbsData* d, int i);
+
+/* The rigid rotation that best carries the part's nodes from x0 to x1 (mass-weighted least squares,
+ * Kabsch): the polar of sum m (x1 - c1)(x0 - c0)^T, c the mass centres. */
+static void rigid_turn(const cfModel* fem, const double* x0, const int* qadr0, const double* x1, const int* qadr1,
+                       double R[9]) {
+  double c0[3] = {0, 0, 0}, c1[3] = {0, 0, 0}, mt = 0, S[9] = {0};
+  /* a node's position: in the mechanism's q (its qadr), or in mesh order (NULL) */
+#define CF_AT(x, qadr, n) ((qadr) ? (x) + (qadr)[n] : (x) + 3 * (size_t)(n))
+  for (int n = 0; n < fem->nnode; n++) {
+    const double mn = fem->node_mass[n], *p0 = CF_AT(x0, qadr0, n), *p1 = CF_AT(x1, qadr1, n);
+    mt += mn;
+    for (int a = 0; a < 3; a++) c0[a] += mn * p0[a], c1[a] += mn * p1[a];
+  }
+  for (int a = 0; a < 3; a++) c0[a] /= mt, c1[a] /= mt;
+  for (int n = 0; n < fem->nnode; n++) {
+    const double mn = fem->node_mass[n], *p0 = CF_AT(x0, qadr0, n), *p1 = CF_AT(x1, qadr1, n);
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) S[3 * a + b] += mn * (p1[a] - c1[a]) * (p0[b] - c0[b]);
+  }
+#undef CF_AT
+  cf_polar_rotation(S, NULL, R);
+}
+
+/* R <- T R for n 3x3 blocks */
+static void turn_blocks(const double T[9], double* R, int n) {
+  for (int b = 0; b < n; b++) {
+    double* B = R + 9 * (size_t)b, O[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) O[3 * i + j] = T[3 * i] * B[j] + T[3 * i + 1] * B[3 + j] + T[3 * i + 2] * B[6 + j];
+    memcpy(B, O, sizeof O);
+  }
+}
+
+/* C = A B^T (3x3) */
+static void mul_abt(const double A[9], const double B[9], double C[9]) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) C[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
+}
+
+/* The single linearisation of a step (d->fe_single): the element rotations of the step's end,
+ * predicted as the polar at the step's start turned by the part's rigid rotation over the step,
+ *   R_p,e = D polar(F_e(x_n)),
+ * then the forces at the predictor q (the model's force -R_p K0 (R_p^T x - X) is affine in x for
+ * the frozen R_p: only R_p decides it). D, the rigid rotation, is the best fit (rigid_turn) of the
+ * Newmark predictor with a_n+1 = a_n, x~ = x_n + h v_n + h^2/2 a_n (the algorithmic acceleration),
+ * times the last step's miss of that prediction (its measured rotation times the inverse of its
+ * Newmark one). Why so exact: K_R lacks the geometric stiffness, so a frame D off by d rotates the
+ * part's prestress (the weight it carries at the pin) by -d, a torque of first order in d. The lug
+ * pendulum (dt 5 ms, 20 periods) lost 0.7% of its swing's energy with the Newmark rotation alone
+ * (its miss 1e-5 rad a step, h^3 of the swing's jerk, always against the motion); 1e-3 more of
+ * the turn's angle made it 1.4%, 1e-3 less +0.05%. Elastic velocities are left out of the
+ * prediction: the polar of x~ itself put E x 100 off at once (its stiff modes' velocities at dt).
+ * A second linearisation at the first Newton iterate (d->fe_pass) takes x1's rigid rotation. */
+static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, cfData* fd,
+                             struct cfMbsFeState* s, const double* q, double* G) {
+  const cfModel* fem = fb->fem;
+  const double h = m->opt.dt;
+  const int n = m->nq;
+  double D[9];
+  for (int k = 0; k < fb->nnode; k++)
+    for (int a = 0; a < 3; a++) {
+      const int j = fb->qadr[k] + a;
+      fd->x[3 * k + a] = d->save[j] + h * d->save[n + j] + 0.5 * h * h * d->save[3 * n + m->ncon + j];
+    }
+  rigid_turn(fem, d->save, fb->qadr, fd->x, NULL, D);
+  double Dn[9];
+  memcpy(Dn, D, sizeof D);
+  if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
+    double Ra[9], Mi[9];
+    rigid_turn(fem, s->xprev, NULL, d->save, fb->qadr, Ra);
+    mul_abt(Ra, s->lin_dRn, Mi);
+    double T[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) T[3 * i + j] = Mi[3 * i] * D[j] + Mi[3 * i + 1] * D[3 + j] + Mi[3 * i + 2] * D[6 + j];
+    memcpy(D, T, sizeof T);
+  }
+  memcpy(s->lin_dRn, Dn, sizeof Dn);
+  gather(fb, d->save, s->xprev);
+  s->lin_prev_step = d->steps;
+  gather(fb, d->save, fd->x); /* q_n */
+  cf_stage_polar(fem, fd);    /* warm-started from the last step's R_p */
+  turn_blocks(D, fd->R, fem->ntet);
+  if (fd->node_R) turn_blocks(D, fd->node_R, fem->nnode); /* their warm start turned alike */
+  gather(fb, q, fd->x);
+  double lam, mu;
+  cf_lame(fem->def.E, fem->def.nu, &lam, &mu);
+  if (!G) {
+    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_rotate(e, fem->tet, fem->Dm_inv, fem->vol, lam, mu, fd->R, fd->x, fd->KR, fd->fe));
+  } else {
+    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_rotated_gradients(e, fem->Dm_inv, fd->R, G));
+    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_force_mf(e, fem->tet, G, fem->vol, lam, mu, fd->x, fd->fe));
+  }
+  CF_FOR(fem, n, fem->nnode, fem->nnode > 4096, cf_node_gather(n, fem->node_src_ptr, fem->node_src, fd->fe, fd->f_el));
+}
+
+/* The single linearisation's check, after the step's first Newton update (mbs_step.c): the largest
+ * angle, over the linearly coupled parts' elements, by which the iterate q turned an element beyond
+ * its frozen rotation R_p,e (cf_elem_turn_beyond: the part's rigid rotation missed, or bending that
+ * changes within the step). The step's model
+ * turns them by the difference linearly, I + skew(d), which stretches them by d^2 / 2, and leaves
+ * their prestress unturned by d: at a run's first step (no acceleration known yet) the lug with
+ * E x 100 took 0.05 J (its swing's energy); the spin-up beam (its centrifugal prestress, its bending
+ * lagging by a step) took 1e11 J in 1.7 s; the door's hinge, clamped, bends at 4e-3 rad a step
+ * beyond the polar at the step's start (its sag 1.5% off the Newton coupling's with one
+ * linearisation). A GPU body: always (its polar is at the predictor, on the device). */
+double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
+  double worst = 0;
+  for (int i = 0; i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    if (!fb->corotational || !fb->linear || !d->fe_state) continue;
+    if (d->fe_state[i].gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
+    const cfModel* fem = fb->fem;
+    const cfData* fd = d->fe_data[i];
+    double* x = d->fe_state[i].zres;
+    gather(fb, d->q, x);
+    for (int e = 0; e < fem->ntet; e++) {
+      const double a = cf_elem_turn_beyond(e, fem->tet, fem->Dm_inv, x, fd->R);
+      if (a > worst) worst = a;
+    }
+  }
+  return worst;
+}
 
 /* ---- forces and tangents ------------------------------------------------------------------------ */
 /* d->Q += -f_el + m g + loads - C v of the FE nodes (runs the co-rotational stages at q) */
@@ -554,8 +680,10 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
     if (mf && !lin_mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
-    if (s && s->gpu)
+    if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, q);
+    else if (s && fb->linear && d->fe_linear && d->fe_single && d->fe_pass == 0)
+      linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
     else
       fe_stages(fb, fd, q, mf ? s->G : NULL);
     if (s) s->kr_stale = mf && !s->gpu;
@@ -918,6 +1046,7 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
   s->lin_forces = s->lin_A = s->lin_v = s->lin_zkey = -2;
+  s->lin_prev_step = -1;
   s->Zt = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   s->v0 = calloc((size_t)ndof, sizeof(double));
   s->xp = calloc((size_t)ndof, sizeof(double));
@@ -925,10 +1054,11 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   s->e0 = calloc((size_t)(s->nrow + 1), sizeof(double));
   s->ze0 = calloc((size_t)ndof, sizeof(double));
   s->v0prev = calloc((size_t)ndof, sizeof(double));
+  s->xprev = calloc((size_t)ndof, sizeof(double));
   s->v0last = calloc((size_t)ndof, sizeof(double));
   s->Gsym = calloc((size_t)(s->nrow * s->nrow + 1), sizeof(double));
   s->lsym = malloc(sizeof(double) * (size_t)(2 * s->nrow * s->nrow + s->nrow + LSYM_CHUNK * s->nrow + 1));
-  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->ze0 || !s->v0prev)
+  if (!s->lsym || !s->v0last || !s->Gsym || !s->Zt || !s->v0 || !s->xp || !s->zres || !s->e0 || !s->ze0 || !s->v0prev || !s->xprev)
     return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
   s->vec_used = calloc((size_t)(nv + 1), 1);
@@ -1067,7 +1197,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->mfw), free(s->zrhs), free(s->zcol_b), free(s->zcol_x), free(s->zcol_scale);
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
+    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1329,21 +1459,6 @@ static int pcg_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData*
   return CF_OK;
 }
 
-/* The rotation that best carries the part from positions x0 to x (mass-weighted least squares about
- * the centres of mass: R = polar(sum m_n (x_n - c)(x0_n - c0)^T)). */
-static void part_turn(const cfModel* fem, const double* x0, const double* x, double R[9]) {
-  double c0[3] = {0, 0, 0}, c[3] = {0, 0, 0}, mt = 0, H[9] = {0};
-  for (int n = 0; n < fem->nnode; n++) {
-    mt += fem->node_mass[n];
-    for (int a = 0; a < 3; a++) c0[a] += fem->node_mass[n] * x0[3 * n + a], c[a] += fem->node_mass[n] * x[3 * n + a];
-  }
-  for (int a = 0; a < 3; a++) c0[a] /= mt, c[a] /= mt;
-  for (int n = 0; n < fem->nnode; n++)
-    for (int a = 0; a < 3; a++)
-      for (int b = 0; b < 3; b++) H[3 * a + b] += fem->node_mass[n] * (x[3 * n + a] - c[a]) * (x0[3 * n + b] - c0[b]);
-  cf_polar_rotation(H, NULL, R);
-}
-
 static double dot_n(const double* a, const double* b, int n) {
   double t = 0;
   for (int i = 0; i < n; i++) t += a[i] * b[i];
@@ -1387,7 +1502,7 @@ static int z_guess(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState
     return slot;
   }
   double R[9];
-  part_turn(fem, s->zx[slot], fd->x, R);
+  rigid_turn(fem, s->zx[slot], NULL, fd->x, NULL, R);
   int nw = 0;
   for (int k = 0; k < nr; k++) memcpy(s->W + (size_t)nw++ * ndof, Zs + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
   for (int k = 0; k < nr; k++, nw++) turn_nodes(fem, R, Zs + (size_t)k * ndof, s->W + (size_t)nw * ndof);
@@ -1467,7 +1582,7 @@ static int y_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
     for (int k = 0; k < s->nrow; k++) memcpy(s->W + (size_t)nw++ * ndof, s->Z + (size_t)k * ndof, sizeof(double) * (size_t)ndof);
     if (s->yhave && !memcmp(s->ykey, s->pcg_coef, sizeof s->pcg_coef)) {
       double R[9];
-      part_turn(fem, s->yx, fd->x, R);
+      rigid_turn(fem, s->yx, NULL, fd->x, NULL, R);
       memcpy(s->W + (size_t)nw++ * ndof, s->yprev, sizeof(double) * (size_t)ndof);
       turn_nodes(fem, R, s->yprev, s->W + (size_t)nw++ * ndof);
     }
@@ -1539,10 +1654,13 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
 }
 
 /* ---- the linear coupling (cfMbsOptions.coupling = CF_MBS_COUPLING_LINEAR; docs/mbs.md) ----------
- * The part is linearised twice per step: at the predictor x_p, and again after the step's first
- * Newton update (d->fe_pass; with one linearisation the lug pendulum gained 0.6% of its swing's
- * energy over 20 periods). Its forces (polar, K_R, f_el) are evaluated at each linearisation point
- * only, and from there its Newton residual is affine in its positions,
+ * A part is linearised once per step: its element rotations predicted along its rigid rotation
+ * (linear_rotations; the polar at the predictor q_n + h v_n, as first tried, gained 0.6% of the lug
+ * pendulum's swing energy over 20 periods, and E x 100 went unstable), a second time, by the polar at
+ * the first Newton iterate (d->fe_pass), only where that iterate turned the part or one of its
+ * elements beyond the prediction (cf_mbs__fe_single_miss, mbs_step.c). Its forces (K_R, f_el) are
+ * evaluated at each linearisation only, and from there its Newton residual is affine
+ * in its positions,
  *   b_F(x) = b_F(x_p) - A0 (x - x_p) + s J_F^T (e - e0)  (A0 = cm M + ck K_R(x_p); s e: the joint
  *                                                          part of the right side, e = d->econ)
  * so the condensed solve's y = A0^-1 b_F needs one solve per linearisation (the first right side,

@@ -65,6 +65,14 @@ void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK) {
 
 static int step(const cfMbsModel* m, cfMbsData* d);
 
+/* the largest angle (rad) by which the linear coupling's first Newton iterate may turn a part beyond
+ * its predicted rigid rotation before the part is linearised again: the step's model turns it by
+ * the difference linearly, I + skew(d), which stretches it by d^2 / 2. At a run's first step (no
+ * acceleration known yet: 3e-3 rad) the lug with E x 100 took 0.05 J (its swing's energy) that way;
+ * with 1e-3 it gained 3.4e-3 of its swing's energy in 300 steps of 10 ms, with 3e-4 1.1e-3 (26 steps
+ * linearised twice, mostly its first), with 1e-4 the same (163). */
+#define SINGLE_MISS 3e-4
+
 /* the largest |dq|, in tol_dq, a stalled Newton iteration may end at (step(), below) */
 #define NEWTON_FLOOR 100
 
@@ -75,6 +83,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   d->step_serial++;
   d->fe_linear = m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0 && !d->constraint_hessian;
   d->fe_pass = 0;
+  d->fe_single = d->fe_linear;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   int st = step(m, d);
   d->fe_linear = 0;
@@ -109,7 +118,7 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
   double dqmax = INFINITY, phimax = 0;
   double dq_hist[3] = {INFINITY, INFINITY, INFINITY}; /* |dq| of the last three updates, newest first */
   double phi_pred = 0; /* max |Phi| at the predictor */
-  int it, converged = 0, st = CF_OK;
+  int it, converged = 0, st = CF_OK, pass_checked = 0;
   for (it = 0;; it++) {
     for (int i = 0; i < n; i++) {
       d->qd[i] = sc.c_qd * d->q[i] + d->qd_hat[i];
@@ -123,18 +132,25 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
     if (it == 0) phi_pred = phimax;
     if (it > 0) {
       for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->con_pen[i] * d->phi[i];
-      /* the linear coupling linearises its parts twice (mbs_fe.c, "the linear coupling"): at the
-       * predictor, then at the first Newton iterate whose constraints are as good as the
-       * predictor's (10x): usually the first. Where the first update throws the constraints far off
-       * (the double four-bar with three flexible bars: massless pins between the bars, |Phi| 0.35 m
-       * after the first update against 1e-4 at the predictor), a part linearised there took 4e4 J
-       * of elastic energy in one step; the iteration on the first linearisation is continued until
-       * it has pulled them back (at the latest, when it converges). */
-      if (d->fe_linear && d->fe_pass == 0) {
+      /* the linear coupling linearises its parts once (mbs_fe.c, "the linear coupling": at the
+       * predictor, the element rotations turned by the part's predicted rigid rotation), and a second
+       * time only where the first Newton iterate turned a part by more than SINGLE_MISS beyond that
+       * (cf_mbs__fe_single_miss; every step without d->fe_single), at the rotations of that iterate. It
+       * is measured at the first iterate whose constraints are as good as the predictor's (10x):
+       * usually the first. Where the first update throws the constraints far off (the double
+       * four-bar with three flexible bars: massless pins between the bars, |Phi| 0.35 m after the
+       * first update against 1e-4 at the predictor), a part linearised there took 4e4 J of elastic
+       * energy in one step; the iteration on the first linearisation is continued until it has
+       * pulled them back (at the latest, when it converges). */
+      if (d->fe_linear && d->fe_pass == 0 && !pass_checked) {
         const int conv0 = dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi;
         if (conv0 || phimax <= fmax(10 * phi_pred, m->opt.tol_phi)) {
-          d->fe_pass = 1;
-          if (conv0) dqmax = INFINITY; /* not converged: the second linearisation's update follows */
+          pass_checked = 1;
+          if (!d->fe_single || cf_mbs__fe_single_miss(m, d) > SINGLE_MISS) {
+            d->fe_pass = 1;
+            d->fe_single_extra += d->fe_single;
+            if (conv0) dqmax = INFINITY; /* not converged: the second linearisation's update follows */
+          }
         }
       }
       if (dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi) {

@@ -434,6 +434,9 @@ typedef struct cfMbsData {
   int fe_pass;               /* 0, or 1 from the step's first Newton iterate with constraints as good as the
                                 predictor's (mbs_step.c): the part's residual
                                 evaluated once more (its matrix kept) */
+  int fe_single;             /* 1: one linearisation per step, the element rotations predicted along the
+                                part's rigid rotation (mbs_fe.c, linear_rotations); fe_pass stays 0 */
+  long fe_single_extra;      /* steps that took a second linearisation all the same (the check missed) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks

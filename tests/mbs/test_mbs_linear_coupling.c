@@ -54,6 +54,7 @@ typedef struct Swing {
   double kmax;         /* largest kinetic energy (the swing's energy scale) */
   double phi_max;      /* largest constraint violation after a step */
   int steps;
+  long twice;          /* steps linearised twice (the rigid-rotation check, mbs_step.c) */
 } Swing;
 
 enum { MAXSTEP = 4000 };
@@ -91,6 +92,7 @@ static int run_swing(const char* json, int nstep, double dt, Swing* out) {
     out->phi_max = fmax(out->phi_max, d->phi_max);
   }
   out->steps = k - 1;
+  out->twice = d->fe_single_extra;
   out->period = swing_period(g_ang, out->steps, dt);
   int np = out->period > 0 ? (int)(out->period / dt) : 0;
   if (np > 0 && 2 * np < out->steps) {
@@ -125,14 +127,17 @@ static void test_pendulum(void) {
   const double growth = (w.e_last - w.e_first) / w.kmax;
   printf("linear coupling (%s), lug pendulum, dt %g s, %d steps (%.1f periods): period %.6f s, compound pendulum "
          "%.6f s (%.2e); energy over the last period - over the first %.2e of the swing's %.4g J; largest |Phi| after a "
-         "step %.2e m (%.1e of the part's %.3g m)\n",
+         "step %.2e m (%.1e of the part's %.3g m); %ld steps linearised twice\n",
          vname(), dt, w.steps, w.steps * dt / T_exp, w.period, T_exp, w.period / T_exp - 1, growth, w.kmax, w.phi_max,
-         w.phi_max / size, size);
-  /* measured (exact / PCG): period 2.3e-4 / 2.3e-4, energy -1.0e-5 / -2.6e-5 over 20 periods, |Phi| 5e-13 /
-   * 1.6e-12 of the size */
+         w.phi_max / size, size, w.twice);
+  /* measured (exact / PCG): period 2.3e-4 / 2.3e-4, energy -3.9e-5 / -4.9e-5 over 20 periods, |Phi| 8e-13 /
+   * 8e-13 of the size; linearised twice in 6 / 6 of 2356 steps */
   CHECK(fabs(w.period / T_exp - 1) <= 3e-3);
   CHECK(growth <= 1e-4);  /* does not grow (1e-4: the averaging's own scatter) */
-  CHECK(growth >= -1e-2); /* loses at most 1% */
+  /* loses at most 1% (the issue's bound); 1e-3 here: the rotation predicted without the last step's
+   * miss lost 7e-3 (mbs_fe.c, linear_rotations) */
+  CHECK(growth >= -1e-3);
+  CHECK(w.twice <= w.steps / 50); /* one linearisation a step, as the part alone's step */
   CHECK(w.phi_max <= 1e-6 * size);
 }
 
@@ -280,7 +285,7 @@ static void test_pinned_bars(void) {
   double dx = sqrt(pow(x[1][0] - x[0][0], 2) + pow(x[1][1] - x[0][1], 2) + pow(x[1][2] - x[0][2], 2));
   printf("double four-bar, three FE bars through pins (%s), 30 steps of 10 ms: coupler 1's centre %.3g m from the "
          "Newton coupling's; largest energy deviation %.3g J (Newton coupling: %.3g J)\n", vname(), dx, e[1], e[0]);
-  CHECK(dx <= 1e-6);                /* measured 2.8e-8 m */
+  CHECK(dx <= 3e-6);                /* measured 6.6e-7 m (2.8e-8 m linearised twice every step) */
   CHECK(e[1] <= 3 * e[0] + 1e-3);   /* measured 0.0012 J, as the Newton coupling's */
 }
 
@@ -296,13 +301,22 @@ static void test_errors(void) {
   if (st >= 0) cf_mbs_scene_free(&s);
 }
 
-int main(void) {
-  test_errors();
+/* all cases, or those an argument names (pendulum, door, stiff, bars, errors), e.g. to measure one */
+static int run_case(int argc, char** argv, const char* name) {
+  if (argc < 2) return 1;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], name)) return 1;
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (run_case(argc, argv, "errors")) test_errors();
   for (g_pcg = 0; g_pcg < 2; g_pcg++) {
-    test_pendulum();
-    test_door();
-    test_stiff();
-    if (!g_pcg) test_pinned_bars(); /* the PCG path fails there: docs/comparison.md, case 2 */
+    if (run_case(argc, argv, g_pcg ? "exact" : "pcg") && argc > 1 && !run_case(argc, argv, g_pcg ? "pcg" : "exact")) continue;
+    if (run_case(argc, argv, "pendulum")) test_pendulum();
+    if (run_case(argc, argv, "door")) test_door();
+    if (run_case(argc, argv, "stiff")) test_stiff();
+    if (!g_pcg && run_case(argc, argv, "bars")) test_pinned_bars(); /* the PCG path fails there: docs/comparison.md, case 2 */
   }
   TEST_END();
 }
