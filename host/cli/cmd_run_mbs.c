@@ -18,6 +18,7 @@
 #include "cofem/output.h"
 #include "cofem/mbs_fe.h"
 #include "cofem/mbs_modal.h"
+#include "cofem/mbs_semirecursive.h"
 #include "cofem/modal_part.h"
 #include "cofem/output.h"
 #include "mbs/mbs_internal.h"
@@ -83,6 +84,9 @@ typedef struct MbsRun {
   cfMbsScene s;
   cfMbsModel* m;
   cfMbsData* d;
+  cfMbsSr* sr;               /* "solver.formulation": "semi_recursive": the relative-coordinate dynamics,
+                                which writes its state into d every step */
+  cfMbsGroupKin* gk;         /* "structural_groups": the kinematic analysis group by group */
   char out_dir[CF_MBS_PATH_MAX];
   int vtu_every, removed;
   cfCliOut od;
@@ -97,6 +101,8 @@ typedef struct MbsRun {
 
 static void mbs_free(MbsRun* r) {
   free_frames(r->frame_files, r->frame_t, r->nframe_cap * r->s.nflex);
+  cf_mbs_sr_free(r->sr);
+  cf_mbs_group_kin_free(r->gk);
   cf_mbs_data_free(r->d);
   cf_mbs_model_free(r->m);
   cf_mbs_scene_free(&r->s);
@@ -158,6 +164,17 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
   }
   st = cf_mbs_data_create(r->m, &r->d);
   if (st < 0) { mbs_free(r); return fail(st); }
+  if (s->formulation == CF_MBS_SEMI_RECURSIVE && (st = cf_mbs_sr_create(r->m, r->d, &r->sr)) < 0) {
+    char prefix[CF_MBS_PATH_MAX + 4];
+    snprintf(prefix, sizeof prefix, "%s: ", scene_path);
+    st = cf_mbs__rethrow(st, prefix);
+    mbs_free(r);
+    return fail(st);
+  }
+  if (s->formulation == CF_MBS_STRUCTURAL_GROUPS && r->m->ndof == 0 && (st = cf_mbs_group_kin_create(r->m, &r->gk)) < 0) {
+    mbs_free(r);
+    return fail(st);
+  }
   const cfMbsModel* m = r->m;
   double h = m->opt.dt;
   r->steps = o->steps >= 0 ? o->steps : (long)ceil(s->t_end / h - 1e-9);
@@ -235,9 +252,20 @@ static void mbs_print_header(const MbsRun* r) {
          "(rank %d, %d redundant), %d degree%s of freedom\n",
          m->nbody - nblk, nvirt, m->nmodal + m->nfe, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
          m->ndof == 1 ? "" : "s");
-  if (s->kinematic)
+  if (r->gk) {
+    const cfMbsTopology* t = cf_mbs_group_kin_topology(r->gk);
+    printf("  kinematic analysis by structural groups (paper 001): dt %g s, %ld steps; %d groups, each by its own "
+           "Gauss-Newton, velocity and acceleration solves (cofem info lists them)\n", h, steps, t->ngroup);
+  } else if (s->kinematic)
     printf("  kinematic analysis: dt %g s, %ld steps; position by Newton, velocity and acceleration by projection\n", h, steps);
-  else
+  else if (r->sr) {
+    const cfMbsTopology* t = cf_mbs_sr_topology(r->sr);
+    printf("  dynamics: semi-recursive (relative coordinates), index-3 augmented Lagrangian, trapezoidal rule, "
+           "projections; dt %g s, %ld steps; %d relative coordinates, %d cut joint%s (%d closure equations), "
+           "%d floating base%s; penalty %.3g; Newton tol |dz| %.1e, |Phi| %.1e; dense Cholesky\n",
+           h, steps, t->nz, t->ncut, t->ncut == 1 ? "" : "s", t->ncut_eq, t->nfloating, t->nfloating == 1 ? "" : "s",
+           cf_mbs_sr_penalty(r->sr), m->opt.tol_dq, m->opt.tol_phi);
+  } else
     printf("  dynamics: index-3 augmented Lagrangian, %s, projections; dt %g s, %ld steps; penalty %.3g; "
            "Newton tol |dq| %.1e, |Phi| %.1e; CHOLMOD %s (%d nonzeros)\n",
            m->opt.rho_inf < 1 ? "generalized-alpha" : "trapezoidal rule", h, steps, m->alpha, m->opt.tol_dq, m->opt.tol_phi,
@@ -285,8 +313,21 @@ static int mbs_step(void* ctx, long k) {
   const cfMbsScene* s = &r->s;
   const cfMbsModel* m = r->m;
   cfMbsData* d = r->d;
-  int st = s->kinematic ? cf_mbs_kinematic_step(m, d) : cf_mbs_step(m, d);
+  int st = r->gk         ? cf_mbs_group_kin_step(m, r->gk, d)
+           : s->kinematic ? cf_mbs_kinematic_step(m, d)
+           : r->sr        ? cf_mbs_sr_step(m, r->sr, d)
+                          : cf_mbs_step(m, d);
   if (st < 0) return st;
+  if (r->sr) /* the tree joints' reactions, when a channel shows one */
+    for (int c = 0; c < s->nchannel; c++)
+      if (s->channel[c].what == CF_MBS_OUT_REACTION) {
+        cf_mbs_sr_reactions(m, r->sr, d);
+        break;
+      }
+  if (r->gk) { /* every equation's violation, as the global kinematic step reports it */
+    double v[3];
+    cf_mbs_violation(m, d, v);
+  }
   if (!s->kinematic) {
     double T, V;
     cf_mbs_energy(m, d, &T, &V);

@@ -1037,8 +1037,8 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
   const cJSON* solver = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (solver) {
     static const char* sk[] = {"penalty", "tol_dq", "tol_phi", "max_iter", "proj_iter", "analysis", "rho_inf",
-                               "coupling", NULL};
-    char analysis[16] = "dynamic", coupling[16] = "newton";
+                               "coupling", "formulation", NULL};
+    char analysis[16] = "dynamic", coupling[16] = "newton", formulation[32] = "global";
     TRY(check_keys(&c, solver, sk, "\"solver\""));
     TRY(get_num(&c, solver, "penalty", &s->def.opt.penalty, 0, "\"solver\""));
     TRY(get_num(&c, solver, "tol_dq", &s->def.opt.tol_dq, 0, "\"solver\""));
@@ -1057,6 +1057,19 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.coupling\" = \"%s\": use \"newton\" (the FE bodies' full residual "
                    "in every Newton iteration) or \"linear\" (linearised once per step, one linear solve)", path,
                    coupling));
+    TRY(get_str(&c, solver, "formulation", formulation, sizeof formulation, 0, "\"solver\""));
+    if (!strcmp(formulation, "semi_recursive")) s->formulation = CF_MBS_SEMI_RECURSIVE;
+    else if (!strcmp(formulation, "structural_groups")) s->formulation = CF_MBS_STRUCTURAL_GROUPS;
+    else if (strcmp(formulation, "global"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"%s\": use \"global\" (natural coordinates), "
+                   "\"semi_recursive\" (dynamics in relative coordinates, rigid bodies) or \"structural_groups\" "
+                   "(kinematic analysis group by group)", path, formulation));
+    if (s->formulation == CF_MBS_SEMI_RECURSIVE && !strcmp(analysis, "kinematic"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"semi_recursive\" runs dynamics only: for the kinematic "
+                   "analysis use \"structural_groups\" or \"global\"", path));
+    if (s->formulation == CF_MBS_STRUCTURAL_GROUPS && strcmp(analysis, "kinematic"))
+      TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"structural_groups\" is a kinematic analysis: add "
+                   "\"analysis\": \"kinematic\" (for dynamics use \"semi_recursive\" or \"global\")", path));
     if (!strcmp(analysis, "kinematic")) s->kinematic = 1;
     else if (strcmp(analysis, "dynamic"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" = \"%s\": use \"dynamic\" or \"kinematic\"", path, analysis));

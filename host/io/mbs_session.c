@@ -38,6 +38,10 @@ static int mbs_session_open(const char* json, const char* scene_path, cfMbsSessi
   if (st >= 0 && s->scene.kinematic && s->m->ndof != 0)
     st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom "
                   "left (every motion must be driven)", scene_path, s->m->ndof, s->m->ndof == 1 ? "" : "s");
+  if (st >= 0 && s->scene.formulation != CF_MBS_GLOBAL)
+    st = cf_error(CF_ERR_UNSUPPORTED, "%s: \"solver.formulation\": \"%s\" runs in `cofem run` only for now (not in "
+                  "sessions: the viewer, Python); drop the key to use the global formulation", scene_path,
+                  s->scene.formulation == CF_MBS_SEMI_RECURSIVE ? "semi_recursive" : "structural_groups");
   if (st < 0) {
     cf_mbs_session_free(s);
     return st;

@@ -877,9 +877,9 @@ static double modal_dir_term(const cfMbsModel* m, const cfMbsCon* c, const doubl
   return s * (cf_mbs_dot3(U, W) - cf_mbs_dot3(V[0], V[1]));
 }
 
-void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac) {
-  update_drivers(m, d, t);
-  for (int i = 0; i < m->ncon; i++) {
+/* equation i's Phi (and gradient row): the loop body of cf_mbs__eval_phi */
+static void phi_row(const cfMbsModel* m, cfMbsData* d, const double* q, int want_jac, int i) {
+  {
     const cfMbsCon* c = &m->con[i];
     const double* F = c->driver >= 0 ? d->drv + 3 * c->driver : kZero3;
     double cs[3];
@@ -911,13 +911,18 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
   }
 }
 
-void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, double t, double* out) {
+void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double t, int want_jac) {
   update_drivers(m, d, t);
-  for (int i = 0; i < m->ncon; i++) {
+  for (int i = 0; i < m->ncon; i++) phi_row(m, d, q, want_jac, i);
+}
+
+/* equation i's Phi_t: the loop body of cf_mbs__eval_phit */
+static void phit_row(const cfMbsModel* m, cfMbsData* d, const double* q, double* out, int i) {
+  {
     const cfMbsCon* c = &m->con[i];
     if (c->driver < 0) {
       out[i] = 0;
-      continue;
+      return;
     }
     const double* F = d->drv + 3 * c->driver;
     double cs[3];
@@ -935,10 +940,14 @@ void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, doubl
   }
 }
 
-void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
-                       double* out) {
+void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, double t, double* out) {
   update_drivers(m, d, t);
-  for (int i = 0; i < m->ncon; i++) {
+  for (int i = 0; i < m->ncon; i++) phit_row(m, d, q, out, i);
+}
+
+/* equation i's acceleration bias: the loop body of cf_mbs__eval_bias */
+static void bias_row(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double* out, int i) {
+  {
     const cfMbsCon* c = &m->con[i];
     const double* F = c->driver >= 0 ? d->drv + 3 * c->driver : kZero3;
     double cs[3];
@@ -961,6 +970,25 @@ void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const
     for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
     if (c->nmd) v += modal_dir_term(m, c, q, qd, NULL);
     out[i] = d->con_off && d->con_off[i] ? 0 : v;
+  }
+}
+
+void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                       double* out) {
+  update_drivers(m, d, t);
+  for (int i = 0; i < m->ncon; i++) bias_row(m, d, q, qd, out, i);
+}
+
+/* the same three on the equations rows[0..nrows-1] only (the semi-recursive formulation's closure
+ * equations: the rest hold by construction); phi and the gradient into d->phi, d->jac, Phi_t and the
+ * bias into out_t, out_b (either NULL: not wanted) at their equations' indices */
+void cf_mbs__eval_rows(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                       const int* rows, int nrows, int want_phi, double* out_t, double* out_b) {
+  update_drivers(m, d, t);
+  for (int k = 0; k < nrows; k++) {
+    if (want_phi) phi_row(m, d, q, 1, rows[k]);
+    if (out_t) phit_row(m, d, q, out_t, rows[k]);
+    if (out_b) bias_row(m, d, q, qd, out_b, rows[k]);
   }
 }
 

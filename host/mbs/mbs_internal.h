@@ -96,6 +96,9 @@ void cf_mbs__eval_phi(const cfMbsModel* m, cfMbsData* d, const double* q, double
 void cf_mbs__eval_phit(const cfMbsModel* m, cfMbsData* d, const double* q, double t, double* out);
 void cf_mbs__eval_bias(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
                        double* out);
+/* Phi and its gradient (want_phi), Phi_t (out_t) and the bias (out_b) of the equations rows[] only */
+void cf_mbs__eval_rows(const cfMbsModel* m, cfMbsData* d, const double* q, const double* qd, double t,
+                       const int* rows, int nrows, int want_phi, double* out_t, double* out_b);
 /* y = J x ([ncon]); y += J^T z ([nq]) with the last gradient. */
 void cf_mbs__jac_mult(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y);
 void cf_mbs__jacT_mult_add(const cfMbsModel* m, const cfMbsData* d, const double* z, double* y);

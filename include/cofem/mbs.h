@@ -576,6 +576,8 @@ typedef enum cfMbsChannelWhat {
   CF_MBS_OUT_ANGLE, CF_MBS_OUT_TRANSLATION, CF_MBS_OUT_REACTION, CF_MBS_OUT_LAMBDA
 } cfMbsChannelWhat;
 
+enum cfMbsFormulation { CF_MBS_GLOBAL = 0, CF_MBS_SEMI_RECURSIVE = 1, CF_MBS_STRUCTURAL_GROUPS = 2 };
+
 typedef struct cfMbsChannel {
   int kind;                  /* 0 marker, 1 body (origin), 2 joint, 3 driver */
   int id;
@@ -588,6 +590,10 @@ typedef struct cfMbsScene {
   cfMbsDef def;
   double t_end;
   int kinematic;             /* "solver.analysis": "kinematic" */
+  int formulation;           /* "solver.formulation": CF_MBS_GLOBAL (natural coordinates, the default),
+                                CF_MBS_SEMI_RECURSIVE (dynamics in relative coordinates, cofem/mbs_semirecursive.h)
+                                or CF_MBS_STRUCTURAL_GROUPS (kinematic analysis group by group,
+                                cofem/mbs_topology.h) */
   int coupling_given;        /* 1: the scene has "solver.coupling" (else the Newton coupling, the default) */
   char out_dir[CF_MBS_PATH_MAX];
   int every;                 /* CSV row every N steps */

@@ -1,0 +1,937 @@
+/* Semi-recursive dynamics of rigid bodies in relative coordinates (paper 000 sections 2-3;
+ * cofem/mbs_semirecursive.h; docs/mbs.md, "Topological formulation").
+ *
+ * Kinematics of a tree joint (parent P, child C): the joint is a chain of elementary motions, each a
+ * rotation about or a translation along a unit axis e_k fixed in the frame the motions before it
+ * leave (revolute: one rotation; prismatic: one translation; cylindrical: translation, rotation;
+ * universal: rotation about the parent's axis, then about the child's; spherical: three rotations
+ * about the parent's joint axes f, g, a; floating: translations along global x, y, z, then rotations
+ * about the body's x, y, z). With x the joint point and R_I the frame so far,
+ *   rotation:    R_I <- R_I Rot(e_k, z_k),  b_k = (x × e, e)            (e = R_I e_k, global)
+ *   translation: x <- x + e z_k,            b_k = (e, 0)
+ *   b_dot_k (e and x move with the frame before motion k, velocity (s_dot_I, w_I)):
+ *     e_dot = w_I × e, x_dot = s_dot_I + w_I × x,
+ *     rotation: (x_dot × e + x × e_dot, e_dot); translation: (e_dot, 0)
+ *   Z_C = Z_P + sum_k b_k z_dot_k                                          (eq. 8)
+ *   Z_dot_C = Z_dot_P + sum_k (b_k z_ddot_k + b_dot_k z_dot_k)             (eq. 9: D = the part
+ *                                                                             without z_ddot)
+ * and the child's pose R_C = R_I R0, r_C = x - R_C pc (R0, pc: its pose relative to the last frame,
+ * from the assembled initial state, where z = 0).
+ *
+ * Dynamics of a body in Z = (s_dot, w) (g: centre of mass, I_G: inertia about it, both global):
+ *   Mbar = [m I, -m g~; m g~, I_G - m g~ g~]
+ *   Qbar = (F, n_O) - [m w × v_G; w × I_G w + m g × (w × v_G)],  v_G = s_dot + w × g
+ * with the applied forces from the global model's natural-coordinate forces Q_nat (q_b = r, u, v, w):
+ *   F = Q_r, n_O = r × Q_r + u × Q_u + v × Q_v + w × Q_w (the virtual power Q_nat . q_dot_b for
+ *   r_dot = s_dot + w × r, u_dot = w × u, ...). Leaves to root (eqs. 30-33):
+ *   Mhat_i = Mbar_i + sum over children Mhat_c, Phat_i = Qbar_i - Mbar_i D_i + sum Phat_c,
+ *   M_z[k, l] = b_k . Mhat_(body of l) b_l (k on the path of l), Q_z[k] = b_k . Phat_(body of k).
+ *
+ * Closure: Phi_z = Phi_q q_z (eq. 34) on the cut joints' and drivers' equations of the global model,
+ * the gradient row of a body g_b (12) giving w_b = (g_r, r × g_r + u × g_u + v × g_v + w × g_w) and
+ * Phi_z[i, k] = sum over the bodies b below coordinate k of w_b . b_k; the acceleration bias is the
+ * global bias at the tree's q_dot plus Phi_q q_ddot(z_ddot = 0). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cofem/fem.h"
+#include "cofem/mbs_semirecursive.h"
+#include "mbs/mbs_internal.h"
+
+#define NEWTON_FLOOR 100 /* as mbs_step.c: the largest |dz|, in tol_dq, a stalled Newton may end at */
+
+typedef struct SrPrim {
+  int rot;      /* 1 rotation, 0 translation */
+  double e[3];  /* axis in the frame before the motion (at z = 0: the parent's axes) */
+} SrPrim;
+
+struct cfMbsSr {
+  cfMbsTopology* topo;
+  int nb, nz, nrow;
+  int* rows;          /* [nrow] the global equations kept: cut joints, then drivers */
+  int ntree_row;
+  int* tree_rows;     /* [ntree_row] the tree joints' equations (their reactions, cf_mbs_sr_reactions) */
+  double alpha, mref;
+  /* per body (definition order): the joint's motions, its point on the parent, the child's offset */
+  int* nprim;         /* [nb] */
+  SrPrim* prim;       /* [6 nb] */
+  double* pp;         /* [3 nb] joint point in parent coordinates (ground: global) */
+  double* pc;         /* [3 nb] child origin relative to the last frame's point, child coordinates */
+  double* R0;         /* [9 nb] child rotation relative to the last frame */
+  int* coord_body;    /* [nz] the body whose joint owns coordinate k */
+  /* state */
+  double *z, *zd, *zdd, *lam; /* [nz] [nz] [nz] [nrow] */
+  double *zd_hat, *zdd_hat, *save; /* [nz] [nz] [3 nz + nrow] */
+  /* recursion */
+  double *R, *r;      /* [9 nb] [3 nb] poses */
+  double *Z, *D, *Zd; /* [6 nb] velocities, D (eq. 9 without z_ddot), accelerations */
+  double *b, *bd;     /* [6 nz] b_k, b_dot_k (global) */
+  double *Mb, *Mh;    /* [36 nb] Mbar, accumulated */
+  double *Pb, *Ph;    /* [6 nb] Qbar - Mbar D, accumulated */
+  double *Mz, *Qz;    /* [nz nz] [nz] */
+  double* KC;         /* [nz nz] h/2 C_z + h^2/4 K_z of the force elements: q_z^T (.) q_z (eq. 38 by the chain
+                         rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
+  double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
+  int* cols;          /* [nz] scratch: those coordinates */
+  double *J, *phi, *phit, *bias; /* [nrow nz] [nrow] [nrow] [nrow] */
+  double *A, *rhs, *x, *sig, *w6; /* leading matrix [nz nz], scratch [nz], [nz], [nrow], [6 nb] */
+};
+
+/* ---- small dense helpers ---- */
+static void rot_axis(const double e[3], double ang, double Rm[9]) { cf_mbs_axis_angle(e, ang, Rm); }
+static void mat3_mul(const double* A, const double* B, double* C) {
+  double T[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+  memcpy(C, T, sizeof T);
+}
+static void mat3_vec(const double* A, const double* x, double* y) {
+  double t[3];
+  for (int i = 0; i < 3; i++) t[i] = A[3 * i] * x[0] + A[3 * i + 1] * x[1] + A[3 * i + 2] * x[2];
+  memcpy(y, t, sizeof t);
+}
+static void mat3_tvec(const double* A, const double* x, double* y) { /* A^T x */
+  double t[3];
+  for (int i = 0; i < 3; i++) t[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2];
+  memcpy(y, t, sizeof t);
+}
+static double dot6(const double* a, const double* b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+static void mat6_vec(const double* M, const double* x, double* y) {
+  for (int i = 0; i < 6; i++) y[i] = dot6(M + 6 * i, x);
+}
+/* in-place Cholesky A = L L^T (lower triangle of row-major A); < 0 when not positive definite */
+static int chol(int n, double* A) {
+  for (int j = 0; j < n; j++) {
+    double s = A[j * n + j];
+    for (int k = 0; k < j; k++) s -= A[j * n + k] * A[j * n + k];
+    if (!(s > 0)) return -(j + 1);
+    double l = sqrt(s);
+    A[j * n + j] = l;
+    for (int i = j + 1; i < n; i++) {
+      double t = A[i * n + j];
+      for (int k = 0; k < j; k++) t -= A[i * n + k] * A[j * n + k];
+      A[i * n + j] = t / l;
+    }
+  }
+  return 0;
+}
+static void chol_solve(int n, const double* L, const double* b, double* x) {
+  for (int i = 0; i < n; i++) {
+    double t = b[i];
+    for (int k = 0; k < i; k++) t -= L[i * n + k] * x[k];
+    x[i] = t / L[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    double t = x[i];
+    for (int k = i + 1; k < n; k++) t -= L[k * n + i] * x[k];
+    x[i] = t / L[i * n + i];
+  }
+}
+
+void cf_mbs_sr_free(cfMbsSr* s) {
+  if (!s) return;
+  cf_mbs_topology_free(s->topo);
+  free(s->rows), free(s->tree_rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
+  free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
+  free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
+  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->cols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
+  free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
+  free(s);
+}
+
+const cfMbsTopology* cf_mbs_sr_topology(const cfMbsSr* s) { return s->topo; }
+int cf_mbs_sr_nz(const cfMbsSr* s) { return s->nz; }
+const double* cf_mbs_sr_z(const cfMbsSr* s) { return s->z; }
+const double* cf_mbs_sr_zd(const cfMbsSr* s) { return s->zd; }
+double cf_mbs_sr_penalty(const cfMbsSr* s) { return s->alpha; }
+
+/* pose of body b in the global data's natural coordinates */
+static void pose_of(const cfMbsModel* m, const double* q, int b, double r[3], double R[9]) {
+  const double* qb = q + m->body_qadr[b];
+  for (int i = 0; i < 3; i++) r[i] = qb[i], R[3 * i] = qb[3 + i], R[3 * i + 1] = qb[6 + i], R[3 * i + 2] = qb[9 + i];
+}
+
+/* ---- forward recursion: poses, velocities Z, D (and accelerations Zd with z_ddot when want_acc) ---- */
+static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
+  const cfMbsTopology* t = s->topo;
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, z6[6] = {0, 0, 0, 0, 0, 0};
+  for (int oi = 0; oi < s->nb; oi++) {
+    int c = t->order[oi], p = t->parent[c];
+    const double* RP = p >= 0 ? s->R + 9 * p : I3;
+    const double* rP = p >= 0 ? s->r + 3 * p : z6;
+    const double* ZP = p >= 0 ? s->Z + 6 * p : z6;
+    const double* DP = p >= 0 ? s->D + 6 * p : z6;
+    const double* AP = p >= 0 ? s->Zd + 6 * p : z6;
+    double RI[9], x[3], Zi[6], Di[6], Ai[6];
+    memcpy(RI, RP, sizeof RI);
+    mat3_vec(RP, s->pp + 3 * c, x);
+    for (int i = 0; i < 3; i++) x[i] += rP[i];
+    memcpy(Zi, ZP, sizeof Zi), memcpy(Di, DP, sizeof Di), memcpy(Ai, AP, sizeof Ai);
+    for (int k = 0; k < s->nprim[c]; k++) {
+      const SrPrim* pr = s->prim + 6 * c + k;
+      int iz = t->z0[c] + k;
+      double e[3], *bk = s->b + 6 * iz, *bdk = s->bd + 6 * iz;
+      mat3_vec(RI, pr->e, e);
+      const double* wI = Zi + 3;
+      double ed[3], xd[3];
+      cf_mbs_cross3(wI, e, ed);
+      cf_mbs_cross3(wI, x, xd);
+      for (int i = 0; i < 3; i++) xd[i] += Zi[i];
+      if (pr->rot) {
+        cf_mbs_cross3(x, e, bk);
+        memcpy(bk + 3, e, sizeof e);
+        double t1[3], t2[3];
+        cf_mbs_cross3(xd, e, t1);
+        cf_mbs_cross3(x, ed, t2);
+        for (int i = 0; i < 3; i++) bdk[i] = t1[i] + t2[i], bdk[3 + i] = ed[i];
+      } else {
+        memcpy(bk, e, sizeof e);
+        bk[3] = bk[4] = bk[5] = 0;
+        memcpy(bdk, ed, sizeof ed);
+        bdk[3] = bdk[4] = bdk[5] = 0;
+      }
+      for (int i = 0; i < 6; i++) {
+        Zi[i] += bk[i] * s->zd[iz];
+        Di[i] += bdk[i] * s->zd[iz];
+        if (want_acc) Ai[i] += bk[i] * s->zdd[iz] + bdk[i] * s->zd[iz];
+      }
+      if (pr->rot) {
+        double Rk[9];
+        rot_axis(pr->e, s->z[iz], Rk);
+        mat3_mul(RI, Rk, RI);
+      } else
+        for (int i = 0; i < 3; i++) x[i] += e[i] * s->z[iz];
+    }
+    double* RC = s->R + 9 * c;
+    mat3_mul(RI, s->R0 + 9 * c, RC);
+    double o[3];
+    mat3_vec(RC, s->pc + 3 * c, o);
+    for (int i = 0; i < 3; i++) s->r[3 * c + i] = x[i] - o[i];
+    memcpy(s->Z + 6 * c, Zi, sizeof Zi), memcpy(s->D + 6 * c, Di, sizeof Di);
+    if (want_acc) memcpy(s->Zd + 6 * c, Ai, sizeof Ai);
+  }
+}
+
+/* natural coordinates of the tree's state into q, qd and (with acc) qdd: r_dot = s_dot + w × r,
+ * u_dot = w × u; r_ddot = s_ddot + w_dot × r + w × r_dot, u_ddot = w_dot × u + w × u_dot. acc: the
+ * accelerations per body (s->Zd, or s->D for z_ddot = 0) */
+static void to_natural(const cfMbsModel* m, const cfMbsSr* s, double* q, double* qd, double* qdd, const double* acc) {
+  for (int b = 0; b < s->nb; b++) {
+    double *qb = q + m->body_qadr[b], *vb = qd + m->body_qadr[b];
+    const double *R = s->R + 9 * b, *r = s->r + 3 * b, *Z = s->Z + 6 * b;
+    double vecs[4][3];
+    memcpy(vecs[0], r, sizeof vecs[0]);
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) vecs[k + 1][i] = R[3 * i + k];
+    for (int k = 0; k < 4; k++) {
+      double v[3];
+      cf_mbs_cross3(Z + 3, vecs[k], v);
+      if (k == 0)
+        for (int i = 0; i < 3; i++) v[i] += Z[i];
+      for (int i = 0; i < 3; i++) qb[3 * k + i] = vecs[k][i], vb[3 * k + i] = v[i];
+      if (qdd) {
+        const double* A = acc + 6 * b;
+        double a1[3], a2[3];
+        cf_mbs_cross3(A + 3, vecs[k], a1);
+        cf_mbs_cross3(Z + 3, v, a2);
+        for (int i = 0; i < 3; i++) qdd[m->body_qadr[b] + 3 * k + i] = a1[i] + a2[i] + (k == 0 ? A[i] : 0);
+      }
+    }
+  }
+}
+
+/* Mbar of every body at the current poses */
+static void body_mass(const cfMbsModel* m, cfMbsSr* s) {
+  for (int b = 0; b < s->nb; b++) {
+    double* M = s->Mb + 36 * b;
+    memset(M, 0, 36 * sizeof(double));
+    double mass = m->body_mass[b];
+    if (mass == 0) continue; /* a virtual body */
+    const double *R = s->R + 9 * b, *in = m->body_inertia + 6 * b;
+    double g[3], Ic[9] = {in[0], in[3], in[4], in[3], in[1], in[5], in[4], in[5], in[2]}, IG[9], T[9], Rt[9];
+    mat3_vec(R, m->body_com + 3 * b, g);
+    for (int i = 0; i < 3; i++) g[i] += s->r[3 * b + i];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rt[3 * i + j] = R[3 * j + i];
+    mat3_mul(R, Ic, T);
+    mat3_mul(T, Rt, IG);
+    double gg = cf_mbs_dot3(g, g);
+    for (int i = 0; i < 3; i++) {
+      M[6 * i + i] = mass;
+      for (int j = 0; j < 3; j++) /* I_G - m g~ g~ = I_G + m (|g|^2 I - g g^T) */
+        M[6 * (3 + i) + 3 + j] = IG[3 * i + j] + mass * ((i == j) * gg - g[i] * g[j]);
+    }
+    /* -m g~ (upper right) and m g~ (lower left); g~ x = g × x */
+    double gt[9] = {0, -g[2], g[1], g[2], 0, -g[0], -g[1], g[0], 0};
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) M[6 * i + 3 + j] = -mass * gt[3 * i + j], M[6 * (3 + i) + j] = mass * gt[3 * i + j];
+  }
+}
+
+/* Qbar - Mbar D of every body: applied forces from d->Q (natural), velocity terms */
+static void body_forces(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
+  for (int b = 0; b < s->nb; b++) {
+    double* P = s->Pb + 6 * b;
+    const double* Qb = d->Q + m->body_qadr[b];
+    const double *R = s->R + 9 * b, *r = s->r + 3 * b, *Z = s->Z + 6 * b, *w = Z + 3;
+    memcpy(P, Qb, 3 * sizeof(double));
+    cf_mbs_cross3(r, Qb, P + 3);
+    for (int k = 0; k < 3; k++) {
+      double e[3] = {R[k], R[3 + k], R[6 + k]}, t[3];
+      cf_mbs_cross3(e, Qb + 3 + 3 * k, t);
+      for (int i = 0; i < 3; i++) P[3 + i] += t[i];
+    }
+    double mass = m->body_mass[b];
+    if (mass == 0) continue;
+    /* velocity terms: from Mbar's blocks, m g = the lower-left block's axial vector, I_G w via Mbar */
+    const double* M = s->Mb + 36 * b;
+    double g[3] = {M[6 * 5 + 1] / mass, M[6 * 3 + 2] / mass, M[6 * 4 + 0] / mass}; /* m g~ (3..5, 0..2) */
+    double vG[3], wg[3], wv[3], t1[3], t2[3], IGw[3];
+    cf_mbs_cross3(w, g, wg);
+    for (int i = 0; i < 3; i++) vG[i] = Z[i] + wg[i];
+    cf_mbs_cross3(w, vG, wv);
+    /* I_G w = (I_O - m (|g|^2 - g g^T)) w, I_O the lower-right block */
+    double gw = cf_mbs_dot3(g, w), gg = cf_mbs_dot3(g, g);
+    for (int i = 0; i < 3; i++)
+      IGw[i] = M[6 * (3 + i) + 3] * w[0] + M[6 * (3 + i) + 4] * w[1] + M[6 * (3 + i) + 5] * w[2] - mass * (gg * w[i] - g[i] * gw);
+    cf_mbs_cross3(w, IGw, t1);
+    cf_mbs_cross3(g, wv, t2);
+    for (int i = 0; i < 3; i++) P[i] -= mass * wv[i], P[3 + i] -= t1[i] + mass * t2[i];
+    double MD[6];
+    mat6_vec(M, s->D + 6 * b, MD);
+    for (int i = 0; i < 6; i++) P[i] -= MD[i];
+  }
+}
+
+/* Leaves to root (eqs. 30-33): Mh, Ph; then M_z (lower and upper) and Q_z. eps adds eps I6 to every
+ * body's Mbar (the metric of the initial least-squares velocities) */
+static void backward(cfMbsSr* s, double eps, int want_Q) {
+  const cfMbsTopology* t = s->topo;
+  int nz = s->nz;
+  memcpy(s->Mh, s->Mb, sizeof(double) * 36 * (size_t)s->nb);
+  if (want_Q) memcpy(s->Ph, s->Pb, sizeof(double) * 6 * (size_t)s->nb);
+  for (int b = 0; b < s->nb; b++)
+    for (int i = 0; i < 6; i++) s->Mh[36 * b + 7 * i] += eps;
+  for (int oi = s->nb - 1; oi >= 0; oi--) {
+    int c = t->order[oi], p = t->parent[c];
+    if (p < 0) continue;
+    for (int i = 0; i < 36; i++) s->Mh[36 * p + i] += s->Mh[36 * c + i];
+    if (want_Q)
+      for (int i = 0; i < 6; i++) s->Ph[6 * p + i] += s->Ph[6 * c + i];
+  }
+  for (int l = 0; l < nz; l++) {
+    int c = s->coord_body[l];
+    double w[6];
+    mat6_vec(s->Mh + 36 * c, s->b + 6 * l, w);
+    /* the joint's own coordinates, then every coordinate above it */
+    for (int k = t->z0[c]; k <= l; k++) s->Mz[k * nz + l] = s->Mz[l * nz + k] = dot6(s->b + 6 * k, w);
+    for (int a = t->parent[c]; a >= 0; a = t->parent[a])
+      for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) s->Mz[k * nz + l] = s->Mz[l * nz + k] = dot6(s->b + 6 * k, w);
+    if (want_Q) s->Qz[l] = dot6(s->b + 6 * l, s->Ph + 6 * c);
+  }
+}
+
+/* Closure rows at the current natural state in d (d->q, d->qd): phi, J = Phi_z, and on request Phi_t
+ * and the bias (global bias + Phi_q qdd(z_ddot = 0)); d->qdd is used as scratch for the latter */
+static void closure(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int want_t, int want_bias) {
+  int nz = s->nz;
+  if (want_bias) to_natural(m, s, d->q, d->qd, d->qdd, s->D);
+  cf_mbs__eval_rows(m, d, d->q, d->qd, t, s->rows, s->nrow, 1, want_t ? d->rhs_c : NULL, want_bias ? d->econ : NULL);
+  const cfMbsTopology* tp = s->topo;
+  for (int k = 0; k < s->nrow; k++) {
+    int i = s->rows[k];
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * m->jac_stride;
+    double* Jk = s->J + (size_t)k * nz;
+    memset(Jk, 0, sizeof(double) * (size_t)nz);
+    s->phi[k] = d->phi[i];
+    if (want_t) s->phit[k] = d->rhs_c[i];
+    double bias = want_bias ? d->econ[i] : 0;
+    for (int sl = 0; sl < c->nb; sl++) {
+      int b = c->body[sl];
+      const double* g = row + 12 * sl;
+      const double *R = s->R + 9 * b, *r = s->r + 3 * b;
+      double w[6];
+      memcpy(w, g, 3 * sizeof(double));
+      cf_mbs_cross3(r, g, w + 3);
+      for (int a = 0; a < 3; a++) {
+        double e[3] = {R[a], R[3 + a], R[6 + a]}, tt[3];
+        cf_mbs_cross3(e, g + 3 + 3 * a, tt);
+        for (int x = 0; x < 3; x++) w[3 + x] += tt[x];
+      }
+      if (want_bias) {
+        const double* qddb = d->qdd + m->body_qadr[b];
+        for (int x = 0; x < 12; x++) bias += g[x] * qddb[x];
+      }
+      for (int a = b; a >= 0; a = tp->parent[a])
+        for (int kk = tp->z0[a]; kk < tp->z0[a] + tp->nz_body[a]; kk++) Jk[kk] += dot6(w, s->b + 6 * kk);
+    }
+    if (want_bias) s->bias[k] = bias;
+  }
+}
+
+/* kinematics at (z, zd) and the natural coordinates (velocities too) written into d */
+static void kinematics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  forward(m, s, 0);
+  to_natural(m, s, d->q, d->qd, NULL, NULL);
+}
+
+/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
+ * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...) */
+static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
+  int nz = s->nz;
+  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
+  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+  const cfMbsTopology* t = s->topo;
+  int* cols = s->cols;
+  for (int e = 0; e < m->nforce; e++) {
+    const cfMbsForce* f = &m->force[e];
+    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
+    /* the coordinates above either body (each once), and G [24 x nc] on them */
+    int nc = 0;
+    for (int sl = 0; sl < 2; sl++)
+      for (int a = f->body[sl]; a >= 0; a = t->parent[a])
+        for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) {
+          int seen = 0;
+          for (int c = 0; c < nc && !seen; c++) seen = cols[c] == k;
+          if (!seen) cols[nc++] = k;
+        }
+    if (!nc) continue;
+    memset(s->G, 0, sizeof(double) * 24 * (size_t)nc);
+    for (int sl = 0; sl < 2; sl++) {
+      int b = f->body[sl];
+      if (b < 0) continue;
+      const double *R = s->R + 9 * b, *r = s->r + 3 * b;
+      for (int c = 0; c < nc; c++) {
+        int k = cols[c], on_path = 0;
+        for (int a = b; a >= 0 && !on_path; a = t->parent[a]) on_path = k >= t->z0[a] && k < t->z0[a] + t->nz_body[a];
+        if (!on_path) continue;
+        const double* bk = s->b + 6 * k;
+        double v[3];
+        cf_mbs_cross3(bk + 3, r, v);
+        for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
+        for (int a = 0; a < 3; a++) {
+          double e3[3] = {R[a], R[3 + a], R[6 + a]};
+          cf_mbs_cross3(bk + 3, e3, v);
+          for (int i = 0; i < 3; i++) s->G[(12 * sl + 3 + 3 * a + i) * nc + c] = v[i];
+        }
+      }
+    }
+    /* SG = S G [24 x nc], S = sym(cK K + cC C); KC[cols, cols] += G^T SG */
+    double* SG = s->SG;
+    memset(SG, 0, sizeof(double) * 24 * (size_t)nc);
+    for (int i = 0; i < 24; i++)
+      for (int j = 0; j < 24; j++) {
+        double sij = 0.5 * (cK * (K[24 * i + j] + K[24 * j + i]) + cC * (C[24 * i + j] + C[24 * j + i]));
+        if (sij == 0) continue;
+        for (int c = 0; c < nc; c++) SG[i * nc + c] += sij * s->G[j * nc + c];
+      }
+    for (int p = 0; p < nc; p++)
+      for (int q = 0; q < nc; q++) {
+        double v = 0;
+        for (int i = 0; i < 24; i++) v += s->G[i * nc + p] * SG[i * nc + q];
+        s->KC[cols[p] * nz + cols[q]] += v;
+      }
+  }
+}
+
+/* M_z and Q_z at the current kinematics (d->q, d->qd written); with want_tangent also KC */
+static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int want_tangent) {
+  want_tangent = want_tangent && m->nforce > 0;
+  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent);
+  body_mass(m, s);
+  body_forces(m, s, d);
+  backward(s, 0, 1);
+  if (want_tangent) force_tangent(m, s, d);
+  else memset(s->KC, 0, sizeof(double) * (size_t)s->nz * s->nz);
+}
+
+/* A = M_z + KC + a J^T J, factored (KC: zero outside the step) */
+static int factor_leading(cfMbsSr* s, double a) {
+  int nz = s->nz;
+  for (int i = 0; i < nz * nz; i++) s->A[i] = s->Mz[i] + s->KC[i];
+  for (int k = 0; k < s->nrow; k++) {
+    const double* Jk = s->J + (size_t)k * nz;
+    for (int i = 0; i < nz; i++) {
+      if (Jk[i] == 0) continue;
+      double ai = a * Jk[i];
+      for (int j = 0; j <= i; j++) s->A[i * nz + j] += ai * Jk[j];
+    }
+  }
+  int st = chol(nz, s->A);
+  if (st < 0)
+    return cf_error(CF_ERR_SOLVER, "semi-recursive: the leading matrix is not positive definite at relative "
+                    "coordinate %d (a motion with neither mass nor a closure equation)", -st - 1);
+  return CF_OK;
+}
+
+/* min 1/2 (x - .)' W (x - .) - r'x subject to J x = c by augmented Lagrangian on the factor of
+ * W + a J'J: A x = r + J^T (a c - sig), sig += a (J x - c); returns the iterations, < 0 not converged */
+static int alm(cfMbsSr* s, double a, const double* r, const double* c, double* x, double tol, int maxit) {
+  int nz = s->nz, nr = s->nrow;
+  memset(s->sig, 0, sizeof(double) * (size_t)nr);
+  for (int it = 1; it <= maxit; it++) {
+    memcpy(s->rhs, r, sizeof(double) * (size_t)nz);
+    for (int k = 0; k < nr; k++) {
+      double e = a * c[k] - s->sig[k];
+      const double* Jk = s->J + (size_t)k * nz;
+      for (int i = 0; i < nz; i++) s->rhs[i] += Jk[i] * e;
+    }
+    chol_solve(nz, s->A, s->rhs, x);
+    double res = 0, cmax = 0;
+    for (int k = 0; k < nr; k++) {
+      const double* Jk = s->J + (size_t)k * nz;
+      double jx = 0;
+      for (int i = 0; i < nz; i++) jx += Jk[i] * x[i];
+      s->sig[k] += a * (jx - c[k]);
+      res = fmax(res, fabs(jx - c[k])), cmax = fmax(cmax, fabs(c[k]));
+    }
+    if (res <= tol * (1 + cmax)) return it;
+  }
+  return -maxit;
+}
+
+/* velocity (which 0) or acceleration (1) projection at the current kinematics and factor: x* is s->zd
+ * or s->zdd, replaced; W = M_z + KC (eq. 39: M + h/2 C + h^2/4 K) */
+static int project(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int which, double a) {
+  int nz = s->nz;
+  double* xs = which ? s->zdd : s->zd;
+  if (which) {
+    forward(m, s, 0); /* D at the projected velocities */
+    to_natural(m, s, d->q, d->qd, NULL, NULL);
+  }
+  closure(m, s, d, t, !which, which);
+  double* c = which ? s->bias : s->phit;
+  for (int k = 0; k < s->nrow; k++) c[k] = -c[k];
+  for (int i = 0; i < nz; i++) {
+    double v = 0;
+    for (int j = 0; j < nz; j++) v += (s->Mz[i * nz + j] + s->KC[i * nz + j]) * xs[j];
+    s->x[i] = v;
+  }
+  double* r = s->w6; /* [6 nb] >= nz */
+  memcpy(r, s->x, sizeof(double) * (size_t)nz);
+  int it = alm(s, a, r, c, xs, m->opt.tol_phi, m->opt.proj_iter > 0 ? 10 * m->opt.proj_iter : 30);
+  if (it < 0) d->warning[which ? CF_MBS_WARN_ACC_PROJECTION : CF_MBS_WARN_VEL_PROJECTION]++;
+  d->proj_iters[which] = it < 0 ? -it : it;
+  double res = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const double* Jk = s->J + (size_t)k * nz;
+    double jx = 0;
+    for (int i = 0; i < nz; i++) jx += Jk[i] * xs[i];
+    res = fmax(res, fabs(jx - c[k]));
+  }
+  if (which) d->phidd_max = res;
+  else d->phid_max = res;
+  return CF_OK;
+}
+
+/* everything written back to the global data: q, qd, qdd (natural), multipliers */
+static void publish(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  forward(m, s, 1);
+  to_natural(m, s, d->q, d->qd, d->qdd, s->Zd);
+  for (int i = 0; i < m->ncon; i++) d->lambda[i] = d->reaction[i] = NAN;
+  for (int k = 0; k < s->nrow; k++) d->lambda[s->rows[k]] = s->lam[k], d->reaction[s->rows[k]] = s->lam[k] + s->sig[k];
+  memcpy(d->acc, d->qdd, sizeof(double) * (size_t)m->nq);
+}
+
+/* the joint's motions (see the top of the file) and its geometry, from the assembled state q */
+static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c) {
+  const cfMbsTopology* t = s->topo;
+  int j = t->parent_joint[c], p = t->parent[c];
+  double rP[3] = {0, 0, 0}, RP[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, rC[3], RC[9];
+  if (p >= 0) pose_of(m, q, p, rP, RP);
+  pose_of(m, q, c, rC, RC);
+  double R0[9]; /* R_P^T R_C */
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++) R0[3 * i + k] = RP[i] * RC[k] + RP[3 + i] * RC[3 + k] + RP[6 + i] * RC[6 + k];
+  SrPrim* pr = s->prim + 6 * c;
+  int n = 0;
+  if (j == CF_MBS_FLOATING) {
+    memcpy(s->pp + 3 * c, rC, sizeof rC); /* the joint point: the body's origin (ground coordinates) */
+    for (int k = 0; k < 3; k++) {
+      pr[n].rot = 0, pr[n].e[0] = k == 0, pr[n].e[1] = k == 1, pr[n].e[2] = k == 2, n++;
+    }
+    for (int k = 0; k < 3; k++) { /* the body's axes at z = 0, in the ground's (= the frame's) coordinates */
+      pr[n].rot = 1;
+      for (int i = 0; i < 3; i++) pr[n].e[i] = RC[3 * i + k];
+      n++;
+    }
+  } else {
+    int ps = t->reversed[j] ? 1 : 0, cs = 1 - ps; /* the parent's and the child's slots */
+    const double* fp = m->joint_frame + 24 * j + 12 * ps;  /* p a f g in the parent's coordinates */
+    const double* fc = m->joint_frame + 24 * j + 12 * cs;
+    memcpy(s->pp + 3 * c, fp, 3 * sizeof(double));
+    double ac[3]; /* the child's axis in the parent's coordinates at z = 0 */
+    mat3_vec(R0, fc + 3, ac);
+    switch (m->joint_type[j]) {
+      case CF_MBS_REVOLUTE: pr[n].rot = 1, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++; break;
+      case CF_MBS_PRISMATIC: pr[n].rot = 0, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++; break;
+      case CF_MBS_CYLINDRICAL:
+        pr[n].rot = 0, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++;
+        pr[n].rot = 1, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++;
+        break;
+      case CF_MBS_UNIVERSAL: /* the parent's own axis first, then the child's (fixed in it) */
+        pr[n].rot = 1, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++;
+        pr[n].rot = 1, memcpy(pr[n].e, ac, sizeof pr[n].e), n++;
+        break;
+      case CF_MBS_SPHERICAL:
+        pr[n].rot = 1, memcpy(pr[n].e, fp + 6, sizeof pr[n].e), n++;
+        pr[n].rot = 1, memcpy(pr[n].e, fp + 9, sizeof pr[n].e), n++;
+        pr[n].rot = 1, memcpy(pr[n].e, fp + 3, sizeof pr[n].e), n++;
+        break;
+      default: break; /* fixed */
+    }
+  }
+  s->nprim[c] = n;
+  memcpy(s->R0 + 9 * c, R0, sizeof R0);
+  /* pc = R_C^T (x - r_C), x the joint point at z = 0: z = 0 gives the assembled pose exactly */
+  double x[3], dx[3];
+  mat3_vec(RP, s->pp + 3 * c, x);
+  for (int i = 0; i < 3; i++) dx[i] = x[i] + rP[i] - rC[i];
+  mat3_tvec(RC, dx, s->pc + 3 * c);
+}
+
+/* body velocities Z from natural velocities: w = 1/2 sum_k e_k × e_k_dot, s_dot = r_dot - w × r */
+static void cartesian_velocities(const cfMbsModel* m, cfMbsSr* s, const double* q, const double* qd) {
+  for (int b = 0; b < s->nb; b++) {
+    const double *qb = q + m->body_qadr[b], *vb = qd + m->body_qadr[b];
+    double* Z = s->Z + 6 * b;
+    memset(Z, 0, 6 * sizeof(double));
+    for (int k = 1; k < 4; k++) {
+      double t[3];
+      cf_mbs_cross3(qb + 3 * k, vb + 3 * k, t);
+      for (int i = 0; i < 3; i++) Z[3 + i] += 0.5 * t[i];
+    }
+    double wr[3];
+    cf_mbs_cross3(Z + 3, qb, wr);
+    for (int i = 0; i < 3; i++) Z[i] = vb[i] - wr[i];
+  }
+}
+
+int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
+  *out = NULL;
+  for (int b = 0; b < m->nbody; b++)
+    if (m->body_modal[b])
+      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": body '%s' is %s; the semi-recursive "
+                      "formulation takes rigid (and virtual) bodies only for now: use the global formulation",
+                      m->body_name[b], m->body_modal[b] == 1 ? "a modal (flexible) body" : "flexible");
+  if (m->nmodal || m->nfe)
+    return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" takes rigid bodies only for now");
+  if (m->opt.rho_inf < 1)
+    return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" integrates with the trapezoidal rule "
+                    "only (\"solver.rho_inf\" = %g asks for generalized-alpha)", m->opt.rho_inf);
+  cfMbsSr* s = calloc(1, sizeof *s);
+  if (!s) return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  int st = cf_mbs_topology_create(m, &s->topo);
+  if (st < 0) {
+    free(s);
+    return st;
+  }
+  const cfMbsTopology* t = s->topo;
+  int nb = s->nb = m->nbody, nz = s->nz = t->nz;
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_CUT) s->nrow += m->joint_ncon[j];
+  s->nrow += m->ndriver;
+  size_t Z1 = (size_t)nz + 1, B1 = (size_t)nb + 1, R1 = (size_t)s->nrow + 1;
+  s->rows = malloc(R1 * sizeof(int));
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_TREE) s->ntree_row += m->joint_ncon[j];
+  s->tree_rows = malloc(((size_t)s->ntree_row + 1) * sizeof(int));
+  s->nprim = calloc(B1, sizeof(int)), s->prim = calloc(6 * B1, sizeof(SrPrim));
+  s->pp = calloc(3 * B1, sizeof(double)), s->pc = calloc(3 * B1, sizeof(double)), s->R0 = calloc(9 * B1, sizeof(double));
+  s->coord_body = calloc(Z1, sizeof(int));
+  s->z = calloc(Z1, sizeof(double)), s->zd = calloc(Z1, sizeof(double)), s->zdd = calloc(Z1, sizeof(double));
+  s->lam = calloc(R1, sizeof(double)), s->zd_hat = calloc(Z1, sizeof(double)), s->zdd_hat = calloc(Z1, sizeof(double));
+  s->save = calloc(3 * Z1 + R1, sizeof(double));
+  s->R = calloc(9 * B1, sizeof(double)), s->r = calloc(3 * B1, sizeof(double));
+  s->Z = calloc(6 * B1, sizeof(double)), s->D = calloc(6 * B1, sizeof(double)), s->Zd = calloc(6 * B1, sizeof(double));
+  s->b = calloc(6 * Z1, sizeof(double)), s->bd = calloc(6 * Z1, sizeof(double));
+  s->Mb = calloc(36 * B1, sizeof(double)), s->Mh = calloc(36 * B1, sizeof(double));
+  s->Pb = calloc(6 * B1, sizeof(double)), s->Ph = calloc(6 * B1, sizeof(double));
+  s->Mz = calloc(Z1 * Z1, sizeof(double)), s->Qz = calloc(Z1, sizeof(double));
+  s->KC = calloc(Z1 * Z1, sizeof(double)), s->G = calloc(24 * Z1, sizeof(double));
+  s->SG = calloc(24 * Z1, sizeof(double)), s->cols = calloc(Z1, sizeof(int));
+  s->J = calloc(R1 * Z1, sizeof(double)), s->phi = calloc(R1, sizeof(double)), s->phit = calloc(R1, sizeof(double));
+  s->bias = calloc(R1, sizeof(double)), s->A = calloc(Z1 * Z1, sizeof(double)), s->rhs = calloc(Z1, sizeof(double));
+  s->x = calloc(Z1, sizeof(double)), s->sig = calloc(R1, sizeof(double)), s->w6 = calloc(6 * B1 + Z1, sizeof(double));
+  if (!s->rows || !s->tree_rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
+      !s->lam || !s->zd_hat || !s->zdd_hat || !s->save || !s->R || !s->r || !s->Z || !s->D || !s->Zd || !s->b || !s->bd ||
+      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || !s->cols || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
+      !s->rhs || !s->x || !s->sig || !s->w6) {
+    cf_mbs_sr_free(s);
+    return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  }
+  int nr = 0;
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_CUT)
+      for (int e = 0; e < m->joint_ncon[j]; e++) s->rows[nr++] = m->joint_con0[j] + e;
+  for (int k = 0; k < m->ndriver; k++) s->rows[nr++] = m->driver_con[k];
+  nr = 0;
+  for (int j = 0; j < m->njoint; j++)
+    if (t->role[j] == CF_MBS_ROLE_TREE)
+      for (int e = 0; e < m->joint_ncon[j]; e++) s->tree_rows[nr++] = m->joint_con0[j] + e;
+  for (int b = 0; b < nb; b++) {
+    setup_joint(m, s, d->q, b);
+    for (int k = 0; k < t->nz_body[b]; k++) s->coord_body[t->z0[b] + k] = b;
+  }
+  /* z = 0 here; z_dot by least squares on the body velocities, metric Mbar + eps I (exact when d->qd is a
+   * tree velocity, which the model's projected initial velocities are) */
+  double h = m->opt.dt, t0 = d->t;
+  forward(m, s, 0);
+  body_mass(m, s);
+  cartesian_velocities(m, s, d->q, d->qd);
+  double mref = 0;
+  backward(s, 0, 0);
+  for (int i = 0; i < nz; i++) mref = fmax(mref, s->Mz[i * nz + i]);
+  s->mref = mref > 0 ? mref : 1;
+  s->alpha = m->opt.penalty > 0 ? m->opt.penalty : 1e5 * s->mref * 4 / (h * h);
+  for (int b = 0; b < nb; b++) mat6_vec(s->Mb + 36 * b, s->Z + 6 * b, s->Pb + 6 * b);
+  double eps = 1e-6 * s->mref;
+  for (int b = 0; b < nb; b++)
+    for (int i = 0; i < 6; i++) s->Pb[6 * b + i] += eps * s->Z[6 * b + i];
+  backward(s, eps, 1);
+  memcpy(s->A, s->Mz, sizeof(double) * (size_t)nz * nz);
+  if ((st = chol(nz, s->A)) < 0) {
+    cf_mbs_sr_free(s);
+    return cf_error(CF_ERR_SOLVER, "semi-recursive: initial velocities: singular metric");
+  }
+  chol_solve(nz, s->A, s->Qz, s->zd);
+  /* velocities projected onto the closure, then the initial accelerations and multipliers:
+   * M z_ddot + Phi_z^T lambda = Q, Phi_z z_ddot = -bias */
+  double a = s->alpha * h * h / 4;
+  kinematics(m, s, d);
+  dynamics(m, s, d, t0, 0);
+  closure(m, s, d, t0, 1, 0);
+  if ((st = factor_leading(s, a)) >= 0) st = project(m, s, d, t0, 0, a);
+  if (st >= 0) {
+    forward(m, s, 0);
+    to_natural(m, s, d->q, d->qd, NULL, NULL);
+    dynamics(m, s, d, t0, 0);
+    closure(m, s, d, t0, 0, 1);
+    for (int k = 0; k < s->nrow; k++) s->bias[k] = -s->bias[k];
+    st = factor_leading(s, a);
+  }
+  if (st >= 0) {
+    int it = alm(s, a, s->Qz, s->bias, s->zdd, m->opt.tol_phi, 100);
+    if (it < 0) d->warning[CF_MBS_WARN_ACC_PROJECTION]++;
+    for (int k = 0; k < s->nrow; k++) s->lam[k] = s->sig[k], s->sig[k] = 0;
+  }
+  if (st < 0) {
+    cf_mbs_sr_free(s);
+    return cf_mbs__rethrow(st, "semi-recursive formulation, initial state: ");
+  }
+  publish(m, s, d);
+  cf_mbs__accept_angles(m, d);
+  *out = s;
+  return CF_OK;
+}
+
+/* the wrench (F, n_O) of a gradient row g (12, natural coordinates of body b) on the body: T_b^T g,
+ * F = g_r, n_O = r × g_r + u × g_u + v × g_v + w × g_w */
+static void row_wrench(const cfMbsSr* s, int b, const double* g, double w[6]) {
+  const double *R = s->R + 9 * b, *r = s->r + 3 * b;
+  memcpy(w, g, 3 * sizeof(double));
+  cf_mbs_cross3(r, g, w + 3);
+  for (int a = 0; a < 3; a++) {
+    double e[3] = {R[a], R[3 + a], R[6 + a]}, t[3];
+    cf_mbs_cross3(e, g + 3 + 3 * a, t);
+    for (int x = 0; x < 3; x++) w[3 + x] += t[x];
+  }
+}
+
+/* Tree joints' reactions by a backward recursion: the wrench the parent applies to the subtree of body
+ * c, W_c = sum over the subtree (Mbar Z_dot - Qbar - F_closure), F_closure_b = -T_b^T Phi_q,b^T lambda
+ * (the cut joints' and drivers' reactions); then the joint's multipliers lambda_j with
+ * -T_c^T Phi_j,q,c^T lambda_j = W_c (least squares over the joint's equations, exact for a consistent
+ * state), written into d->reaction so that cf_mbs_joint_reaction reads them as the global formulation's */
+void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  const cfMbsTopology* t = s->topo;
+  cf_mbs__eval_forces(m, d, d->q, d->qd, d->t, 0);
+  body_mass(m, s);
+  body_forces(m, s, d); /* Pb = Qbar - Mbar D at the published state (s->D, s->Zd from publish) */
+  double* W = s->Ph;
+  for (int b = 0; b < s->nb; b++) {
+    double a[6], mz[6], md[6];
+    for (int i = 0; i < 6; i++) a[i] = s->Zd[6 * b + i];
+    mat6_vec(s->Mb + 36 * b, a, mz);
+    mat6_vec(s->Mb + 36 * b, s->D + 6 * b, md);
+    for (int i = 0; i < 6; i++) W[6 * b + i] = mz[i] - (s->Pb[6 * b + i] + md[i]);
+  }
+  /* the closure forces on each body: -T_b^T g lambda, moved to the left side */
+  cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->rows, s->nrow, 1, NULL, NULL);
+  for (int k = 0; k < s->nrow; k++) {
+    int i = s->rows[k];
+    const cfMbsCon* c = &m->con[i];
+    const double* row = d->jac + (size_t)i * m->jac_stride;
+    double lam = d->reaction[i];
+    for (int sl = 0; sl < c->nb; sl++) {
+      double w[6];
+      row_wrench(s, c->body[sl], row + 12 * sl, w);
+      for (int x = 0; x < 6; x++) W[6 * c->body[sl] + x] += w[x] * lam;
+    }
+  }
+  for (int oi = s->nb - 1; oi >= 0; oi--) {
+    int c = t->order[oi], p = t->parent[c];
+    if (p >= 0)
+      for (int i = 0; i < 6; i++) W[6 * p + i] += W[6 * c + i];
+  }
+  /* each tree joint: A lambda_j = W_c, A's columns -T_c^T g_e (e: the joint's equations) */
+  cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->tree_rows, s->ntree_row, 1, NULL, NULL);
+  for (int b = 0; b < s->nb; b++) {
+    int j = t->parent_joint[b];
+    if (j < 0) continue;
+    int ne = m->joint_ncon[j], e0 = m->joint_con0[j];
+    double A[6][6], N[36], rhs[6], lam[6];
+    for (int e = 0; e < ne; e++) {
+      const cfMbsCon* c = &m->con[e0 + e];
+      const double* row = d->jac + (size_t)(e0 + e) * m->jac_stride;
+      for (int x = 0; x < 6; x++) A[e][x] = 0;
+      for (int sl = 0; sl < c->nb; sl++)
+        if (c->body[sl] == b) {
+          double w[6];
+          row_wrench(s, b, row + 12 * sl, w);
+          for (int x = 0; x < 6; x++) A[e][x] = -w[x];
+        }
+    }
+    for (int e = 0; e < ne; e++) {
+      rhs[e] = dot6(A[e], W + 6 * b);
+      for (int f = 0; f < ne; f++) N[e * ne + f] = dot6(A[e], A[f]);
+    }
+    if (chol(ne, N) < 0) continue; /* the joint's equations dependent here: left NAN */
+    chol_solve(ne, N, rhs, lam);
+    for (int e = 0; e < ne; e++) d->reaction[e0 + e] = lam[e];
+  }
+}
+
+void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double* Mz) {
+  (void)d;
+  forward(m, s, 0);
+  body_mass(m, s);
+  backward(s, 0, 0);
+  memcpy(Mz, s->Mz, sizeof(double) * (size_t)s->nz * s->nz);
+}
+
+static void save(cfMbsSr* s) {
+  int n = s->nz;
+  memcpy(s->save, s->z, sizeof(double) * (size_t)n);
+  memcpy(s->save + n, s->zd, sizeof(double) * (size_t)n);
+  memcpy(s->save + 2 * n, s->zdd, sizeof(double) * (size_t)n);
+  memcpy(s->save + 3 * n, s->lam, sizeof(double) * (size_t)s->nrow);
+}
+static void restore(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  int n = s->nz;
+  memcpy(s->z, s->save, sizeof(double) * (size_t)n);
+  memcpy(s->zd, s->save + n, sizeof(double) * (size_t)n);
+  memcpy(s->zdd, s->save + 2 * n, sizeof(double) * (size_t)n);
+  memcpy(s->lam, s->save + 3 * n, sizeof(double) * (size_t)s->nrow);
+  memset(s->sig, 0, sizeof(double) * (size_t)s->nrow);
+  publish(m, s, d);
+}
+
+/* One step: eqs. 35-39 on z, as mbs_step.c on q:
+ *   z_dot = 2/h z + zd_hat, z_ddot = 4/h^2 z + zdd_hat                                  (35)
+ *   f(z) = h^2/4 (M z_ddot + Phi_z^T (lambda* + alpha Phi) - Q) = 0                      (36, 37)
+ *   [M + h/2 C + h^2/4 (alpha Phi_z^T Phi_z + K)] dz = -f; lambda* += alpha Phi after each update (37, 2)
+ * with the force elements' K = q_z^T K_q q_z, C = q_z^T C_q q_z (38), then the projections (39) with
+ * W = M + h/2 C + h^2/4 K. */
+int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
+  int nz = s->nz, nr = s->nrow;
+  double h = m->opt.dt, t1 = d->t + h, alpha = s->alpha, h2 = h * h / 4, a = alpha * h2;
+  save(s);
+  for (int i = 0; i < nz; i++) {
+    s->zd_hat[i] = -(2 / h * s->z[i] + s->zd[i]);
+    s->zdd_hat[i] = -(4 / (h * h) * s->z[i] + 4 / h * s->zd[i] + s->zdd[i]);
+    s->z[i] += h * s->zd[i] + 0.5 * h * h * s->zdd[i];
+  }
+  double dzmax = INFINITY, phimax = 0, dz_hist[3] = {INFINITY, INFINITY, INFINITY};
+  int it, converged = 0, st = CF_OK;
+  for (it = 0;; it++) {
+    for (int i = 0; i < nz; i++) {
+      s->zd[i] = 2 / h * s->z[i] + s->zd_hat[i];
+      s->zdd[i] = 4 / (h * h) * s->z[i] + s->zdd_hat[i];
+    }
+    double tc = cf_wall_time();
+    kinematics(m, s, d);
+    closure(m, s, d, t1, 0, 0);
+    d->timer[CF_MBS_STAGE_CONSTRAINTS] += cf_wall_time() - tc;
+    phimax = cf_mbs_maxabs(nr, s->phi);
+    if (!isfinite(phimax)) break;
+    if (it > 0) {
+      for (int k = 0; k < nr; k++) s->lam[k] += alpha * s->phi[k];
+      if (dzmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi) {
+        converged = 1;
+        break;
+      }
+      if (it >= 4 && phimax <= m->opt.tol_phi && dzmax <= NEWTON_FLOOR * m->opt.tol_dq && !(dzmax < 0.5 * dz_hist[2])) {
+        converged = 1;
+        d->warning[CF_MBS_WARN_NEWTON_FLOOR]++;
+        break;
+      }
+    }
+    if (it >= m->opt.max_iter) break;
+    tc = cf_wall_time();
+    dynamics(m, s, d, t1, 1);
+    d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - tc;
+    /* r = -h^2/4 (M z_ddot + J^T (lambda* + alpha Phi) - Q) */
+    for (int i = 0; i < nz; i++) {
+      double v = -s->Qz[i];
+      for (int j = 0; j < nz; j++) v += s->Mz[i * nz + j] * s->zdd[j];
+      s->rhs[i] = v;
+    }
+    for (int k = 0; k < nr; k++) {
+      double e = s->lam[k] + alpha * s->phi[k];
+      const double* Jk = s->J + (size_t)k * nz;
+      for (int i = 0; i < nz; i++) s->rhs[i] += Jk[i] * e;
+    }
+    for (int i = 0; i < nz; i++) s->rhs[i] *= -h2;
+    tc = cf_wall_time();
+    st = factor_leading(s, a);
+    d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - tc;
+    if (st < 0) break;
+    tc = cf_wall_time();
+    chol_solve(nz, s->A, s->rhs, s->x);
+    d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - tc;
+    dz_hist[2] = dz_hist[1], dz_hist[1] = dz_hist[0], dz_hist[0] = dzmax;
+    dzmax = 0;
+    for (int i = 0; i < nz; i++) s->z[i] += s->x[i], dzmax = fmax(dzmax, fabs(s->x[i]));
+  }
+  if (st < 0 || !converged) {
+    int w = 0;
+    for (int k = 1; k < nr; k++)
+      if (!(fabs(s->phi[k]) <= fabs(s->phi[w]))) w = k;
+    char who[256] = "the equations";
+    if (nr) cf_mbs_describe_con(m, s->rows[w], who, sizeof who);
+    restore(m, s, d);
+    if (st < 0) {
+      char prefix[80];
+      snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s): ", d->steps + 1, t1);
+      return cf_mbs__rethrow(st, prefix);
+    }
+    return cf_error(CF_ERR_SOLVER, "step %ld (t = %.6g s), semi-recursive: Newton did not converge in %d iterations "
+                    "(max |dz| %.3g, max |Phi| %.3g, worst in %s); try a smaller time step", d->steps + 1, t1, it,
+                    dzmax, phimax, who);
+  }
+  d->iters = it;
+  d->phi_max = phimax;
+  /* projections (39) at the converged positions, W = M */
+  double tc = cf_wall_time();
+  dynamics(m, s, d, t1, 1);
+  closure(m, s, d, t1, 1, 0);
+  d->timer[CF_MBS_STAGE_FORCES] += cf_wall_time() - tc;
+  st = factor_leading(s, a);
+  if (st >= 0) st = project(m, s, d, t1, 0, a);
+  if (st >= 0) st = project(m, s, d, t1, 1, a);
+  if (st < 0) {
+    restore(m, s, d);
+    return cf_mbs__rethrow(st, "semi-recursive projections: ");
+  }
+  d->t = t1;
+  publish(m, s, d);
+  d->steps++;
+  d->iters_total += it;
+  if (it > d->iters_max) d->iters_max = it;
+  cf_mbs__accept_angles(m, d);
+  return CF_OK;
+}
