@@ -74,6 +74,9 @@ int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem)
 
 int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem, int corotational) {
   if (!fem || fem->nnode < 1) return cf_error(CF_ERR_ARG, "FE body '%s': no FE model", b->name);
+  if (fem->npe != 4) /* the couplings' element products and lumped masses are the linear element's */
+    return cf_error(CF_ERR_UNSUPPORTED, "FE body '%s': %d-node elements are not supported in mechanisms yet (linear "
+                    "tetrahedra only)", b->name, fem->npe);
   if (def->nfe == def->cap_fe) {
     int cap = def->cap_fe ? 2 * def->cap_fe : 4;
     cfMbsFeDef* p = realloc(def->fe, sizeof *p * (size_t)cap);
