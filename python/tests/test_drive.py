@@ -10,7 +10,7 @@ import pytest
 
 import cofem
 
-SRC = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SRC = os.environ.get("COFEM_SOURCE_DIR") or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))  # the tests may be copied out (test_python_install)
 
 
 def write(tmp_path, name, scene):

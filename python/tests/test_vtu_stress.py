@@ -12,9 +12,8 @@ import pytest
 
 import cofem
 
-SRC = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("COFEM_BUILD", os.path.join(SRC, "build"))
-COFEM_BIN = os.environ.get("COFEM_BIN") or os.path.join(BUILD, "cofem")
+SRC = os.environ.get("COFEM_SOURCE_DIR") or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))  # the tests may be copied out (test_python_install)
+COFEM_BIN = os.environ.get("COFEM_BIN") or cofem.program() or os.path.join(SRC, "build", "cofem")
 BAR_MESH = os.path.join(SRC, "meshes", "beam_box_10x2x2.inp")  # 1 x 0.1 x 0.1 m, sets XMIN .. ZMAX
 E, NU = 210e9, 0.3
 AREA = 0.1 * 0.1
