@@ -196,7 +196,10 @@ int main(int argc, char** argv) {
     for (int k = 0; k < NVAR; k++) round_of(&v[k], c, steps < 5 ? steps : 5, 0); /* warm-up */
     for (int r = 0; r < rounds; r++)
       for (int k = 0; k < NVAR; k++) round_of(&v[k], c, steps, 1);
-    printf("\n%s (%s; alone: %s), dt %g s\n", c->name, c->mechanism, c->part, v[NEWTON].dt);
+    double dt = 0; /* the mechanism's, from a variant that ran */
+    for (int k = 0; k < NVAR; k++)
+      if (k != ALONE && v[k].ok && v[k].steps) dt = v[k].dt;
+    printf("\n%s (%s; alone: %s), dt %g s\n", c->name, c->mechanism, c->part, dt);
     printf("| variant | ms/step | x alone | real time | Newton it/step | stages [ms/step] |\n|---|---|---|---|---|---|\n");
     for (int k = 0; k < NVAR; k++) {
       if (only_var >= 0 && k != only_var) continue;
@@ -216,20 +219,22 @@ int main(int argc, char** argv) {
                  1e3 * v[k].stage[CF_MBS_STAGE_CONSTRAINTS], 1e3 * v[k].stage[CF_MBS_STAGE_FORCES],
                  1e3 * v[k].stage[CF_MBS_STAGE_ASSEMBLE], 1e3 * v[k].stage[CF_MBS_STAGE_FACTOR],
                  1e3 * v[k].stage[CF_MBS_STAGE_SOLVE]);
-      char nwt[32] = "";
+      char nwt[32] = "", xas[32] = "-"; /* "-": the part alone not run (--only) */
       if (k != ALONE) snprintf(nwt, sizeof nwt, "%.2f", v[k].newton);
-      printf("| %s | %.3f | %.2f | %.1fx | %s | %s |\n", kVarName[k], ms, xa, rt, nwt, stg);
+      if (isfinite(xa)) snprintf(xas, sizeof xas, "%.2f", xa);
+      printf("| %s | %.3f | %s | %.1fx | %s | %s |\n", kVarName[k], ms, xas, rt, nwt, stg);
       if (csv)
         fprintf(csv, "%s,%s,%g,%d,%.5f,%.4f,%.3f,%.3f,%.3f,%.3f,%.3f\n", c->name, kVarName[k], v[k].dt, v[k].steps, ms,
                 xa, rt, v[k].newton, v[k].pcg_free, v[k].pcg_corr, v[k].corrected);
     }
     if (v[LINEAR].ok && v[LINEAR].steps && v[NEWTON].ok && v[NEWTON].steps)
       printf("linear coupling: %.2fx faster than the Newton coupling\n", v[NEWTON].best / v[LINEAR].best);
-    if (v[LINEAR_PCG].ok && v[LINEAR_PCG].steps)
+    if (v[LINEAR_PCG].ok && v[LINEAR_PCG].steps) {
       printf("linear coupling with the PCG: %.2f PCG iterations per step for the free motion, %.2f for %.2f interface "
-             "columns corrected per step; %.2fx faster than the Newton coupling\n",
-             v[LINEAR_PCG].pcg_free, v[LINEAR_PCG].pcg_corr, v[LINEAR_PCG].corrected,
-             v[NEWTON].ok ? v[NEWTON].best / v[LINEAR_PCG].best : NAN);
+             "columns corrected per step", v[LINEAR_PCG].pcg_free, v[LINEAR_PCG].pcg_corr, v[LINEAR_PCG].corrected);
+      if (v[NEWTON].ok && v[NEWTON].steps) printf("; %.2fx faster than the Newton coupling", v[NEWTON].best / v[LINEAR_PCG].best);
+      printf("\n");
+    }
     for (int k = 0; k < NVAR; k++)
       if (v[k].ok || v[k].steps) release(&v[k]);
   }

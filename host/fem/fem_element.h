@@ -213,6 +213,17 @@ CF_HD double cf_elem_turn_beyond2(int e, const int* tet, const double* Dm_inv, c
   return c > 0 ? (a0 * a0 + a1 * a1 + a2 * a2) / (c * c) : INFINITY;
 }
 
+/* One Newton correction of R_e toward polar(F_e) (cf_polar_rotation_step), for rotations already
+ * predicted close (the linear coupling's, mbs_fe.c): half of cf_elem_polar's cost, which iterates
+ * until a correction is below round-off. */
+CF_HD void cf_elem_polar_step(int e, const int* tet, const double* Dm_inv, const double* x, double* R) {
+  double Ds[9], F[9], Rn[9];
+  cf_edge_matrix(x, tet, e, Ds);
+  cf_mul3(Ds, Dm_inv + 9 * e, F);
+  cf_polar_rotation_step(F, R + 9 * e, Rn);
+  for (int i = 0; i < 9; i++) R[9 * e + i] = Rn[i];
+}
+
 /* Lame constants of the material: lam = E nu / ((1 + nu)(1 - 2 nu)), mu = E / (2 (1 + nu)) */
 CF_HD void cf_lame(double E, double nu, double* lam, double* mu) {
   *lam = E * nu / ((1 + nu) * (1 - 2 * nu));

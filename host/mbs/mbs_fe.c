@@ -399,10 +399,15 @@ static void gather(const struct cfMbsFeBody* fb, const double* q, double* x) {
 /* the co-rotational stages at x = q: element rotations, K_R, element forces, f_el. Without K_R
  * (G: [9 ntet] scratch) only the forces, matrix-free as in the PCG's step (fem_pcg.c):
  * fe = V sigma(Ds(x) G_e - I) G_e^T, G_e = Dm^-1 R_e^T; a third of cf_elem_rotate's work. */
+static void fe_stage_forces(const cfModel* m, cfData* fd, double* G);
 static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q, double* G) {
-  const cfModel* m = fb->fem;
   gather(fb, q, fd->x);
-  cf_stage_polar(m, fd);
+  cf_stage_polar(fb->fem, fd);
+  fe_stage_forces(fb->fem, fd, G);
+}
+
+/* the same after the rotations fd->R are set, at fd->x */
+static void fe_stage_forces(const cfModel* m, cfData* fd, double* G) {
   if (!G) {
     cf_stage_elastic(m, fd);
     return;
@@ -561,29 +566,13 @@ static void rigid_turn(const cfModel* fem, const double* x0, const int* qadr0, c
 /* R <- T R for n 3x3 blocks */
 static void turn_blocks(const double T[9], double* R, int n) {
   for (int b = 0; b < n; b++) {
-    double* B = R + 9 * (size_t)b, O[9];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) O[3 * i + j] = T[3 * i] * B[j] + T[3 * i + 1] * B[3 + j] + T[3 * i + 2] * B[6 + j];
-    memcpy(B, O, sizeof O);
+    double O[9];
+    cf_mul3(T, R + 9 * (size_t)b, O);
+    memcpy(R + 9 * (size_t)b, O, sizeof O);
   }
 }
 
-/* C = A B^T (3x3) */
-static void mul_abt(const double A[9], const double B[9], double C[9]) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) C[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
-}
-
-/* R_e <- one Newton correction of R_e toward polar(F_e(fd->x)) */
-static void polar_step(const cfModel* fem, cfData* fd, int e) {
-  double Ds[9], F[9], Rn[9];
-  cf_edge_matrix(fd->x, fem->tet, e, Ds);
-  cf_mul3(Ds, fem->Dm_inv + 9 * (size_t)e, F);
-  cf_polar_rotation_step(F, fd->R + 9 * (size_t)e, Rn);
-  memcpy(fd->R + 9 * (size_t)e, Rn, sizeof Rn);
-}
-
-/* The single linearisation of a step (d->fe_single): the element rotations of the step's end,
+/* The linear coupling's linearisation of a step (pass 0): the element rotations of the step's end,
  * predicted as the polar at the step's start turned by the part's rigid rotation over the step,
  *   R_p,e = D polar(F_e(x_n)),
  * then the forces at the predictor q (the model's force -R_p K0 (R_p^T x - X) is affine in x for
@@ -596,7 +585,8 @@ static void polar_step(const cfModel* fem, cfData* fd, int e) {
  * (its miss 1e-5 rad a step, h^3 of the swing's jerk, always against the motion); 1e-3 more of
  * the turn's angle made it 1.4%, 1e-3 less +0.05%. Elastic velocities are left out of the
  * prediction: the polar of x~ itself put E x 100 off at once (its stiff modes' velocities at dt).
- * A second linearisation at the first Newton iterate (d->fe_pass) takes x1's rigid rotation. */
+ * A second linearisation, where cf_mbs__fe_single_miss asks for one, is fe_stages' at the first
+ * Newton iterate (d->fe_pass): the polar there. */
 static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, cfData* fd,
                              struct cfMbsFeState* s, const double* q, double* G) {
   const cfModel* fem = fb->fem;
@@ -614,33 +604,21 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
   if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
     double Ra[9], Mi[9];
     rigid_turn(fem, s->xprev, NULL, d->save, fb->qadr, Ra);
-    mul_abt(Ra, s->lin_dRn, Mi);
-    double T[9];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) T[3 * i + j] = Mi[3 * i] * D[j] + Mi[3 * i + 1] * D[3 + j] + Mi[3 * i + 2] * D[6 + j];
-    memcpy(D, T, sizeof T);
+    cf_mul3_nt(Ra, s->lin_dRn, Mi);
+    cf_mul3(Mi, Dn, D);
   }
   memcpy(s->lin_dRn, Dn, sizeof Dn);
   gather(fb, d->save, s->xprev);
   s->lin_prev_step = d->steps;
   gather(fb, d->save, fd->x); /* q_n */
   /* one Newton correction of the polar from the last step's R_p, which predicted these rotations to
-   * the step's miss (the lug pendulum: 1e-6 rad; the correction's error is its square): half the
-   * converged polar's cost (cf_stage_polar iterates until a correction is below round-off). Where an
+   * the step's miss (the lug pendulum: 1e-6 rad; the correction's error is its square). Where an
    * element bent more, the check after the first iterate linearises again with the full polar. */
-  CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, polar_step(fem, fd, e));
+  CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
   turn_blocks(D, fd->R, fem->ntet);
   if (fd->node_R) turn_blocks(D, fd->node_R, fem->nnode); /* their warm start turned alike */
   gather(fb, q, fd->x);
-  double lam, mu;
-  cf_lame(fem->def.E, fem->def.nu, &lam, &mu);
-  if (!G) {
-    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_rotate(e, fem->tet, fem->Dm_inv, fem->vol, lam, mu, fd->R, fd->x, fd->KR, fd->fe));
-  } else {
-    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_rotated_gradients(e, fem->Dm_inv, fd->R, G));
-    CF_FOR(fem, e, fem->ntet, fem->ntet > 2048, cf_elem_force_mf(e, fem->tet, G, fem->vol, lam, mu, fd->x, fd->fe));
-  }
-  CF_FOR(fem, n, fem->nnode, fem->nnode > 4096, cf_node_gather(n, fem->node_src_ptr, fem->node_src, fd->fe, fd->f_el));
+  fe_stage_forces(fem, fd, G);
 }
 
 /* The single linearisation's check, after the step's first Newton update (mbs_step.c): the largest
@@ -700,7 +678,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
     if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, q);
-    else if (s && fb->linear && d->fe_linear && d->fe_single && d->fe_pass == 0)
+    else if (s && fb->linear && d->fe_linear && d->fe_pass == 0)
       linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
     else
       fe_stages(fb, fd, q, mf ? s->G : NULL);

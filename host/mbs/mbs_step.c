@@ -83,7 +83,6 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   d->step_serial++;
   d->fe_linear = m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0 && !d->constraint_hessian;
   d->fe_pass = 0;
-  d->fe_single = d->fe_linear;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   int st = step(m, d);
   d->fe_linear = 0;
@@ -135,7 +134,7 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
       /* the linear coupling linearises its parts once (mbs_fe.c, "the linear coupling": at the
        * predictor, the element rotations turned by the part's predicted rigid rotation), and a second
        * time only where the first Newton iterate turned a part by more than SINGLE_MISS beyond that
-       * (cf_mbs__fe_single_miss; every step without d->fe_single), at the rotations of that iterate. It
+       * (cf_mbs__fe_single_miss), at the rotations of that iterate. It
        * is measured at the first iterate whose constraints are as good as the predictor's (10x):
        * usually the first. Where the first update throws the constraints far off (the double
        * four-bar with three flexible bars: massless pins between the bars, |Phi| 0.35 m after the
@@ -146,9 +145,9 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
         const int conv0 = dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi;
         if (conv0 || phimax <= fmax(10 * phi_pred, m->opt.tol_phi)) {
           pass_checked = 1;
-          if (!d->fe_single || cf_mbs__fe_single_miss(m, d) > SINGLE_MISS) {
+          if (cf_mbs__fe_single_miss(m, d) > SINGLE_MISS) {
             d->fe_pass = 1;
-            d->fe_single_extra += d->fe_single;
+            d->fe_twice++;
             if (conv0) dqmax = INFINITY; /* not converged: the second linearisation's update follows */
           }
         }

@@ -53,6 +53,12 @@ CF_HD void cf_mul3_tn(const double* A, const double* B, double* C) {
     for (int j = 0; j < 3; j++)
       C[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
 }
+/* C = A B^T */
+CF_HD void cf_mul3_nt(const double* A, const double* B, double* C) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      C[3 * i + j] = A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1] + A[3 * i + 2] * B[3 * j + 2];
+}
 /* Inverse by the adjugate; returns the determinant (the caller decides what tiny means; Ai is
  * not finite when it is 0). Ai must not be A. */
 CF_HD double cf_inv3(const double* A, double* Ai) {

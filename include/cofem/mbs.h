@@ -434,12 +434,10 @@ typedef struct cfMbsData {
   /* the linear coupling (opt.coupling): set by cf_mbs_step for the solves it makes */
   int fe_linear;             /* 1 inside cf_mbs_step: corotational bodies are linearised at the predictor */
   long step_serial;          /* counts cf_mbs_step calls: the key of the per-step linearisation */
-  int fe_pass;               /* 0, or 1 from the step's first Newton iterate with constraints as good as the
-                                predictor's (mbs_step.c): the part's residual
-                                evaluated once more (its matrix kept) */
-  int fe_single;             /* 1: one linearisation per step, the element rotations predicted along the
-                                part's rigid rotation (mbs_fe.c, linear_rotations); fe_pass stays 0 */
-  long fe_single_extra;      /* steps that took a second linearisation all the same (the check missed) */
+  int fe_pass;               /* 0, or 1 where the linear coupling linearises again (mbs_step.c): at the
+                                step's first Newton iterate with constraints as good as the predictor's */
+  long fe_twice;             /* the linear coupling's steps linearised twice (a part turned beyond its
+                                predicted rotations: mbs_fe.c, cf_mbs__fe_single_miss) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks

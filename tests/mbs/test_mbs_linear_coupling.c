@@ -92,7 +92,7 @@ static int run_swing(const char* json, int nstep, double dt, Swing* out) {
     out->phi_max = fmax(out->phi_max, d->phi_max);
   }
   out->steps = k - 1;
-  out->twice = d->fe_single_extra;
+  out->twice = d->fe_twice;
   out->period = swing_period(g_ang, out->steps, dt);
   int np = out->period > 0 ? (int)(out->period / dt) : 0;
   if (np > 0 && 2 * np < out->steps) {
