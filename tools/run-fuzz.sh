@@ -63,6 +63,8 @@ fi
 
 logs=$B/logs
 mkdir -p $logs
+. tools/lib/kmp-shm.sh
+kmp_shm_sweep # libomp's leftover registration files in /dev/shm (SIGBUS before main)
 run_one() {
   local t=$1 name=${1#fuzz_}
   mkdir -p $B/corpus/$name $B/artifacts/$name

@@ -16,6 +16,7 @@ tools/setup.sh >/dev/null # packages (clang, valgrind) and the normal build, for
 AB=${ASAN_BUILD:-build-asan}
 BUILD=${BUILD:-build}
 status=0
+. tools/lib/kmp-shm.sh # libomp's leftover registration files in /dev/shm (SIGBUS before main)
 
 if [ "$what" = all ] || [ "$what" = asan ]; then
   t0=$(date +%s)
@@ -42,6 +43,7 @@ if [ "$what" = all ] || [ "$what" = asan ]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86:log_path=$logs/ubsan"
   export COFEM_SOAK_STEPS=${COFEM_SOAK_STEPS:-2000}
   rc=0
+  kmp_shm_guard_start
   # test_meshes_regen is gmsh's time: the instrumented code it runs (cofem info of the committed
   # meshes) is also run by test_cli and test_mesh_io
   # test_install loads the instrumented libcofem.so into a program that is not (a C example built
@@ -58,6 +60,7 @@ if [ "$what" = all ] || [ "$what" = asan ]; then
      COFEM_BIN="$PWD/$BUILD/cofem" bash tests/python/test_python.sh) || py_rc=$?
   [ $py_rc -eq 77 ] && echo "sanitizers: the Python tests skipped (no python3 with numpy and pytest)"
   [ $py_rc -eq 0 ] || [ $py_rc -eq 77 ] || { echo "sanitizers: the Python tests failed under ASan (exit $py_rc)"; rc=1; }
+  kmp_shm_guard_stop
   t2=$(date +%s)
   nlog=$(find "$logs" -type f | wc -l)
   if [ "$nlog" -gt 0 ]; then
