@@ -670,7 +670,7 @@ int cf_mbs_model_create(const cfMbsDef* def, cfMbsModel** out) {
   if (st >= 0) st = check_massless_directions(m, d);
   if (st >= 0) {
     memcpy(d->qd, m->qd0, sizeof(double) * m->nq);
-    st = cf_mbs__project_velocities(m, d, 0.0);
+    st = cf_mbs__project_initial_velocities(m, d);
     if (st < 0) st = cf_mbs__rethrow(st, "initial velocities: ");
   }
   if (st >= 0) {
