@@ -51,6 +51,8 @@ MUTATIONS=(
   "host/mbs/mbs_constraints.c|row[12 * slot_of(c, blk0 + j / 12) + j % 12] += s * g;|row[12 * slot_of(c, blk0 + j / 12) + j % 12] -= s * g;|modal-point joint Jacobian: amplitude columns sign flipped"
   "host/mbs/mbs_modal.c|Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k]|Qy[k] -= mb->w2[k] * y[k] + mb->zeta[k]|modal damping force halved"
   "host/mbs/mbs_step.c|4 / h * d->qd[i] + d->qdd[i]);|3 / h * d->qd[i] + d->qdd[i]);|trapezoidal step: qdd_hat with 3/h for 4/h"
+  # statics: convergence at the positions' round-off (a tiny load)
+  "host/fem/fem_static.c|      if (dun <= fmax(1e-10 * un, 1e3 * DBL_EPSILON * xn)) {|      if (dun <= 1e-10 * un) {|statics: the displacement test against the displacement, not the positions' round-off"
   # FE bodies in mechanisms: Rayleigh damping, the initial velocities
   "host/mbs/mbs_fe.c|          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;|          fd->f_ext[3 * tn[r / 3] + r % 3] -= 0.5 * rb * s;|FE bodies in mechanisms: the Rayleigh beta force halved"
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"

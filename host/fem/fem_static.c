@@ -1,6 +1,7 @@
 /* Nonlinear statics: load increments, equilibrium (Newton) iterations with rotations updated from
  * the current shape, a backtracking line search on the residual norm, and increment cutting.
  * Consistent tangent: fem_tangent.c. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,13 +226,16 @@ int cf_static_solve(const cfModel* m, cfData* d, const double* f, const cfStatic
       }
       /* converged in displacement: the correction is at the round-off of the positions (the
        * force residual then stalls at ~1e-9 of the internal forces, which can exceed tol |f|
-       * under a tiny load) */
-      double dun = 0, un = 0;
+       * under a tiny load). The round-off is of the positions themselves, eps |x|: under a tiny
+       * load the displacement's 1e-10 lies far below it (the lug at 1 N: u 1e-9 m, the last
+       * corrections 1e-15 m against |x| 0.1 m, and the increment was cut to load factor 0) */
+      double dun = 0, un = 0, xn = 0;
       for (int i = 0; i < n; i++) {
         dun = fmax(dun, fabs(step * du[i]));
         un = fmax(un, fabs(d->x[i] - m->X[i]));
+        xn = fmax(xn, fabs(d->x[i]));
       }
-      if (dun <= 1e-10 * un) {
+      if (dun <= fmax(1e-10 * un, 1e3 * DBL_EPSILON * xn)) {
         rn = rn_new;
         ok = 1;
         break;

@@ -103,6 +103,27 @@ int main(void) {
     CHECK_CLOSE(uc[2], ul[2], 0, 1e-6);
     beam_free(&b);
   }
+  /* (1b) a load so small that the force residual's target, tol |f|, lies below the round-off of the
+   * internal forces (~1e-9 of E L^2 times the positions' eps): statics must still converge, on the
+   * correction reaching the positions' round-off, to the linear solution (cofem static of the lug
+   * at 1 N without gravity stopped at load factor 0: residual 2.4e-7 N, target 2.5e-9) */
+  {
+    Beam b;
+    double P[3] = {0, 0, -1e-3};
+    beam_create(&b, 10, 2, 2, 1.0, 0.1, 0.1, P);
+    CHECK_OK(cf_linear_static(b.m, b.d, b.f));
+    double ul[3], uc[3];
+    tip_u(&b, ul);
+    cf_data_reset(b.m, b.d);
+    cfStaticOptions o = cf_default_static_options(); /* tol 1e-8 */
+    o.increments = 1;
+    int st = cf_static_solve(b.m, b.d, b.f, &o, NULL, NULL);
+    tip_u(&b, uc);
+    printf("tiny load (1 mN): linear tip w %.9e, co-rotational %.9e (status %d)\n", ul[2], uc[2], st);
+    CHECK(st == CF_OK); /* (a warning, CF_WARN_STATIC_NOT_CONVERGED, before) */
+    CHECK_CLOSE(uc[2], ul[2], 0, 1e-6); /* measured 2.0e-7 */
+    beam_free(&b);
+  }
   /* (2) convergence to Timoshenko: w = P L^3/(3 E I) + P L/(k G A), k = 5/6 */
   {
     const double L = 1.0, a = 0.1, Pz = -1000.0;
