@@ -53,6 +53,8 @@ MUTATIONS=(
   "host/mbs/mbs_step.c|4 / h * d->qd[i] + d->qdd[i]);|3 / h * d->qd[i] + d->qdd[i]);|trapezoidal step: qdd_hat with 3/h for 4/h"
   # statics: convergence at the positions' round-off (a tiny load)
   "host/fem/fem_static.c|      if (dun <= fmax(1e-10 * un, 1e3 * DBL_EPSILON * xn)) {|      if (dun <= 1e-10 * un) {|statics: the displacement test against the displacement, not the positions' round-off"
+  # the mechanisms' divergence monitor
+  "host/mbs/mbs_monitor.c|    if (r <= MON_SIZES * r0 || !(r0 > 0)) continue;|    continue;|the flexible bodies' divergence monitor never fires"
   # FE bodies in mechanisms: Rayleigh damping, the initial velocities
   "host/mbs/mbs_fe.c|          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;|          fd->f_ext[3 * tn[r / 3] + r % 3] -= 0.5 * rb * s;|FE bodies in mechanisms: the Rayleigh beta force halved"
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"

@@ -150,6 +150,11 @@ int cf_mbs__assemble_positions(const cfMbsModel* m, cfMbsData* d, double t, int 
 /* Mass-orthogonal velocity projection at the current q, t (eps: regularisation of M). */
 int cf_mbs__project_velocities(const cfMbsModel* m, cfMbsData* d, double eps);
 int cf_mbs__project_initial_velocities(const cfMbsModel* m, cfMbsData* d); /* a dynamic run's start */
+/* the flexible bodies' divergence monitor (mbs_monitor.c): created with the data (their starting
+ * radii), checked after each step (CF_ERR_DIVERGED with the message) */
+int cf_mbs__monitor_create(const cfMbsModel* m, cfMbsData* d);
+int cf_mbs__monitor_check(const cfMbsModel* m, cfMbsData* d);
+void cf_mbs__monitor_free(cfMbsData* d);
 /* Velocities (which 0) or accelerations (1) projected at the current q, t: min |x - x*|_W subject
  * to J x = c, W = cM M + cC C + cK K + eps I; the factor of W + (h^2/4 alpha) J'J must be current
  * (eq. 39, iterated until the constraint residual is below tolerance). */

@@ -692,6 +692,7 @@ void cf_mbs_data_free(cfMbsData* d) {
   for (int k = 0; k < cf_mbs__nbody_kinds; k++)
     if (cf_mbs__body_kinds[k]->data_free) cf_mbs__body_kinds[k]->data_free(d);
   cf_mbs__solver_free(d);
+  cf_mbs__monitor_free(d);
   free(d->q); free(d->qd); free(d->qdd); free(d->lambda); free(d->reaction); free(d->phi); free(d->jac); free(d->rhs_c);
   free(d->drv); free(d->Q); free(d->fK); free(d->fC); free(d->rot_angle); free(d->rot_angle_prev);
   free(d->joint_angle); free(d->Ax);
@@ -763,6 +764,7 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
    * assembles; otherwise start from the assembled state with consistent accelerations */
   if (m->rank > 0) {
     st = cf_mbs_reset(m, d);
+    if (st >= 0) st = cf_mbs__monitor_create(m, d);
     if (st < 0) {
       cf_mbs_data_free(d);
       return st;

@@ -87,6 +87,17 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   int st = step(m, d);
   d->fe_linear = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
+  if (st >= 0) {
+    int sm = cf_mbs__monitor_check(m, d);
+    if (sm < 0) { /* undone: the state of the step's start */
+      cf_mbs__restore_state(m, d);
+      d->t -= m->opt.dt;
+      d->steps--;
+      char prefix[80];
+      snprintf(prefix, sizeof prefix, "step %ld (t = %.6g s): ", d->steps + 1, d->t + m->opt.dt);
+      return cf_mbs__rethrow(sm, prefix);
+    }
+  }
   return st;
 }
 

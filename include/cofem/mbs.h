@@ -427,6 +427,7 @@ typedef struct cfMbsData {
   struct cfData** fe_data;   /* [nfe] FE data of each FE body: the stages' rotations, K_R, forces */
   int nfe_data;
   struct cfMbsFeState* fe_state; /* [nfe] the condensation of corotational FE bodies (mbs_fe.c) */
+  struct cfMbsMonitor* monitor; /* the flexible bodies' divergence monitor (mbs_monitor.c) */
   double load_factor;        /* applied loads and gravity are scaled by it (1; statics steps it up,
                                 cf_mbs_set_load_factor) */
   double gravity[3];         /* the model's gravity times load_factor */
