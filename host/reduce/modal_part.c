@@ -124,7 +124,7 @@ int cf_modal_part_load_text(const char* json, const char* scene_path, const char
    * wrote it: an error naming it, never used nor silently replaced; one of another version, or of
    * another model or interface, is recomputed and rewritten */
   int rd = cache && cf_reduction_file_version(cache) >= 0 ? cf_reduction_read(cache, &out->red) : CF_ERR_IO;
-  if (cache && rd < 0 && cf_reduction_file_version(cache) == CF_REDUCTION_VERSION) {
+  if (cache && rd < 0 && cf_reduction_file_version(cache) >= 2) { /* the versions this build reads */
     free(nodes);
     return cf_error(rd, "%s: reduction cache %s (refused: remove the file to recompute it)", scene_path,
                     cf_last_error());
