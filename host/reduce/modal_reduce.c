@@ -343,14 +343,20 @@ static int reduce_points_setup(const cfModel* m, cfReduction* r, const cfInterfa
       int nd = p->nodes[i];
       if (nd < 0 || nd >= m->nnode) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: node %d out of range (model has %d nodes)", k, nd, m->nnode); break; }
       if (owner[nd]) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: node %d is also %s", k, nd, owner[nd] == 1 ? "an interface node" : "in another interface point (or twice in this one)"); break; }
-      for (int a = 0; a < 3; a++)
-        if (m->fixed[3 * nd + a]) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: node %d is fixed by a support: a point's nodes must be free to move with it", k, nd); break; }
       owner[nd] = 2;
       P->nodes[i] = nd;
     }
     if (st < 0) break;
     if ((st = cf__point_geometry(m, P->nodes, P->nnode, &geo[k])) < 0) { st = cf_error(st, "%s (interface point %d)", cf_last_error(), k); break; }
     memcpy(P->x, geo[k].x, sizeof P->x);
+    /* a support on the set (e.g. u_z held everywhere for a planar part) takes away the point DOFs
+     * whose rigid motion would move it: they may not be selected */
+    unsigned blocked = cf__point_blocked_dofs(m, &geo[k]);
+    if (p->kind == CF_POINT_RIGID && (P->dofs & (int)blocked)) {
+      st = cf_error(CF_ERR_ARG, "reduce: interface point %d: its DOF mask 0x%x asks for DOFs (0x%x) whose motion moves "
+                    "nodes a support holds", k, P->dofs, P->dofs & (int)blocked);
+      break;
+    }
     for (int a = 0; a < 6; a++)
       if (P->dofs >> a & 1) r->bdof[r->nb++] = -1 - (6 * k + a);
     for (int i = 0; i < P->nnode; i++)

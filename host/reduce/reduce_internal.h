@@ -16,6 +16,8 @@ typedef struct cfPointGeometry {
 } cfPointGeometry;
 
 int cf__point_geometry(const cfModel* m, const int* nodes, int nnode, cfPointGeometry* g);
+/* bit a: the rigid unit motion a of the point moves a DOF the model fixes */
+unsigned cf__point_blocked_dofs(const cfModel* m, const cfPointGeometry* g);
 void cf__point_fit(const cfModel* m, const cfPointGeometry* g, const double* u, double p[6]);
 int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, const unsigned char* fixed_i,
                            const cfPointGeometry* geo, const cfInterfacePoint* pts, int npoint, int nplain);

@@ -79,6 +79,23 @@ static void rigid_motion(const cfModel* m, const cfPointGeometry* g, int a, doub
   }
 }
 
+unsigned cf__point_blocked_dofs(const cfModel* m, const cfPointGeometry* g) {
+  unsigned blocked = 0;
+  double* v = calloc((size_t)m->ndof, sizeof(double));
+  if (!v) return CF_POINT_ALL_DOFS;
+  for (int a = 0; a < 6; a++) {
+    rigid_motion(m, g, a, v);
+    for (int k = 0; k < g->nnode; k++)
+      for (int c = 0; c < 3; c++) {
+        int d = 3 * g->nodes[k] + c;
+        if (m->fixed[d] && fabs(v[d]) > 1e-12 * (1 + fabs(m->X[d]))) blocked |= 1u << a;
+        v[d] = 0;
+      }
+  }
+  free(v);
+  return blocked;
+}
+
 /* the load pattern G^T e_a on the set's DOFs: f_n = e_a / N (a < 3), c x r_n with c = I_w^-1 e_(a-3)
  * (the transpose of u -> I_w^-1 sum r_n x u_n; I_w^-1 symmetric) */
 static void fit_transpose(const cfModel* m, const cfPointGeometry* g, int a, double* f) {
@@ -125,6 +142,9 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
   double* sol = calloc((size_t)N * ns, sizeof(double));
   lapack_int* ipiv = malloc(sizeof(lapack_int) * (size_t)N);
   if (!C || !KC || !rhs || !x || !KCC || !kkt || !sol || !ipiv) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  unsigned blocked[64] = {0};
+  if (npoint > 64) { st = cf_error(CF_ERR_ARG, "reduce: more than 64 interface points"); goto done; }
+  for (int k = 0; k < npoint; k++) blocked[k] = pts[k].kind == CF_POINT_RIGID ? cf__point_blocked_dofs(m, &geo[k]) : 0u;
   if ((st = cf_sparse_init(m, 1, &sp)) < 0) goto done;
   sp_init = 1;
   st = cf_sparse_factor(&sp, Kb, fixed_i);
@@ -146,7 +166,10 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
       col[r->bdof[j]] = 1.0;
     } else {
       int k = (j - nplain) / 6, a = (j - nplain) % 6;
-      if (pts[k].kind == CF_POINT_RIGID) rigid_motion(m, &geo[k], a, col);
+      if (pts[k].kind == CF_POINT_RIGID) {
+        if (blocked[k] >> a & 1u) continue; /* not a field of this part: c_j = 0 (unit diagonal below) */
+        rigid_motion(m, &geo[k], a, col);
+      }
       else fit_transpose(m, &geo[k], a, rhs);
     }
     if (j < nplain || pts[(j - nplain) / 6].kind == CF_POINT_RIGID) {
@@ -172,6 +195,8 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
   if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, "reduce: the static fields carry no strain energy"); goto done; }
   for (int i = 0; i < nc; i++)
     for (int j = 0; j < nc; j++) kkt[(size_t)i * N + j] = 0.5 * (KCC[(size_t)i * nc + j] + KCC[(size_t)j * nc + i]) / kscale;
+  for (int j = nplain; j < nc; j++) /* the blocked rigid fields (all zero): c_j = 0 */
+    if (blocked[(j - nplain) / 6] >> ((j - nplain) % 6) & 1u) kkt[(size_t)j * N + j] = 1.0;
   /* A = L C: row i the i-th selected interface DOF's functional of each field */
   for (int j = 0; j < nc; j++) {
     const double* col = C + (size_t)j * ndof;
