@@ -133,7 +133,10 @@ int cf_modal_part_load_points(const char* json, const char* scene_path, const ch
     for (int k = 0; k < npoint; k++)
       for (int a = 0; a < 6; a++) nb += pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
     int held = nb;
-    for (int k = 0; k < npoint; k++) held += 3 * pts[k].nnode - (pts[k].dofs ? __builtin_popcount(pts[k].dofs) : 6);
+    for (int k = 0; k < npoint; k++) {
+      held += 3 * pts[k].nnode;
+      for (int a = 0; a < 6; a++) held -= pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
+    }
     int free_interior = out->model->ndof - out->model->nfixed - held;
     int nk = opt->nmodes < free_interior ? opt->nmodes : free_interior;
     int nrigid = supports == CF_PART_SUPPORTS_FREE && out->model->nfixed == 0 ? 6 : 0;

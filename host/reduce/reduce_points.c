@@ -186,6 +186,8 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
     }
     if (big > 0) /* columns of comparable size for the KKT system; c absorbs the scale */
       for (int d = 0; d < ndof; d++) col[d] /= big;
+    else if (j >= nplain) /* an averaging point's load pattern wholly on supported DOFs: no field */
+      blocked[(j - nplain) / 6] |= 1u << ((j - nplain) % 6);
   }
   /* K_C = C^T K C */
   for (int j = 0; j < nc; j++) cf__reduce_block_mv(m, Kb, 0, C + (size_t)j * ndof, KC + (size_t)j * ndof);
@@ -195,7 +197,7 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
   if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, "reduce: the static fields carry no strain energy"); goto done; }
   for (int i = 0; i < nc; i++)
     for (int j = 0; j < nc; j++) kkt[(size_t)i * N + j] = 0.5 * (KCC[(size_t)i * nc + j] + KCC[(size_t)j * nc + i]) / kscale;
-  for (int j = nplain; j < nc; j++) /* the blocked rigid fields (all zero): c_j = 0 */
+  for (int j = nplain; j < nc; j++) /* the blocked fields (all zero): c_j = 0 */
     if (blocked[(j - nplain) / 6] >> ((j - nplain) % 6) & 1u) kkt[(size_t)j * N + j] = 1.0;
   /* A = L C: row i the i-th selected interface DOF's functional of each field */
   for (int j = 0; j < nc; j++) {

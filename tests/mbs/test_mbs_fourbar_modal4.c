@@ -11,13 +11,58 @@
  *  - crank 1's revolutions in 5 s against the independent corotational reference on the 387-node
  *    bars (docs/comparison.md case 2: 2.6415) and the paper's "about 2.7". */
 #include <string.h>
+#include <unistd.h>
 
 #include "cf_test.h"
 #include "cofem/mbs.h"
 #include "cofem/mbs_modal.h"
 #include "cofem/modal_part.h"
 
+/* a one-bar mechanism with interface entry ITF written to a temporary file; returns the load status */
+static int load_with_interface(const char* itf, cfMbsScene* s) {
+  char path[128], text[2048];
+  snprintf(path, sizeof path, "/tmp/cofem_test_itf_%d.json", (int)getpid());
+  snprintf(text, sizeof text,
+           "{\"bodies\": [{\"name\": \"bar\", \"flexible\": {\"scene\": \"%s/scenes/mbs/compare/fourbar_bar_n1_clamped.json\", "
+           "\"supports\": \"clamp\", \"modes\": 2, \"interface\": [%s]}}], \"joints\": [], \"time\": {\"dt\": 0.01, \"end\": 0.02}}",
+           COFEM_SOURCE_DIR, itf);
+  FILE* f = fopen(path, "w");
+  if (!f) return -1;
+  fputs(text, f);
+  fclose(f);
+  int st = cf_mbs_scene_load(path, s);
+  remove(path);
+  return st;
+}
+
 int main(void) {
+  /* the scene syntax: good and bad interface points, errors naming the key */
+  {
+    static const struct { const char* itf; int ok; const char* says; } cases[] = {
+        {"{\"set\": \"end_b\", \"point\": \"rigid\", \"dofs\": [\"x\", \"y\"]}", 1, NULL},
+        {"{\"set\": \"end_b\", \"point\": \"averaging\", \"dofs\": [\"x\", \"y\"]}", 1, NULL},
+        {"{\"set\": \"end_b\", \"point\": \"glued\"}", 0, "\"point\" = \"glued\""},
+        {"{\"set\": \"end_b\", \"point\": \"rigid\", \"dofs\": [\"x\", \"q\"]}", 0, "\"dofs\""},
+        {"{\"set\": \"end_b\", \"point\": \"rigid\", \"dofs\": [\"x\", \"x\"]}", 0, "repeated"},
+        {"{\"set\": \"nope\", \"point\": \"rigid\"}", 0, "nope"},
+        {"{\"set\": \"end_b\", \"point\": \"rigid\", \"weight\": 2}", 0, "weight"},
+        /* u_z is held on every node: a rigid point cannot keep z */
+        {"{\"set\": \"end_b\", \"point\": \"rigid\"}", 0, "support"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      cfMbsScene s;
+      int st = load_with_interface(cases[i].itf, &s);
+      if (cases[i].ok) {
+        CHECK_OK(st);
+        if (st >= 0) CHECK(s.flex[0]->red.npoint == 1 && s.flex[0]->red.nb == 2);
+      } else {
+        CHECK(st < 0);
+        printf("refused: %s\n", cf_last_error());
+        CHECK(strstr(cf_last_error(), cases[i].says) != NULL);
+      }
+      if (st >= 0) cf_mbs_scene_free(&s);
+    }
+  }
   cfMbsScene s;
   int st = cf_mbs_scene_load(COFEM_SOURCE_DIR "/scenes/mbs/double_fourbar_modal4.json", &s);
   CHECK_OK(st);
