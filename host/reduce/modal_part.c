@@ -30,7 +30,9 @@ static int cache_matches(const cfReduction* r, const cfModel* m, const int* node
     if (r->bnodes[i] != nodes[i]) return 0;
   int held = 0; /* DOFs the normal modes hold: the interface nodes' and the points' sets' */
   for (int i = 0; i < r->nb; i++) held += r->bdof[i] >= 0;
-  for (int k = 0; k < npoint; k++) held += 3 * pts[k].nnode;
+  for (int k = 0; k < npoint; k++)
+    for (int i = 0; i < pts[k].nnode; i++)
+      for (int a = 0; a < 3; a++) held += !m->fixed[3 * pts[k].nodes[i] + a];
   int free_interior = m->ndof - m->nfixed - held;
   int want = o->nmodes < free_interior ? o->nmodes : free_interior;
   return r->nk == want;
@@ -134,7 +136,8 @@ int cf_modal_part_load_points(const char* json, const char* scene_path, const ch
       for (int a = 0; a < 6; a++) nb += pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
     int held = nb;
     for (int k = 0; k < npoint; k++) {
-      held += 3 * pts[k].nnode;
+      for (int i = 0; i < pts[k].nnode; i++)
+        for (int a = 0; a < 3; a++) held += !out->model->fixed[3 * pts[k].nodes[i] + a];
       for (int a = 0; a < 6; a++) held -= pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
     }
     int free_interior = out->model->ndof - out->model->nfixed - held;
