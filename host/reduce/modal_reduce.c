@@ -320,7 +320,6 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
  * for the static fields and the normal modes) or in fixed_nm only (averaging: the normal modes) */
 static int reduce_points_setup(const cfModel* m, cfReduction* r, const cfInterfacePoint* pts, int npoint,
                                cfPointGeometry* geo, unsigned char* fixed_i, unsigned char* fixed_nm, int* nfixed_nm) {
-  const int ndof = m->ndof;
   unsigned char* owner = calloc(m->nnode, 1); /* 1: interface node, 2: in a point's set */
   int* bdof = realloc(r->bdof, sizeof(int) * (r->nb + 6 * (size_t)npoint + 1));
   r->points = calloc((size_t)npoint, sizeof *r->points);
@@ -337,7 +336,7 @@ static int reduce_points_setup(const cfModel* m, cfReduction* r, const cfInterfa
     cfReductionPoint* P = &r->points[k];
     P->kind = p->kind, P->dofs = p->dofs ? (int)p->dofs : CF_POINT_ALL_DOFS, P->nnode = p->nnode;
     P->nodes = malloc(sizeof(int) * (size_t)p->nnode);
-    P->motion = malloc(sizeof(double) * 6 * (size_t)r->n + 1); /* r->n set later: reallocated then */
+    P->motion = NULL; /* allocated once the basis size r->n is known */
     if (!P->nodes) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); break; }
     for (int i = 0; i < p->nnode && st == CF_OK; i++) {
       int nd = p->nodes[i];
@@ -366,7 +365,6 @@ static int reduce_points_setup(const cfModel* m, cfReduction* r, const cfInterfa
         if (!fixed_nm[d]) fixed_nm[d] = 1, (*nfixed_nm)++;
       }
   }
-  (void)ndof;
   free(owner);
   return st;
 }
