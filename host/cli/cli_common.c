@@ -30,9 +30,13 @@ static const struct {
                "cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n",
      NULL},
     {"reduce", "cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp] [--damping Z|adams]\n"
-               "                   [--no-orthonormalise] [--dense] [--quiet] (Craig-Bampton; SCENE: an FE scene)\n",
+               "                   [--no-orthonormalise] [--dense] [--quiet] [--interface-point SET:KIND[:DOFS] ...]\n"
+               "                   (Craig-Bampton; SCENE: an FE scene)\n",
      "  --interface SET   interface node set (repeatable, or SET1,SET2); the scene's fixed\n"
      "                    sets are interface sets too unless --clamp\n"
+     "  --interface-point SET:rigid|averaging[:x,y,z,rx,ry,rz]\n"
+     "                    the set as ONE interface point with 6 DOFs (rigid: RBE2-like,\n"
+     "                    averaging: RBE3-like); static modes of the listed DOFs (default all)\n"
      "  --modes N         fixed-interface normal modes (default 12)\n"
      "  --out FILE        write the reduction (binary, docs/reduction-format.md)\n"
      "  --clamp           keep the scene's supports fixed instead\n"

@@ -2,12 +2,15 @@
  *
  *   cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp]
  *                      [--damping Z|adams] [--no-orthonormalise] [--dense] [--quiet]
+ *                      [--interface-point SET:rigid|averaging[:x,y,z,rx,ry,rz] ...]
  *
  * The mesh and material come from the scene. Interface nodes: the sets named by --interface
  * (repeatable, or comma-separated) and, unless --clamp, the scene's "fixed" sets (a support of
  * the FE scene is where the part attaches in a mechanism). With --clamp the scene's supports
  * stay fixed (zero in every mode). Prints the counts, the time of each phase and the
- * frequencies; --out writes the reduction (docs/reduction-format.md) for reuse. */
+ * frequencies; --out writes the reduction (docs/reduction-format.md) for reuse.
+ * --interface-point reduces a set as one point with 6 DOFs (docs/craig-bampton.md, "Interface
+ * points"), its static modes those of the listed DOFs (default all six). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,44 @@
  * cofem reduce --help and the usage errors */
 static void usage(FILE* f) { cf_cli_print_usage(f, "reduce"); }
 
+/* SET:rigid|averaging[:x,y,...] */
+static int parse_point_arg(const char* v, cfPartPoint* p) {
+  static const char* dof_names[6] = {"x", "y", "z", "rx", "ry", "rz"};
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", v);
+  memset(p, 0, sizeof *p);
+  char* c1 = strchr(buf, ':');
+  char* c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+  if (c1) *c1 = '\0';
+  if (c2) *c2 = '\0';
+  if (!c1 || !buf[0]) {
+    fprintf(stderr, "cofem: error: --interface-point '%s': give SET:rigid or SET:averaging[:DOFS]\n", v);
+    return -1;
+  }
+  snprintf(p->set, sizeof p->set, "%s", buf);
+  if (!strcmp(c1 + 1, "rigid")) p->kind = CF_POINT_RIGID;
+  else if (!strcmp(c1 + 1, "averaging")) p->kind = CF_POINT_AVERAGING;
+  else {
+    fprintf(stderr, "cofem: error: --interface-point '%s': kind '%s': use rigid or averaging\n", v, c1 + 1);
+    return -1;
+  }
+  for (char* tok = c2 ? strtok(c2 + 1, ",") : NULL; tok; tok = strtok(NULL, ",")) {
+    int a = -1;
+    for (int q = 0; q < 6; q++)
+      if (!strcmp(tok, dof_names[q])) a = q;
+    if (a < 0) {
+      fprintf(stderr, "cofem: error: --interface-point '%s': DOF '%s': use x, y, z, rx, ry, rz\n", v, tok);
+      return -1;
+    }
+    p->dofs |= 1u << a;
+  }
+  if (c2 && !p->dofs) {
+    fprintf(stderr, "cofem: error: --interface-point '%s': no DOFs after the second ':'\n", v);
+    return -1;
+  }
+  return 0;
+}
+
 int cf_cmd_reduce(int argc, char** argv) {
   /* argv[0] "cofem", argv[1] "reduce" (or argv[0] "reduce"): skip to the arguments */
   int a0 = 1;
@@ -33,7 +74,8 @@ int cf_cmd_reduce(int argc, char** argv) {
   const char* scene_path = NULL;
   const char* out = NULL;
   char sets[CF_SCENE_MAX_ITEMS * 4][CF_NAME_MAX];
-  int nsets = 0, clamp = 0, quiet = 0;
+  int nsets = 0, clamp = 0, quiet = 0, npoint = 0;
+  cfPartPoint points[CF_SCENE_MAX_ITEMS];
   cfReduceOptions opt = cf_default_reduce_options();
   for (int i = a0; i < argc; i++) {
     const char* s = argv[i];
@@ -52,6 +94,11 @@ int cf_cmd_reduce(int argc, char** argv) {
         if (nsets == (int)(sizeof sets / sizeof sets[0])) { fprintf(stderr, "cofem: error: --interface: too many interface sets\n"); return 2; }
         snprintf(sets[nsets++], CF_NAME_MAX, "%s", tok);
       }
+    } else if (!strcmp(s, "--interface-point")) {
+      if (!(v = cf_cli_arg_value(argc, argv, &i))) return 2;
+      if (npoint == CF_SCENE_MAX_ITEMS) { fprintf(stderr, "cofem: error: --interface-point: too many points\n"); return 2; }
+      if (parse_point_arg(v, &points[npoint]) < 0) return 2;
+      npoint++;
     } else if (!strcmp(s, "--modes")) {
       int rc = cf_cli_opt_int(argc, argv, &i, 0, 100000, &opt.nmodes);
       if (rc) return rc;
@@ -82,7 +129,8 @@ int cf_cmd_reduce(int argc, char** argv) {
   for (int i = 0; i < nsets; i++) setp[i] = sets[i];
   cfModalPart part;
   int rc = 1;
-  if (cf_modal_part_load(scene_path, setp, nsets, clamp ? CF_PART_SUPPORTS_CLAMP : CF_PART_SUPPORTS_INTERFACE, &opt, NULL, &part) < 0) {
+  if (cf_modal_part_load_points(NULL, scene_path, setp, nsets, points, npoint,
+                                clamp ? CF_PART_SUPPORTS_CLAMP : CF_PART_SUPPORTS_INTERFACE, &opt, NULL, &part) < 0) {
     fprintf(stderr, "cofem reduce: %s\n", cf_last_error());
     goto done;
   }
@@ -97,6 +145,9 @@ int cf_cmd_reduce(int argc, char** argv) {
   printf("  interface: %d nodes (", r.nbnode);
   for (int i = 0; i < nsets; i++) printf("%s%s", i ? ", " : "", sets[i]);
   printf(") -> %d constraint modes; %d fixed-interface normal modes", r.nb, r.nk);
+  for (int k = 0; k < r.npoint; k++)
+    printf("; point %s (%s, %d nodes, at %.6g %.6g %.6g)", points[k].set, r.points[k].kind == CF_POINT_RIGID ? "rigid" : "averaging",
+           r.points[k].nnode, r.points[k].x[0], r.points[k].x[1], r.points[k].x[2]);
   if (r.nk > 0) printf(" (%.2f .. %.2f Hz)", sqrt(fabs(r.fixed_omega2[0])) / (2 * M_PI), sqrt(fabs(r.fixed_omega2[r.nk - 1])) / (2 * M_PI));
   printf("\n  basis: %d modes, %s, %d rigid-body; mass %.6g kg, centre of mass (%.6g, %.6g, %.6g) m\n", r.n,
          r.orthonormal ? "orthonormalised" : "not orthonormalised", r.nrigid, r.mass, r.c[0] / r.mass, r.c[1] / r.mass,

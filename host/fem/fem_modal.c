@@ -14,7 +14,7 @@ cfModalOptions cf_default_modal_options(void) {
   cfModalOptions o;
   o.method = CF_MODAL_AUTO;
   o.mass = CF_MODAL_MASS_MODEL;
-  o.dense_max = 2000;
+  o.dense_max = 100; /* Lanczos wins from a few hundred DOFs up: include/cofem/modal.h */
   o.shift = NAN;
   o.tol = 1e-10;
   o.max_basis = 0;
@@ -360,7 +360,7 @@ int cf_modal_solve(const cfModel* m, int k, const cfModalOptions* opt_in, double
     return cf_error(CF_ERR_ARG, "modal: tolerance %g must be positive", opt.tol);
   }
   int method = opt.method;
-  if (method == CF_MODAL_AUTO) method = nf <= opt.dense_max ? CF_MODAL_DENSE : CF_MODAL_LANCZOS;
+  if (method == CF_MODAL_AUTO) method = nf <= opt.dense_max || 3 * k > nf ? CF_MODAL_DENSE : CF_MODAL_LANCZOS;
   if (k == nf) method = CF_MODAL_DENSE; /* ARPACK needs k < free DOFs: all of them is a dense problem */
   double* own = modes ? NULL : malloc(sizeof(double) * (size_t)k * m->ndof);
   double* phi = modes ? modes : own;

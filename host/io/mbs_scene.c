@@ -426,6 +426,38 @@ static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const 
   return st;
 }
 
+/* "interface" entry {"set": NAME, "point": "rigid" | "averaging", "dofs": ["x", "y", "z", "rx", "ry",
+ * "rz"] (default all six)}: the set reduced as one interface point (cofem/reduce.h) */
+static int parse_interface_point(const Ctx* c, const cJSON* o, cfPartPoint* p, const char* w, int k) {
+  static const char* known[] = {"set", "point", "dofs", "description", NULL};
+  static const char* dof_names[6] = {"x", "y", "z", "rx", "ry", "rz"};
+  char where[200], kind[32] = "";
+  snprintf(where, sizeof where, "%s \"interface\"[%d]", w, k);
+  int st = check_keys(c, o, known, where);
+  if (st < 0) return st;
+  memset(p, 0, sizeof *p);
+  if ((st = get_str(c, o, "set", p->set, sizeof p->set, 1, where)) < 0) return st;
+  if ((st = get_str(c, o, "point", kind, sizeof kind, 1, where)) < 0) return st;
+  if (!strcmp(kind, "rigid")) p->kind = CF_POINT_RIGID;
+  else if (!strcmp(kind, "averaging")) p->kind = CF_POINT_AVERAGING;
+  else return cf_error(CF_ERR_SCENE, "%s: %s: \"point\" = \"%s\": use \"rigid\" (RBE2-like) or \"averaging\" (RBE3-like)", c->path, where, kind);
+  const cJSON* d = cJSON_GetObjectItemCaseSensitive(o, "dofs");
+  if (d) {
+    if (!cJSON_IsArray(d) || !d->child)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"dofs\" must be a non-empty array of \"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\"", c->path, where);
+    for (const cJSON* it = d->child; it; it = it->next) {
+      int a = -1;
+      for (int q = 0; q < 6 && cJSON_IsString(it); q++)
+        if (!strcmp(it->valuestring, dof_names[q])) a = q;
+      if (a < 0 || (p->dofs >> a & 1u))
+        return cf_error(CF_ERR_SCENE, "%s: %s: \"dofs\": %s; use \"x\", \"y\", \"z\", \"rx\", \"ry\", \"rz\", each once", c->path,
+                        where, a < 0 ? "an unknown entry" : "a repeated entry");
+      p->dofs |= 1u << a;
+    }
+  }
+  return CF_OK;
+}
+
 static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* scene,
                                const char* scene_json, const char* w) {
   char rel[CF_MBS_PATH_MAX], cache[CF_MBS_PATH_MAX] = "";
@@ -463,10 +495,18 @@ static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, c
   char sets[CF_SCENE_MAX_ITEMS][CF_NAME_MAX];
   const char* setp[CF_SCENE_MAX_ITEMS];
   int nsets = 0;
+  cfPartPoint points[CF_SCENE_MAX_ITEMS];
+  int npoint = 0;
   const cJSON* itf = cJSON_GetObjectItemCaseSensitive(fx, "interface");
   if (itf) {
     if (!cJSON_IsArray(itf)) return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
     for (const cJSON* it = itf->child; it; it = it->next) {
+      if (cJSON_IsObject(it)) { /* an interface point: {"set", "point": "rigid" | "averaging", "dofs": [...]} */
+        if (npoint == CF_SCENE_MAX_ITEMS) return cf_error(CF_ERR_SCENE, "%s: %s: more than %d interface points", c->path, w, CF_SCENE_MAX_ITEMS);
+        if ((st = parse_interface_point(c, it, &points[npoint], w, npoint)) < 0) return st;
+        npoint++;
+        continue;
+      }
       if (!cJSON_IsString(it) || !it->valuestring[0])
         return cf_error(CF_ERR_SCENE, "%s: %s: \"interface\" must be an array of node-set names", c->path, w);
       if (nsets == CF_SCENE_MAX_ITEMS) return cf_error(CF_ERR_SCENE, "%s: %s: more than %d interface sets", c->path, w, CF_SCENE_MAX_ITEMS);
@@ -479,7 +519,8 @@ static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, c
   if (!part) return cf_error(CF_ERR_NOMEM, "%s: out of memory", c->path);
   c->s->flex[c->s->nflex] = part; /* owned by the scene from here on, freed with it */
   c->s->flex_body[c->s->nflex++] = c->s->def.nbody;
-  if ((st = cf_modal_part_load_text(scene_json, scene, setp, nsets, supports, &ro, cache[0] ? cache : NULL, part)) < 0)
+  if ((st = cf_modal_part_load_points(scene_json, scene, setp, nsets, points, npoint, supports, &ro,
+                                       cache[0] ? cache : NULL, part)) < 0)
     return rethrow_at(c, st, w);
   note_unused_fe_keys(c, &part->scene, w);
   if ((st = check_part_step(c, &part->scene, w)) < 0) return st;

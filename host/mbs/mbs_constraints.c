@@ -502,10 +502,27 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   return CF_OK;
 }
 
+/* the interface point of reduction r whose set is nodes[0 .. nn - 1] (same nodes, any order), or -1 */
+int cf_mbs__reduction_point_of(const cfReduction* r, const int* nodes, int nn) {
+  for (int k = 0; r && k < r->npoint; k++) {
+    const cfReductionPoint* P = &r->points[k];
+    if (P->nnode != nn) continue;
+    int all = 1;
+    for (int i = 0; i < nn && all; i++) {
+      int found = 0;
+      for (int l = 0; l < nn && !found; l++) found = P->nodes[l] == nodes[i];
+      all = found;
+    }
+    if (all) return k;
+  }
+  return -1;
+}
+
 /* A joint axis at a modal point is the node set's axis (cf_mbs__modal_dir), not the frame's: the
  * equation c (one bilinear term a . b: a a direction of body2 (wa: 1 a, 2 f, 3 g of the joint frame),
  * b one of body1 (wb); a universal joint's a1 . a2 when wa < 0) gets the modal parts of the sides
- * that sit at modal points. */
+ * that sit at modal points; at a reduction's interface point, the point's own rotation (exact:
+ * issue 30, "joints at such a point hold its rotation"). */
 static int set_axes(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbsCon* c, int wa, int wb) {
   const cfMbsJointDef* J = x->J;
   int side[2] = {1, 0}, which[2] = {wa, wb}; /* the term's a is on body2, b on body1 */
@@ -522,7 +539,13 @@ static int set_axes(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbs
     const cfMbsModalPoint* pt = &md->point[mp];
     char who[CF_MBS_NAME_MAX + 16];
     snprintf(who, sizeof who, "joint '%s'", J->name);
-    int dir, st = cf_mbs__modal_dir(m, ib, pt->nodes, pt->nnode, x->fr + 12 * sl + 3 * which[k], who, pt->name, &dir);
+    /* at an interface point of the reduction (its set, node for node): the point's own rotation */
+    int ip = cf_mbs__reduction_point_of(md->red, pt->nodes, pt->nnode), dir, st;
+    if (ip >= 0)
+      st = cf_mbs__modal_dir_point(m, ib, md->red, md->first_mode < 0 ? md->red->nrigid : md->first_mode, ip,
+                                   x->fr + 12 * sl + 3 * which[k], &dir);
+    else
+      st = cf_mbs__modal_dir(m, ib, pt->nodes, pt->nnode, x->fr + 12 * sl + 3 * which[k], who, pt->name, &dir);
     if (st < 0) return st;
     if (dir < 0) continue;
     c->md_body[k] = ib, c->md_dir[k] = dir, c->nmd = 1;

@@ -179,6 +179,11 @@ const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sba
  * set does not move with the modes. Errors (a set on a line) name who, the set and the body. */
 int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const double e[3], const char* who,
                       const char* set, int* dir);
+/* the interface point of reduction r whose set is nodes[0 .. nn - 1], or -1 */
+int cf_mbs__reduction_point_of(const cfReduction* r, const int* nodes, int nn);
+/* the same at interface point `point` of the reduction r, turned by the point's rotation rows */
+int cf_mbs__modal_dir_point(cfMbsModel* m, int ib, const cfReduction* r, int first_mode, int point, const double e[3],
+                            int* dir);
 const double* cf_mbs__modal_dir_rows(const cfMbsModel* m, int ib, int dir, int* frame, int* nm, int* blk0, int* nblk);
 /* its modal displacement A Phibar y (global) at q */
 void cf_mbs__modal_point_disp(const cfMbsModel* m, int ib, int k, const double* q, double o[3]);

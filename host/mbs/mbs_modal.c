@@ -362,6 +362,35 @@ int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const dou
   return *dir = mb->ndir++, CF_OK;
 }
 
+/* Direction e (body coordinates) at interface point `point` of the reduction r (cofem/reduce.h):
+ * turned by the point's own small rotation th = Theta y (the reduction's motion rows 3..5 of the
+ * body's modes first_mode ..), d = A (e + th x e), so Psi_j = Theta_j x e. Exact for both point
+ * kinds (a rigid point's set turns with it; an averaging point's rotation is its defined fit), where
+ * cf_mbs__modal_dir measures the axis on the set's nodes. */
+int cf_mbs__modal_dir_point(cfMbsModel* m, int ib, const cfReduction* r, int first_mode, int point, const double e[3],
+                            int* dir) {
+  struct cfMbsModalBody* mb = &m->modal[ib];
+  const int nm = mb->nm;
+  *dir = -1;
+  if (point < 0 || point >= r->npoint || first_mode < 0 || first_mode + nm > r->n)
+    return cf_error(CF_ERR_SCENE, "mechanism: interface point %d / modes %d.. not in the reduction", point, first_mode);
+  if (mb->ndir == mb->cap_dir) {
+    int cap = mb->cap_dir ? 2 * mb->cap_dir : 8;
+    double* p = realloc(mb->dir_Phi, sizeof(double) * 3 * (size_t)(nm ? nm : 1) * cap);
+    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    mb->dir_Phi = p, mb->cap_dir = cap;
+  }
+  double* Psi = mb->dir_Phi + (size_t)mb->ndir * 3 * nm;
+  const double* mo = r->points[point].motion;
+  for (int j = 0; j < nm; j++) {
+    double th[3], te[3];
+    for (int b = 0; b < 3; b++) th[b] = mo[(size_t)(3 + b) * r->n + first_mode + j];
+    cf_mbs_cross3(th, e, te);
+    for (int a = 0; a < 3; a++) Psi[a * nm + j] = te[a];
+  }
+  return *dir = mb->ndir++, CF_OK;
+}
+
 const double* cf_mbs__modal_dir_rows(const cfMbsModel* m, int ib, int dir, int* frame, int* nm, int* blk0, int* nblk) {
   const struct cfMbsModalBody* mb = &m->modal[ib];
   *frame = mb->body, *nm = mb->nm, *blk0 = mb->blk0, *nblk = mb->nblk;

@@ -12,15 +12,28 @@ static int cmp_int(const void* a, const void* b) { return (*(const int*)a > *(co
 
 /* the cache holds this reduction: same model (checked by cf_reduction_check), interface nodes
  * (sorted, unique) and normal-mode count */
-static int cache_matches(const cfReduction* r, const cfModel* m, const int* nodes, int n, const cfReduceOptions* o) {
+static int cache_matches(const cfReduction* r, const cfModel* m, const int* nodes, int n, const cfInterfacePoint* pts,
+                         int npoint, const cfReduceOptions* o) {
   if (cf_reduction_check(r, m) < 0) {
     cf_clear_error();
     return 0;
   }
+  if (r->npoint != npoint) return 0;
+  for (int k = 0; k < npoint; k++) {
+    const cfReductionPoint* P = &r->points[k];
+    if (P->kind != pts[k].kind || P->dofs != (int)(pts[k].dofs ? pts[k].dofs : CF_POINT_ALL_DOFS) ||
+        P->nnode != pts[k].nnode || memcmp(P->nodes, pts[k].nodes, sizeof(int) * (size_t)P->nnode) != 0)
+      return 0;
+  }
   if (r->nbnode != n || r->orthonormal != (o->orthonormalise != 0)) return 0;
   for (int i = 0; i < n; i++)
     if (r->bnodes[i] != nodes[i]) return 0;
-  int free_interior = m->ndof - m->nfixed - r->nb;
+  int held = 0; /* DOFs the normal modes hold: the interface nodes' and the points' sets' */
+  for (int i = 0; i < r->nb; i++) held += r->bdof[i] >= 0;
+  for (int k = 0; k < npoint; k++)
+    for (int i = 0; i < pts[k].nnode; i++)
+      for (int a = 0; a < 3; a++) held += !m->fixed[3 * pts[k].nodes[i] + a];
+  int free_interior = m->ndof - m->nfixed - held;
   int want = o->nmodes < free_interior ? o->nmodes : free_interior;
   return r->nk == want;
 }
@@ -66,9 +79,9 @@ static int interface_nodes(cfModalPart* out, const char* scene_path, const char*
 }
 
 /* compute the reduction and write the cache (its folder made if need be) */
-static int reduce_and_cache(cfModalPart* out, const int* nodes, int count, const cfReduceOptions* opt,
-                            const char* cache) {
-  int st = cf_reduce(out->model, nodes, count, opt, &out->red);
+static int reduce_and_cache(cfModalPart* out, const int* nodes, int count, const cfInterfacePoint* pts, int npoint,
+                            const cfReduceOptions* opt, const char* cache) {
+  int st = cf_reduce_points(out->model, nodes, count, pts, npoint, opt, &out->red);
   if (st < 0 || !cache) return st;
   snprintf(out->red.source, sizeof out->red.source, "%s", out->scene.mesh_path);
   char dir[CF_PATH_MAX];
@@ -85,7 +98,15 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
 
 int cf_modal_part_load_text(const char* json, const char* scene_path, const char* const* sets, int nsets,
                             int supports, const cfReduceOptions* opt, const char* cache, cfModalPart* out) {
+  return cf_modal_part_load_points(json, scene_path, sets, nsets, NULL, 0, supports, opt, cache, out);
+}
+
+int cf_modal_part_load_points(const char* json, const char* scene_path, const char* const* sets, int nsets,
+                              const cfPartPoint* points, int npoint, int supports, const cfReduceOptions* opt,
+                              const char* cache, cfModalPart* out) {
   memset(out, 0, sizeof *out);
+  cfInterfacePoint pts[CF_SCENE_MAX_ITEMS];
+  if (npoint > CF_SCENE_MAX_ITEMS) return cf_error(CF_ERR_SCENE, "%s: more than %d interface points", scene_path, CF_SCENE_MAX_ITEMS);
   double t0 = cf_wall_time();
   int st = json ? cf_scene_load_text(json, scene_path, &out->scene) : cf_scene_load(scene_path, &out->scene);
   if (st < 0) return st;
@@ -97,12 +118,29 @@ int cf_modal_part_load_text(const char* json, const char* scene_path, const char
   if ((st = cf_model_create(&out->scene.mesh, &out->scene.def, &out->model)) < 0) return st;
   int *nodes = NULL, count = 0;
   if ((st = interface_nodes(out, scene_path, sets, nsets, supports, &nodes, &count)) < 0) return st;
+  for (int k = 0; k < npoint; k++) { /* the points' sets, in the order given */
+    const cfNodeSet* ps = cf_mesh_find_nset(&out->scene.mesh, points[k].set);
+    if (!ps) {
+      free(nodes);
+      return cf_error(CF_ERR_SCENE, "%s: interface point %d: no node set '%s' in the mesh %s", scene_path, k,
+                      points[k].set, out->scene.mesh_path);
+    }
+    pts[k].nodes = ps->nodes, pts[k].nnode = ps->count, pts[k].kind = points[k].kind, pts[k].dofs = points[k].dofs;
+  }
   out->t_load = cf_wall_time() - t0;
   if (opt->max_modes > 0) { /* the basis' size, known before the reduction: refused before any work or file */
     int nb = 0;
     for (int i = 0; i < count; i++)
       for (int k = 0; k < 3; k++) nb += !out->model->fixed[3 * nodes[i] + k];
-    int free_interior = out->model->ndof - out->model->nfixed - nb;
+    for (int k = 0; k < npoint; k++)
+      for (int a = 0; a < 6; a++) nb += pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
+    int held = nb;
+    for (int k = 0; k < npoint; k++) {
+      for (int i = 0; i < pts[k].nnode; i++)
+        for (int a = 0; a < 3; a++) held += !out->model->fixed[3 * pts[k].nodes[i] + a];
+      for (int a = 0; a < 6; a++) held -= pts[k].dofs ? (int)(pts[k].dofs >> a & 1u) : 1;
+    }
+    int free_interior = out->model->ndof - out->model->nfixed - held;
     int nk = opt->nmodes < free_interior ? opt->nmodes : free_interior;
     int nrigid = supports == CF_PART_SUPPORTS_FREE && out->model->nfixed == 0 ? 6 : 0;
     if (nb + nk - nrigid > opt->max_modes) {
@@ -124,18 +162,18 @@ int cf_modal_part_load_text(const char* json, const char* scene_path, const char
    * wrote it: an error naming it, never used nor silently replaced; one of another version, or of
    * another model or interface, is recomputed and rewritten */
   int rd = cache && cf_reduction_file_version(cache) >= 0 ? cf_reduction_read(cache, &out->red) : CF_ERR_IO;
-  if (cache && rd < 0 && cf_reduction_file_version(cache) == CF_REDUCTION_VERSION) {
+  if (cache && rd < 0 && cf_reduction_file_version(cache) >= 2) { /* the versions this build reads */
     free(nodes);
     return cf_error(rd, "%s: reduction cache %s (refused: remove the file to recompute it)", scene_path,
                     cf_last_error());
   }
-  if (rd >= 0 && cache_matches(&out->red, out->model, nodes, count, opt)) {
+  if (rd >= 0 && cache_matches(&out->red, out->model, nodes, count, pts, npoint, opt)) {
     out->from_cache = 1;
     cf_reduction_set_damping(&out->red, opt->damping); /* not part of the match: asked for now */
   } else {
     cf_clear_error();
     cf_reduction_free(&out->red);
-    st = reduce_and_cache(out, nodes, count, opt, cache);
+    st = reduce_and_cache(out, nodes, count, pts, npoint, opt, cache);
   }
   free(nodes);
   if (st < 0) return cf_error(st, "%s: %s", scene_path, cf_last_error()); /* name the scene */

@@ -13,6 +13,7 @@
 #include "cofem/reduce.h"
 #include "fem/fem_element.h"
 #include "fem/fem_sparse.h"
+#include "reduce/reduce_internal.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -33,6 +34,8 @@ void cf_reduction_free(cfReduction* r) {
   if (!r) return;
   free(r->bnodes); free(r->bdof); free(r->fixed_omega2); free(r->basis); free(r->Kr); free(r->Mr);
   free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S);
+  for (int k = 0; r->points && k < r->npoint; k++) free(r->points[k].nodes), free(r->points[k].motion);
+  free(r->points);
   memset(r, 0, sizeof *r);
 }
 
@@ -58,7 +61,7 @@ double cf_reduction_fingerprint(const cfModel* m) {
 }
 
 /* y = A x with 3x3 blocks A (or scalar blocks times I when scalar) */
-static void block_mv(const cfModel* m, const double* A, int scalar, const double* x, double* y) {
+void cf__reduce_block_mv(const cfModel* m, const double* A, int scalar, const double* x, double* y) {
   for (int i = 0; i < m->nnode; i++) {
     double s[3] = {0, 0, 0};
     for (int k = m->row_ptr[i]; k < m->row_ptr[i + 1]; k++) {
@@ -175,8 +178,8 @@ static int project_basis(const cfModel* m, cfReduction* r, const double* Kb, con
     return cf_error(CF_ERR_NOMEM, "reduce: out of memory for %d modes of %d DOFs", n, ndof);
   }
   for (int j = 0; j < n; j++) {
-    block_mv(m, Kb, 0, r->basis + (size_t)j * ndof, KB + (size_t)j * ndof);
-    block_mv(m, Mb, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
+    cf__reduce_block_mv(m, Kb, 0, r->basis + (size_t)j * ndof, KB + (size_t)j * ndof);
+    cf__reduce_block_mv(m, Mb, 1, r->basis + (size_t)j * ndof, MB + (size_t)j * ndof);
   }
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, KB, ndof, 0.0, r->Kr, n);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, ndof, 1.0, r->basis, ndof, MB, ndof, 0.0, r->Mr, n);
@@ -309,12 +312,72 @@ static int invariants(const cfModel* m, cfReduction* r, const double* Mb) {
 
 int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfReduceOptions* opt_in,
               cfReduction* out) {
+  return cf_reduce_points(m, bnodes_in, nbnode_in, NULL, 0, opt_in, out);
+}
+
+/* the interface points: geometry, overlap with the interface nodes, each other and the supports;
+ * their selected DOFs appended to r->bdof (-1 - (6 k + a)); their sets fixed in fixed_i (rigid:
+ * for the static fields and the normal modes) or in fixed_nm only (averaging: the normal modes) */
+static int reduce_points_setup(const cfModel* m, cfReduction* r, const cfInterfacePoint* pts, int npoint,
+                               cfPointGeometry* geo, unsigned char* fixed_i, unsigned char* fixed_nm, int* nfixed_nm) {
+  unsigned char* owner = calloc(m->nnode, 1); /* 1: interface node, 2: in a point's set */
+  int* bdof = realloc(r->bdof, sizeof(int) * (r->nb + 6 * (size_t)npoint + 1));
+  r->points = calloc((size_t)npoint, sizeof *r->points);
+  if (!owner || !bdof || !r->points) { free(owner); if (bdof) r->bdof = bdof; return cf_error(CF_ERR_NOMEM, "reduce: out of memory"); }
+  r->bdof = bdof;
+  r->npoint = npoint;
+  for (int i = 0; i < r->nbnode; i++) owner[r->bnodes[i]] = 1;
+  int st = CF_OK;
+  for (int k = 0; k < npoint && st == CF_OK; k++) {
+    const cfInterfacePoint* p = &pts[k];
+    if (p->kind != CF_POINT_RIGID && p->kind != CF_POINT_AVERAGING) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: unknown kind %d", k, p->kind); break; }
+    if (p->dofs > CF_POINT_ALL_DOFS) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: DOF mask 0x%x (6 bits: x y z rx ry rz)", k, p->dofs); break; }
+    if (p->nnode < 1 || !p->nodes) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d has no nodes", k); break; }
+    cfReductionPoint* P = &r->points[k];
+    P->kind = p->kind, P->dofs = p->dofs ? (int)p->dofs : CF_POINT_ALL_DOFS, P->nnode = p->nnode;
+    P->nodes = malloc(sizeof(int) * (size_t)p->nnode);
+    P->motion = NULL; /* allocated once the basis size r->n is known */
+    if (!P->nodes) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); break; }
+    for (int i = 0; i < p->nnode && st == CF_OK; i++) {
+      int nd = p->nodes[i];
+      if (nd < 0 || nd >= m->nnode) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: node %d out of range (model has %d nodes)", k, nd, m->nnode); break; }
+      if (owner[nd]) { st = cf_error(CF_ERR_ARG, "reduce: interface point %d: node %d is also %s", k, nd, owner[nd] == 1 ? "an interface node" : "in another interface point (or twice in this one)"); break; }
+      owner[nd] = 2;
+      P->nodes[i] = nd;
+    }
+    if (st < 0) break;
+    if ((st = cf__point_geometry(m, P->nodes, P->nnode, &geo[k])) < 0) { st = cf_error(st, "%s (interface point %d)", cf_last_error(), k); break; }
+    memcpy(P->x, geo[k].x, sizeof P->x);
+    /* a support on the set (e.g. u_z held everywhere for a planar part) takes away the point DOFs
+     * whose rigid motion would move it: they may not be selected */
+    unsigned blocked = cf__point_blocked_dofs(m, &geo[k]);
+    if (p->kind == CF_POINT_RIGID && (P->dofs & (int)blocked)) {
+      st = cf_error(CF_ERR_ARG, "reduce: interface point %d: its DOF mask 0x%x asks for DOFs (0x%x) whose motion moves "
+                    "nodes a support holds", k, P->dofs, P->dofs & (int)blocked);
+      break;
+    }
+    for (int a = 0; a < 6; a++)
+      if (P->dofs >> a & 1) r->bdof[r->nb++] = -1 - (6 * k + a);
+    for (int i = 0; i < P->nnode; i++)
+      for (int a = 0; a < 3; a++) {
+        int d = 3 * P->nodes[i] + a;
+        if (p->kind == CF_POINT_RIGID) fixed_i[d] = 1;
+        if (!fixed_nm[d]) fixed_nm[d] = 1, (*nfixed_nm)++;
+      }
+  }
+  free(owner);
+  return st;
+}
+
+int cf_reduce_points(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfInterfacePoint* pts, int npoint,
+                     const cfReduceOptions* opt_in, cfReduction* out) {
   cfReduceOptions opt = opt_in ? *opt_in : cf_default_reduce_options();
   memset(out, 0, sizeof *out);
   double t0 = cf_wall_time();
   const int ndof = m->ndof, nnode = m->nnode;
   int st = CF_OK;
   if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
+  if (npoint < 0 || (npoint > 0 && !pts)) return cf_error(CF_ERR_ARG, "reduce: bad interface point list");
   if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
   if (m->npe != 4)
     return cf_error(CF_ERR_UNSUPPORTED, "reduce: the Craig-Bampton reduction takes linear tetrahedra only for now; "
@@ -324,25 +387,30 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
       return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);
 
   cfReduction* r = out;
-  r->version = CF_REDUCTION_VERSION;
+  r->version = 2; /* 3 when it has interface points */
   r->nnode = nnode; r->ntet = m->ntet; r->ndof = ndof;
   r->consistent_mass = m->def.consistent_mass;
   r->E = m->def.E; r->nu = m->def.nu; r->rho = m->def.rho;
   r->fingerprint = cf_reduction_fingerprint(m);
 
   unsigned char* fixed_i = calloc(ndof, 1);
+  unsigned char* fixed_nm = calloc(ndof, 1); /* the normal modes': fixed_i and every point's set */
+  cfPointGeometry* geo = calloc((size_t)npoint + 1, sizeof *geo);
   double* Kb = malloc(sizeof(double) * 9 * (size_t)m->nnzb);
   /* the mass the options name (as cf_modal_solve takes it for the normal modes): the model's
    * blocks or the one-point rule, for the projection and the invariants alike */
   double* Mone = opt.modal.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * (size_t)m->nnzb) : NULL;
   const double* Mb = Mone ? Mone : m->Mblk;
   r->bnodes = malloc(sizeof(int) * (nbnode_in > 0 ? nbnode_in : 1));
-  if (!fixed_i || !Kb || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  if (!fixed_i || !fixed_nm || !geo || !Kb || !r->bnodes || (opt.modal.mass == CF_MODAL_MASS_ONE_POINT && !Mone)) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
 
   if (Mone) cf_mass_one_point(m, Mone);
 
   int nfixed_i = 0;
   if ((st = reduce_interface(m, bnodes_in, nbnode_in, r, fixed_i, &nfixed_i)) < 0) goto done;
+  memcpy(fixed_nm, fixed_i, ndof);
+  const int nplain = r->nb;
+  if (npoint > 0 && (st = reduce_points_setup(m, r, pts, npoint, geo, fixed_i, fixed_nm, &nfixed_i)) < 0) goto done;
   int ninterior = ndof - nfixed_i;
   r->nk = opt.nmodes < ninterior ? opt.nmodes : ninterior;
   r->n = r->nb + r->nk;
@@ -352,14 +420,23 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
 
   double t1 = cf_wall_time();
-  if ((st = constraint_modes(m, r, Kb, fixed_i)) < 0) goto done;
+  if (npoint > 0) {
+    r->version = CF_REDUCTION_VERSION;
+    for (int k = 0; k < npoint; k++) {
+      double* mo = realloc(r->points[k].motion, sizeof(double) * 6 * (size_t)r->n);
+      if (!mo) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+      r->points[k].motion = mo;
+    }
+    if ((st = cf__point_static_modes(m, r, Kb, fixed_i, geo, pts, npoint, nplain)) < 0) goto done;
+  } else if ((st = constraint_modes(m, r, Kb, fixed_i)) < 0) goto done;
   double t2 = cf_wall_time();
   r->t_constraint = t2 - t1;
 
   /* 2. fixed-interface normal modes: the model with its interface DOFs fixed */
   if (r->nk > 0) {
     cfModel mi = *m;
-    mi.fixed = fixed_i;
+    mi.fixed = fixed_nm; /* a point's set held: admissible (its point DOFs 0), though the unselected
+                          * DOFs of a pin would let it turn; the static modes carry that motion */
     mi.nfixed = nfixed_i;
     st = cf_modal_solve(&mi, r->nk, &opt.modal, r->fixed_omega2, r->basis + (size_t)r->nb * ndof, NULL);
     if (st < 0) goto done;
@@ -376,12 +453,13 @@ int cf_reduce(const cfModel* m, const int* bnodes_in, int nbnode_in, const cfRed
   r->t_ortho = t5 - t4;
 
   if ((st = invariants(m, r, Mb)) < 0) goto done;
+  if (npoint > 0 && (st = cf__point_motions(m, r, geo)) < 0) goto done;
   double t6 = cf_wall_time();
   r->t_invariants = t6 - t5;
   r->t_total = t6 - t0;
 
 done:
-  free(fixed_i); free(Kb); free(Mone);
+  free(fixed_i); free(fixed_nm); free(geo); free(Kb); free(Mone);
   if (st < 0) {
     cf_reduction_free(out); /* sets no message: cf_last_error() still names the failure */
     return st;
@@ -442,7 +520,7 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
   snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
   FILE* f = fopen(tmpname, "wb");
   if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
-  int32_t ver = CF_REDUCTION_VERSION, bom = BOM;
+  int32_t ver = r->npoint > 0 ? 3 : 2, bom = BOM; /* version 2 unless there are interface points */
   int32_t h[HEADER_INTS] = {r->nnode, r->ntet, r->ndof, r->consistent_mass, r->nbnode, r->nb,
                             r->nk, r->n, r->orthonormal, r->nrigid, 0, 0}; /* h[10..11]: the checksum, set last */
   double hd[17] = {r->E, r->nu, r->rho, r->fingerprint, r->mass, r->c[0], r->c[1], r->c[2]};
@@ -465,6 +543,20 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
        hwrite(r->zeta, 8, n, f, &sum) && hwrite(r->Kr, 8, n * n, f, &sum) && hwrite(r->Mr, 8, n * n, f, &sum) &&
        hwrite(r->P, 8, 3 * n, f, &sum) && hwrite(r->T, 8, 9 * n, f, &sum) && hwrite(r->S, 8, 9 * n * n, f, &sum) &&
        hwrite(r->basis, 8, n * (size_t)r->ndof, f, &sum);
+  if (ver >= 3) { /* the interface points (docs/reduction-format.md) */
+    int32_t np = r->npoint;
+    ok = ok && hwrite(&np, 4, 1, f, &sum);
+    for (int k = 0; ok && k < r->npoint; k++) {
+      const cfReductionPoint* P = &r->points[k];
+      int32_t ph[3] = {P->kind, P->dofs, P->nnode};
+      ok = hwrite(ph, 4, 3, f, &sum) && hwrite(P->x, 8, 3, f, &sum);
+      for (int i = 0; ok && i < P->nnode; i++) {
+        int32_t nd = P->nodes[i];
+        ok = hwrite(&nd, 4, 1, f, &sum);
+      }
+      ok = ok && hwrite(P->motion, 8, 6 * n, f, &sum);
+    }
+  }
   /* the checksum into the header's last two ints (hashed as zero) */
   ok = ok && fseek(f, CHECKSUM_OFFSET, SEEK_SET) == 0 && fwrite(&sum, 8, 1, f) == 1;
   int err = ok ? 0 : errno; /* the cause (EFBIG past a file-size limit, ENOSPC, EIO), before fclose */
@@ -525,6 +617,55 @@ int cf_reduction_file_version(const char* path) {
   return ok ? ver : -1;
 }
 
+/* version 3's interface points: int32 npoint, then per point int32 kind, dofs, nnode, double x[3],
+ * int32 nodes[nnode], double motion[6 n]; each size checked against the bytes left before it
+ * is allocated, and the static modes' DOF list against the points */
+static int read_points(FILE* f, uint64_t* sum, cfReduction* r, const char* path, long long fsize) {
+  int32_t np;
+  const size_t n = (size_t)r->n;
+  if (!hread(&np, 4, 1, f, sum) || np < 1 || np > r->nnode) return cf_error(CF_ERR_PARSE, "%s: bad interface point count", path);
+  r->points = calloc((size_t)np, sizeof *r->points);
+  if (!r->points) return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
+  r->npoint = np;
+  int nsel = 0;
+  for (int k = 0; k < np; k++) {
+    cfReductionPoint* P = &r->points[k];
+    int32_t ph[3];
+    if (!hread(ph, 4, 3, f, sum)) return cf_error(CF_ERR_PARSE, "%s: truncated interface point %d", path, k);
+    if ((ph[0] != CF_POINT_RIGID && ph[0] != CF_POINT_AVERAGING) || ph[1] < 1 || ph[1] > CF_POINT_ALL_DOFS ||
+        ph[2] < 1 || ph[2] > r->nnode)
+      return cf_error(CF_ERR_PARSE, "%s: interface point %d: bad kind %d, DOF mask %d or node count %d", path, k, ph[0], ph[1], ph[2]);
+    long long left = fsize - ftell(f);
+    if ((double)left < 24.0 + 4.0 * ph[2] + 48.0 * (double)n)
+      return cf_error(CF_ERR_PARSE, "%s: interface point %d: truncated", path, k);
+    P->kind = ph[0], P->dofs = ph[1], P->nnode = ph[2];
+    for (int a = 0; a < 6; a++) nsel += P->dofs >> a & 1;
+    P->nodes = malloc(sizeof(int) * (size_t)P->nnode);
+    P->motion = malloc(sizeof(double) * 6 * n);
+    if (!P->nodes || !P->motion) return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
+    if (!hread(P->x, 8, 3, f, sum)) return cf_error(CF_ERR_PARSE, "%s: truncated interface point %d", path, k);
+    for (int i = 0; i < P->nnode; i++) {
+      int32_t nd;
+      if (!hread(&nd, 4, 1, f, sum) || nd < 0 || nd >= r->nnode)
+        return cf_error(CF_ERR_PARSE, "%s: interface point %d: bad node", path, k);
+      P->nodes[i] = nd;
+    }
+    if (!hread(P->motion, 8, 6 * n, f, sum)) return cf_error(CF_ERR_PARSE, "%s: truncated interface point %d", path, k);
+    for (size_t i = 0; i < 6 * n; i++)
+      if (!isfinite(P->motion[i])) return cf_error(CF_ERR_PARSE, "%s: interface point %d: motion not finite", path, k);
+  }
+  int nplain = 0;
+  for (int i = 0; i < r->nb; i++) {
+    if (r->bdof[i] >= 0) { nplain++; continue; }
+    int code = -1 - r->bdof[i];
+    if (code >= 6 * np || !(r->points[code / 6].dofs >> (code % 6) & 1))
+      return cf_error(CF_ERR_PARSE, "%s: static mode %d names no selected DOF of an interface point", path, i);
+  }
+  if (nplain > 3 * r->nbnode || nplain + nsel != r->nb)
+    return cf_error(CF_ERR_PARSE, "%s: %d static modes, the interface nodes and points give %d + %d", path, r->nb, nplain, nsel);
+  return CF_OK;
+}
+
 int cf_reduction_read(const char* path, cfReduction* r) {
   memset(r, 0, sizeof *r);
   FILE* f;
@@ -539,7 +680,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) { st = cf_error(CF_ERR_PARSE, "%s: not a cofem reduction file (magic)", path); goto done; }
   if (fread(&ver, 4, 1, f) != 1 || fread(&bom, 4, 1, f) != 1) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   if (bom != BOM) { st = cf_error(CF_ERR_PARSE, "%s: written on a machine of the other byte order", path); goto done; }
-  if (ver != CF_REDUCTION_VERSION) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads version %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
+  if (ver != 2 && ver != 3) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads versions 2 and 3", path, (int)ver); goto done; }
   if (fread(h, 4, HEADER_INTS, f) != HEADER_INTS || fread(hd, 8, 17, f) != 17 ||
       fread(r->source, 1, SOURCE_LEN, f) != SOURCE_LEN) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   memcpy(&stored, h + 10, 8);
@@ -551,12 +692,12 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   r->nnode = h[0]; r->ntet = h[1]; r->ndof = h[2]; r->consistent_mass = h[3]; r->nbnode = h[4]; r->nb = h[5];
   r->nk = h[6]; r->n = h[7]; r->orthonormal = h[8]; r->nrigid = h[9];
   if (r->nnode <= 0 || r->ndof != 3 * r->nnode || r->ntet <= 0 || r->nbnode < 0 || r->nbnode > r->nnode ||
-      r->nb < 0 || r->nb > 3 * r->nbnode || r->nk < 0 || r->n != r->nb + r->nk || r->n <= 0 || r->n > r->ndof ||
+      r->nb < 0 || r->nb > (ver >= 3 ? r->ndof : 3 * r->nbnode) || r->nk < 0 || r->n != r->nb + r->nk || r->n <= 0 || r->n > r->ndof ||
       r->nrigid < 0 || r->nrigid > r->n) { st = cf_error(CF_ERR_PARSE, "%s: inconsistent sizes in the header", path); goto done; }
   { /* the sizes must add up to the file's size before anything is allocated from them */
     double nn = r->n, want = 712.0 + 4.0 * ((double)r->nbnode + r->nb) +
                              8.0 * ((double)r->nk + 2 * nn + 2 * nn * nn + 12 * nn + 9 * nn * nn + nn * r->ndof);
-    if (want != (double)fsize) { st = cf_error(CF_ERR_PARSE, "%s: %lld bytes, the header's sizes want %.0f", path, fsize, want); goto done; }
+    if (ver >= 3 ? want + 4 > (double)fsize : want != (double)fsize) { st = cf_error(CF_ERR_PARSE, "%s: %lld bytes, the header's sizes want %.0f", path, fsize, want); goto done; }
   }
   r->E = hd[0]; r->nu = hd[1]; r->rho = hd[2]; r->fingerprint = hd[3]; r->mass = hd[4];
   memcpy(r->c, hd + 5, sizeof r->c);
@@ -583,7 +724,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   }
   for (int i = 0; ok && i < r->nb; i++) {
     r->bdof[i] = tmp[r->nbnode + i];
-    if (r->bdof[i] < 0 || r->bdof[i] >= r->ndof) ok = 0;
+    if ((ver < 3 && r->bdof[i] < 0) || r->bdof[i] >= r->ndof) ok = 0; /* < 0: a point's DOF, checked below */
   }
   free(tmp);
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: bad interface node/DOF list", path); goto done; }
@@ -592,6 +733,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
        hread(r->P, 8, 3 * n, f, &sum) && hread(r->T, 8, 9 * n, f, &sum) && hread(r->S, 8, 9 * n * n, f, &sum) &&
        hread(r->basis, 8, n * (size_t)r->ndof, f, &sum);
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
+  if (ver >= 3 && (st = read_points(f, &sum, r, path, fsize)) < 0) goto done;
   if (fgetc(f) != EOF) { st = cf_error(CF_ERR_PARSE, "%s: trailing bytes after the data", path); goto done; }
   if (sum != stored) {
     st = cf_error(CF_ERR_PARSE, "%s: checksum mismatch (stored %016llx, the contents give %016llx): the file was "

@@ -35,6 +35,16 @@ int cf_modal_part_load(const char* scene_path, const char* const* sets, int nset
  * read the file scene_path. */
 int cf_modal_part_load_text(const char* json, const char* scene_path, const char* const* sets, int nsets,
                             int supports, const cfReduceOptions* opt, const char* cache, cfModalPart* out);
+/* An interface point of a part (cofem/reduce.h cfInterfacePoint) named by its node set. */
+typedef struct cfPartPoint {
+  char set[CF_NAME_MAX];
+  int kind;                  /* CF_POINT_RIGID or CF_POINT_AVERAGING */
+  unsigned dofs;             /* kept static modes, bit a = DOF a of x y z rx ry rz; 0: all six */
+} cfPartPoint;
+/* The same with interface points besides the interface sets (points[npoint]; NULL, 0: none). */
+int cf_modal_part_load_points(const char* json, const char* scene_path, const char* const* sets, int nsets,
+                              const cfPartPoint* points, int npoint, int supports, const cfReduceOptions* opt,
+                              const char* cache, cfModalPart* out);
 void cf_modal_part_free(cfModalPart* p);
 
 #ifdef __cplusplus

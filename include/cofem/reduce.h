@@ -23,7 +23,40 @@
 extern "C" {
 #endif
 
-#define CF_REDUCTION_VERSION 2 /* 2: a checksum (64-bit FNV-1a) in the header */
+#define CF_REDUCTION_VERSION 3 /* 2: a checksum (64-bit FNV-1a) in the header; 3: interface points
+                                * (written only when the reduction has some: without, the file is
+                                * version 2 as before, and both are read) */
+
+/* Interface points with rotations (docs/craig-bampton.md, "Interface points"): a node set
+ * reduced as ONE point with 6 DOFs (u_x, u_y, u_z, th_x, th_y, th_z) at the set's centroid X_P.
+ *   rigid (RBE2-like): the set's nodes move as a rigid body with the point,
+ *       u_n = u_P + th_P x (X_n - X_P);
+ *   averaging (RBE3-like): the point's motion is the least-squares fit of the nodes' (equal
+ *       weights), u_P = mean u_n, th_P = I_w^-1 sum_n r_n x u_n, I_w = sum_n (|r_n|^2 1 - r_n r_n^T),
+ *       r_n = X_n - X_P; the set stays free to deform.
+ * Its static modes are the unit motions of the DOFs in `dofs` (bit a: DOF a; 0 = all six), with
+ * the other selected interface DOFs held and the point's unselected DOFs free (they take no
+ * load): a pin at the end of a planar bar clamped at its other end keeps u_x, u_y, giving one
+ * axial and one bending static mode (paper 000, sec. 4.1). For both kinds the point's motion
+ * of a mode is the same fit of its nodes' (exact for the rigid kind). */
+enum cfInterfacePointKind { CF_POINT_RIGID = 1, CF_POINT_AVERAGING = 2 };
+#define CF_POINT_ALL_DOFS 0x3f
+typedef struct cfInterfacePoint {
+  const int* nodes;          /* the set's nodes (not collinear: the fit needs I_w invertible) */
+  int nnode;
+  int kind;                  /* cfInterfacePointKind */
+  unsigned dofs;             /* bit a (0..5: x, y, z, rx, ry, rz) keeps DOF a's static mode; 0: all */
+} cfInterfacePoint;
+
+/* An interface point of a reduction: its motion in every mode. */
+typedef struct cfReductionPoint {
+  int kind, dofs;            /* dofs: the selected mask (never 0 here) */
+  int nnode;
+  int* nodes;                /* [nnode] */
+  double x[3];               /* the centroid X_P (body frame) */
+  double* motion;            /* [6 n]: row a, column j = DOF a of the point in mode j (a < 3:
+                              * translation [m], a >= 3: small rotation [rad] per unit amplitude) */
+} cfReductionPoint;
 
 typedef struct cfReduceOptions {
   int nmodes;          /* fixed-interface normal modes (default 12; clipped to the free interior DOFs) */
@@ -83,6 +116,11 @@ typedef struct cfReduction {
   double* S;           /* [9 n n] */
   /* timings [s] (not written to the file) */
   double t_constraint, t_normal, t_project, t_ortho, t_invariants, t_total;
+  /* interface points (version 3; appended so that version-2 users' layout is unchanged).
+   * Static modes [0, nb): the interface nodes' DOFs first (bdof >= 0), then the selected DOFs of
+   * each point in order (bdof = -1 - (6 point + a)). */
+  int npoint;
+  cfReductionPoint* points;  /* [npoint] */
 } cfReduction;
 
 /* Reduce model m with interface nodes bnodes[nbnode] (any order, duplicates allowed; nbnode 0:
@@ -91,6 +129,14 @@ typedef struct cfReduction {
  * interface node of a free solid does not), too few free DOFs, out of memory. */
 int cf_reduce(const cfModel* m, const int* bnodes, int nbnode, const cfReduceOptions* opt,
               cfReduction* out);
+/* The same with interface points pts[npoint] besides the interface nodes (a node may be in one of
+ * them only; a point's nodes may not be fixed by the model). Errors also: a collinear set, an
+ * averaging point on a part nothing else holds (K singular with the set free), a point whose
+ * free DOFs leave the part free to move. */
+int cf_reduce_points(const cfModel* m, const int* bnodes, int nbnode, const cfInterfacePoint* pts, int npoint,
+                     const cfReduceOptions* opt, cfReduction* out);
+/* The motion of interface point p in amplitudes q [n]: out[6] = motion q. */
+void cf_reduction_point_motion(const cfReduction* r, int p, const double* q, double out[6]);
 void cf_reduction_free(cfReduction* r);
 
 /* Frequency of mode i in Hz: sign(w^2) sqrt(|w^2|) / 2 pi. */

@@ -108,5 +108,35 @@ int main(void) {
   CHECK(cf_cmd_reduce(5, a3) == 2);
   char* a4[] = {"cofem", "reduce", scene, "--clamp", "--interface", "probe,load", "--modes", "4", "--damping", "adams", NULL};
   CHECK(cf_cmd_reduce(10, a4) == 0);
+  /* interface points (issue 30): the pin set as one rigid point, written as version 3 and read back
+   * with its point; a point read as a cache matches only the same point; bad specs refused */
+  char* a5[] = {"cofem", "reduce", scene, "--clamp", "--interface-point", "load:rigid", "--modes", "4", "--quiet", "--out", out, NULL};
+  CHECK(cf_cmd_reduce(11, a5) == 0);
+  CHECK(cf_reduction_file_version(out) == 3);
+  cfReduction rp;
+  if (cf_reduction_read(out, &rp) == CF_OK) {
+    CHECK(rp.npoint == 1 && rp.nb == 6 && rp.nk == 4 && rp.points[0].kind == CF_POINT_RIGID && rp.points[0].nnode == 19);
+    cf_reduction_free(&rp);
+  } else CHECK(0);
+  {
+    cfPartPoint pt = {"load", CF_POINT_RIGID, 0};
+    cfReduceOptions o4 = cf_default_reduce_options();
+    o4.nmodes = 4;
+    cfModalPart q;
+    CHECK_OK(cf_modal_part_load_points(NULL, scene, NULL, 0, &pt, 1, CF_PART_SUPPORTS_CLAMP, &o4, out, &q));
+    CHECK(q.from_cache == 1);
+    cf_modal_part_free(&q);
+    pt.dofs = 0x3; /* another point: recomputed */
+    CHECK_OK(cf_modal_part_load_points(NULL, scene, NULL, 0, &pt, 1, CF_PART_SUPPORTS_CLAMP, &o4, out, &q));
+    CHECK(q.from_cache == 0 && q.red.nb == 2);
+    cf_modal_part_free(&q);
+  }
+  remove(out);
+  char* a6[] = {"cofem", "reduce", scene, "--interface-point", "load:rigid:x,q", NULL};
+  CHECK(cf_cmd_reduce(5, a6) == 2);
+  char* a7[] = {"cofem", "reduce", scene, "--interface-point", "load:glued", NULL};
+  CHECK(cf_cmd_reduce(5, a7) == 2);
+  char* a8[] = {"cofem", "reduce", scene, "--interface-point", "nope:rigid", NULL};
+  CHECK(cf_cmd_reduce(5, a8) == 1);
   TEST_END();
 }

@@ -1,0 +1,25 @@
+/* Shared between the reduction's files (not installed). */
+#ifndef COFEM_REDUCE_INTERNAL_H
+#define COFEM_REDUCE_INTERNAL_H
+#include "cofem/reduce.h"
+
+/* y = A x with the model's 3x3 blocks A (or scalar blocks times I when scalar) */
+void cf__reduce_block_mv(const cfModel* m, const double* A, int scalar, const double* x, double* y);
+
+/* An interface point's geometry: its nodes, centroid X_P and the inverse of
+ * I_w = sum_n (|r_n|^2 1 - r_n r_n^T), r_n = X_n - X_P. */
+typedef struct cfPointGeometry {
+  const int* nodes;
+  int nnode;
+  double x[3];
+  double Iinv[9];
+} cfPointGeometry;
+
+int cf__point_geometry(const cfModel* m, const int* nodes, int nnode, cfPointGeometry* g);
+/* bit a: the rigid unit motion a of the point moves a DOF the model fixes */
+unsigned cf__point_blocked_dofs(const cfModel* m, const cfPointGeometry* g);
+void cf__point_fit(const cfModel* m, const cfPointGeometry* g, const double* u, double p[6]);
+int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, const unsigned char* fixed_i,
+                           const cfPointGeometry* geo, const cfInterfacePoint* pts, int npoint, int nplain);
+int cf__point_motions(const cfModel* m, cfReduction* r, const cfPointGeometry* geo);
+#endif
