@@ -72,7 +72,11 @@ struct cfMbsSr {
   double* KC;         /* [nz nz] h/2 C_z + h^2/4 K_z of the force elements: q_z^T (.) q_z (eq. 38 by the chain
                          rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
   double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
-  int* cols;          /* [nz] scratch: those coordinates */
+  /* per force element (fixed by the tree, found once): the coordinates above either body, each once,
+   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[2 (fcol0[e] + c) + slot]: whether column c moves that slot */
+  int *fcol0, *fcols;
+  unsigned char* fpath;
+  int need_fK;        /* a force element other than a point spring: its natural-coordinate K, C are used */
   double *J, *phi, *phit, *bias; /* [nrow nz] [nrow] [nrow] [nrow] */
   double *A, *rhs, *x, *sig, *w6; /* leading matrix [nz nz], scratch [nz], [nz], [nrow], [6 nb] */
 };
@@ -136,7 +140,7 @@ void cf_mbs_sr_free(cfMbsSr* s) {
   free(s->rows), free(s->tree_rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
   free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
   free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
-  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->cols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
+  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->fcol0), free(s->fcols), free(s->fpath), free(s->J), free(s->phi), free(s->phit), free(s->bias);
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
   free(s);
 }
@@ -378,37 +382,132 @@ static void kinematics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   to_natural(m, s, d->q, d->qd, NULL, NULL);
 }
 
-/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
- * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...) */
-static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
-  int nz = s->nz;
-  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
-  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+/* the columns of every force element (see cfMbsSr.fcols); 0 or CF_ERR_NOMEM */
+static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
   const cfMbsTopology* t = s->topo;
-  int* cols = s->cols;
+  int total = 0;
+  for (int e = 0; e < m->nforce; e++)
+    for (int sl = 0; sl < 2; sl++)
+      for (int a = m->force[e].body[sl]; a >= 0; a = t->parent[a]) total += t->nz_body[a];
+  s->fcol0 = malloc(((size_t)m->nforce + 1) * sizeof(int));
+  s->fcols = malloc(((size_t)total + 1) * sizeof(int));
+  s->fpath = calloc(2 * ((size_t)total + 1), 1);
+  if (!s->fcol0 || !s->fcols || !s->fpath) return CF_ERR_NOMEM;
+  int n = 0;
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
-    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
-    /* the coordinates above either body (each once), and G [24 x nc] on them */
-    int nc = 0;
+    s->fcol0[e] = n;
     for (int sl = 0; sl < 2; sl++)
       for (int a = f->body[sl]; a >= 0; a = t->parent[a])
         for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) {
-          int seen = 0;
-          for (int c = 0; c < nc && !seen; c++) seen = cols[c] == k;
-          if (!seen) cols[nc++] = k;
+          int c = s->fcol0[e];
+          while (c < n && s->fcols[c] != k) c++;
+          if (c == n) s->fcols[n++] = k;
+          s->fpath[2 * c + sl] = 1;
         }
+    if (f->type != CF_MBS_SPRING) s->need_fK = 1;
+  }
+  s->fcol0[m->nforce] = n;
+  return CF_OK;
+}
+
+/* KC += point spring e's h/2 C_z + h^2/4 K_z straight in relative coordinates: with P = d(x2 - x1)/dz
+ * [3 x nc] (column k: b_k,lin + b_k,ang × x2 on body 2's path, minus the same at x1 on body 1's) and the
+ * force f = Fs e3 on end 2 (-f on end 1), Fs = -k (l - l0) - c l_dot + act,
+ *   K_z = -P^T sym(df/d(x2 - x1)) P, df/d(x2 - x1) = -k e e^T - c e Pd^T + Fs (I - e e^T)/l,
+ *   Pd = (I - e e^T)(v2 - v1)/l;  C_z = c (P^T e)(e^T P).
+ * This is mbs_forces.c's 24 x 24 natural-coordinate tangent D^T G D seen through q_z (P = D q_z), without
+ * forming it. */
+static void spring_tangent(const cfMbsModel* m, cfMbsSr* s, int e, double t, double cK, double cC) {
+  const cfMbsForce* f = &m->force[e];
+  int c0 = s->fcol0[e], nc = s->fcol0[e + 1] - c0, nz = s->nz;
+  double x[2][3], v[2][3];
+  for (int sl = 0; sl < 2; sl++) {
+    int b = f->body[sl];
+    if (b < 0) {
+      memcpy(x[sl], f->p[sl], sizeof x[sl]);
+      memset(v[sl], 0, sizeof v[sl]);
+      continue;
+    }
+    const double *Z = s->Z + 6 * b, *rb = s->r + 3 * b;
+    double wx[3];
+    mat3_vec(s->R + 9 * b, f->p[sl], x[sl]);
+    for (int i = 0; i < 3; i++) x[sl][i] += rb[i];
+    cf_mbs_cross3(Z + 3, x[sl], wx);
+    for (int i = 0; i < 3; i++) v[sl][i] = Z[i] + wx[i];
+  }
+  double dx[3], dv[3], e3[3];
+  for (int i = 0; i < 3; i++) dx[i] = x[1][i] - x[0][i], dv[i] = v[1][i] - v[0][i];
+  double l = cf_mbs_norm3(dx);
+  if (l < 1e-14) return; /* as mbs_forces.c: no force, no tangent */
+  for (int i = 0; i < 3; i++) e3[i] = dx[i] / l;
+  double ldot = cf_mbs_dot3(e3, dv), act = 0;
+  if (f->has_actuator) {
+    double y[3];
+    cf_mbs_func_eval(&f->actuator, t, y);
+    act = y[0];
+  }
+  double Fs = -f->k * (l - f->rest) - f->c * ldot + act, Pd[3], S[3][3];
+  for (int i = 0; i < 3; i++) Pd[i] = (dv[i] - ldot * e3[i]) / l;
+  /* S = -cK sym(df/ddx): the stiffness part of KC in the 3 x 3 space of x2 - x1 */
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      S[i][j] = -cK * (-f->k * e3[i] * e3[j] - 0.5 * f->c * (e3[i] * Pd[j] + e3[j] * Pd[i]) +
+                       Fs * ((i == j) - e3[i] * e3[j]) / l);
+  double* P = s->G; /* [3 nc], then S P [3 nc], then e^T P [nc] */
+  double *SP = P + 3 * nc, *eP = SP + 3 * nc;
+  memset(P, 0, sizeof(double) * 3 * (size_t)nc);
+  for (int sl = 0; sl < 2; sl++) {
+    if (f->body[sl] < 0) continue;
+    double sign = sl ? 1 : -1;
+    for (int c = 0; c < nc; c++) {
+      if (!s->fpath[2 * (c0 + c) + sl]) continue;
+      const double* bk = s->b + 6 * s->fcols[c0 + c];
+      double wx[3];
+      cf_mbs_cross3(bk + 3, x[sl], wx);
+      for (int i = 0; i < 3; i++) P[i * nc + c] += sign * (bk[i] + wx[i]);
+    }
+  }
+  for (int c = 0; c < nc; c++) {
+    eP[c] = 0;
+    for (int i = 0; i < 3; i++) {
+      SP[i * nc + c] = S[i][0] * P[c] + S[i][1] * P[nc + c] + S[i][2] * P[2 * nc + c];
+      eP[c] += e3[i] * P[i * nc + c];
+    }
+  }
+  double cc = cC * f->c;
+  for (int p = 0; p < nc; p++) {
+    double* row = s->KC + (size_t)s->fcols[c0 + p] * nz;
+    for (int q = 0; q < nc; q++)
+      row[s->fcols[c0 + q]] += P[p] * SP[q] + P[nc + p] * SP[nc + q] + P[2 * nc + p] * SP[2 * nc + q] + cc * eP[p] * eP[q];
+  }
+}
+
+/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
+ * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...); point
+ * springs by spring_tangent */
+static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d, double t) {
+  int nz = s->nz;
+  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
+  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+  for (int e = 0; e < m->nforce; e++) {
+    const cfMbsForce* f = &m->force[e];
+    const int* cols = s->fcols + s->fcol0[e];
+    int nc = s->fcol0[e + 1] - s->fcol0[e];
     if (!nc) continue;
+    if (f->type == CF_MBS_SPRING) {
+      spring_tangent(m, s, e, t, cK, cC);
+      continue;
+    }
+    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
     memset(s->G, 0, sizeof(double) * 24 * (size_t)nc);
     for (int sl = 0; sl < 2; sl++) {
       int b = f->body[sl];
       if (b < 0) continue;
       const double *R = s->R + 9 * b, *r = s->r + 3 * b;
       for (int c = 0; c < nc; c++) {
-        int k = cols[c], on_path = 0;
-        for (int a = b; a >= 0 && !on_path; a = t->parent[a]) on_path = k >= t->z0[a] && k < t->z0[a] + t->nz_body[a];
-        if (!on_path) continue;
-        const double* bk = s->b + 6 * k;
+        if (!s->fpath[2 * (s->fcol0[e] + c) + sl]) continue;
+        const double* bk = s->b + 6 * cols[c];
         double v[3];
         cf_mbs_cross3(bk + 3, r, v);
         for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
@@ -440,11 +539,12 @@ static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
 /* M_z and Q_z at the current kinematics (d->q, d->qd written); with want_tangent also KC */
 static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int want_tangent) {
   want_tangent = want_tangent && m->nforce > 0;
-  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent);
+  /* the natural-coordinate tangents only for the elements spring_tangent does not take */
+  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent && s->need_fK);
   body_mass(m, s);
   body_forces(m, s, d);
   backward(s, 0, 1);
-  if (want_tangent) force_tangent(m, s, d);
+  if (want_tangent) force_tangent(m, s, d, t);
   else memset(s->KC, 0, sizeof(double) * (size_t)s->nz * s->nz);
 }
 
@@ -652,13 +752,13 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->Pb = calloc(6 * B1, sizeof(double)), s->Ph = calloc(6 * B1, sizeof(double));
   s->Mz = calloc(Z1 * Z1, sizeof(double)), s->Qz = calloc(Z1, sizeof(double));
   s->KC = calloc(Z1 * Z1, sizeof(double)), s->G = calloc(24 * Z1, sizeof(double));
-  s->SG = calloc(24 * Z1, sizeof(double)), s->cols = calloc(Z1, sizeof(int));
+  s->SG = calloc(24 * Z1, sizeof(double));
   s->J = calloc(R1 * Z1, sizeof(double)), s->phi = calloc(R1, sizeof(double)), s->phit = calloc(R1, sizeof(double));
   s->bias = calloc(R1, sizeof(double)), s->A = calloc(Z1 * Z1, sizeof(double)), s->rhs = calloc(Z1, sizeof(double));
   s->x = calloc(Z1, sizeof(double)), s->sig = calloc(R1, sizeof(double)), s->w6 = calloc(6 * B1 + Z1, sizeof(double));
   if (!s->rows || !s->tree_rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
       !s->lam || !s->zd_hat || !s->zdd_hat || !s->save || !s->R || !s->r || !s->Z || !s->D || !s->Zd || !s->b || !s->bd ||
-      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || !s->cols || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
+      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || force_columns(m, s) < 0 || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
       !s->rhs || !s->x || !s->sig || !s->w6) {
     cf_mbs_sr_free(s);
     return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
