@@ -77,6 +77,13 @@ struct cfMbsSr {
   int *fcol0, *fcols;
   unsigned char* fpath;
   int need_fK;        /* a force element other than a point spring: its natural-coordinate K, C are used */
+  /* the leading matrix's profile (skyline) factor: coordinates permuted to a post-order of the tree
+   * (every subtree contiguous, children before parents), where eliminating a body's coordinates fills
+   * nothing outside its path to the root; row i of the permuted matrix (and of its factor) is nonzero
+   * only in columns env[i] .. i. perm[i]: the coordinate at permuted position i; jcol0/jcols: the
+   * columns each closure row can touch (the coordinates above its bodies) */
+  int *perm, *iperm, *env, *jcol0, *jcols;
+  double* ysol;       /* [nz] lead_solve's scratch */
   double *J, *phi, *phit, *bias; /* [nrow nz] [nrow] [nrow] [nrow] */
   double *A, *rhs, *x, *sig, *w6; /* leading matrix [nz nz], scratch [nz], [nz], [nrow], [6 nb] */
 };
@@ -140,7 +147,7 @@ void cf_mbs_sr_free(cfMbsSr* s) {
   free(s->rows), free(s->tree_rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
   free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
   free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
-  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->fcol0), free(s->fcols), free(s->fpath), free(s->J), free(s->phi), free(s->phit), free(s->bias);
+  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->fcol0), free(s->fcols), free(s->fpath), free(s->perm), free(s->iperm), free(s->ysol), free(s->env), free(s->jcol0), free(s->jcols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
   free(s);
 }
@@ -548,23 +555,138 @@ static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, in
   else memset(s->KC, 0, sizeof(double) * (size_t)s->nz * s->nz);
 }
 
-/* A = M_z + KC + a J^T J, factored (KC: zero outside the step) */
+/* post-order of body b's subtree into post[*n] */
+static void post_order(const cfMbsTopology* t, int nb, int b, int* post, int* n) {
+  for (int c = 0; c < nb; c++)
+    if (t->parent[c] == b && c != b) post_order(t, nb, c, post, n);
+  if (b >= 0) post[(*n)++] = b;
+}
+
+/* perm, env, jcol0/jcols (cfMbsSr) from the tree, the force elements and the closure rows; after
+ * force_columns and the rows */
+static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
+  const cfMbsTopology* t = s->topo;
+  int nz = s->nz, nb = s->nb;
+  int* post = malloc(((size_t)nb + 1) * sizeof(int));
+  int* inv = malloc(((size_t)nz + 1) * sizeof(int));
+  unsigned char* pat = calloc((size_t)nz * nz + 1, 1); /* structural nonzeros, original numbering */
+  s->perm = malloc(((size_t)nz + 1) * sizeof(int)), s->env = malloc(((size_t)nz + 1) * sizeof(int));
+  s->iperm = malloc(((size_t)nz + 1) * sizeof(int)), s->ysol = malloc(((size_t)nz + 1) * sizeof(double));
+  s->jcol0 = malloc(((size_t)s->nrow + 1) * sizeof(int));
+  int njc = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->rows[k]];
+    for (int sl = 0; sl < c->nb; sl++)
+      for (int a = c->body[sl]; a >= 0; a = t->parent[a]) njc += t->nz_body[a];
+  }
+  s->jcols = malloc(((size_t)njc + 1) * sizeof(int));
+  if (!post || !inv || !pat || !s->perm || !s->iperm || !s->ysol || !s->env || !s->jcol0 || !s->jcols) {
+    free(post), free(inv), free(pat);
+    return CF_ERR_NOMEM;
+  }
+  int n = 0;
+  post_order(t, nb, CF_MBS_GROUND, post, &n); /* floating bodies' parent is the ground too */
+  int np = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < t->nz_body[post[i]]; k++) s->perm[np++] = t->z0[post[i]] + k;
+  for (int i = 0; i < np; i++) inv[s->perm[i]] = i;
+  memcpy(s->iperm, inv, sizeof(int) * (size_t)nz);
+  /* M_z: a coordinate with every coordinate on its path to the root */
+  for (int l = 0; l < nz; l++)
+    for (int a = s->coord_body[l]; a >= 0; a = t->parent[a])
+      for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) pat[(size_t)l * nz + k] = pat[(size_t)k * nz + l] = 1;
+  /* KC: the pairs of a force element's columns */
+  for (int e = 0; e < m->nforce; e++)
+    for (int p = s->fcol0[e]; p < s->fcol0[e + 1]; p++)
+      for (int q = s->fcol0[e]; q < s->fcol0[e + 1]; q++) pat[(size_t)s->fcols[p] * nz + s->fcols[q]] = 1;
+  /* J^T J: the pairs of a closure row's columns */
+  njc = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->rows[k]];
+    s->jcol0[k] = njc;
+    for (int sl = 0; sl < c->nb; sl++)
+      for (int a = c->body[sl]; a >= 0; a = t->parent[a])
+        for (int kk = t->z0[a]; kk < t->z0[a] + t->nz_body[a]; kk++) {
+          int seen = 0;
+          for (int q = s->jcol0[k]; q < njc && !seen; q++) seen = s->jcols[q] == kk;
+          if (!seen) s->jcols[njc++] = kk;
+        }
+    for (int p = s->jcol0[k]; p < njc; p++)
+      for (int q = s->jcol0[k]; q < njc; q++) pat[(size_t)s->jcols[p] * nz + s->jcols[q]] = 1;
+  }
+  s->jcol0[s->nrow] = njc;
+  for (int i = 0; i < nz; i++) {
+    s->env[i] = i;
+    for (int j = 0; j < i; j++)
+      if (pat[(size_t)s->perm[i] * nz + s->perm[j]]) {
+        s->env[i] = j;
+        break;
+      }
+  }
+  free(post), free(inv), free(pat);
+  return np == nz ? CF_OK : cf_error(CF_ERR_UNSUPPORTED, "semi-recursive: the tree's post-order has %d of %d coordinates", np, nz);
+}
+
+/* A = P (M_z + KC + a J^T J) P^T in the profile of env (row-major, lower triangle), factored in place:
+ * L_ij = (A_ij - sum_{k = max(env_i, env_j)}^{j-1} L_ik L_jk) / L_jj, L_ii = sqrt(A_ii - sum_k L_ik^2)
+ * (no fill outside the profile: Cholesky keeps a skyline) */
 static int factor_leading(cfMbsSr* s, double a) {
   int nz = s->nz;
-  for (int i = 0; i < nz * nz; i++) s->A[i] = s->Mz[i] + s->KC[i];
+  const int *perm = s->perm, *env = s->env;
+  double* A = s->A;
+  for (int i = 0; i < nz; i++) {
+    const double *Mi = s->Mz + (size_t)perm[i] * nz, *Ki = s->KC + (size_t)perm[i] * nz;
+    for (int j = env[i]; j <= i; j++) A[i * nz + j] = Mi[perm[j]] + Ki[perm[j]];
+  }
+  /* a J^T J on each row's own columns (inside the profile by construction) */
   for (int k = 0; k < s->nrow; k++) {
     const double* Jk = s->J + (size_t)k * nz;
-    for (int i = 0; i < nz; i++) {
-      if (Jk[i] == 0) continue;
-      double ai = a * Jk[i];
-      for (int j = 0; j <= i; j++) s->A[i * nz + j] += ai * Jk[j];
+    for (int p = s->jcol0[k]; p < s->jcol0[k + 1]; p++) {
+      int ci = s->jcols[p];
+      double aji = a * Jk[ci];
+      if (aji == 0) continue;
+      for (int q = s->jcol0[k]; q < s->jcol0[k + 1]; q++) {
+        int cj = s->jcols[q];
+        int pi = s->iperm[ci], pj = s->iperm[cj];
+        if (pj <= pi) A[pi * nz + pj] += aji * Jk[cj];
+      }
     }
   }
-  int st = chol(nz, s->A);
-  if (st < 0)
-    return cf_error(CF_ERR_SOLVER, "semi-recursive: the leading matrix is not positive definite at relative "
-                    "coordinate %d (a motion with neither mass nor a closure equation)", -st - 1);
+  for (int i = 0; i < nz; i++) {
+    double* Li = A + (size_t)i * nz;
+    for (int j = env[i]; j <= i; j++) {
+      const double* Lj = A + (size_t)j * nz;
+      double v = Li[j];
+      for (int k = env[i] > env[j] ? env[i] : env[j]; k < j; k++) v -= Li[k] * Lj[k];
+      if (j < i) Li[j] = v / Lj[j];
+      else if (!(v > 0))
+        return cf_error(CF_ERR_SOLVER, "semi-recursive: the leading matrix is not positive definite at relative "
+                        "coordinate %d (a motion with neither mass nor a closure equation)", perm[i]);
+      else Li[i] = sqrt(v);
+    }
+  }
   return CF_OK;
+}
+
+/* x = A^-1 b with the profile factor (b and x in the original numbering; b may alias x) */
+static void lead_solve(const cfMbsSr* s, const double* b, double* x) {
+  int nz = s->nz;
+  const int *perm = s->perm, *env = s->env;
+  double* y = s->ysol;
+  const double* L = s->A;
+  for (int i = 0; i < nz; i++) {
+    const double* Li = L + (size_t)i * nz;
+    double v = b[perm[i]];
+    for (int k = env[i]; k < i; k++) v -= Li[k] * y[k];
+    y[i] = v / Li[i];
+  }
+  for (int i = nz - 1; i >= 0; i--) { /* L^T y' = y, row i of L scattered upwards once y'_i is known */
+    const double* Li = L + (size_t)i * nz;
+    double v = y[i] / Li[i];
+    y[i] = v;
+    for (int k = env[i]; k < i; k++) y[k] -= Li[k] * v;
+  }
+  for (int i = 0; i < nz; i++) x[perm[i]] = y[i];
 }
 
 /* min 1/2 (x - .)' W (x - .) - r'x subject to J x = c by augmented Lagrangian on the factor of
@@ -579,7 +701,7 @@ static int alm(cfMbsSr* s, double a, const double* r, const double* c, double* x
       const double* Jk = s->J + (size_t)k * nz;
       for (int i = 0; i < nz; i++) s->rhs[i] += Jk[i] * e;
     }
-    chol_solve(nz, s->A, s->rhs, x);
+    lead_solve(s, s->rhs, x);
     double res = 0, cmax = 0;
     for (int k = 0; k < nr; k++) {
       const double* Jk = s->J + (size_t)k * nz;
@@ -775,6 +897,10 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   for (int b = 0; b < nb; b++) {
     setup_joint(m, s, d->q, b);
     for (int k = 0; k < t->nz_body[b]; k++) s->coord_body[t->z0[b] + k] = b;
+  }
+  if ((st = leading_profile(m, s)) < 0) {
+    cf_mbs_sr_free(s);
+    return st == CF_ERR_NOMEM ? cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory") : st;
   }
   /* z = 0 here; z_dot by least squares on the body velocities, metric Mbar + eps I (exact when d->qd is a
    * tree velocity, which the model's projected initial velocities are) */
@@ -991,7 +1117,7 @@ int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
     d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - tc;
     if (st < 0) break;
     tc = cf_wall_time();
-    chol_solve(nz, s->A, s->rhs, s->x);
+    lead_solve(s, s->rhs, s->x);
     d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - tc;
     dz_hist[2] = dz_hist[1], dz_hist[1] = dz_hist[0], dz_hist[0] = dzmax;
     dzmax = 0;
