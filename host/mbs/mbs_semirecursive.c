@@ -1039,6 +1039,53 @@ void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double
   memcpy(Mz, s->Mz, sizeof(double) * (size_t)s->nz * s->nz);
 }
 
+/* Paper 002's effective-mass reading of the backward recursion (eqs. 3-4 there): eliminating body c
+ * from the chain adds to its parent p the mass of c's subtree condensed on their joint,
+ *   Mc_p += Mc_c - Mc_c B (B^T Mc_c B)^-1 B^T Mc_c       (B = [b_k], the joint's motions, 6 x nz_c)
+ * (the subtree's effective mass when the joint's coordinates move freely with no force along them; a
+ * fixed joint has no B and adds Mc_c whole, eq. 30's composite inertia Mhat). All in the one global
+ * twist basis Z = (s_dot, w) that every body's Mbar uses. */
+int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, int body, int free_joints, double M6[36]) {
+  if (body < 0 || body >= s->nb) return cf_error(CF_ERR_ARG, "cf_mbs_sr_condensed_mass: body %d is not one of the %d bodies", body, s->nb);
+  const cfMbsTopology* t = s->topo;
+  forward(m, s, 0);
+  body_mass(m, s);
+  double* Mc = s->Mh;
+  memcpy(Mc, s->Mb, sizeof(double) * 36 * (size_t)s->nb);
+  for (int oi = s->nb - 1; oi >= 0; oi--) {
+    int c = t->order[oi], p = t->parent[c];
+    if (p < 0 || c == body) continue; /* the wanted body's own joint is not eliminated */
+    double* A = Mc + 36 * c;
+    int nj = free_joints ? t->nz_body[c] : 0;
+    double MB[6][6], N[36], Ninv_BtM[6][6]; /* MB = Mc_c B [6 x nj], N = B^T Mc_c B, then N^-1 (MB)^T */
+    for (int k = 0; k < nj; k++) {
+      const double* bk = s->b + 6 * (t->z0[c] + k);
+      for (int i = 0; i < 6; i++) MB[i][k] = dot6(A + 6 * i, bk);
+    }
+    for (int k = 0; k < nj; k++)
+      for (int l = 0; l < nj; l++) {
+        const double* bk = s->b + 6 * (t->z0[c] + k);
+        N[k * nj + l] = 0;
+        for (int i = 0; i < 6; i++) N[k * nj + l] += bk[i] * MB[i][l];
+      }
+    if (nj && chol(nj, N) < 0)
+      return cf_error(CF_ERR_SOLVER, "cf_mbs_sr_condensed_mass: the subtree of body '%s' has no mass along its joint", m->body_name[c]);
+    for (int i = 0; i < 6 && nj; i++) {
+      double col[6] = {MB[i][0], MB[i][1], MB[i][2], MB[i][3], MB[i][4], MB[i][5]}, x[6];
+      chol_solve(nj, N, col, x);
+      for (int k = 0; k < nj; k++) Ninv_BtM[k][i] = x[k];
+    }
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 6; j++) {
+        double v = A[6 * i + j];
+        for (int k = 0; k < nj; k++) v -= MB[i][k] * Ninv_BtM[k][j];
+        Mc[36 * p + 6 * i + j] += v;
+      }
+  }
+  memcpy(M6, Mc + 36 * body, 36 * sizeof(double));
+  return CF_OK;
+}
+
 static void save(cfMbsSr* s) {
   int n = s->nz;
   memcpy(s->save, s->z, sizeof(double) * (size_t)n);
