@@ -48,9 +48,10 @@ void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double
 /* Paper 002's effective-mass reading of the backward recursion: the mass of body's subtree condensed on
  * that body, M6 [6 x 6] (row-major) in the global twist basis (s_dot, w) (s_dot: the velocity of the body
  * point at the global origin), at the current poses. free_joints 1: the joints below body move freely
- * (each eliminated body's effective mass, Mc - Mc B (B^T Mc B)^-1 B^T Mc, added to its parent's);
- * 0: they are locked (eq. 30's composite inertia). CF_ERR_ARG for a bad body id. */
-int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, int body, int free_joints, double M6[36]);
+ * (each eliminated body's effective mass, Mc - Mc B (B^T Mc B)^-1 B^T Mc, added to its parent's), and so do
+ * the modal bodies' amplitudes (Mbar - C Myy^-1 C^T); 0: they are locked (eq. 30's composite inertia). d:
+ * the data the formulation runs on. CF_ERR_ARG for a bad body id. */
+int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, int body, int free_joints, double M6[36]);
 /* the penalty alpha in use (1e5 times the largest diagonal mass term, times 4 / h^2, unless
  * "solver.penalty" gives one) */
 double cf_mbs_sr_penalty(const cfMbsSr* s);

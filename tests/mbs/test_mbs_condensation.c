@@ -153,13 +153,13 @@ static void check_chain(int n, int joint_type, int free_joints, double* worst) {
   CHECK_OK(st);
   double Ms[36], Mg[36];
   if (st >= 0) {
-    CHECK_OK(cf_mbs_sr_condensed_mass(m, s, 0, free_joints, Ms));
+    CHECK_OK(cf_mbs_sr_condensed_mass(m, s, d, 0, free_joints, Ms));
     CHECK_OK(global_condensed(m, d, Mg));
     double scale = 0, diff = 0, locked_gap = 0, Ml[36];
     for (int i = 0; i < 36; i++) scale = fmax(scale, fabs(Mg[i])), diff = fmax(diff, fabs(Ms[i] - Mg[i]));
     /* the freed joints must matter: the locked (composite) mass differs from the condensed one */
     if (free_joints && joint_type == CF_MBS_REVOLUTE) {
-      CHECK_OK(cf_mbs_sr_condensed_mass(m, s, 0, 0, Ml));
+      CHECK_OK(cf_mbs_sr_condensed_mass(m, s, d, 0, 0, Ml));
       for (int i = 0; i < 36; i++) locked_gap = fmax(locked_gap, fabs(Ml[i] - Mg[i]));
       CHECK(locked_gap > 1e-3 * scale);
     }
@@ -197,7 +197,7 @@ int main(void) {
   if (m) CHECK_OK(cf_mbs_data_create(m, &d));
   if (d) CHECK_OK(cf_mbs_sr_create(m, d, &s));
   if (s) {
-    CHECK(cf_mbs_sr_condensed_mass(m, s, 7, 1, M6) == CF_ERR_ARG);
+    CHECK(cf_mbs_sr_condensed_mass(m, s, d, 7, 1, M6) == CF_ERR_ARG);
     CHECK(strstr(cf_last_error(), "body 7") != NULL);
   }
   cf_mbs_sr_free(s);
