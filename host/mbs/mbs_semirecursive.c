@@ -1,4 +1,4 @@
-/* Semi-recursive dynamics of rigid bodies in relative coordinates (paper 000 sections 2-3;
+/* Semi-recursive dynamics of rigid and modal bodies in relative coordinates (paper 000 sections 2-3;
  * cofem/mbs_semirecursive.h; docs/mbs.md, "Topological formulation").
  *
  * Kinematics of a tree joint (parent P, child C): the joint is a chain of elementary motions, each a
