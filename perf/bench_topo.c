@@ -1,5 +1,5 @@
 /* Global vs semi-recursive (topological) formulation, rigid bodies (issue 29):
- *   cofem_bench_topo [--repeat N] [--label NAME] [--quick]
+ *   cofem_bench_topo [--repeat N] [--label NAME] [--quick] [--only PREFIX]
  * Both formulations of the same model, in the same process, one after the other:
  *  - an N-link pendulum chain (bars of 1 m, 1 kg, revolute joints about z, released horizontal),
  *    N = 1 .. 256, dt 1 ms, 1 s (0.2 s above 64): an open tree, no closure equations;
@@ -9,7 +9,9 @@
  *    driven at 1 rad/s, gravity, dt 10 ms, 5 s: one closure loop per dyad;
  *  - a vehicle-like tree of 29 bodies: a floating chassis and 4 double-wishbone suspensions (lower and
  *    upper arm, upright, wheel, tie rod, damper cylinder and piston), spring-dampers, a tyre spring
- *    from each wheel centre to the ground, dt 1 ms, 1 s.
+ *    from each wheel centre to the ground, dt 1 ms, 1 s; and the same with its 8 arms as modal bodies
+ *    (one free-free steel bar 0.3 x 0.04 x 0.03 m, 4 flexible modes, jointed at frame points: paper 000's
+ *    vehicle with flexible arms, Table 7).
  * Printed per case: the coordinates of each formulation (natural nq, relative nz, and the closure
  * equations), the fastest of N runs' CPU time per step (process CPU time) of each, the ratio, the
  * real-time ratio, the Newton iterations per step; and the largest difference of the bodies' centres of
@@ -29,7 +31,9 @@
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
 #include "cofem/mbs_semirecursive.h"
+#include "cofem/mbs_modal.h"
 #include "cofem/mbs_topology.h"
+#include "cofem/mesh_box.h"
 #include "cofem/status.h"
 #include "results_csv.h"
 
@@ -129,6 +133,28 @@ static void add_spring(cfMbsDef* def, const char* name, int b1, const double p1[
   cf_mbs_add_force(def, &f);
 }
 
+/* the modal arm: one reduction shared by the 8 arms (NULL: rigid arms) */
+typedef struct ModalArm {
+  const cfReduction* red;
+  const cfMesh* mesh;
+} ModalArm;
+static ModalArm g_arm;
+
+/* an arm from p0 towards p1 (horizontal, along +-y): a modal bar when g_arm.red is set, its frame turned
+ * so that the bar's x runs from p0 to p1 and its section is centred on the line; else a rigid box */
+static int add_arm(cfMbsDef* def, const char* name, double m, const double p0[3], const double p1[3], double I) {
+  if (!g_arm.red) return add_box(def, name, m, p0[0], p0[1], p0[2], I);
+  cfMbsBodyDef b = cf_mbs_default_body_def();
+  snprintf(b.name, sizeof b.name, "%s", name);
+  double z[3] = {0, 0, 1}, off[3] = {0, -0.02, -0.015}, o[3];
+  cf_mbs_axis_angle(z, atan2(p1[1] - p0[1], p1[0] - p0[0]), b.rot);
+  for (int i = 0; i < 3; i++) o[i] = b.rot[3 * i] * off[0] + b.rot[3 * i + 1] * off[1] + b.rot[3 * i + 2] * off[2];
+  for (int i = 0; i < 3; i++) b.pos[i] = p0[i] + o[i];
+  cfMbsModalDef md = cf_mbs_default_modal_def();
+  md.red = g_arm.red, md.X = g_arm.mesh->X;
+  return cf_mbs_add_modal_body(def, &b, &md);
+}
+
 /* a floating chassis and four double-wishbone corners (7 bodies each): 29 bodies */
 static void make_vehicle(cfMbsDef* def) {
   def->opt.dt = 1e-3;
@@ -139,8 +165,9 @@ static void make_vehicle(cfMbsDef* def) {
     char n[64];
     const char* tag[4] = {"fl", "rl", "fr", "rr"};
 #define NAME(s) (snprintf(n, sizeof n, "%s_%s", s, tag[corner]), n)
-    int lo = add_box(def, NAME("lower_arm"), 4, x, sy * 0.3, 0.2, 0.05);
-    int up = add_box(def, NAME("upper_arm"), 3, x, sy * 0.35, 0.5, 0.04);
+    const double lo0[3] = {x, sy * 0.3, 0.2}, lo1[3] = {x, sy * 0.65, 0.2}, up0[3] = {x, sy * 0.35, 0.5}, up1[3] = {x, sy * 0.6, 0.5};
+    int lo = add_arm(def, NAME("lower_arm"), 4, lo0, lo1, 0.05);
+    int up = add_arm(def, NAME("upper_arm"), 3, up0, up1, 0.04);
     int ur = add_box(def, NAME("upright"), 6, x, sy * 0.62, 0.35, 0.06);
     int wh = add_box(def, NAME("wheel"), 15, x, sy * 0.75, 0.35, 0.4);
     int tr = add_box(def, NAME("tie_rod"), 1, x + 0.15, sy * 0.33, 0.35, 0.01);
@@ -216,9 +243,11 @@ static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const dou
     long steps = lround(t_end / dts[i]);
     double T0 = 0, V0 = 0, rise = 0;
     if (st >= 0) cf_mbs_energy(m, d, &T0, &V0);
-    double scale = fabs(T0) + fabs(V0) + 1e-300, c0 = cpu_time();
+    double scale = fabs(T0) + fabs(V0) + 1e-300, c = 0; /* c: the steps' CPU time, not the energy checks' */
     for (long n = 0; n < steps && st >= 0; n++) {
+      double c0 = cpu_time();
       st = semi ? cf_mbs_sr_step(m, sr, d) : cf_mbs_step(m, d);
+      c += cpu_time() - c0;
       double T, V;
       if (st >= 0) { /* the scale: the initial energies and the largest kinetic energy so far */
         cf_mbs_energy(m, d, &T, &V);
@@ -227,7 +256,6 @@ static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const dou
       }
       if (!(rise < 0.01)) st = -1;
     }
-    double c = cpu_time() - c0;
     cf_mbs_sr_free(sr);
     cf_mbs_data_free(d);
     cf_mbs_model_free(m);
@@ -239,8 +267,11 @@ static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const dou
 }
 
 static FILE* g_stable_csv; /* --label: perf/results/<label>/bench_topo_stable.csv */
+static const char* g_only;  /* --only: the cases whose name starts with it (profiling one case) */
+static int skip(const char* name) { return g_only && strncmp(name, g_only, strlen(g_only)) != 0; }
 
 static void stable_dt_case(const char* name, cfMbsDef* def, double t_end) {
+  if (skip(name)) return;
   static const double dts[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
   int n = (int)(sizeof dts / sizeof dts[0]);
   double mg, ms, dg = largest_stable_dt(def, 0, t_end, dts, n, &mg), ds = largest_stable_dt(def, 1, t_end, dts, n, &ms);
@@ -259,6 +290,7 @@ typedef struct Row {
 } Row;
 
 static int run_case(const char* name, cfMbsDef* def, double t_end, int repeat, Row* row) {
+  if (skip(name)) return -1;
   cfMbsModel* m = NULL;
   cfMbsTopology* topo = NULL;
   int st = cf_mbs_model_create(def, &m);
@@ -276,6 +308,7 @@ static int run_case(const char* name, cfMbsDef* def, double t_end, int repeat, R
   memset(row, 0, sizeof *row);
   snprintf(row->name, sizeof row->name, "%s", name);
   row->nbody = m->nbody, row->nq = m->nq, row->nz = topo->nz, row->ncut_eq = topo->ncut_eq + m->ndriver;
+  for (int i = 0; i < m->nmodal; i++) row->nz += cf_mbs_modal_nmodes(m, i); /* the amplitudes are coordinates too */
   row->dt = m->opt.dt, row->t_end = t_end;
   row->g_ms = g.ok ? 1e3 * g.cpu_per_step : NAN, row->s_ms = s.ok ? 1e3 * s.cpu_per_step : NAN;
   row->g_it = g.iters, row->s_it = s.iters;
@@ -300,12 +333,31 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
     else {
-      fprintf(stderr, "usage: cofem_bench_topo [--repeat N] [--label NAME] [--quick]\n");
+      fprintf(stderr, "usage: cofem_bench_topo [--repeat N] [--label NAME] [--quick] [--only PREFIX]\n");
       return 2;
     }
   }
   if (repeat < 1) repeat = 1;
+  /* the modal arm's reduction (free-free: 6 rigid-body vectors, which the frame carries, and 4 modes) */
+  cfMesh arm_mesh;
+  cfModel* arm_model = NULL;
+  cfReduction arm_red;
+  memset(&arm_mesh, 0, sizeof arm_mesh), memset(&arm_red, 0, sizeof arm_red);
+  {
+    cfModelDef md = cf_default_model_def();
+    md.E = 2.1e11, md.nu = 0.3, md.rho = 7850;
+    cfReduceOptions ro = cf_default_reduce_options();
+    ro.nmodes = 6 + 4;
+    if (cf_mesh_box(10, 2, 2, 0.3, 0.04, 0.03, &arm_mesh) >= 0 && cf_model_create(&arm_mesh, &md, &arm_model) >= 0 &&
+        cf_reduce(arm_model, NULL, 0, &ro, &arm_red) >= 0) {
+      g_arm.red = &arm_red, g_arm.mesh = &arm_mesh;
+      printf("modal arm: %.3g kg, %d flexible modes from %.0f Hz\n", arm_red.mass, arm_red.n - arm_red.nrigid,
+             cf_reduction_freq_hz(&arm_red, arm_red.nrigid));
+    } else
+      fprintf(stderr, "modal arm: %s (the modal vehicle is left out)\n", cf_last_error());
+  }
   printf("global (natural coordinates, sparse CHOLMOD) vs semi-recursive (relative coordinates, dense) formulation; "
          "fastest of %d runs, process CPU time\n", repeat);
   printf("%-22s %5s %6s %5s %6s  %9s %9s  %6s  %10s %10s  %5s %5s  %9s\n", "case", "bodies", "nq", "nz", "closure",
@@ -348,9 +400,18 @@ int main(int argc, char** argv) {
   {
     cfMbsDef def;
     cf_mbs_def_init(&def);
+    const ModalArm arm = g_arm;
+    g_arm.red = NULL; /* rigid arms */
     make_vehicle(&def);
+    g_arm = arm;
     if (run_case("vehicle_29", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
     cf_mbs_def_free(&def);
+    if (g_arm.red) {
+      cf_mbs_def_init(&def);
+      make_vehicle(&def);
+      if (run_case("vehicle_29_modal", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
+      cf_mbs_def_free(&def);
+    }
   }
   /* kinematic analysis of the scalable linkage: global (cf_mbs_kinematic_step) vs group by group
    * (paper 001, Table 1: up to 558 coordinates, 30 s at 1 rad/s; here dt 10 ms, 4 s, k up to 46) */
@@ -364,6 +425,9 @@ int main(int argc, char** argv) {
   if (kcsv) fprintf(kcsv, "case,bodies,nq,groups,global_cpu_ms_per_step,groups_cpu_ms_per_step,max_q_diff\n");
   for (size_t i = 0; i < sizeof kin_k / sizeof kin_k[0]; i++) {
     if (quick && kin_k[i] > 8) break;
+    char kname[64];
+    snprintf(kname, sizeof kname, "linkage_k%d", kin_k[i]);
+    if (skip(kname)) continue;
     cfMbsDef def;
     cf_mbs_def_init(&def);
     make_linkage(&def, kin_k[i]);
@@ -424,9 +488,18 @@ int main(int argc, char** argv) {
       cf_mbs_scene_free(&s);
     }
     cf_mbs_def_init(&def);
+    const ModalArm arm = g_arm;
+    g_arm.red = NULL;
     make_vehicle(&def);
     stable_dt_case("vehicle_29", &def, quick ? 0.5 : 2.0);
     cf_mbs_def_free(&def);
+    g_arm = arm;
+    if (g_arm.red) {
+      cf_mbs_def_init(&def);
+      make_vehicle(&def);
+      stable_dt_case("vehicle_29_modal", &def, quick ? 0.5 : 2.0);
+      cf_mbs_def_free(&def);
+    }
   }
   if (g_stable_csv) fclose(g_stable_csv), printf("wrote %s\n", spath);
   if (label) {
@@ -442,5 +515,8 @@ int main(int argc, char** argv) {
     fclose(f);
     printf("wrote %s\n", path);
   }
+  if (g_arm.red) cf_reduction_free(&arm_red);
+  cf_model_free(arm_model);
+  cf_mesh_free(&arm_mesh);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cofem/cofem.h"
 #include "cofem/mbs.h"
+#include "cofem/mbs_modal.h"
 #include "cofem/mbs_topology.h"
 
 /* ---- cofem info MECHANISM.json: the joint graph (cofem/mbs_topology.h) ---------------------------- */
@@ -39,9 +40,12 @@ static int info_mechanism(const char* path) {
          "with the drivers\n", m->nq, m->ncon, m->rank, m->nredundant, m->ndof, m->ndof == 1 ? "" : "s");
   printf("  topological formulation: %d relative coordinates, %d cut joint%s (%d closure equations), %d floating base%s\n",
          t->nz, t->ncut, t->ncut == 1 ? "" : "s", t->ncut_eq, t->nfloating, t->nfloating == 1 ? "" : "s");
-  if (nflex)
-    printf("  (the flexible bodies' modal amplitudes and FE nodes are not counted above: the semi-recursive "
-           "formulation takes rigid bodies only for now)\n");
+  if (nflex) { /* the semi-recursive formulation carries the modal amplitudes as coordinates too */
+    int namp = 0;
+    for (int i = 0; i < m->nmodal; i++) namp += cf_mbs_modal_nmodes(m, i);
+    printf("  (joint coordinates only: the modal bodies' %d amplitudes are coordinates of the semi-recursive formulation "
+           "too, which takes modal bodies jointed at frame points; FE bodies only in the global one)\n", namp);
+  }
   printf("  spanning tree from the ground (breadth first; spherical joints cut where a loop has a choice):\n");
   for (int i = 0; i < t->nbody; i++) {
     int b = t->order[i], j = t->parent_joint[b];

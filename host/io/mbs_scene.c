@@ -1103,7 +1103,7 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s) {
     else if (!strcmp(formulation, "structural_groups")) s->formulation = CF_MBS_STRUCTURAL_GROUPS;
     else if (strcmp(formulation, "global"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"%s\": use \"global\" (natural coordinates), "
-                   "\"semi_recursive\" (dynamics in relative coordinates, rigid bodies) or \"structural_groups\" "
+                   "\"semi_recursive\" (dynamics in relative coordinates, rigid and modal bodies) or \"structural_groups\" "
                    "(kinematic analysis group by group)", path, formulation));
     if (s->formulation == CF_MBS_SEMI_RECURSIVE && !strcmp(analysis, "kinematic"))
       TRY(cf_error(CF_ERR_SCENE, "%s: \"solver.formulation\" = \"semi_recursive\" runs dynamics only: for the kinematic "

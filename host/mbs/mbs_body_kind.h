@@ -51,6 +51,9 @@ typedef struct cfMbsBodyKind {
   void (*assemble)(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK);
   /* y += its mass beyond Mbar times x, at d->q */
   void (*apply_mass)(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y);
+  /* y += (cC C + cK K) x, its damping and stiffness at d->q and the state of the last forces (the
+   * semi-recursive formulation's tangent of the kind's coordinates) */
+  void (*apply_tangent)(const cfMbsModel* m, const cfMbsData* d, double cC, double cK, const double* x, double* y);
   /* its kinetic energy beyond 1/2 qd' Mbar qd, at d->qd */
   double (*kinetic)(const cfMbsModel* m, const cfMbsData* d);
   /* its potential energy beyond the rigid blocks' gravity (gravity of its blocks, strain) */

@@ -13,8 +13,9 @@
  * Cholesky pivot of J_S^T J_S below 1e-12 of the largest is a dead point (the group's Jacobian loses
  * rank: the dyad stretched out or folded, beyond which it cannot be assembled): an error naming the
  * group. A planar RRR dyad's positions are found in closed form first (the intersection of two
- * circles, rrr_closed_form below), which the Newton then only checks (0 updates); the RRP dyad and the
- * velocities and accelerations still go through the normal equations. */
+ * circles, rrr_closed_form below) and a planar RRP dyad's (the slider-crank: a circle and the slider's line,
+ * rrp_closed_form), which the Newton then only checks (0 updates); the velocities and accelerations go
+ * through the normal equations. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,6 +29,9 @@ typedef struct KinGroup {
   /* a planar RRR dyad, solved in closed form: body[s] hinged to a known body by joint ext[s], the two
    * joined by joint inner; slots: the dyad body's side of each joint */
   int rrr, ext[2], inner, ext_slot[2], inner_slot[2];
+  /* a planar RRP dyad (slider-crank): body[rod] hinged to a known body, body[1 - rod] (the slider) on a
+   * prismatic joint to a known body, the two hinged together; same joint and slot fields as rrr */
+  int rrp, rod;
 } KinGroup;
 
 struct cfMbsGroupKin {
@@ -109,10 +113,10 @@ int cf_mbs_group_kin_create(const cfMbsModel* m, cfMbsGroupKin** out) {
     maxrow = G->nrow > maxrow ? G->nrow : maxrow, maxcol = G->ncol > maxcol ? G->ncol : maxcol;
   }
   free(count), free(eq_group);
-  /* planar RRR dyads: each body with one joint to the known bodies, one between them */
+  /* planar RRR and RRP dyads: each body with one joint to the known bodies, one between them */
   for (int k = 0; k < ng && t->planar; k++) {
     KinGroup* G = &g->group[k];
-    if (G->nbody != 2 || strcmp(t->group_kind[k], "dyad RRR")) continue;
+    if (G->nbody != 2 || strncmp(t->group_kind[k], "dyad ", 5)) continue;
     int next[2] = {0, 0}, ninner = 0;
     for (int j = 0; j < m->njoint; j++) {
       int b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
@@ -130,6 +134,10 @@ int cf_mbs_group_kin_create(const cfMbsModel* m, cfMbsGroupKin** out) {
     }
     G->rrr = ninner == 1 && next[0] == 1 && next[1] == 1 && m->joint_type[G->inner] == CF_MBS_REVOLUTE &&
              m->joint_type[G->ext[0]] == CF_MBS_REVOLUTE && m->joint_type[G->ext[1]] == CF_MBS_REVOLUTE;
+    /* the RRP dyad, either body first: one outer revolute (the rod's), one outer prismatic (the slider's) */
+    if (ninner == 1 && next[0] == 1 && next[1] == 1 && m->joint_type[G->inner] == CF_MBS_REVOLUTE)
+      for (int r = 0; r < 2 && !G->rrp; r++)
+        if (m->joint_type[G->ext[r]] == CF_MBS_REVOLUTE && m->joint_type[G->ext[1 - r]] == CF_MBS_PRISMATIC) G->rrp = 1, G->rod = r;
   }
   g->J = calloc((size_t)maxrow * maxcol, sizeof(double)), g->JtJ = calloc((size_t)maxcol * maxcol, sizeof(double));
   g->rhs = calloc((size_t)maxcol, sizeof(double)), g->x = calloc((size_t)maxcol, sizeof(double));
@@ -288,6 +296,84 @@ static int rrr_closed_form(const cfMbsModel* m, const KinGroup* G, const double*
   return CF_OK;
 }
 
+/* Closed-form planar RRP dyad (the slider-crank's rod and slider). The slider keeps the orientation of
+ * the known body K it slides on: its joint frame (a, f, g) equal to K's, R_s = [a f g]_K,global
+ * [a f g]_s,body^T. Its point p_s then lies on K's line x(sigma) = p_K + sigma a, and the inner joint's
+ * point on it is C(sigma) = C0 + sigma a, C0 = p_K + R_s (c_s - p_s). The rod, hinged at the known point
+ * P (raised along the axis n by the rod's height h, as in the RRR dyad), reaches C when the in-plane
+ * distance is its lever L:
+ *   |d + sigma a|^2 = L^2, d = (C0 - P') without its n part:
+ *   sigma = -(d . a) + s sqrt((d . a)^2 - |d|^2 + L^2)
+ * with s the sign of (sigma + d . a) at the prediction (the side of the foot of P' on the line: the
+ * assembly branch). A root that vanishes (the rod perpendicular to the line) or is imaginary (the line
+ * out of reach) is a dead point: CF_ERR_SOLVER. The rod is then turned about n from its previous pose
+ * to point its lever at C and placed at its outer joint, as in rrr_closed_form. */
+static int rrp_closed_form(const cfMbsModel* m, const KinGroup* G, const double* q_prev, cfMbsData* d) {
+  int r = G->rod, sl = 1 - G->rod, jr = G->ext[r], jp = G->ext[sl];
+  int br = G->body[r], bs = G->body[sl];
+  /* the slider's orientation from K's frame of the prismatic joint */
+  double FK[3][3]; /* global a, f, g of K's side */
+  for (int w = 0; w < 3; w++) cf_mbs__joint_vec(m, d->q, jp, 1 - G->ext_slot[sl], 1 + w, FK[w]);
+  const double* fs = m->joint_frame + 24 * jp + 12 * G->ext_slot[sl]; /* p a f g, slider coordinates */
+  double Rs[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Rs[3 * i + j] = FK[0][i] * fs[3 + j] + FK[1][i] * fs[6 + j] + FK[2][i] * fs[9 + j];
+  double pK[3], C0[3], ps_c[3];
+  cf_mbs__joint_vec(m, d->q, jp, 1 - G->ext_slot[sl], 0, pK);
+  const double* cs = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[sl];
+  for (int i = 0; i < 3; i++) ps_c[i] = cs[i] - fs[i];
+  for (int i = 0; i < 3; i++) C0[i] = pK[i] + Rs[3 * i] * ps_c[0] + Rs[3 * i + 1] * ps_c[1] + Rs[3 * i + 2] * ps_c[2];
+  /* the rod: axis, outer point raised to the plane of its inner point, in-plane lever */
+  double n[3], P[3], v[3], a[3];
+  cf_mbs__joint_vec(m, d->q, jr, 1 - G->ext_slot[r], 1, n);
+  double nn = cf_mbs_norm3(n);
+  for (int i = 0; i < 3; i++) n[i] /= nn, a[i] = FK[0][i];
+  const double* fr = m->joint_frame + 24 * jr + 12 * G->ext_slot[r];
+  const double* fc = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[r];
+  cf_mbs__joint_vec(m, d->q, jr, 1 - G->ext_slot[r], 0, P);
+  double lv[3] = {fc[0] - fr[0], fc[1] - fr[1], fc[2] - fr[2]}, h = cf_mbs_dot3(lv, fr + 3);
+  for (int i = 0; i < 3; i++) v[i] = lv[i] - h * fr[3 + i], P[i] += h * n[i];
+  double L = cf_mbs_norm3(v), dv[3];
+  for (int i = 0; i < 3; i++) dv[i] = C0[i] - P[i];
+  double dn = cf_mbs_dot3(dv, n);
+  for (int i = 0; i < 3; i++) dv[i] -= dn * n[i];
+  double da = cf_mbs_dot3(dv, a), disc = da * da - cf_mbs_dot3(dv, dv) + L * L;
+  if (!(disc > 1e-16 * L * L)) return CF_ERR_SOLVER;
+  /* the branch: the predicted slider's place on the line */
+  const double* qs = d->q + m->body_qadr[bs];
+  double xs[3];
+  for (int i = 0; i < 3; i++) xs[i] = qs[i] + fs[0] * qs[3 + i] + fs[1] * qs[6 + i] + fs[2] * qs[9 + i] - pK[i];
+  double sig_pred = cf_mbs_dot3(xs, a), side = sig_pred + da >= 0 ? 1 : -1;
+  double sigma = -da + side * sqrt(disc), C[3];
+  for (int i = 0; i < 3; i++) C[i] = C0[i] + sigma * a[i];
+  /* the slider: R_s, its prismatic point at p_K + sigma a */
+  double* qn = d->q + m->body_qadr[bs];
+  for (int i = 0; i < 3; i++) {
+    qn[i] = pK[i] + sigma * a[i] - (Rs[3 * i] * fs[0] + Rs[3 * i + 1] * fs[1] + Rs[3 * i + 2] * fs[2]);
+    qn[3 + i] = Rs[3 * i], qn[6 + i] = Rs[3 * i + 1], qn[9 + i] = Rs[3 * i + 2];
+  }
+  /* the rod: turned about n so that its lever points at C (C raised to the rod's outer point's plane) */
+  double Cr[3];
+  double cn = cf_mbs_dot3(C, n) - cf_mbs_dot3(P, n);
+  for (int i = 0; i < 3; i++) Cr[i] = C[i] - cn * n[i];
+  const double* qo = q_prev + m->body_qadr[br];
+  double Rp[9], u_old[3], u_new[3], c[3], Rt[9], Rn[9];
+  for (int i = 0; i < 3; i++) Rp[3 * i] = qo[3 + i], Rp[3 * i + 1] = qo[6 + i], Rp[3 * i + 2] = qo[9 + i];
+  for (int i = 0; i < 3; i++) u_old[i] = Rp[3 * i] * v[0] + Rp[3 * i + 1] * v[1] + Rp[3 * i + 2] * v[2], u_new[i] = Cr[i] - P[i];
+  cf_mbs_cross3(u_old, u_new, c);
+  cf_mbs_axis_angle(n, atan2(cf_mbs_dot3(c, n), cf_mbs_dot3(u_old, u_new)), Rt);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Rn[3 * i + j] = Rt[3 * i] * Rp[j] + Rt[3 * i + 1] * Rp[3 + j] + Rt[3 * i + 2] * Rp[6 + j];
+  double Pe[3];
+  cf_mbs__joint_vec(m, d->q, jr, 1 - G->ext_slot[r], 0, Pe);
+  qn = d->q + m->body_qadr[br];
+  for (int i = 0; i < 3; i++) {
+    qn[i] = Pe[i] - (Rn[3 * i] * fr[0] + Rn[3 * i + 1] * fr[1] + Rn[3 * i + 2] * fr[2]);
+    qn[3 + i] = Rn[3 * i], qn[6 + i] = Rn[3 * i + 1], qn[9 + i] = Rn[3 * i + 2];
+  }
+  return CF_OK;
+}
+
 static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* d, double t) {
   const KinGroup* G = &g->group[k];
   int nc = G->ncol, nr = G->nrow, st = CF_OK;
@@ -296,6 +382,10 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
   if (G->rrr && g->closed_form && rrr_closed_form(m, G, g->save, d) < 0)
     return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: its two bars cannot "
                     "reach each other (or lie on one line) beyond this position", t, k + 1, g->topo->group_kind[k], who);
+  if (G->rrp && g->closed_form && rrp_closed_form(m, G, g->save, d) < 0)
+    return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: the rod stands "
+                    "perpendicular to the slider's line (or cannot reach it) beyond this position", t, k + 1,
+                    g->topo->group_kind[k], who);
   /* position: Gauss-Newton */
   double res = INFINITY, dxmax = INFINITY;
   int it;

@@ -815,6 +815,10 @@ static void modal_apply_mass(const cfMbsModel* m, const cfMbsData* d, const doub
   cf_mbs__modal_apply(m, d, 1, 0, 0, x, y);
 }
 
+static void modal_apply_tangent(const cfMbsModel* m, const cfMbsData* d, double cC, double cK, const double* x, double* y) {
+  cf_mbs__modal_apply(m, d, 0, cC, cK, x, y);
+}
+
 const cfMbsBodyKind cf_mbs__modal_kind = {
     .name = "modal",
     .nblock = cf_mbs__modal_nblock,
@@ -828,6 +832,7 @@ const cfMbsBodyKind cf_mbs__modal_kind = {
     .forces = cf_mbs__modal_forces,
     .assemble = cf_mbs__modal_assemble,
     .apply_mass = modal_apply_mass,
+    .apply_tangent = modal_apply_tangent,
     .kinetic = cf_mbs__modal_kinetic,
     .potential = cf_mbs__modal_potential,
 };

@@ -1,4 +1,4 @@
-/* Semi-recursive dynamics of rigid bodies in relative coordinates (paper 000 sections 2-3;
+/* Semi-recursive dynamics of rigid and modal bodies in relative coordinates (paper 000 sections 2-3;
  * cofem/mbs_semirecursive.h; docs/mbs.md, "Topological formulation").
  *
  * Kinematics of a tree joint (parent P, child C): the joint is a chain of elementary motions, each a
@@ -36,6 +36,7 @@
 
 #include "cofem/fem.h"
 #include "cofem/mbs_semirecursive.h"
+#include "mbs/mbs_body_kind.h"
 #include "mbs/mbs_internal.h"
 
 #define NEWTON_FLOOR 100 /* as mbs_step.c: the largest |dz|, in tol_dq, a stalled Newton may end at */
@@ -48,6 +49,21 @@ typedef struct SrPrim {
 struct cfMbsSr {
   cfMbsTopology* topo;
   int nb, nz, nrow;
+  int ntb, nzt;       /* the tree's bodies (topology order; a modal body's amplitude blocks are not bodies) and
+                         its joint coordinates; the modal amplitudes follow them in z */
+  /* modal bodies (paper 000 section 3, restricted to joints at frame points): the amplitudes y of modal body
+   * i are z[mb_z0[i] .. + mb_nm[i]), stored in the global data at q[mb_qy[i] ..]; the body's equations in
+   * (Z, y):  [Mbar C; C^T Myy] (Z_dot, y_ddot) = (Qbar, Q_y), from the model's natural-coordinate mass
+   * (the inertia invariants, cf_mbs__apply_M) through q_dot = T Z (r_dot = s_dot + w × r, e_dot = w × e):
+   *   Mbar = T^T M_ff T, C = T^T M_fy, Myy = M_yy; Qbar = T^T (Q_f - M_ff a0), Q_y - M_yf a0 with
+   *   a0 = T_dot Z (r_ddot = w × r_dot, e_ddot = w × e_dot at Z_dot = 0) */
+  int nmb;
+  int *mb_body, *mb_nm, *mb_z0, *mb_qy, *mb_off, *mb_sq; /* [nmb]; mb_off: sum of the nm before (Cm at 6 mb_off, Py);
+                                                         mb_sq: sum of the nm^2 before (Myy, Kyy) */
+  int* body_mb;       /* [nb] the modal index of a frame body, else -1 */
+  unsigned char* is_blk; /* [nb] an amplitude block (no pose of its own) */
+  double *Cm, *Myy, *Py, *Kyy; /* [6 sum nm] [sum nm^2] [sum nm] [sum nm^2] (Kyy: h/2 C + h^2/4 K of the modes) */
+  double *xv, *yv;    /* [nq] scratch of cf_mbs__apply_M */
   int* rows;          /* [nrow] the global equations kept: cut joints, then drivers */
   int ntree_row;
   int* tree_rows;     /* [ntree_row] the tree joints' equations (their reactions, cf_mbs_sr_reactions) */
@@ -72,7 +88,18 @@ struct cfMbsSr {
   double* KC;         /* [nz nz] h/2 C_z + h^2/4 K_z of the force elements: q_z^T (.) q_z (eq. 38 by the chain
                          rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
   double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
-  int* cols;          /* [nz] scratch: those coordinates */
+  /* per force element (fixed by the tree, found once): the coordinates above either body, each once,
+   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[2 (fcol0[e] + c) + slot]: whether column c moves that slot */
+  int *fcol0, *fcols;
+  unsigned char* fpath;
+  int need_fK;        /* a force element other than a point spring: its natural-coordinate K, C are used */
+  /* the leading matrix's profile (skyline) factor: coordinates permuted to a post-order of the tree
+   * (every subtree contiguous, children before parents), where eliminating a body's coordinates fills
+   * nothing outside its path to the root; row i of the permuted matrix (and of its factor) is nonzero
+   * only in columns env[i] .. i. perm[i]: the coordinate at permuted position i; jcol0/jcols: the
+   * columns each closure row can touch (the coordinates above its bodies) */
+  int *perm, *iperm, *env, *jcol0, *jcols;
+  double* ysol;       /* [nz] lead_solve's scratch */
   double *J, *phi, *phit, *bias; /* [nrow nz] [nrow] [nrow] [nrow] */
   double *A, *rhs, *x, *sig, *w6; /* leading matrix [nz nz], scratch [nz], [nz], [nrow], [6 nb] */
 };
@@ -130,14 +157,18 @@ static void chol_solve(int n, const double* L, const double* b, double* x) {
   }
 }
 
+static void row_wrench(const cfMbsSr* s, int b, const double* g, double w[6]);
+
 void cf_mbs_sr_free(cfMbsSr* s) {
   if (!s) return;
   cf_mbs_topology_free(s->topo);
   free(s->rows), free(s->tree_rows), free(s->nprim), free(s->prim), free(s->pp), free(s->pc), free(s->R0), free(s->coord_body);
   free(s->z), free(s->zd), free(s->zdd), free(s->lam), free(s->zd_hat), free(s->zdd_hat), free(s->save);
   free(s->R), free(s->r), free(s->Z), free(s->D), free(s->Zd), free(s->b), free(s->bd), free(s->Mb), free(s->Mh);
-  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->cols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
+  free(s->Pb), free(s->Ph), free(s->Mz), free(s->Qz), free(s->KC), free(s->G), free(s->SG), free(s->fcol0), free(s->fcols), free(s->fpath), free(s->perm), free(s->iperm), free(s->ysol), free(s->env), free(s->jcol0), free(s->jcols), free(s->J), free(s->phi), free(s->phit), free(s->bias);
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
+  free(s->mb_body), free(s->mb_nm), free(s->mb_z0), free(s->mb_qy), free(s->mb_off), free(s->mb_sq), free(s->body_mb), free(s->is_blk);
+  free(s->Cm), free(s->Myy), free(s->Py), free(s->Kyy), free(s->xv), free(s->yv);
   free(s);
 }
 
@@ -157,7 +188,7 @@ static void pose_of(const cfMbsModel* m, const double* q, int b, double r[3], do
 static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
   const cfMbsTopology* t = s->topo;
   static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, z6[6] = {0, 0, 0, 0, 0, 0};
-  for (int oi = 0; oi < s->nb; oi++) {
+  for (int oi = 0; oi < s->ntb; oi++) {
     int c = t->order[oi], p = t->parent[c];
     const double* RP = p >= 0 ? s->R + 9 * p : I3;
     const double* rP = p >= 0 ? s->r + 3 * p : z6;
@@ -218,7 +249,13 @@ static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
  * u_dot = w × u; r_ddot = s_ddot + w_dot × r + w × r_dot, u_ddot = w_dot × u + w × u_dot. acc: the
  * accelerations per body (s->Zd, or s->D for z_ddot = 0) */
 static void to_natural(const cfMbsModel* m, const cfMbsSr* s, double* q, double* qd, double* qdd, const double* acc) {
+  for (int i = 0; i < s->nmb; i++) /* the amplitudes; their accelerations with the bodies' (acc = Zd), else 0 */
+    for (int k = 0; k < s->mb_nm[i]; k++) {
+      q[s->mb_qy[i] + k] = s->z[s->mb_z0[i] + k], qd[s->mb_qy[i] + k] = s->zd[s->mb_z0[i] + k];
+      if (qdd) qdd[s->mb_qy[i] + k] = acc == s->Zd ? s->zdd[s->mb_z0[i] + k] : 0;
+    }
   for (int b = 0; b < s->nb; b++) {
+    if (s->is_blk[b]) continue;
     double *qb = q + m->body_qadr[b], *vb = qd + m->body_qadr[b];
     const double *R = s->R + 9 * b, *r = s->r + 3 * b, *Z = s->Z + 6 * b;
     double vecs[4][3];
@@ -247,6 +284,7 @@ static void body_mass(const cfMbsModel* m, cfMbsSr* s) {
   for (int b = 0; b < s->nb; b++) {
     double* M = s->Mb + 36 * b;
     memset(M, 0, 36 * sizeof(double));
+    if (s->is_blk[b] || s->body_mb[b] >= 0) continue; /* modal frames: modal_terms */
     double mass = m->body_mass[b];
     if (mass == 0) continue; /* a virtual body */
     const double *R = s->R + 9 * b, *in = m->body_inertia + 6 * b;
@@ -274,6 +312,11 @@ static void body_mass(const cfMbsModel* m, cfMbsSr* s) {
 static void body_forces(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
   for (int b = 0; b < s->nb; b++) {
     double* P = s->Pb + 6 * b;
+    if (s->is_blk[b]) {
+      memset(P, 0, 6 * sizeof(double));
+      continue;
+    }
+    if (s->body_mb[b] >= 0) continue; /* modal frames: modal_terms */
     const double* Qb = d->Q + m->body_qadr[b];
     const double *R = s->R + 9 * b, *r = s->r + 3 * b, *Z = s->Z + 6 * b, *w = Z + 3;
     memcpy(P, Qb, 3 * sizeof(double));
@@ -314,14 +357,14 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
   if (want_Q) memcpy(s->Ph, s->Pb, sizeof(double) * 6 * (size_t)s->nb);
   for (int b = 0; b < s->nb; b++)
     for (int i = 0; i < 6; i++) s->Mh[36 * b + 7 * i] += eps;
-  for (int oi = s->nb - 1; oi >= 0; oi--) {
+  for (int oi = s->ntb - 1; oi >= 0; oi--) {
     int c = t->order[oi], p = t->parent[c];
     if (p < 0) continue;
     for (int i = 0; i < 36; i++) s->Mh[36 * p + i] += s->Mh[36 * c + i];
     if (want_Q)
       for (int i = 0; i < 6; i++) s->Ph[6 * p + i] += s->Ph[6 * c + i];
   }
-  for (int l = 0; l < nz; l++) {
+  for (int l = 0; l < s->nzt; l++) {
     int c = s->coord_body[l];
     double w[6];
     mat6_vec(s->Mh + 36 * c, s->b + 6 * l, w);
@@ -330,6 +373,96 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
     for (int a = t->parent[c]; a >= 0; a = t->parent[a])
       for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) s->Mz[k * nz + l] = s->Mz[l * nz + k] = dot6(s->b + 6 * k, w);
     if (want_Q) s->Qz[l] = dot6(s->b + 6 * l, s->Ph + 6 * c);
+  }
+  /* modal amplitudes of body b: M_z[k, y] = b_k . C_b[:, y] for k on b's path, M_z[y, y'] = Myy, Q_z[y] = Py */
+  for (int i = 0; i < s->nmb; i++) {
+    int b = s->mb_body[i], nm = s->mb_nm[i], y0 = s->mb_z0[i];
+    const double *C = s->Cm + 6 * s->mb_off[i], *My = s->Myy + s->mb_sq[i];
+    for (int j = 0; j < nm; j++) {
+      double cj[6];
+      for (int r = 0; r < 6; r++) cj[r] = C[r * nm + j];
+      for (int a = b; a >= 0; a = t->parent[a])
+        for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) s->Mz[k * nz + y0 + j] = s->Mz[(y0 + j) * nz + k] = dot6(s->b + 6 * k, cj);
+      for (int l = 0; l < nm; l++) s->Mz[(y0 + j) * nz + y0 + l] = My[j * nm + l] + (j == l ? eps : 0);
+      if (want_Q) s->Qz[y0 + j] = s->Py[s->mb_off[i] + j];
+    }
+  }
+}
+
+/* The modal bodies' Mbar, C, Myy (cfMbsSr) and, with want_Q, their Pb = Qbar - Mbar D and Py = Q_y - M_yf a0
+ * - C^T D, from the model's natural-coordinate mass at d->q (written by to_natural) applied to T's columns,
+ * to the amplitudes' unit vectors and to a0, the bodies' columns batched in one vector (the mass couples no
+ * two bodies); d->Q: the natural forces (cf_mbs__eval_forces). With want_tangent, Kyy from the kinds'
+ * apply_tangent (the modes' damping and stiffness; its coupling to the frame, if any, left out of the
+ * Newton tangent as eq. 37 allows). */
+static void modal_terms(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d, int want_Q, int want_tangent) {
+  if (!s->nmb) return;
+  int nq = m->nq, maxnm = 0;
+  for (int i = 0; i < s->nmb; i++) maxnm = s->mb_nm[i] > maxnm ? s->mb_nm[i] : maxnm;
+  double* x = s->xv, *y = s->yv;
+  /* T's columns: Z = e_j */
+  for (int j = 0; j < 6; j++) {
+    memset(x, 0, sizeof(double) * (size_t)nq);
+    for (int i = 0; i < s->nmb; i++) {
+      const double* qb = d->q + m->body_qadr[s->mb_body[i]];
+      double* xb = x + m->body_qadr[s->mb_body[i]];
+      double Z[6] = {0, 0, 0, 0, 0, 0};
+      Z[j] = 1;
+      for (int k = 0; k < 4; k++) {
+        cf_mbs_cross3(Z + 3, qb + 3 * k, xb + 3 * k);
+        if (k == 0)
+          for (int c = 0; c < 3; c++) xb[c] += Z[c];
+      }
+    }
+    cf_mbs__apply_M(m, d, x, y);
+    for (int i = 0; i < s->nmb; i++) {
+      int b = s->mb_body[i], nm = s->mb_nm[i];
+      double w[6];
+      row_wrench(s, b, y + m->body_qadr[b], w);
+      for (int r = 0; r < 6; r++) s->Mb[36 * b + 6 * r + j] = w[r];
+      for (int k = 0; k < nm; k++) s->Cm[6 * s->mb_off[i] + j * nm + k] = y[s->mb_qy[i] + k];
+    }
+  }
+  /* the amplitudes' unit vectors: Myy (C from above: symmetric) */
+  for (int j = 0; j < maxnm; j++) {
+    memset(x, 0, sizeof(double) * (size_t)nq);
+    for (int i = 0; i < s->nmb; i++)
+      if (j < s->mb_nm[i]) x[s->mb_qy[i] + j] = 1;
+    cf_mbs__apply_M(m, d, x, y);
+    for (int i = 0; i < s->nmb; i++)
+      for (int k = 0; j < s->mb_nm[i] && k < s->mb_nm[i]; k++) s->Myy[s->mb_sq[i] + k * s->mb_nm[i] + j] = y[s->mb_qy[i] + k];
+    if (want_tangent) {
+      memset(y, 0, sizeof(double) * (size_t)nq);
+      double h = m->opt.dt;
+      for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+        if (cf_mbs__body_kinds[k]->apply_tangent) cf_mbs__body_kinds[k]->apply_tangent(m, d, h / 2, h * h / 4, x, y);
+      for (int i = 0; i < s->nmb; i++)
+        for (int k = 0; j < s->mb_nm[i] && k < s->mb_nm[i]; k++) s->Kyy[s->mb_sq[i] + k * s->mb_nm[i] + j] = y[s->mb_qy[i] + k];
+    }
+  }
+  if (!want_Q) return;
+  /* a0 = T_dot Z: the natural accelerations at Z_dot = 0, y_ddot = 0 */
+  memset(x, 0, sizeof(double) * (size_t)nq);
+  for (int i = 0; i < s->nmb; i++) {
+    int b = s->mb_body[i];
+    const double *vb = d->qd + m->body_qadr[b], *w = s->Z + 6 * b + 3;
+    for (int k = 0; k < 4; k++) cf_mbs_cross3(w, vb + 3 * k, x + m->body_qadr[b] + 3 * k);
+  }
+  cf_mbs__apply_M(m, d, x, y);
+  for (int i = 0; i < s->nmb; i++) {
+    int b = s->mb_body[i], nm = s->mb_nm[i];
+    double g[12], w[6], MD[6];
+    const double* Qb = d->Q + m->body_qadr[b];
+    for (int k = 0; k < 12; k++) g[k] = Qb[k] - y[m->body_qadr[b] + k];
+    row_wrench(s, b, g, w);
+    mat6_vec(s->Mb + 36 * b, s->D + 6 * b, MD);
+    for (int r = 0; r < 6; r++) s->Pb[6 * b + r] = w[r] - MD[r];
+    const double* C = s->Cm + 6 * s->mb_off[i];
+    for (int k = 0; k < nm; k++) {
+      double v = d->Q[s->mb_qy[i] + k] - y[s->mb_qy[i] + k];
+      for (int r = 0; r < 6; r++) v -= C[r * nm + k] * s->D[6 * b + r];
+      s->Py[s->mb_off[i] + k] = v;
+    }
   }
 }
 
@@ -378,37 +511,132 @@ static void kinematics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   to_natural(m, s, d->q, d->qd, NULL, NULL);
 }
 
-/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
- * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...) */
-static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
-  int nz = s->nz;
-  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
-  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+/* the columns of every force element (see cfMbsSr.fcols); 0 or CF_ERR_NOMEM */
+static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
   const cfMbsTopology* t = s->topo;
-  int* cols = s->cols;
+  int total = 0;
+  for (int e = 0; e < m->nforce; e++)
+    for (int sl = 0; sl < 2; sl++)
+      for (int a = m->force[e].body[sl]; a >= 0; a = t->parent[a]) total += t->nz_body[a];
+  s->fcol0 = malloc(((size_t)m->nforce + 1) * sizeof(int));
+  s->fcols = malloc(((size_t)total + 1) * sizeof(int));
+  s->fpath = calloc(2 * ((size_t)total + 1), 1);
+  if (!s->fcol0 || !s->fcols || !s->fpath) return CF_ERR_NOMEM;
+  int n = 0;
   for (int e = 0; e < m->nforce; e++) {
     const cfMbsForce* f = &m->force[e];
-    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
-    /* the coordinates above either body (each once), and G [24 x nc] on them */
-    int nc = 0;
+    s->fcol0[e] = n;
     for (int sl = 0; sl < 2; sl++)
       for (int a = f->body[sl]; a >= 0; a = t->parent[a])
         for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) {
-          int seen = 0;
-          for (int c = 0; c < nc && !seen; c++) seen = cols[c] == k;
-          if (!seen) cols[nc++] = k;
+          int c = s->fcol0[e];
+          while (c < n && s->fcols[c] != k) c++;
+          if (c == n) s->fcols[n++] = k;
+          s->fpath[2 * c + sl] = 1;
         }
+    if (f->type != CF_MBS_SPRING) s->need_fK = 1;
+  }
+  s->fcol0[m->nforce] = n;
+  return CF_OK;
+}
+
+/* KC += point spring e's h/2 C_z + h^2/4 K_z straight in relative coordinates: with P = d(x2 - x1)/dz
+ * [3 x nc] (column k: b_k,lin + b_k,ang × x2 on body 2's path, minus the same at x1 on body 1's) and the
+ * force f = Fs e3 on end 2 (-f on end 1), Fs = -k (l - l0) - c l_dot + act,
+ *   K_z = -P^T sym(df/d(x2 - x1)) P, df/d(x2 - x1) = -k e e^T - c e Pd^T + Fs (I - e e^T)/l,
+ *   Pd = (I - e e^T)(v2 - v1)/l;  C_z = c (P^T e)(e^T P).
+ * This is mbs_forces.c's 24 x 24 natural-coordinate tangent D^T G D seen through q_z (P = D q_z), without
+ * forming it. */
+static void spring_tangent(const cfMbsModel* m, cfMbsSr* s, int e, double t, double cK, double cC) {
+  const cfMbsForce* f = &m->force[e];
+  int c0 = s->fcol0[e], nc = s->fcol0[e + 1] - c0, nz = s->nz;
+  double x[2][3], v[2][3];
+  for (int sl = 0; sl < 2; sl++) {
+    int b = f->body[sl];
+    if (b < 0) {
+      memcpy(x[sl], f->p[sl], sizeof x[sl]);
+      memset(v[sl], 0, sizeof v[sl]);
+      continue;
+    }
+    const double *Z = s->Z + 6 * b, *rb = s->r + 3 * b;
+    double wx[3];
+    mat3_vec(s->R + 9 * b, f->p[sl], x[sl]);
+    for (int i = 0; i < 3; i++) x[sl][i] += rb[i];
+    cf_mbs_cross3(Z + 3, x[sl], wx);
+    for (int i = 0; i < 3; i++) v[sl][i] = Z[i] + wx[i];
+  }
+  double dx[3], dv[3], e3[3];
+  for (int i = 0; i < 3; i++) dx[i] = x[1][i] - x[0][i], dv[i] = v[1][i] - v[0][i];
+  double l = cf_mbs_norm3(dx);
+  if (l < 1e-14) return; /* as mbs_forces.c: no force, no tangent */
+  for (int i = 0; i < 3; i++) e3[i] = dx[i] / l;
+  double ldot = cf_mbs_dot3(e3, dv), act = 0;
+  if (f->has_actuator) {
+    double y[3];
+    cf_mbs_func_eval(&f->actuator, t, y);
+    act = y[0];
+  }
+  double Fs = -f->k * (l - f->rest) - f->c * ldot + act, Pd[3], S[3][3];
+  for (int i = 0; i < 3; i++) Pd[i] = (dv[i] - ldot * e3[i]) / l;
+  /* S = -cK sym(df/ddx): the stiffness part of KC in the 3 x 3 space of x2 - x1 */
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      S[i][j] = -cK * (-f->k * e3[i] * e3[j] - 0.5 * f->c * (e3[i] * Pd[j] + e3[j] * Pd[i]) +
+                       Fs * ((i == j) - e3[i] * e3[j]) / l);
+  double* P = s->G; /* [3 nc], then S P [3 nc], then e^T P [nc] */
+  double *SP = P + 3 * nc, *eP = SP + 3 * nc;
+  memset(P, 0, sizeof(double) * 3 * (size_t)nc);
+  for (int sl = 0; sl < 2; sl++) {
+    if (f->body[sl] < 0) continue;
+    double sign = sl ? 1 : -1;
+    for (int c = 0; c < nc; c++) {
+      if (!s->fpath[2 * (c0 + c) + sl]) continue;
+      const double* bk = s->b + 6 * s->fcols[c0 + c];
+      double wx[3];
+      cf_mbs_cross3(bk + 3, x[sl], wx);
+      for (int i = 0; i < 3; i++) P[i * nc + c] += sign * (bk[i] + wx[i]);
+    }
+  }
+  for (int c = 0; c < nc; c++) {
+    eP[c] = 0;
+    for (int i = 0; i < 3; i++) {
+      SP[i * nc + c] = S[i][0] * P[c] + S[i][1] * P[nc + c] + S[i][2] * P[2 * nc + c];
+      eP[c] += e3[i] * P[i * nc + c];
+    }
+  }
+  double cc = cC * f->c;
+  for (int p = 0; p < nc; p++) {
+    double* row = s->KC + (size_t)s->fcols[c0 + p] * nz;
+    for (int q = 0; q < nc; q++)
+      row[s->fcols[c0 + q]] += P[p] * SP[q] + P[nc + p] * SP[nc + q] + P[2 * nc + p] * SP[2 * nc + q] + cc * eP[p] * eP[q];
+  }
+}
+
+/* KC = h/2 C_z + h^2/4 K_z, K_z = G^T sym(K_e) G over the force elements e, G = q_z of the element's
+ * bodies (column k of body b's 12 rows: T_b b_k, r_dot = s_dot + w × r, u_dot = w × u, ...); point
+ * springs by spring_tangent */
+static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d, double t) {
+  int nz = s->nz;
+  double h = m->opt.dt, cC = h / 2, cK = h * h / 4;
+  memset(s->KC, 0, sizeof(double) * (size_t)nz * nz);
+  for (int e = 0; e < m->nforce; e++) {
+    const cfMbsForce* f = &m->force[e];
+    const int* cols = s->fcols + s->fcol0[e];
+    int nc = s->fcol0[e + 1] - s->fcol0[e];
     if (!nc) continue;
+    if (f->type == CF_MBS_SPRING) {
+      spring_tangent(m, s, e, t, cK, cC);
+      continue;
+    }
+    const double *K = d->fK + 576 * (size_t)e, *C = d->fC + 576 * (size_t)e;
     memset(s->G, 0, sizeof(double) * 24 * (size_t)nc);
     for (int sl = 0; sl < 2; sl++) {
       int b = f->body[sl];
       if (b < 0) continue;
       const double *R = s->R + 9 * b, *r = s->r + 3 * b;
       for (int c = 0; c < nc; c++) {
-        int k = cols[c], on_path = 0;
-        for (int a = b; a >= 0 && !on_path; a = t->parent[a]) on_path = k >= t->z0[a] && k < t->z0[a] + t->nz_body[a];
-        if (!on_path) continue;
-        const double* bk = s->b + 6 * k;
+        if (!s->fpath[2 * (s->fcol0[e] + c) + sl]) continue;
+        const double* bk = s->b + 6 * cols[c];
         double v[3];
         cf_mbs_cross3(bk + 3, r, v);
         for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
@@ -439,32 +667,159 @@ static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
 
 /* M_z and Q_z at the current kinematics (d->q, d->qd written); with want_tangent also KC */
 static void dynamics(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int want_tangent) {
-  want_tangent = want_tangent && m->nforce > 0;
-  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent);
+  /* the natural-coordinate tangents only for the elements spring_tangent does not take */
+  cf_mbs__eval_forces(m, d, d->q, d->qd, t, want_tangent && m->nforce > 0 && s->need_fK);
   body_mass(m, s);
   body_forces(m, s, d);
+  modal_terms(m, s, d, 1, want_tangent);
   backward(s, 0, 1);
-  if (want_tangent) force_tangent(m, s, d);
+  if (want_tangent && m->nforce > 0) force_tangent(m, s, d, t);
   else memset(s->KC, 0, sizeof(double) * (size_t)s->nz * s->nz);
+  for (int i = 0; want_tangent && i < s->nmb; i++) /* the modes' damping and stiffness */
+    for (int j = 0; j < s->mb_nm[i]; j++)
+      for (int k = 0; k < s->mb_nm[i]; k++)
+        s->KC[(size_t)(s->mb_z0[i] + j) * s->nz + s->mb_z0[i] + k] += s->Kyy[s->mb_sq[i] + j * s->mb_nm[i] + k];
 }
 
-/* A = M_z + KC + a J^T J, factored (KC: zero outside the step) */
+/* post-order of body b's subtree into post[*n] */
+static void post_order(const cfMbsTopology* t, int nb, int b, int* post, int* n) {
+  for (int c = 0; c < nb; c++)
+    if (t->parent[c] == b && c != b) post_order(t, nb, c, post, n);
+  if (b >= 0) post[(*n)++] = b;
+}
+
+/* perm, env, jcol0/jcols (cfMbsSr) from the tree, the force elements and the closure rows; after
+ * force_columns and the rows */
+static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
+  const cfMbsTopology* t = s->topo;
+  int nz = s->nz, nb = s->nb;
+  int* post = malloc(((size_t)nb + 1) * sizeof(int));
+  int* inv = malloc(((size_t)nz + 1) * sizeof(int));
+  unsigned char* pat = calloc((size_t)nz * nz + 1, 1); /* structural nonzeros, original numbering */
+  s->perm = malloc(((size_t)nz + 1) * sizeof(int)), s->env = malloc(((size_t)nz + 1) * sizeof(int));
+  s->iperm = malloc(((size_t)nz + 1) * sizeof(int)), s->ysol = malloc(((size_t)nz + 1) * sizeof(double));
+  s->jcol0 = malloc(((size_t)s->nrow + 1) * sizeof(int));
+  int njc = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->rows[k]];
+    for (int sl = 0; sl < c->nb; sl++)
+      for (int a = c->body[sl]; a >= 0; a = t->parent[a]) njc += t->nz_body[a];
+  }
+  s->jcols = malloc(((size_t)njc + 1) * sizeof(int));
+  if (!post || !inv || !pat || !s->perm || !s->iperm || !s->ysol || !s->env || !s->jcol0 || !s->jcols) {
+    free(post), free(inv), free(pat);
+    return CF_ERR_NOMEM;
+  }
+  int n = 0;
+  post_order(t, nb, CF_MBS_GROUND, post, &n); /* floating bodies' parent is the ground too */
+  int np = 0;
+  for (int i = 0; i < n; i++) {
+    int b = post[i], ib = s->is_blk[b] ? -1 : s->body_mb[b];
+    if (s->is_blk[b]) continue;
+    for (int k = 0; ib >= 0 && k < s->mb_nm[ib]; k++) s->perm[np++] = s->mb_z0[ib] + k; /* amplitudes first */
+    for (int k = 0; k < t->nz_body[b]; k++) s->perm[np++] = t->z0[b] + k;
+  }
+  for (int i = 0; i < np; i++) inv[s->perm[i]] = i;
+  memcpy(s->iperm, inv, sizeof(int) * (size_t)nz);
+  /* M_z: a coordinate with every coordinate on its path to the root; a body's amplitudes with each other */
+  for (int l = 0; l < nz; l++)
+    for (int a = s->coord_body[l]; a >= 0; a = t->parent[a])
+      for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) pat[(size_t)l * nz + k] = pat[(size_t)k * nz + l] = 1;
+  for (int i = 0; i < s->nmb; i++)
+    for (int j = 0; j < s->mb_nm[i]; j++)
+      for (int k = 0; k < s->mb_nm[i]; k++) pat[(size_t)(s->mb_z0[i] + j) * nz + s->mb_z0[i] + k] = 1;
+  /* KC: the pairs of a force element's columns */
+  for (int e = 0; e < m->nforce; e++)
+    for (int p = s->fcol0[e]; p < s->fcol0[e + 1]; p++)
+      for (int q = s->fcol0[e]; q < s->fcol0[e + 1]; q++) pat[(size_t)s->fcols[p] * nz + s->fcols[q]] = 1;
+  /* J^T J: the pairs of a closure row's columns */
+  njc = 0;
+  for (int k = 0; k < s->nrow; k++) {
+    const cfMbsCon* c = &m->con[s->rows[k]];
+    s->jcol0[k] = njc;
+    for (int sl = 0; sl < c->nb; sl++)
+      for (int a = c->body[sl]; a >= 0; a = t->parent[a])
+        for (int kk = t->z0[a]; kk < t->z0[a] + t->nz_body[a]; kk++) {
+          int seen = 0;
+          for (int q = s->jcol0[k]; q < njc && !seen; q++) seen = s->jcols[q] == kk;
+          if (!seen) s->jcols[njc++] = kk;
+        }
+    for (int p = s->jcol0[k]; p < njc; p++)
+      for (int q = s->jcol0[k]; q < njc; q++) pat[(size_t)s->jcols[p] * nz + s->jcols[q]] = 1;
+  }
+  s->jcol0[s->nrow] = njc;
+  for (int i = 0; i < nz; i++) {
+    s->env[i] = i;
+    for (int j = 0; j < i; j++)
+      if (pat[(size_t)s->perm[i] * nz + s->perm[j]]) {
+        s->env[i] = j;
+        break;
+      }
+  }
+  free(post), free(inv), free(pat);
+  return np == nz ? CF_OK : cf_error(CF_ERR_UNSUPPORTED, "semi-recursive: the tree's post-order has %d of %d coordinates", np, nz);
+}
+
+/* A = P (M_z + KC + a J^T J) P^T in the profile of env (row-major, lower triangle), factored in place:
+ * L_ij = (A_ij - sum_{k = max(env_i, env_j)}^{j-1} L_ik L_jk) / L_jj, L_ii = sqrt(A_ii - sum_k L_ik^2)
+ * (no fill outside the profile: Cholesky keeps a skyline) */
 static int factor_leading(cfMbsSr* s, double a) {
   int nz = s->nz;
-  for (int i = 0; i < nz * nz; i++) s->A[i] = s->Mz[i] + s->KC[i];
+  const int *perm = s->perm, *env = s->env;
+  double* A = s->A;
+  for (int i = 0; i < nz; i++) {
+    const double *Mi = s->Mz + (size_t)perm[i] * nz, *Ki = s->KC + (size_t)perm[i] * nz;
+    for (int j = env[i]; j <= i; j++) A[i * nz + j] = Mi[perm[j]] + Ki[perm[j]];
+  }
+  /* a J^T J on each row's own columns (inside the profile by construction) */
   for (int k = 0; k < s->nrow; k++) {
     const double* Jk = s->J + (size_t)k * nz;
-    for (int i = 0; i < nz; i++) {
-      if (Jk[i] == 0) continue;
-      double ai = a * Jk[i];
-      for (int j = 0; j <= i; j++) s->A[i * nz + j] += ai * Jk[j];
+    for (int p = s->jcol0[k]; p < s->jcol0[k + 1]; p++) {
+      int ci = s->jcols[p];
+      double aji = a * Jk[ci];
+      if (aji == 0) continue;
+      for (int q = s->jcol0[k]; q < s->jcol0[k + 1]; q++) {
+        int cj = s->jcols[q];
+        int pi = s->iperm[ci], pj = s->iperm[cj];
+        if (pj <= pi) A[pi * nz + pj] += aji * Jk[cj];
+      }
     }
   }
-  int st = chol(nz, s->A);
-  if (st < 0)
-    return cf_error(CF_ERR_SOLVER, "semi-recursive: the leading matrix is not positive definite at relative "
-                    "coordinate %d (a motion with neither mass nor a closure equation)", -st - 1);
+  for (int i = 0; i < nz; i++) {
+    double* Li = A + (size_t)i * nz;
+    for (int j = env[i]; j <= i; j++) {
+      const double* Lj = A + (size_t)j * nz;
+      double v = Li[j];
+      for (int k = env[i] > env[j] ? env[i] : env[j]; k < j; k++) v -= Li[k] * Lj[k];
+      if (j < i) Li[j] = v / Lj[j];
+      else if (!(v > 0))
+        return cf_error(CF_ERR_SOLVER, "semi-recursive: the leading matrix is not positive definite at relative "
+                        "coordinate %d (a motion with neither mass nor a closure equation)", perm[i]);
+      else Li[i] = sqrt(v);
+    }
+  }
   return CF_OK;
+}
+
+/* x = A^-1 b with the profile factor (b and x in the original numbering; b may alias x) */
+static void lead_solve(const cfMbsSr* s, const double* b, double* x) {
+  int nz = s->nz;
+  const int *perm = s->perm, *env = s->env;
+  double* y = s->ysol;
+  const double* L = s->A;
+  for (int i = 0; i < nz; i++) {
+    const double* Li = L + (size_t)i * nz;
+    double v = b[perm[i]];
+    for (int k = env[i]; k < i; k++) v -= Li[k] * y[k];
+    y[i] = v / Li[i];
+  }
+  for (int i = nz - 1; i >= 0; i--) { /* L^T y' = y, row i of L scattered upwards once y'_i is known */
+    const double* Li = L + (size_t)i * nz;
+    double v = y[i] / Li[i];
+    y[i] = v;
+    for (int k = env[i]; k < i; k++) y[k] -= Li[k] * v;
+  }
+  for (int i = 0; i < nz; i++) x[perm[i]] = y[i];
 }
 
 /* min 1/2 (x - .)' W (x - .) - r'x subject to J x = c by augmented Lagrangian on the factor of
@@ -479,7 +834,7 @@ static int alm(cfMbsSr* s, double a, const double* r, const double* c, double* x
       const double* Jk = s->J + (size_t)k * nz;
       for (int i = 0; i < nz; i++) s->rhs[i] += Jk[i] * e;
     }
-    chol_solve(nz, s->A, s->rhs, x);
+    lead_solve(s, s->rhs, x);
     double res = 0, cmax = 0;
     for (int k = 0; k < nr; k++) {
       const double* Jk = s->J + (size_t)k * nz;
@@ -596,6 +951,7 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
 /* body velocities Z from natural velocities: w = 1/2 sum_k e_k × e_k_dot, s_dot = r_dot - w × r */
 static void cartesian_velocities(const cfMbsModel* m, cfMbsSr* s, const double* q, const double* qd) {
   for (int b = 0; b < s->nb; b++) {
+    if (s->is_blk[b]) continue;
     const double *qb = q + m->body_qadr[b], *vb = qd + m->body_qadr[b];
     double* Z = s->Z + 6 * b;
     memset(Z, 0, 6 * sizeof(double));
@@ -613,12 +969,24 @@ static void cartesian_velocities(const cfMbsModel* m, cfMbsSr* s, const double* 
 int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   *out = NULL;
   for (int b = 0; b < m->nbody; b++)
-    if (m->body_modal[b])
-      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": body '%s' is %s; the semi-recursive "
-                      "formulation takes rigid (and virtual) bodies only for now: use the global formulation",
-                      m->body_name[b], m->body_modal[b] == 1 ? "a modal (flexible) body" : "flexible");
-  if (m->nmodal || m->nfe)
-    return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" takes rigid bodies only for now");
+    if (m->body_modal[b] >= 3)
+      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": body '%s' is a corotational or lumped FE "
+                      "body; the semi-recursive formulation takes rigid, virtual and modal bodies: use the global formulation",
+                      m->body_name[b]);
+  if (m->nfe)
+    return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" takes no FE bodies: use the global formulation");
+  /* modal bodies: joints at frame points only (a joint at a modal point moves with the modes: the recursion
+   * would carry the amplitudes into the child's kinematics, not done yet) */
+  for (int j = 0; j < m->njoint; j++)
+    for (int sl = 0; sl < 2; sl++)
+      if (m->joint_mpoint[2 * j + sl] >= 0)
+        return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' is at a node (set) of modal "
+                        "body '%s'; the semi-recursive formulation takes joints at modal bodies' frame points only for now: "
+                        "use the global formulation", m->joint_name[j], m->body_name[m->joint_body[2 * j + sl]]);
+  for (int i = 0; i < m->ncon; i++)
+    if (m->con[i].nmt || m->con[i].nmd)
+      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": an equation holds a modal point or "
+                      "direction; joints at modal bodies' frame points only for now: use the global formulation");
   if (m->opt.rho_inf < 1)
     return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" integrates with the trapezoidal rule "
                     "only (\"solver.rho_inf\" = %g asks for generalized-alpha)", m->opt.rho_inf);
@@ -630,7 +998,34 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
     return st;
   }
   const cfMbsTopology* t = s->topo;
-  int nb = s->nb = m->nbody, nz = s->nz = t->nz;
+  int nb = s->nb = m->nbody;
+  s->ntb = t->nbody, s->nzt = t->nz;
+  s->nmb = m->nmodal;
+  int nmtot = 0, nsq = 0;
+  s->mb_body = calloc((size_t)s->nmb + 1, sizeof(int)), s->mb_nm = calloc((size_t)s->nmb + 1, sizeof(int));
+  s->mb_z0 = calloc((size_t)s->nmb + 1, sizeof(int)), s->mb_qy = calloc((size_t)s->nmb + 1, sizeof(int));
+  s->mb_off = calloc((size_t)s->nmb + 1, sizeof(int)), s->mb_sq = calloc((size_t)s->nmb + 1, sizeof(int));
+  s->body_mb = malloc(((size_t)nb + 1) * sizeof(int)), s->is_blk = calloc((size_t)nb + 1, 1);
+  if (!s->mb_body || !s->mb_nm || !s->mb_z0 || !s->mb_qy || !s->mb_off || !s->mb_sq || !s->body_mb || !s->is_blk) {
+    cf_mbs_sr_free(s);
+    return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  }
+  for (int b = 0; b < nb; b++) s->body_mb[b] = -1, s->is_blk[b] = m->body_modal[b] == 2;
+  for (int i = 0; i < s->nmb; i++) {
+    s->mb_body[i] = cf_mbs_modal_frame(m, i), s->mb_nm[i] = cf_mbs_modal_nmodes(m, i);
+    s->mb_qy[i] = (int)(cf_mbs_modal_y(m, d, i) - d->q);
+    s->mb_z0[i] = s->nzt + nmtot, s->mb_off[i] = nmtot, s->mb_sq[i] = nsq;
+    s->body_mb[s->mb_body[i]] = i;
+    nmtot += s->mb_nm[i], nsq += s->mb_nm[i] * s->mb_nm[i];
+  }
+  int nz = s->nz = s->nzt + nmtot;
+  s->Cm = calloc(6 * (size_t)nmtot + 1, sizeof(double)), s->Py = calloc((size_t)nmtot + 1, sizeof(double));
+  s->Myy = calloc((size_t)nsq + 1, sizeof(double)), s->Kyy = calloc((size_t)nsq + 1, sizeof(double));
+  s->xv = calloc((size_t)m->nq + 1, sizeof(double)), s->yv = calloc((size_t)m->nq + 1, sizeof(double));
+  if (!s->Cm || !s->Py || !s->Myy || !s->Kyy || !s->xv || !s->yv) {
+    cf_mbs_sr_free(s);
+    return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  }
   for (int j = 0; j < m->njoint; j++)
     if (t->role[j] == CF_MBS_ROLE_CUT) s->nrow += m->joint_ncon[j];
   s->nrow += m->ndriver;
@@ -652,13 +1047,13 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->Pb = calloc(6 * B1, sizeof(double)), s->Ph = calloc(6 * B1, sizeof(double));
   s->Mz = calloc(Z1 * Z1, sizeof(double)), s->Qz = calloc(Z1, sizeof(double));
   s->KC = calloc(Z1 * Z1, sizeof(double)), s->G = calloc(24 * Z1, sizeof(double));
-  s->SG = calloc(24 * Z1, sizeof(double)), s->cols = calloc(Z1, sizeof(int));
+  s->SG = calloc(24 * Z1, sizeof(double));
   s->J = calloc(R1 * Z1, sizeof(double)), s->phi = calloc(R1, sizeof(double)), s->phit = calloc(R1, sizeof(double));
   s->bias = calloc(R1, sizeof(double)), s->A = calloc(Z1 * Z1, sizeof(double)), s->rhs = calloc(Z1, sizeof(double));
   s->x = calloc(Z1, sizeof(double)), s->sig = calloc(R1, sizeof(double)), s->w6 = calloc(6 * B1 + Z1, sizeof(double));
   if (!s->rows || !s->tree_rows || !s->nprim || !s->prim || !s->pp || !s->pc || !s->R0 || !s->coord_body || !s->z || !s->zd || !s->zdd ||
       !s->lam || !s->zd_hat || !s->zdd_hat || !s->save || !s->R || !s->r || !s->Z || !s->D || !s->Zd || !s->b || !s->bd ||
-      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || !s->cols || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
+      !s->Mb || !s->Mh || !s->Pb || !s->Ph || !s->Mz || !s->Qz || !s->KC || !s->G || !s->SG || force_columns(m, s) < 0 || !s->J || !s->phi || !s->phit || !s->bias || !s->A ||
       !s->rhs || !s->x || !s->sig || !s->w6) {
     cf_mbs_sr_free(s);
     return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
@@ -673,14 +1068,22 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
     if (t->role[j] == CF_MBS_ROLE_TREE)
       for (int e = 0; e < m->joint_ncon[j]; e++) s->tree_rows[nr++] = m->joint_con0[j] + e;
   for (int b = 0; b < nb; b++) {
+    if (s->is_blk[b]) continue;
     setup_joint(m, s, d->q, b);
     for (int k = 0; k < t->nz_body[b]; k++) s->coord_body[t->z0[b] + k] = b;
+  }
+  for (int i = 0; i < s->nmb; i++) /* the amplitudes start where the model has them */
+    for (int k = 0; k < s->mb_nm[i]; k++) s->coord_body[s->mb_z0[i] + k] = s->mb_body[i], s->z[s->mb_z0[i] + k] = d->q[s->mb_qy[i] + k];
+  if ((st = leading_profile(m, s)) < 0) {
+    cf_mbs_sr_free(s);
+    return st == CF_ERR_NOMEM ? cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory") : st;
   }
   /* z = 0 here; z_dot by least squares on the body velocities, metric Mbar + eps I (exact when d->qd is a
    * tree velocity, which the model's projected initial velocities are) */
   double h = m->opt.dt, t0 = d->t;
   forward(m, s, 0);
   body_mass(m, s);
+  modal_terms(m, s, d, 0, 0); /* d->q is the model's state, which z = 0 (and the amplitudes) reproduce */
   cartesian_velocities(m, s, d->q, d->qd);
   double mref = 0;
   backward(s, 0, 0);
@@ -691,6 +1094,19 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   double eps = 1e-6 * s->mref;
   for (int b = 0; b < nb; b++)
     for (int i = 0; i < 6; i++) s->Pb[6 * b + i] += eps * s->Z[6 * b + i];
+  /* a modal body's momenta in (Z, y): (Mbar Z + C y_dot, C^T Z + Myy y_dot), y_dot the model's */
+  for (int i = 0; i < s->nmb; i++) {
+    int b = s->mb_body[i], nm = s->mb_nm[i];
+    const double *C = s->Cm + 6 * s->mb_off[i], *My = s->Myy + s->mb_sq[i], *yd = d->qd + s->mb_qy[i];
+    for (int r = 0; r < 6; r++)
+      for (int k = 0; k < nm; k++) s->Pb[6 * b + r] += C[r * nm + k] * yd[k];
+    for (int k = 0; k < nm; k++) {
+      double v = eps * yd[k];
+      for (int r = 0; r < 6; r++) v += C[r * nm + k] * s->Z[6 * b + r];
+      for (int l = 0; l < nm; l++) v += My[k * nm + l] * yd[l];
+      s->Py[s->mb_off[i] + k] = v;
+    }
+  }
   backward(s, eps, 1);
   memcpy(s->A, s->Mz, sizeof(double) * (size_t)nz * nz);
   if ((st = chol(nz, s->A)) < 0) {
@@ -751,6 +1167,7 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   cf_mbs__eval_forces(m, d, d->q, d->qd, d->t, 0);
   body_mass(m, s);
   body_forces(m, s, d); /* Pb = Qbar - Mbar D at the published state (s->D, s->Zd from publish) */
+  modal_terms(m, s, d, 1, 0);
   double* W = s->Ph;
   for (int b = 0; b < s->nb; b++) {
     double a[6], mz[6], md[6];
@@ -758,6 +1175,9 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
     mat6_vec(s->Mb + 36 * b, a, mz);
     mat6_vec(s->Mb + 36 * b, s->D + 6 * b, md);
     for (int i = 0; i < 6; i++) W[6 * b + i] = mz[i] - (s->Pb[6 * b + i] + md[i]);
+    int ib = s->body_mb[b]; /* a modal body: + C y_ddot */
+    for (int i = 0; ib >= 0 && i < 6; i++)
+      for (int k = 0; k < s->mb_nm[ib]; k++) W[6 * b + i] += s->Cm[6 * s->mb_off[ib] + i * s->mb_nm[ib] + k] * s->zdd[s->mb_z0[ib] + k];
   }
   /* the closure forces on each body: -T_b^T g lambda, moved to the left side */
   cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->rows, s->nrow, 1, NULL, NULL);
@@ -772,7 +1192,7 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
       for (int x = 0; x < 6; x++) W[6 * c->body[sl] + x] += w[x] * lam;
     }
   }
-  for (int oi = s->nb - 1; oi >= 0; oi--) {
+  for (int oi = s->ntb - 1; oi >= 0; oi--) {
     int c = t->order[oi], p = t->parent[c];
     if (p >= 0)
       for (int i = 0; i < 6; i++) W[6 * p + i] += W[6 * c + i];
@@ -781,7 +1201,7 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
   cf_mbs__eval_rows(m, d, d->q, d->qd, d->t, s->tree_rows, s->ntree_row, 1, NULL, NULL);
   for (int b = 0; b < s->nb; b++) {
     int j = t->parent_joint[b];
-    if (j < 0) continue;
+    if (j < 0 || s->is_blk[b]) continue;
     int ne = m->joint_ncon[j], e0 = m->joint_con0[j];
     double A[6][6], N[36], rhs[6], lam[6];
     for (int e = 0; e < ne; e++) {
@@ -806,11 +1226,74 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
 }
 
 void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double* Mz) {
-  (void)d;
   forward(m, s, 0);
   body_mass(m, s);
+  modal_terms(m, s, d, 0, 0);
   backward(s, 0, 0);
   memcpy(Mz, s->Mz, sizeof(double) * (size_t)s->nz * s->nz);
+}
+
+/* Paper 002's effective-mass reading of the backward recursion (eqs. 3-4 there): eliminating body c
+ * from the chain adds to its parent p the mass of c's subtree condensed on their joint,
+ *   Mc_p += Mc_c - Mc_c B (B^T Mc_c B)^-1 B^T Mc_c       (B = [b_k], the joint's motions, 6 x nz_c)
+ * (the subtree's effective mass when the joint's coordinates move freely with no force along them; a
+ * fixed joint has no B and adds Mc_c whole, eq. 30's composite inertia Mhat). All in the one global
+ * twist basis Z = (s_dot, w) that every body's Mbar uses. */
+int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, int body, int free_joints, double M6[36]) {
+  if (body < 0 || body >= s->nb) return cf_error(CF_ERR_ARG, "cf_mbs_sr_condensed_mass: body %d is not one of the %d bodies", body, s->nb);
+  const cfMbsTopology* t = s->topo;
+  forward(m, s, 0);
+  body_mass(m, s);
+  modal_terms(m, s, d, 0, 0);
+  double* Mc = s->Mh;
+  memcpy(Mc, s->Mb, sizeof(double) * 36 * (size_t)s->nb);
+  /* a modal body's amplitudes, free: its own effective mass Mbar - C Myy^-1 C^T (locked: Mbar) */
+  for (int i = 0; free_joints && i < s->nmb; i++) {
+    int b = s->mb_body[i], nm = s->mb_nm[i];
+    const double* C = s->Cm + 6 * s->mb_off[i];
+    double* L = s->A; /* scratch: Myy's factor */
+    memcpy(L, s->Myy + s->mb_sq[i], sizeof(double) * (size_t)nm * nm);
+    if (chol(nm, L) < 0) return cf_error(CF_ERR_SOLVER, "cf_mbs_sr_condensed_mass: modal body '%s': singular modal mass", m->body_name[b]);
+    for (int r = 0; r < 6; r++) {
+      double cr[CF_MBS_MODAL_MAX_MODES], x[CF_MBS_MODAL_MAX_MODES];
+      for (int k = 0; k < nm; k++) cr[k] = C[r * nm + k];
+      chol_solve(nm, L, cr, x);
+      for (int c = 0; c < 6; c++)
+        for (int k = 0; k < nm; k++) Mc[36 * b + 6 * c + r] -= C[c * nm + k] * x[k];
+    }
+  }
+  for (int oi = s->ntb - 1; oi >= 0; oi--) {
+    int c = t->order[oi], p = t->parent[c];
+    if (p < 0 || c == body) continue; /* the wanted body's own joint is not eliminated */
+    double* A = Mc + 36 * c;
+    int nj = free_joints ? t->nz_body[c] : 0;
+    double MB[6][6], N[36], Ninv_BtM[6][6]; /* MB = Mc_c B [6 x nj], N = B^T Mc_c B, then N^-1 (MB)^T */
+    for (int k = 0; k < nj; k++) {
+      const double* bk = s->b + 6 * (t->z0[c] + k);
+      for (int i = 0; i < 6; i++) MB[i][k] = dot6(A + 6 * i, bk);
+    }
+    for (int k = 0; k < nj; k++)
+      for (int l = 0; l < nj; l++) {
+        const double* bk = s->b + 6 * (t->z0[c] + k);
+        N[k * nj + l] = 0;
+        for (int i = 0; i < 6; i++) N[k * nj + l] += bk[i] * MB[i][l];
+      }
+    if (nj && chol(nj, N) < 0)
+      return cf_error(CF_ERR_SOLVER, "cf_mbs_sr_condensed_mass: the subtree of body '%s' has no mass along its joint", m->body_name[c]);
+    for (int i = 0; i < 6 && nj; i++) {
+      double col[6] = {MB[i][0], MB[i][1], MB[i][2], MB[i][3], MB[i][4], MB[i][5]}, x[6];
+      chol_solve(nj, N, col, x);
+      for (int k = 0; k < nj; k++) Ninv_BtM[k][i] = x[k];
+    }
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 6; j++) {
+        double v = A[6 * i + j];
+        for (int k = 0; k < nj; k++) v -= MB[i][k] * Ninv_BtM[k][j];
+        Mc[36 * p + 6 * i + j] += v;
+      }
+  }
+  memcpy(M6, Mc + 36 * body, 36 * sizeof(double));
+  return CF_OK;
 }
 
 static void save(cfMbsSr* s) {
@@ -891,7 +1374,7 @@ int cf_mbs_sr_step(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
     d->timer[CF_MBS_STAGE_FACTOR] += cf_wall_time() - tc;
     if (st < 0) break;
     tc = cf_wall_time();
-    chol_solve(nz, s->A, s->rhs, s->x);
+    lead_solve(s, s->rhs, s->x);
     d->timer[CF_MBS_STAGE_SOLVE] += cf_wall_time() - tc;
     dz_hist[2] = dz_hist[1], dz_hist[1] = dz_hist[0], dz_hist[0] = dzmax;
     dzmax = 0;

@@ -515,7 +515,7 @@ static void check_refusals(void) {
     cf_mbs_model_free(m);
     cf_mbs_scene_free(&s);
   }
-  /* a modal body (the flexible lug, reduced at load) */
+  /* a modal body jointed at a node set (the flexible lug, reduced at load): refused, naming the joint and body */
   m = NULL;
   int st = load("scenes/mbs/flexible_lug.json", &s, &m);
   if (st >= 0 && m) {
