@@ -25,6 +25,7 @@ cfReduceOptions cf_default_reduce_options(void) {
   o.damping = 0.01;
   o.rigid_tol = 1e-10;
   o.max_modes = 0;
+  o.geometric = 0;
   o.modal = cf_default_modal_options();
   return o;
 }
@@ -32,7 +33,7 @@ cfReduceOptions cf_default_reduce_options(void) {
 void cf_reduction_free(cfReduction* r) {
   if (!r) return;
   free(r->bnodes); free(r->bdof); free(r->fixed_omega2); free(r->basis); free(r->Kr); free(r->Mr);
-  free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S);
+  free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S); free(r->Kg);
   memset(r, 0, sizeof *r);
 }
 
@@ -465,6 +466,9 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
        hwrite(r->zeta, 8, n, f, &sum) && hwrite(r->Kr, 8, n * n, f, &sum) && hwrite(r->Mr, 8, n * n, f, &sum) &&
        hwrite(r->P, 8, 3 * n, f, &sum) && hwrite(r->T, 8, 9 * n, f, &sum) && hwrite(r->S, 8, 9 * n * n, f, &sum) &&
        hwrite(r->basis, 8, n * (size_t)r->ndof, f, &sum);
+  /* version 3: the geometric stiffness section, its case count (0: none) then the matrices */
+  int32_t nkg = r->Kg ? r->nkg : 0;
+  ok = ok && hwrite(&nkg, 4, 1, f, &sum) && (nkg == 0 || hwrite(r->Kg, 8, (size_t)nkg * n * n, f, &sum));
   /* the checksum into the header's last two ints (hashed as zero) */
   ok = ok && fseek(f, CHECKSUM_OFFSET, SEEK_SET) == 0 && fwrite(&sum, 8, 1, f) == 1;
   int err = ok ? 0 : errno; /* the cause (EFBIG past a file-size limit, ENOSPC, EIO), before fclose */
@@ -486,7 +490,7 @@ static int check_contents(const cfReduction* r, const char* path) {
   const struct { const char* name; const double* a; size_t k; } arr[] = {
       {"fixed_omega2", r->fixed_omega2, (size_t)r->nk}, {"omega2", r->omega2, n}, {"zeta", r->zeta, n},
       {"Kr", r->Kr, n * n}, {"Mr", r->Mr, n * n}, {"P", r->P, 3 * n}, {"T", r->T, 9 * n}, {"S", r->S, 9 * n * n},
-      {"basis", r->basis, n * (size_t)r->ndof}};
+      {"basis", r->basis, n * (size_t)r->ndof}, {"Kg", r->Kg, r->Kg ? (size_t)r->nkg * n * n : 0}};
   for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++)
     for (size_t i = 0; i < arr[a].k; i++)
       if (!isfinite(arr[a].a[i])) return cf_error(CF_ERR_PARSE, "%s: %s[%zu] is not finite", path, arr[a].name, i);
@@ -539,7 +543,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) { st = cf_error(CF_ERR_PARSE, "%s: not a cofem reduction file (magic)", path); goto done; }
   if (fread(&ver, 4, 1, f) != 1 || fread(&bom, 4, 1, f) != 1) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   if (bom != BOM) { st = cf_error(CF_ERR_PARSE, "%s: written on a machine of the other byte order", path); goto done; }
-  if (ver != CF_REDUCTION_VERSION) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads version %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
+  if (ver != CF_REDUCTION_VERSION && ver != 2) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads versions 2 and %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
   if (fread(h, 4, HEADER_INTS, f) != HEADER_INTS || fread(hd, 8, 17, f) != 17 ||
       fread(r->source, 1, SOURCE_LEN, f) != SOURCE_LEN) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   memcpy(&stored, h + 10, 8);
@@ -556,7 +560,10 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   { /* the sizes must add up to the file's size before anything is allocated from them */
     double nn = r->n, want = 712.0 + 4.0 * ((double)r->nbnode + r->nb) +
                              8.0 * ((double)r->nk + 2 * nn + 2 * nn * nn + 12 * nn + 9 * nn * nn + nn * r->ndof);
-    if (want != (double)fsize) { st = cf_error(CF_ERR_PARSE, "%s: %lld bytes, the header's sizes want %.0f", path, fsize, want); goto done; }
+    /* version 3: a case count, then that many n x n matrices (0 or CF_REDUCTION_NKG of them) */
+    double rest = (double)fsize - want - 4.0, kgn = 8.0 * nn * nn;
+    if (ver >= 3 && rest >= 0 && (rest == 0 || rest == CF_REDUCTION_NKG * kgn)) want = (double)fsize, r->nkg = rest == 0 ? 0 : CF_REDUCTION_NKG;
+    if (want != (double)fsize) { st = cf_error(CF_ERR_PARSE, "%s: %lld bytes, the header's sizes want %.0f%s", path, fsize, want, ver >= 3 ? " (+ 4 and the geometric stiffness section)" : ""); goto done; }
   }
   r->E = hd[0]; r->nu = hd[1]; r->rho = hd[2]; r->fingerprint = hd[3]; r->mass = hd[4];
   memcpy(r->c, hd + 5, sizeof r->c);
@@ -591,6 +598,16 @@ int cf_reduction_read(const char* path, cfReduction* r) {
        hread(r->zeta, 8, n, f, &sum) && hread(r->Kr, 8, n * n, f, &sum) && hread(r->Mr, 8, n * n, f, &sum) &&
        hread(r->P, 8, 3 * n, f, &sum) && hread(r->T, 8, 9 * n, f, &sum) && hread(r->S, 8, 9 * n * n, f, &sum) &&
        hread(r->basis, 8, n * (size_t)r->ndof, f, &sum);
+  if (ok && ver >= 3) {
+    int32_t nkg = -1;
+    ok = hread(&nkg, 4, 1, f, &sum);
+    if (ok && nkg != r->nkg) { st = cf_error(CF_ERR_PARSE, "%s: the geometric stiffness section has %d cases, the file's size says %d", path, (int)nkg, r->nkg); goto done; }
+    if (ok && r->nkg) {
+      r->Kg = malloc(sizeof(double) * (size_t)r->nkg * n * n);
+      if (!r->Kg) { st = cf_error(CF_ERR_NOMEM, "%s: out of memory", path); goto done; }
+      ok = hread(r->Kg, 8, (size_t)r->nkg * n * n, f, &sum);
+    }
+  }
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
   if (fgetc(f) != EOF) { st = cf_error(CF_ERR_PARSE, "%s: trailing bytes after the data", path); goto done; }
   if (sum != stored) {

@@ -65,6 +65,11 @@ typedef struct cfMbsModalDef {
   double damping;            /* modal damping ratio of every mode used; < 0 (default): the reduction's zeta */
   const double* y0;          /* [nmodes] initial amplitudes, or NULL (0); borrowed as red */
   const double* yd0;         /* [nmodes] initial amplitude rates, or NULL (0) */
+  int geometric_stiffening;  /* 1: the modal stiffness gains sum_c lambda_c Kg_c, the geometric stiffness of
+                                the stress that the frame's inertial loads (its angular velocity and
+                                acceleration, its acceleration less gravity) cause in the part; needs
+                                red->Kg (cf_reduction_geometric). 0 (default): linear modes only.
+                                docs/craig-bampton.md, "Geometric stiffening" */
   int nload;
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
   int npoint;                /* modal points, added by cf_mbs_add_modal_point */
