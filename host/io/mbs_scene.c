@@ -492,7 +492,7 @@ static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, c
   if ((st = check_part_step(c, &part->scene, w)) < 0) return st;
   cfMbsModalDef md = cf_mbs_default_modal_def();
   md.red = &part->red, md.X = part->scene.mesh.X;
-  md.geometric_stiffening = gstiff;
+  md.geometric_stiffening = gstiff ? CF_MBS_GSTIFF_RATES : CF_MBS_GSTIFF_OFF;
   st = cf_mbs_add_modal_body(&c->s->def, b, &md);
   return st < 0 ? st : CF_OK;
 }

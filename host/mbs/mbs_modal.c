@@ -34,6 +34,7 @@ struct cfMbsModalBody {
   double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
   int ndir, cap_dir;                   /* joint directions measured on node sets (cf_mbs__modal_dir) */
   double* dir_Phi;                     /* [3 nm ndir] their rows Psi */
+  int gstiff;                          /* cfMbsModalDef.geometric_stiffening */
   double* Kg;                          /* [CF_REDUCTION_NKG nm nm] geometric stiffness per unit load case, or
                                           NULL (no geometric stiffening) */
 };
@@ -66,6 +67,10 @@ int cf_mbs_add_modal_body(cfMbsDef* def, const cfMbsBodyDef* frame, const cfMbsM
   int f0, nm, st = mode_range(r, md, &f0, &nm);
   if (st < 0) return st;
   if (!(r->mass > 0)) return cf_error(CF_ERR_SCENE, "modal body '%s': reduction has no mass", frame->name);
+  if (md->geometric_stiffening < 0 || md->geometric_stiffening > CF_MBS_GSTIFF_ACCELERATIONS)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': geometric_stiffening %d (0 off, %d rates and gravity, %d also the "
+                    "frame's accelerations)", frame->name, md->geometric_stiffening, CF_MBS_GSTIFF_RATES,
+                    CF_MBS_GSTIFF_ACCELERATIONS);
   if (md->geometric_stiffening && (!r->Kg || r->nkg != CF_REDUCTION_NKG))
     return cf_error(CF_ERR_SCENE, "modal body '%s': geometric stiffening needs the reduction's geometric stiffness "
                     "(cf_reduction_geometric; cfReduceOptions.geometric, `cofem reduce --geometric`)", frame->name);
@@ -226,6 +231,7 @@ static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     for (int p = 0; p < 3 * nn; p++)
       for (int k = 0; k < nm; k++) mb->Phi[(size_t)p * nm + k] = r->basis[(size_t)(f0 + k) * r->ndof + p];
     memcpy(mb->X, md->X, sizeof(double) * 3 * (size_t)nn); /* rest positions s_p */
+    mb->gstiff = md->geometric_stiffening;
     if (md->geometric_stiffening) { /* the modes used, of every load case */
       mb->Kg = malloc(sizeof(double) * CF_REDUCTION_NKG * (size_t)k1 * k1);
       if (!mb->Kg) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
@@ -496,13 +502,22 @@ static void gstiff_lambda(const double* qf, const double* vf, const double* af, 
     const double *ea = qf + 3 + 3 * a, *ead = vf + 3 + 3 * a;
     for (int b = 0; b < 3; b++) {
       const double *eb = qf + 3 + 3 * b, *ebd = vf + 3 + 3 * b;
-      double skew = 0.5 * (cf_mbs_dot3(ea, af + 3 + 3 * b) - cf_mbs_dot3(eb, af + 3 + 3 * a));
+      double skew = af ? 0.5 * (cf_mbs_dot3(ea, af + 3 + 3 * b) - cf_mbs_dot3(eb, af + 3 + 3 * a)) : 0;
       lam[3 * a + b] = cf_mbs_dot3(ead, ebd) - skew;
     }
-    double ga[3] = {g[0] - af[0], g[1] - af[1], g[2] - af[2]};
+    double ga[3] = {g[0] - (af ? af[0] : 0), g[1] - (af ? af[1] : 0), g[2] - (af ? af[2] : 0)};
     lam[9 + a] = cf_mbs_dot3(ea, ga);
   }
 }
+
+/* The accelerations the load factors take with CF_MBS_GSTIFF_ACCELERATIONS: those at the start of the
+ * step (d->save, cf_mbs__save_state), not the Newton iterate's. The iterate's qdd = 4/h^2 (q - q_pred) + ...
+ * would make the forces depend on q through a term the tangent leaves out (the matrix stays symmetric
+ * without it), scaled by 4/h^2: the free-interface spin-up beam's Newton iteration then failed at
+ * t = 5.6 s (max |dq| 0.1). Lagged by one step, the same beam's leading matrix lost its definiteness at
+ * t = 9.3 s (an explicit loop through the bending load cases' large Kg); hence the default
+ * (CF_MBS_GSTIFF_RATES) takes the rate and gravity only. */
+static const double* gstiff_acc(const cfMbsModel* m, const cfMbsData* d) { return d->save + 2 * (size_t)m->nq; }
 
 /* Kl = sum_c lambda_c Kg_c [nm nm] at the state (q, qd, qdd); 0 when the body has no Kg */
 static int gstiff_matrix(const cfMbsModel* m, const struct cfMbsModalBody* mb, const double* q, const double* qd,
@@ -510,7 +525,7 @@ static int gstiff_matrix(const cfMbsModel* m, const struct cfMbsModalBody* mb, c
   if (!mb->Kg) return 0;
   const int nm = mb->nm, b = m->body_qadr[mb->body];
   double lam[CF_REDUCTION_NKG];
-  gstiff_lambda(q + b, qd + b, qdd + b, g, lam);
+  gstiff_lambda(q + b, qd + b, mb->gstiff == CF_MBS_GSTIFF_ACCELERATIONS ? qdd + b : NULL, g, lam);
   memset(Kl, 0, sizeof(double) * (size_t)nm * nm);
   for (int c = 0; c < CF_REDUCTION_NKG; c++) {
     if (lam[c] == 0) continue;
@@ -528,9 +543,9 @@ static void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM,
     const double* qf = d->q + m->body_qadr[mb->body];
     const double* y = d->q + m->body_qadr[mb->blk0];
     double D[16], C[12 * CF_MBS_MODAL_MAXM], B[144];
-    /* the geometric stiffness at the state of the last forces (d->q, d->qd, d->qdd) */
+    /* the geometric stiffness at the state of the last forces (d->q, d->qd) */
     double* Kl = mb->Kg && cK != 0 ? d->modal_kg : NULL;
-    if (Kl) gstiff_matrix(m, mb, d->q, d->qd, d->qdd, d->gravity, Kl);
+    if (Kl) gstiff_matrix(m, mb, d->q, d->qd, gstiff_acc(m, d), d->gravity, Kl);
     if (cM != 0) {
       dmbar(mb, y, D);
       for (int r = 0; r < 12; r++)
@@ -629,7 +644,7 @@ static void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double
     for (int k = 0; k < nm; k++)
       Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k] * sqrt(fmax(mb->w2[k], 0)) * yd[k];
     /* geometric stiffening: Q_y -= (sum_c lambda_c Kg_c) y */
-    if (mb->Kg && gstiff_matrix(m, mb, q, qd, d->qdd, g, d->modal_kg))
+    if (mb->Kg && gstiff_matrix(m, mb, q, qd, gstiff_acc(m, d), g, d->modal_kg))
       for (int j = 0; j < nm; j++) {
         const double* row = d->modal_kg + (size_t)j * nm;
         double s = 0;
