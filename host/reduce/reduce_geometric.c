@@ -103,6 +103,7 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
     return cf_error(CF_ERR_ARG, "geometric stiffness: the reduction (%d nodes) is not of this model (%d nodes)", r->nnode,
                     m->nnode);
   const int ndof = m->ndof, n = r->n, NKG = CF_REDUCTION_NKG;
+  const double t0 = cf_wall_time();
   unsigned char* held = calloc((size_t)ndof, 1);
   double* u = malloc(sizeof(double) * NKG * (size_t)ndof);
   double* Kg = calloc((size_t)NKG * n * n, sizeof(double));
@@ -161,6 +162,7 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
   }
   free(r->Kg);
   r->Kg = Kg, r->nkg = NKG, Kg = NULL;
+  r->t_geometric = cf_wall_time() - t0;
 done:
   free(held); free(u); free(Kg); free(Gm); free(Y); free(sig);
   return st;

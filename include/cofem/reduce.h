@@ -93,6 +93,7 @@ typedef struct cfReduction {
   double* Kg;          /* [nkg n n] row-major, symmetric */
   /* timings [s] (not written to the file) */
   double t_constraint, t_normal, t_project, t_ortho, t_invariants, t_total;
+  double t_geometric;  /* cf_reduction_geometric */
 } cfReduction;
 
 /* Reduce model m with interface nodes bnodes[nbnode] (any order, duplicates allowed; nbnode 0:
