@@ -82,8 +82,9 @@ class Reduction_c(ctypes.Structure):
         ("basis", P_double), ("Kr", P_double), ("Mr", P_double), ("omega2", P_double), ("zeta", P_double),
         ("mass", c_double), ("c", c_double * 3), ("J", c_double * 9),
         ("P", P_double), ("T", P_double), ("S", P_double),
+        ("nkg", c_int), ("Kg", P_double),
         ("t_constraint", c_double), ("t_normal", c_double), ("t_project", c_double), ("t_ortho", c_double),
-        ("t_invariants", c_double), ("t_total", c_double),
+        ("t_invariants", c_double), ("t_total", c_double), ("t_geometric", c_double),
     ]
 
 
