@@ -85,6 +85,11 @@ MUTATIONS=(
   "host/mbs/mbs_fe.c|      if (!(a <= t2)) t2 = isnan(a) ? INFINITY : a; /* a NaN position: linearise again (the step fails there) */|      if (0) t2 = a;|linear coupling: no second linearisation where an element turned beyond its frozen rotation"
   "host/mbs/mbs_fe.c|      fd->x[3 * k + a] = d->save[j] + h * d->save[n + j] + 0.5 * h * h * d->save[3 * n + m->ncon + j];|      fd->x[3 * k + a] = d->save[j] + h * d->save[n + j];|linear coupling: the predicted rigid rotation without the acceleration term"
   "host/mbs/mbs_fe.c|  turn_blocks(D, fd->R, fem->ntet);|  (void)D;|linear coupling: the element rotations left at the step's start (not turned by the prediction)"
+  # geometric stiffening of modal bodies (issue 30 item 2)
+  "host/reduce/reduce_geometric.c|for (int i = 0; i < 3; i++) Kg[(3 * a + i) * 12 + 3 * b + i] = vol * s;|for (int i = 0; i < 3; i++) Kg[(3 * a + i) * 12 + 3 * b + i] = 0.9 * vol * s;|element geometric stiffness scaled by 0.9"
+  "host/reduce/reduce_geometric.c|yj[3 * i + k] = V * (H[3 * i] * S[k]|yj[3 * i + k] = 0.9 * V * (H[3 * i] * S[k]|modal geometric stiffness scaled by 0.9"
+  "host/mbs/mbs_modal.c|        Qy[j] -= s;|        Qy[j] -= 0 * s;|modal body: the geometric stiffening's force dropped"
+  "host/mbs/mbs_modal.c|if (Kl) v += cK * Kl[|if (Kl) v -= cK * Kl[|modal body: the geometric stiffness's tangent with its sign flipped"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
