@@ -496,7 +496,7 @@ static void coupling(const struct cfMbsModalBody* mb, const double* qf, const do
  * so lambda_a = e_a . (g - r''), lambda_ab = -(e_a . e_b''). Of G_ab = e_a . e_b'' = (Omega' + Omega^2)_ab
  * (A = [e1 e2 e3] orthonormal, A' = A Omega) the symmetric part Omega^2 = -A'^T A' is taken from the
  * velocities, (Omega^2)_ab = -e_a' . e_b', exact at every Newton iterate; the skew part Omega' and r''
- * from the accelerations qdd (the current iterate's in a Newton step). */
+ * from the accelerations af (CF_MBS_GSTIFF_ACCELERATIONS only: gstiff_acc), else left out (af NULL). */
 static void gstiff_lambda(const double* qf, const double* vf, const double* af, const double* g, double* lam) {
   for (int a = 0; a < 3; a++) {
     const double *ea = qf + 3 + 3 * a, *ead = vf + 3 + 3 * a;
