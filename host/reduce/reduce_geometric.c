@@ -114,7 +114,10 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
   if (!held || !u || !Kg || !Gm || !Y || !sig) { st = cf_error(CF_ERR_NOMEM, "geometric stiffness: out of memory"); goto done; }
   int nheld = 0;
   for (int d = 0; d < ndof; d++) nheld += held[d] = m->fixed[d] != 0;
-  for (int i = 0; i < r->nb; i++) nheld += !held[r->bdof[i]], held[r->bdof[i]] = 1;
+  /* an interface DOF outside the node DOFs (main's interface points number theirs -1 - (6 point + a))
+   * is not held here: such a point's set would be, once the two meet */
+  for (int i = 0; i < r->nb; i++)
+    if (r->bdof[i] >= 0 && r->bdof[i] < ndof) nheld += !held[r->bdof[i]], held[r->bdof[i]] = 1;
   if (nheld == 0) {
     st = cf_error(CF_ERR_ARG, "geometric stiffness: the part is neither supported nor has an interface: nothing holds "
                   "it against the inertial loads whose stress stiffens it (reduce it with an interface or clamped supports)");
