@@ -35,7 +35,8 @@
  *             corotational bodies': "newton", the scene's default, or "linear"), "modes" (modal), "interface" (modal: default every node set
  *             a joint or load of that body names), "supports" (the FE scene's fixed sets: "free",
  *             "clamp": e.g. a modal body with cantilever modes, clamped "at the local frame"), "dt", "fe_scene" (replaces every flexible
- *             body's FE scene; relative to the mechanism scene), "rho_inf"}]
+ *             body's FE scene; relative to the mechanism scene), "rho_inf",
+ *             "geometric_stiffening" (modal: true adds the modes' geometric stiffness)}]
  *   "reference"  the name of the path the others are measured against (it runs first);
  *   "baseline"   a second one (e.g. the corotational path on the same mesh: the error of the path
  *                itself, without the mesh's), its errors in their own columns.
@@ -74,6 +75,7 @@ typedef struct Probe {
 
 typedef struct Path {
   char name[64], form[32], fe_scene[512], supports[16], mscene[1024], factor[16], coupling[16];
+  int gstiff; /* modal: "geometric_stiffening": true */
   char* mscene_json; /* the path's own mechanism scene ("scene"), or NULL: the case's */
   int modes, redundant; /* redundant: "redundant_constraints" of the scene for this path (-1: the scene's) */
   double dt, rho_inf;
@@ -198,6 +200,7 @@ static int load_case(const char* path, Case* c) {
     str(it, "coupling", p->coupling, sizeof p->coupling);
     if (p->coupling[0] && cf_mbs_coupling_from_key(p->coupling) < 0) return die("unknown \"coupling\"", p->coupling);
     p->redundant = (int)num(it, "redundant_constraints", -1);
+    p->gstiff = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "geometric_stiffening"));
     p->modes = (int)num(it, "modes", 0), p->dt = num(it, "dt", c->dt), p->rho_inf = num(it, "rho_inf", c->rho_inf);
     const cJSON* itf = cJSON_GetObjectItemCaseSensitive(it, "interface");
     p->interface = itf ? cJSON_Duplicate(itf, 1) : NULL;
@@ -259,9 +262,11 @@ static char* rewrite(const Case* c, const Path* p, double end) {
       set_item(fx, "interface", p->interface ? cJSON_Duplicate(p->interface, 1)
                                              : default_interface(sc, cJSON_IsString(name) ? name->valuestring : ""));
       set_item(fx, "damping", cJSON_CreateNumber(c->damping));
+      if (p->gstiff) set_item(fx, "geometric_stiffening", cJSON_CreateTrue());
+      else cJSON_DeleteItemFromObjectCaseSensitive(fx, "geometric_stiffening");
     } else {
-      const char* modal_only[] = {"interface", "modes", "damping", "reduction"};
-      for (int k = 0; k < 4; k++) cJSON_DeleteItemFromObjectCaseSensitive(fx, modal_only[k]);
+      const char* modal_only[] = {"interface", "modes", "damping", "reduction", "geometric_stiffening"};
+      for (int k = 0; k < 5; k++) cJSON_DeleteItemFromObjectCaseSensitive(fx, modal_only[k]);
     }
   }
   if (p->redundant >= 0) set_item(sc, "redundant_constraints", cJSON_CreateNumber(p->redundant));

@@ -30,7 +30,7 @@ static const struct {
                "cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n",
      NULL},
     {"reduce", "cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp] [--damping Z|adams]\n"
-               "                   [--no-orthonormalise] [--dense] [--quiet] [--interface-point SET:KIND[:DOFS] ...]\n"
+               "                   [--no-orthonormalise] [--dense] [--geometric] [--quiet] [--interface-point SET:KIND[:DOFS] ...]\n"
                "                   (Craig-Bampton; SCENE: an FE scene)\n",
      "  --interface SET   interface node set (repeatable, or SET1,SET2); the scene's fixed\n"
      "                    sets are interface sets too unless --clamp\n"
@@ -44,6 +44,9 @@ static const struct {
      "                    'adams': 1% below 100 Hz, 10% below 1 kHz, 100% above\n"
      "  --no-orthonormalise  keep the [constraint, normal] basis as it is\n"
      "  --dense           dense eigen solver for the normal modes (default: auto)\n"
+     "  --geometric       also the modes' geometric stiffness under unit inertial loads (a modal\n"
+     "                    body's \"geometric_stiffening\"); the table gains each mode's stiffening\n"
+     "                    per unit rate squared about x, y, z\n"
      "  --quiet           no table of the modes\n"},
     {"info", "cofem info MESH\n", NULL},
     {"accuracy", "cofem accuracy [SCENE ...] [--cases lug,hinge,...] [--out DIR] [--docs DIR] [--no-docs] [--no-dynamics]\n"

@@ -1,7 +1,7 @@
 /* cofem reduce: Craig-Bampton reduction of a scene's part (docs/craig-bampton.md).
  *
  *   cofem reduce SCENE [--interface SET ...] [--modes N] [--out FILE] [--clamp]
- *                      [--damping Z|adams] [--no-orthonormalise] [--dense] [--quiet]
+ *                      [--damping Z|adams] [--no-orthonormalise] [--dense] [--geometric] [--quiet]
  *                      [--interface-point SET:rigid|averaging[:x,y,z,rx,ry,rz] ...]
  *
  * The mesh and material come from the scene. Interface nodes: the sets named by --interface
@@ -114,6 +114,7 @@ int cf_cmd_reduce(int argc, char** argv) {
     } else if (!strcmp(s, "--clamp")) clamp = 1;
     else if (!strcmp(s, "--no-orthonormalise") || !strcmp(s, "--no-orthonormalize")) opt.orthonormalise = 0;
     else if (!strcmp(s, "--dense")) opt.modal.method = CF_MODAL_DENSE;
+    else if (!strcmp(s, "--geometric")) opt.geometric = 1;
     else if (!strcmp(s, "--quiet")) quiet = 1;
     else if (s[0] == '-' || scene_path) return cf_cli_bad_arg(s); /* named first, then the usage; 2 */
     else scene_path = s;
@@ -155,11 +156,22 @@ int cf_cmd_reduce(int argc, char** argv) {
   printf("  time: %.3f s (load %.3f, constraint modes %.3f, normal modes %.3f, projection %.3f, "
          "orthonormalisation %.3f, invariants %.3f)\n", r.t_total + t_load, t_load, r.t_constraint, r.t_normal,
          r.t_project, r.t_ortho, r.t_invariants);
+  if (r.Kg) printf("  geometric stiffness: %d unit load cases, %.3f s\n", r.nkg, r.t_geometric);
   if (!quiet) {
-    printf("  mode  frequency [Hz]   damping\n");
-    for (int i = 0; i < r.n; i++)
-      printf("  %4d  %14.6f  %8.4f%s\n", i + 1, i < r.nrigid ? 0.0 : cf_reduction_freq_hz(&r, i), r.zeta[i],
-             i < r.nrigid ? "  rigid body" : "");
+    printf("  mode  frequency [Hz]   damping%s\n", r.Kg ? "   Kg/W^2 about x, y, z [1/s^2 per (rad/s)^2]" : "");
+    for (int i = 0; i < r.n; i++) {
+      printf("  %4d  %14.6f  %8.4f", i + 1, i < r.nrigid ? 0.0 : cf_reduction_freq_hz(&r, i), r.zeta[i]);
+      /* a unit rate about axis a: lambda_bb = 1 for b != a (the centrifugal load), so the mode's
+       * stiffening is the sum of the other two diagonal cases (its Southwell coefficient when
+       * mass-normalised) */
+      for (int a = 0; a < 3 && r.Kg; a++) {
+        double k = 0;
+        for (int b = 0; b < 3; b++)
+          if (b != a) k += r.Kg[((size_t)(4 * b) * r.n + i) * r.n + i];
+        printf("  %10.4g", k);
+      }
+      printf("%s\n", i < r.nrigid ? "  rigid body" : "");
+    }
   }
   if (out) {
     if (cf_reduction_write(&r, out) < 0) { fprintf(stderr, "cofem reduce: %s\n", cf_last_error()); goto done; }

@@ -239,7 +239,8 @@ static const struct {
 } k_flex[] = {{"scene", FORM_ALL},           {"formulation", FORM_ALL},   {"description", FORM_ALL},
               {"supports", FORM_ALL},        {"interface", FORM_MODAL},   {"modes", FORM_MODAL},
               {"damping", FORM_MODAL},       {"reduction", FORM_MODAL},   {"factor", FORM_COROT},
-              {"backend", FORM_COROT},       {"tol", FORM_COROT},         {"preconditioner", FORM_COROT}};
+              {"backend", FORM_COROT},       {"tol", FORM_COROT},         {"preconditioner", FORM_COROT},
+              {"geometric_stiffening", FORM_MODAL}};
 static const char* const form_names[] = {"modal", "corotational", "lumped"};
 
 static int flexible_keys(const Ctx* c, const cJSON* fx, int form, const char* w) {
@@ -389,7 +390,8 @@ static int numbers_exact(cJSON* node) {
 }
 static int parse_flexible(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const char* where) {
   static const char* known[] = {"scene", "formulation", "interface", "modes", "supports", "damping", "reduction",
-                                "factor", "backend", "tol", "preconditioner", "description", NULL};
+                                "factor", "backend", "tol", "preconditioner", "description",
+                                "geometric_stiffening", NULL};
   char w[160], rel[CF_MBS_PATH_MAX], scene[CF_MBS_PATH_MAX];
   snprintf(w, sizeof w, "%s \"flexible\"", where);
   if (!cJSON_IsObject(fx)) return cf_error(CF_ERR_SCENE, "%s: %s must be an object", c->path, w);
@@ -492,6 +494,11 @@ static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, c
   else if (dz && (st = get_num(c, fx, "damping", &ro.damping, 0, w)) < 0) return st;
   else if (dz && !(ro.damping >= 0))
     return cf_error(CF_ERR_SCENE, "%s: %s: \"damping\" must be a ratio >= 0 or \"adams\"", c->path, w);
+  /* "geometric_stiffening": true: the modes' geometric stiffness under the frame's inertial loads
+   * (docs/craig-bampton.md, "Geometric stiffening"); computed with the reduction, kept in its cache */
+  int gstiff = 0;
+  if ((st = get_bool(c, fx, "geometric_stiffening", &gstiff, w)) < 0) return st;
+  ro.geometric = gstiff;
   char sets[CF_SCENE_MAX_ITEMS][CF_NAME_MAX];
   const char* setp[CF_SCENE_MAX_ITEMS];
   int nsets = 0;
@@ -526,6 +533,7 @@ static int parse_flexible_part(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, c
   if ((st = check_part_step(c, &part->scene, w)) < 0) return st;
   cfMbsModalDef md = cf_mbs_default_modal_def();
   md.red = &part->red, md.X = part->scene.mesh.X;
+  md.geometric_stiffening = gstiff ? CF_MBS_GSTIFF_RATES : CF_MBS_GSTIFF_OFF;
   st = cf_mbs_add_modal_body(&c->s->def, b, &md);
   return st < 0 ? st : CF_OK;
 }

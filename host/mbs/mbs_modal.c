@@ -34,6 +34,9 @@ struct cfMbsModalBody {
   double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
   int ndir, cap_dir;                   /* joint directions measured on node sets (cf_mbs__modal_dir) */
   double* dir_Phi;                     /* [3 nm ndir] their rows Psi */
+  int gstiff;                          /* cfMbsModalDef.geometric_stiffening */
+  double* Kg;                          /* [CF_REDUCTION_NKG nm nm] geometric stiffness per unit load case, or
+                                          NULL (no geometric stiffening) */
 };
 
 cfMbsModalDef cf_mbs_default_modal_def(void) {
@@ -64,6 +67,13 @@ int cf_mbs_add_modal_body(cfMbsDef* def, const cfMbsBodyDef* frame, const cfMbsM
   int f0, nm, st = mode_range(r, md, &f0, &nm);
   if (st < 0) return st;
   if (!(r->mass > 0)) return cf_error(CF_ERR_SCENE, "modal body '%s': reduction has no mass", frame->name);
+  if (md->geometric_stiffening < 0 || md->geometric_stiffening > CF_MBS_GSTIFF_ACCELERATIONS)
+    return cf_error(CF_ERR_SCENE, "modal body '%s': geometric_stiffening %d (0 off, %d rates and gravity, %d also the "
+                    "frame's accelerations)", frame->name, md->geometric_stiffening, CF_MBS_GSTIFF_RATES,
+                    CF_MBS_GSTIFF_ACCELERATIONS);
+  if (md->geometric_stiffening && (!r->Kg || r->nkg != CF_REDUCTION_NKG))
+    return cf_error(CF_ERR_SCENE, "modal body '%s': geometric stiffening needs the reduction's geometric stiffness "
+                    "(cf_reduction_geometric; cfReduceOptions.geometric, `cofem reduce --geometric`)", frame->name);
   cfMbsBodyDef b = *frame;
   b.is_virtual = 0;
   b.mass = r->mass;
@@ -170,7 +180,7 @@ static void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
-    free(mb->pt_s), free(mb->pt_Phi), free(mb->dir_Phi);
+    free(mb->pt_s), free(mb->pt_Phi), free(mb->dir_Phi), free(mb->Kg);
   }
   free(m->modal);
   m->modal = NULL;
@@ -221,6 +231,15 @@ static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     for (int p = 0; p < 3 * nn; p++)
       for (int k = 0; k < nm; k++) mb->Phi[(size_t)p * nm + k] = r->basis[(size_t)(f0 + k) * r->ndof + p];
     memcpy(mb->X, md->X, sizeof(double) * 3 * (size_t)nn); /* rest positions s_p */
+    mb->gstiff = md->geometric_stiffening;
+    if (md->geometric_stiffening) { /* the modes used, of every load case */
+      mb->Kg = malloc(sizeof(double) * CF_REDUCTION_NKG * (size_t)k1 * k1);
+      if (!mb->Kg) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+      for (int c = 0; c < CF_REDUCTION_NKG; c++)
+        for (int j = 0; j < nm; j++)
+          for (int k = 0; k < nm; k++)
+            mb->Kg[((size_t)c * nm + j) * nm + k] = r->Kg[((size_t)c * n + f0 + j) * n + f0 + k];
+    }
     /* modal points: means of their nodes' rest positions and mode rows */
     mb->npoint = md->npoint;
     mb->pt_s = calloc((size_t)(3 * md->npoint + 1), sizeof(double));
@@ -498,6 +517,53 @@ static void coupling(const struct cfMbsModalBody* mb, const double* qf, const do
     }
 }
 
+/* ---- geometric stiffening (docs/craig-bampton.md, "Geometric stiffening") ---- */
+/* The load factors of the unit load cases (cofem/reduce.h, cfReduction.Kg) from the frame's motion:
+ * a material point at rest position s is at x = r + sum_b s_b e_b, accelerates by
+ * r'' + sum_b s_b e_b''; the body force per unit mass in the frame's axes is
+ *   b_a(s) = e_a . (g - r'') - sum_b (e_a . e_b'') s_b,
+ * so lambda_a = e_a . (g - r''), lambda_ab = -(e_a . e_b''). Of G_ab = e_a . e_b'' = (Omega' + Omega^2)_ab
+ * (A = [e1 e2 e3] orthonormal, A' = A Omega) the symmetric part Omega^2 = -A'^T A' is taken from the
+ * velocities, (Omega^2)_ab = -e_a' . e_b', exact at every Newton iterate; the skew part Omega' and r''
+ * from the accelerations af (CF_MBS_GSTIFF_ACCELERATIONS only: gstiff_acc), else left out (af NULL). */
+static void gstiff_lambda(const double* qf, const double* vf, const double* af, const double* g, double* lam) {
+  for (int a = 0; a < 3; a++) {
+    const double *ea = qf + 3 + 3 * a, *ead = vf + 3 + 3 * a;
+    for (int b = 0; b < 3; b++) {
+      const double *eb = qf + 3 + 3 * b, *ebd = vf + 3 + 3 * b;
+      double skew = af ? 0.5 * (cf_mbs_dot3(ea, af + 3 + 3 * b) - cf_mbs_dot3(eb, af + 3 + 3 * a)) : 0;
+      lam[3 * a + b] = cf_mbs_dot3(ead, ebd) - skew;
+    }
+    double ga[3] = {g[0] - (af ? af[0] : 0), g[1] - (af ? af[1] : 0), g[2] - (af ? af[2] : 0)};
+    lam[9 + a] = cf_mbs_dot3(ea, ga);
+  }
+}
+
+/* The accelerations the load factors take with CF_MBS_GSTIFF_ACCELERATIONS: those at the start of the
+ * step (d->save, cf_mbs__save_state), not the Newton iterate's. The iterate's qdd = 4/h^2 (q - q_pred) + ...
+ * would make the forces depend on q through a term the tangent leaves out (the matrix stays symmetric
+ * without it), scaled by 4/h^2: the free-interface spin-up beam's Newton iteration then failed at
+ * t = 5.6 s (max |dq| 0.1). Lagged by one step, the same beam's leading matrix lost its definiteness at
+ * t = 9.3 s (an explicit loop through the bending load cases' large Kg); hence the default
+ * (CF_MBS_GSTIFF_RATES) takes the rate and gravity only. */
+static const double* gstiff_acc(const cfMbsModel* m, const cfMbsData* d) { return d->save + 2 * (size_t)m->nq; }
+
+/* Kl = sum_c lambda_c Kg_c [nm nm] at the state (q, qd, qdd); 0 when the body has no Kg */
+static int gstiff_matrix(const cfMbsModel* m, const struct cfMbsModalBody* mb, const double* q, const double* qd,
+                         const double* qdd, const double* g, double* Kl) {
+  if (!mb->Kg) return 0;
+  const int nm = mb->nm, b = m->body_qadr[mb->body];
+  double lam[CF_REDUCTION_NKG];
+  gstiff_lambda(q + b, qd + b, mb->gstiff == CF_MBS_GSTIFF_ACCELERATIONS ? qdd + b : NULL, g, lam);
+  memset(Kl, 0, sizeof(double) * (size_t)nm * nm);
+  for (int c = 0; c < CF_REDUCTION_NKG; c++) {
+    if (lam[c] == 0) continue;
+    const double* K = mb->Kg + (size_t)c * nm * nm;
+    for (size_t i = 0; i < (size_t)nm * nm; i++) Kl[i] += lam[c] * K[i];
+  }
+  return 1;
+}
+
 /* Ax += cM (M(q) - the rigid part) + cC C + cK K of the modal bodies, at d->q */
 static void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC, double cK) {
   for (int i = 0; i < m->nmodal; i++) {
@@ -506,6 +572,9 @@ static void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM,
     const double* qf = d->q + m->body_qadr[mb->body];
     const double* y = d->q + m->body_qadr[mb->blk0];
     double D[16], C[12 * CF_MBS_MODAL_MAXM], B[144];
+    /* the geometric stiffness at the state of the last forces (d->q, d->qd) */
+    double* Kl = mb->Kg && cK != 0 ? d->modal_kg : NULL;
+    if (Kl) gstiff_matrix(m, mb, d->q, d->qd, gstiff_acc(m, d), d->gravity, Kl);
     if (cM != 0) {
       dmbar(mb, y, D);
       for (int r = 0; r < 12; r++)
@@ -530,6 +599,7 @@ static void cf_mbs__modal_assemble(const cfMbsModel* m, cfMbsData* d, double cM,
             if (j < nm && jj < nm) {
               v = cM * (mb->Myy[(size_t)j * nm + jj] - (j == jj));
               if (j == jj) v += cK * mb->w2[j] + cC * 2 * mb->zeta[j] * sqrt(fmax(mb->w2[j], 0));
+              if (Kl) v += cK * Kl[(size_t)j * nm + jj];
             }
             B[12 * r + c] = v;
           }
@@ -602,6 +672,14 @@ static void cf_mbs__modal_forces(const cfMbsModel* m, cfMbsData* d, const double
     /* elastic and damping */
     for (int k = 0; k < nm; k++)
       Qy[k] -= mb->w2[k] * y[k] + 2 * mb->zeta[k] * sqrt(fmax(mb->w2[k], 0)) * yd[k];
+    /* geometric stiffening: Q_y -= (sum_c lambda_c Kg_c) y */
+    if (mb->Kg && gstiff_matrix(m, mb, q, qd, gstiff_acc(m, d), g, d->modal_kg))
+      for (int j = 0; j < nm; j++) {
+        const double* row = d->modal_kg + (size_t)j * nm;
+        double s = 0;
+        for (int k = 0; k < nm; k++) s += row[k] * y[k];
+        Qy[j] -= s;
+      }
     /* quadratic velocity forces */
     for (int al = 0; al < 4; al++)
       for (int b = 0; b < 3; b++) {
@@ -809,6 +887,20 @@ int cf_mbs_modal_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, cons
   return st;
 }
 
+/* the geometric stiffening's scratch (the largest nm^2 of the bodies that have it) */
+static int cf_mbs__modal_data_create(const cfMbsModel* m, cfMbsData* d) {
+  size_t need = 0;
+  for (int i = 0; i < m->nmodal; i++)
+    if (m->modal[i].Kg && (size_t)m->modal[i].nm * m->modal[i].nm > need) need = (size_t)m->modal[i].nm * m->modal[i].nm;
+  if (need == 0) return CF_OK;
+  d->modal_kg = malloc(sizeof(double) * need);
+  return d->modal_kg ? CF_OK : cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+}
+static void cf_mbs__modal_data_free(cfMbsData* d) {
+  free(d->modal_kg);
+  d->modal_kg = NULL;
+}
+
 /* ---- the modal body kind (mbs_body_kind.h) ---- */
 /* the mass beyond Mbar only: the generic code's apply_M adds no damping or stiffness */
 static void modal_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
@@ -827,8 +919,8 @@ const cfMbsBodyKind cf_mbs__modal_kind = {
     .def_free = cf_mbs__modal_def_free,
     .initial = cf_mbs__modal_initial,
     .pairs = cf_mbs__modal_pairs,
-    .data_create = NULL, /* the modal bodies keep no per-data state */
-    .data_free = NULL,
+    .data_create = cf_mbs__modal_data_create, /* scratch of the geometric stiffening only */
+    .data_free = cf_mbs__modal_data_free,
     .forces = cf_mbs__modal_forces,
     .assemble = cf_mbs__modal_assemble,
     .apply_mass = modal_apply_mass,

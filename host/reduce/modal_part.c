@@ -176,6 +176,12 @@ int cf_modal_part_load_points(const char* json, const char* scene_path, const ch
     st = reduce_and_cache(out, nodes, count, pts, npoint, opt, cache);
   }
   free(nodes);
+  /* the modes' geometric stiffness, when asked for and not already in the cache (a cache without it
+   * is completed and rewritten) */
+  if (st >= 0 && opt->geometric && !out->red.Kg) {
+    st = cf_reduction_geometric(out->model, &out->red);
+    if (st >= 0 && cache) st = cf_reduction_write(&out->red, cache);
+  }
   if (st < 0) return cf_error(st, "%s: %s", scene_path, cf_last_error()); /* name the scene */
   /* a body clamped at its supports whose supports do not hold it: the reduction has rigid-body
    * modes, which a clamped modal body (its frame carrying no rigid motion of the part) cannot take */

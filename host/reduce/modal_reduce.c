@@ -26,6 +26,7 @@ cfReduceOptions cf_default_reduce_options(void) {
   o.damping = 0.01;
   o.rigid_tol = 1e-10;
   o.max_modes = 0;
+  o.geometric = 0;
   o.modal = cf_default_modal_options();
   return o;
 }
@@ -33,7 +34,7 @@ cfReduceOptions cf_default_reduce_options(void) {
 void cf_reduction_free(cfReduction* r) {
   if (!r) return;
   free(r->bnodes); free(r->bdof); free(r->fixed_omega2); free(r->basis); free(r->Kr); free(r->Mr);
-  free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S);
+  free(r->omega2); free(r->zeta); free(r->P); free(r->T); free(r->S); free(r->Kg);
   for (int k = 0; r->points && k < r->npoint; k++) free(r->points[k].nodes), free(r->points[k].motion);
   free(r->points);
   memset(r, 0, sizeof *r);
@@ -421,7 +422,7 @@ int cf_reduce_points(const cfModel* m, const int* bnodes_in, int nbnode_in, cons
 
   double t1 = cf_wall_time();
   if (npoint > 0) {
-    r->version = CF_REDUCTION_VERSION;
+    r->version = 3;
     for (int k = 0; k < npoint; k++) {
       double* mo = realloc(r->points[k].motion, sizeof(double) * 6 * (size_t)r->n);
       if (!mo) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
@@ -520,7 +521,8 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
   snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
   FILE* f = fopen(tmpname, "wb");
   if (!f) return cf_error(CF_ERR_IO, "%s: cannot open for writing (%s)", path, strerror(errno));
-  int32_t ver = r->npoint > 0 ? 3 : 2, bom = BOM; /* version 2 unless there are interface points */
+  /* version 2 unless there are interface points (3) or the geometric stiffness (4) */
+  int32_t ver = r->nkg > 0 && r->Kg ? 4 : r->npoint > 0 ? 3 : 2, bom = BOM;
   int32_t h[HEADER_INTS] = {r->nnode, r->ntet, r->ndof, r->consistent_mass, r->nbnode, r->nb,
                             r->nk, r->n, r->orthonormal, r->nrigid, 0, 0}; /* h[10..11]: the checksum, set last */
   double hd[17] = {r->E, r->nu, r->rho, r->fingerprint, r->mass, r->c[0], r->c[1], r->c[2]};
@@ -543,7 +545,7 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
        hwrite(r->zeta, 8, n, f, &sum) && hwrite(r->Kr, 8, n * n, f, &sum) && hwrite(r->Mr, 8, n * n, f, &sum) &&
        hwrite(r->P, 8, 3 * n, f, &sum) && hwrite(r->T, 8, 9 * n, f, &sum) && hwrite(r->S, 8, 9 * n * n, f, &sum) &&
        hwrite(r->basis, 8, n * (size_t)r->ndof, f, &sum);
-  if (ver >= 3) { /* the interface points (docs/reduction-format.md) */
+  if (ver >= 3) { /* the interface points (docs/reduction-format.md); version 4: maybe none */
     int32_t np = r->npoint;
     ok = ok && hwrite(&np, 4, 1, f, &sum);
     for (int k = 0; ok && k < r->npoint; k++) {
@@ -556,6 +558,10 @@ int cf_reduction_write(const cfReduction* r, const char* path) {
       }
       ok = ok && hwrite(P->motion, 8, 6 * n, f, &sum);
     }
+  }
+  if (ver >= 4) { /* the geometric stiffness section: its case count, then the matrices */
+    int32_t nkg = r->nkg;
+    ok = ok && hwrite(&nkg, 4, 1, f, &sum) && hwrite(r->Kg, 8, (size_t)nkg * n * n, f, &sum);
   }
   /* the checksum into the header's last two ints (hashed as zero) */
   ok = ok && fseek(f, CHECKSUM_OFFSET, SEEK_SET) == 0 && fwrite(&sum, 8, 1, f) == 1;
@@ -578,7 +584,7 @@ static int check_contents(const cfReduction* r, const char* path) {
   const struct { const char* name; const double* a; size_t k; } arr[] = {
       {"fixed_omega2", r->fixed_omega2, (size_t)r->nk}, {"omega2", r->omega2, n}, {"zeta", r->zeta, n},
       {"Kr", r->Kr, n * n}, {"Mr", r->Mr, n * n}, {"P", r->P, 3 * n}, {"T", r->T, 9 * n}, {"S", r->S, 9 * n * n},
-      {"basis", r->basis, n * (size_t)r->ndof}};
+      {"basis", r->basis, n * (size_t)r->ndof}, {"Kg", r->Kg, r->Kg ? (size_t)r->nkg * n * n : 0}};
   for (size_t a = 0; a < sizeof arr / sizeof arr[0]; a++)
     for (size_t i = 0; i < arr[a].k; i++)
       if (!isfinite(arr[a].a[i])) return cf_error(CF_ERR_PARSE, "%s: %s[%zu] is not finite", path, arr[a].name, i);
@@ -620,12 +626,12 @@ int cf_reduction_file_version(const char* path) {
 /* version 3's interface points: int32 npoint, then per point int32 kind, dofs, nnode, double x[3],
  * int32 nodes[nnode], double motion[6 n]; each size checked against the bytes left before it
  * is allocated, and the static modes' DOF list against the points */
-static int read_points(FILE* f, uint64_t* sum, cfReduction* r, const char* path, long long fsize) {
+static int read_points(FILE* f, uint64_t* sum, cfReduction* r, const char* path, long long fsize, int none_ok) {
   int32_t np;
   const size_t n = (size_t)r->n;
-  if (!hread(&np, 4, 1, f, sum) || np < 1 || np > r->nnode) return cf_error(CF_ERR_PARSE, "%s: bad interface point count", path);
-  r->points = calloc((size_t)np, sizeof *r->points);
-  if (!r->points) return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
+  if (!hread(&np, 4, 1, f, sum) || np < (none_ok ? 0 : 1) || np > r->nnode) return cf_error(CF_ERR_PARSE, "%s: bad interface point count", path);
+  r->points = np ? calloc((size_t)np, sizeof *r->points) : NULL;
+  if (np && !r->points) return cf_error(CF_ERR_NOMEM, "%s: out of memory", path);
   r->npoint = np;
   int nsel = 0;
   for (int k = 0; k < np; k++) {
@@ -680,7 +686,7 @@ int cf_reduction_read(const char* path, cfReduction* r) {
   if (fread(magic, 1, 8, f) != 8 || memcmp(magic, MAGIC, 8) != 0) { st = cf_error(CF_ERR_PARSE, "%s: not a cofem reduction file (magic)", path); goto done; }
   if (fread(&ver, 4, 1, f) != 1 || fread(&bom, 4, 1, f) != 1) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   if (bom != BOM) { st = cf_error(CF_ERR_PARSE, "%s: written on a machine of the other byte order", path); goto done; }
-  if (ver != 2 && ver != 3) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads versions 2 and 3", path, (int)ver); goto done; }
+  if (ver < 2 || ver > CF_REDUCTION_VERSION) { st = cf_error(CF_ERR_PARSE, "%s: version %d, this build reads versions 2 to %d", path, (int)ver, CF_REDUCTION_VERSION); goto done; }
   if (fread(h, 4, HEADER_INTS, f) != HEADER_INTS || fread(hd, 8, 17, f) != 17 ||
       fread(r->source, 1, SOURCE_LEN, f) != SOURCE_LEN) { st = cf_error(CF_ERR_PARSE, "%s: truncated header", path); goto done; }
   memcpy(&stored, h + 10, 8);
@@ -733,7 +739,21 @@ int cf_reduction_read(const char* path, cfReduction* r) {
        hread(r->P, 8, 3 * n, f, &sum) && hread(r->T, 8, 9 * n, f, &sum) && hread(r->S, 8, 9 * n * n, f, &sum) &&
        hread(r->basis, 8, n * (size_t)r->ndof, f, &sum);
   if (!ok) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
-  if (ver >= 3 && (st = read_points(f, &sum, r, path, fsize)) < 0) goto done;
+  if (ver >= 3 && (st = read_points(f, &sum, r, path, fsize, ver >= 4)) < 0) goto done;
+  if (ver >= 4) { /* the geometric stiffness section: 0 or CF_REDUCTION_NKG n x n matrices */
+    int32_t nkg = -1;
+    if (!hread(&nkg, 4, 1, f, &sum) || (nkg != 0 && nkg != CF_REDUCTION_NKG) ||
+        (double)(fsize - ftell(f)) != 8.0 * nkg * (double)n * (double)n) {
+      st = cf_error(CF_ERR_PARSE, "%s: bad geometric stiffness section (%d cases; %d expected, or 0)", path, (int)nkg, CF_REDUCTION_NKG);
+      goto done;
+    }
+    r->nkg = nkg;
+    if (nkg) {
+      r->Kg = malloc(sizeof(double) * (size_t)nkg * n * n);
+      if (!r->Kg) { st = cf_error(CF_ERR_NOMEM, "%s: out of memory", path); goto done; }
+      if (!hread(r->Kg, 8, (size_t)nkg * n * n, f, &sum)) { st = cf_error(CF_ERR_PARSE, "%s: truncated data", path); goto done; }
+    }
+  }
   if (fgetc(f) != EOF) { st = cf_error(CF_ERR_PARSE, "%s: trailing bytes after the data", path); goto done; }
   if (sum != stored) {
     st = cf_error(CF_ERR_PARSE, "%s: checksum mismatch (stored %016llx, the contents give %016llx): the file was "

@@ -464,6 +464,8 @@ typedef struct cfMbsData {
   unsigned char* con_off;    /* [ncon] 1: the equation is switched off (a released joint or driver) */
   double** modal_force;      /* [nmodal] applied nodal forces [3 nnode] (global) of modal bodies, or NULL */
   int nmodal_force;
+  double* modal_kg;          /* [max nm^2] scratch: a modal body's geometric stiffness sum_c lambda_c Kg_c (NULL
+                                when no modal body has geometric stiffening) */
 } cfMbsData;
 
 /* Data at the model's initial state; solves the initial accelerations and multipliers. */

@@ -55,6 +55,16 @@ typedef struct cfMbsModalLoad {
   cfMbsFunc scale;
 } cfMbsModalLoad;
 
+/* cfMbsModalDef.geometric_stiffening: which inertial loads the geometric stiffness follows */
+typedef enum cfMbsGeometricStiffening {
+  CF_MBS_GSTIFF_OFF = 0,
+  CF_MBS_GSTIFF_RATES = 1,        /* the frame's angular velocity (centrifugal load) and gravity: exact at every
+                                     Newton iterate; the scene key "geometric_stiffening": true */
+  CF_MBS_GSTIFF_ACCELERATIONS = 2 /* also its angular and linear acceleration, those at the start of the step
+                                     (one step's lag): unstable on a free-interface modal body (the spin-up
+                                     beam, docs/craig-bampton.md) */
+} cfMbsGeometricStiffening;
+
 typedef struct cfMbsModalDef {
   int body;                  /* id of the frame body in the definition (set by cf_mbs_add_modal_body) */
   const cfReduction* red;    /* borrowed until cf_mbs_model_create returns (the model copies what it uses) */
@@ -65,6 +75,10 @@ typedef struct cfMbsModalDef {
   double damping;            /* modal damping ratio of every mode used; < 0 (default): the reduction's zeta */
   const double* y0;          /* [nmodes] initial amplitudes, or NULL (0); borrowed as red */
   const double* yd0;         /* [nmodes] initial amplitude rates, or NULL (0) */
+  int geometric_stiffening;  /* cfMbsGeometricStiffening: the modal stiffness gains sum_c lambda_c Kg_c, the
+                                geometric stiffness of the stress that the frame's inertial loads cause in
+                                the part; needs red->Kg (cf_reduction_geometric). 0 (default): linear
+                                modes only. docs/craig-bampton.md, "Geometric stiffening" */
   int nload;
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
   int npoint;                /* modal points, added by cf_mbs_add_modal_point */

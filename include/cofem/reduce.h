@@ -23,9 +23,12 @@
 extern "C" {
 #endif
 
-#define CF_REDUCTION_VERSION 3 /* 2: a checksum (64-bit FNV-1a) in the header; 3: interface points
+#define CF_REDUCTION_VERSION 4 /* 2: a checksum (64-bit FNV-1a) in the header; 3: interface points
                                 * (written only when the reduction has some: without, the file is
-                                * version 2 as before, and both are read) */
+                                * version 2 as before); 4: the points' section (maybe empty), then
+                                * the modal geometric stiffness (Kg) section, written when Kg was
+                                * computed; versions 2-4 are read */
+#define CF_REDUCTION_NKG 12    /* geometric stiffness load cases (cf_reduction_geometric) */
 
 /* Interface points with rotations (docs/craig-bampton.md, "Interface points"): a node set
  * reduced as ONE point with 6 DOFs (u_x, u_y, u_z, th_x, th_y, th_z) at the set's centroid X_P.
@@ -65,6 +68,8 @@ typedef struct cfReduceOptions {
                         * ADAMS' default rule, 1% below 100 Hz, 10% below 1 kHz, 100% above */
   double rigid_tol;    /* unsupported part: modes with |w^2| <= rigid_tol * max |w^2| are rigid
                         * (default 1e-10) */
+  int geometric;       /* 1: also the modes' geometric stiffness (cf_reduction_geometric), computed
+                        * by cf_modal_part_load (cf_reduce itself leaves it out); default 0 */
   int max_modes;       /* 0 (default): no limit; else the basis less its rigid-body modes may not
                         * exceed it, checked by cf_modal_part_load before anything is computed */
   cfModalOptions modal;/* for the fixed-interface eigenproblem; its mass (the model's blocks or
@@ -121,6 +126,13 @@ typedef struct cfReduction {
    * each point in order (bdof = -1 - (6 point + a)). */
   int npoint;
   cfReductionPoint* points;  /* [npoint] */
+  /* (version 4; appended likewise) geometric stiffness of the modes (cf_reduction_geometric; docs/craig-bampton.md, "Geometric
+   * stiffening"): Kg[c] = B^T Kg(sigma_c) B for the static stress sigma_c of unit load case c, the
+   * body force per unit mass b(s) = sum_ab lambda_ab e_a s_b + sum_a lambda_a e_a (s the rest
+   * position, body axes): c = 3a + b for lambda_ab (0..8), 9 + a for lambda_a (9..11). */
+  int nkg;             /* 0 (not computed) or CF_REDUCTION_NKG */
+  double* Kg;          /* [nkg n n] row-major, symmetric */
+  double t_geometric;  /* cf_reduction_geometric [s] (not written) */
 } cfReduction;
 
 /* Reduce model m with interface nodes bnodes[nbnode] (any order, duplicates allowed; nbnode 0:
@@ -138,6 +150,20 @@ int cf_reduce_points(const cfModel* m, const int* bnodes, int nbnode, const cfIn
 /* The motion of interface point p in amplitudes q [n]: out[6] = motion q. */
 void cf_reduction_point_motion(const cfReduction* r, int p, const double* q, double out[6]);
 void cf_reduction_free(cfReduction* r);
+
+/* Geometric stiffness of the modes (host/reduce/reduce_geometric.c): for each of the
+ * CF_REDUCTION_NKG unit inertial load cases (see cfReduction.Kg) the static displacement of model
+ * m (the reduction's) under f = M b_c, with the model's fixed DOFs and the reduction's interface
+ * DOFs held, the element stress sigma_c, and Kg[c] = B^T Kg(sigma_c) B. Fills r->nkg, r->Kg.
+ * Linear tetrahedra only. Errors: nothing holds the part (no fixed and no interface DOFs), a
+ * singular K, out of memory. */
+int cf_reduction_geometric(const cfModel* m, cfReduction* r);
+
+/* The geometric stiffness of one linear tetrahedron under the uniform Cauchy stress sigma [9]
+ * (symmetric, row-major): K_G,e = V G^T S G, S = blockdiag(sigma, sigma, sigma), G the 9 x 12
+ * gradient operator (du_i/dX_j = sum_a g_a,j u_a,i); block (a, b) = V (g_a . sigma g_b) I3.
+ * Kg [144] row-major, DOF 3a + i. */
+void cf_tet_geometric_stiffness(const double* Dm_inv, double vol, const double* sigma, double* Kg);
 
 /* Frequency of mode i in Hz: sign(w^2) sqrt(|w^2|) / 2 pi. */
 double cf_reduction_freq_hz(const cfReduction* r, int i);

@@ -85,6 +85,7 @@ class Reduction_c(ctypes.Structure):
         ("t_constraint", c_double), ("t_normal", c_double), ("t_project", c_double), ("t_ortho", c_double),
         ("t_invariants", c_double), ("t_total", c_double),
         ("npoint", c_int), ("points", ctypes.c_void_p),
+        ("nkg", c_int), ("Kg", P_double), ("t_geometric", c_double),
     ]
 
 
