@@ -24,7 +24,7 @@
 #include "mbs/mbs_internal.h"
 
 static int usage(void) {
-  fprintf(stderr, "usage: cofem run MECHANISM.json [--steps N] [--end T] [--out DIR] [--quiet]\n");
+  fprintf(stderr, "usage: cofem run MECHANISM.json [--steps N] [--end T] [--out DIR] [--static] [--quiet]\n");
   return 2;
 }
 
@@ -97,6 +97,7 @@ typedef struct MbsRun {
   double T0, V0, e_dev; /* the initial energies, the largest deviation from their sum */
   double worst[3];      /* the largest position, velocity, acceleration violations */
   char threads_note[160]; /* cf_cli_mbs_threads: one thread on small FE bodies */
+  int static_start;       /* --static: the run starts from static equilibrium */
 } MbsRun;
 
 static void mbs_free(MbsRun* r) {
@@ -184,6 +185,23 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
     mbs_free(r);
     return fail(st);
   }
+  if (o->static_start) { /* --static: from static equilibrium at t = 0, the loads and drivers as they are then */
+    if (s->kinematic || r->sr || r->gk)
+      st = cf_error(CF_ERR_ARG, "%s: --static: the scene's %s has no static start (global dynamics only)", scene_path,
+                    s->kinematic ? "kinematic analysis" : "semi-recursive formulation");
+    else {
+      cfMbsStaticOptions so;
+      cf_mbs_static_defaults(&so);
+      st = cf_mbs_static(r->m, r->d, &so, NULL, NULL);
+      if (st < 0) st = cf_error(st, "%s: --static: %s", scene_path, cf_last_error());
+      else if (st > 0) fprintf(stderr, "cofem: warning: %s: --static: %s\n", scene_path, cf_last_error());
+    }
+    if (st < 0) {
+      mbs_free(r);
+      return fail(st);
+    }
+    r->static_start = 1;
+  }
   if (o->out_arg) snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_arg);
   else if (s->out_dir[0]) snprintf(r->out_dir, sizeof r->out_dir, "%s", s->out_dir);
   else {
@@ -252,6 +270,7 @@ static void mbs_print_header(const MbsRun* r) {
          "(rank %d, %d redundant), %d degree%s of freedom\n",
          m->nbody - nblk, nvirt, m->nmodal + m->nfe, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
          m->ndof == 1 ? "" : "s");
+  if (r->static_start) printf("  start: static equilibrium at t = 0 (--static)\n");
   if (r->gk) {
     const cfMbsTopology* t = cf_mbs_group_kin_topology(r->gk);
     printf("  kinematic analysis by structural groups (paper 001): dt %g s, %ld steps; %d groups, each by its own "
