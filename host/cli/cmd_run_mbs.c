@@ -37,17 +37,18 @@ static int fail(int st) {
   return 1;
 }
 
+/* the CSV's row of step k (the library's text: Python's Mechanism.run(out=) writes the same) */
 static void write_row(FILE* csv, const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k) {
-  double T, V;
-  cf_mbs_energy(m, d, &T, &V);
-  fprintf(csv, "%ld,%.10g,%d,%.3e,%.3e,%.3e,%.12g,%.12g,%.12g", k, d->t, d->iters, d->phi_max, d->phid_max, d->phidd_max,
-          T, V, T + V);
-  for (int c = 0; c < s->nchannel; c++) {
-    double v[3];
-    cf_mbs_channel_eval(m, d, &s->channel[c], v);
-    for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) fprintf(csv, ",%.12g", v[i]);
+  char small[4096];
+  int need = cf_mbs_csv_row(m, d, s, k, small, (int)sizeof small);
+  char* text = need < (int)sizeof small ? small : malloc((size_t)need + 1);
+  if (!text) { /* out of memory: the short row marks it (cf_cli_csv_row reports the stream's errors) */
+    fputs(small, csv);
+    return;
   }
-  fprintf(csv, "\n");
+  if (text != small) cf_mbs_csv_row(m, d, s, k, text, need + 1);
+  fputs(text, csv);
+  if (text != small) free(text);
 }
 
 /* one VTU frame per flexible body; names kept (relative to the .pvd, which sits beside them) */
@@ -242,12 +243,12 @@ static int mbs_prepare_output(MbsRun* r) {
     return fail(st);
   }
   FILE* csv = r->csv.f;
-  fprintf(csv, "step,t,newton_iters,phi_max,phid_max,phidd_max,kinetic,potential,energy");
-  for (int c = 0; c < s->nchannel; c++) {
-    if (cf_mbs_channel_size(&s->channel[c]) == 1) fprintf(csv, ",%s", s->channel[c].label);
-    else fprintf(csv, ",%s_x,%s_y,%s_z", s->channel[c].label, s->channel[c].label, s->channel[c].label);
+  {
+    int need = cf_mbs_csv_header(s, NULL, 0);
+    char* head = malloc((size_t)need + 1);
+    if (head) cf_mbs_csv_header(s, head, need + 1), fputs(head, csv);
+    free(head);
   }
-  fprintf(csv, "\n");
   if ((st = cf_cli_csv_row(&r->csv)) < 0) {
     remove(r->csv.tmp);
     cf_cli_out_abandon(&r->od, NULL);

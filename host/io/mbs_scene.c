@@ -1249,6 +1249,43 @@ void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsCha
   }
 }
 
+/* snprintf at *len into out [n], *len growing by what it needed even past n */
+#define CSV_PUT(...)                                                                        \
+  do {                                                                                      \
+    int w_ = snprintf(out && len < n ? out + len : NULL, out && len < n ? (size_t)(n - len) : 0, __VA_ARGS__); \
+    if (w_ > 0) len += w_;                                                                  \
+  } while (0)
+
+int cf_mbs_csv_header(const cfMbsScene* s, char* out, int n) {
+  int len = 0;
+  if (out && n > 0) out[0] = 0;
+  CSV_PUT("step,t,newton_iters,phi_max,phid_max,phidd_max,kinetic,potential,energy");
+  for (int c = 0; c < s->nchannel; c++) {
+    const char* l = s->channel[c].label;
+    if (cf_mbs_channel_size(&s->channel[c]) == 1) CSV_PUT(",%s", l);
+    else CSV_PUT(",%s_x,%s_y,%s_z", l, l, l);
+  }
+  CSV_PUT("\n");
+  return len;
+}
+
+int cf_mbs_csv_row(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k, char* out, int n) {
+  int len = 0;
+  if (out && n > 0) out[0] = 0;
+  double T, V;
+  cf_mbs_energy(m, d, &T, &V);
+  CSV_PUT("%ld,%.10g,%d,%.3e,%.3e,%.3e,%.12g,%.12g,%.12g", k, d->t, d->iters, d->phi_max, d->phid_max, d->phidd_max, T,
+          V, T + V);
+  for (int c = 0; c < s->nchannel; c++) {
+    double v[3];
+    cf_mbs_channel_eval(m, d, &s->channel[c], v);
+    for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) CSV_PUT(",%.12g", v[i]);
+  }
+  CSV_PUT("\n");
+  return len;
+}
+#undef CSV_PUT
+
 void cf_mbs_scene_interactive(cfMbsScene* s) {
   if (s->coupling_given) return;
   for (int i = 0; i < s->def.nfe; i++)

@@ -647,6 +647,13 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 /* Number of CSV values of a channel (3 or 1) and the values now. */
 int cf_mbs_channel_size(const cfMbsChannel* c);
 void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v);
+/* `cofem run`'s mbs.csv as text, for any program that steps the scene (the CLI, Python's
+ * Mechanism.run(out=)): the header line and the row of step k now, each with its newline, written
+ * into out [n] (snprintf's rule: the length it needs is returned, the text cut at n - 1). Columns:
+ * step, t (%.10g), newton_iters, phi_max, phid_max, phidd_max (%.3e), kinetic, potential, energy
+ * and the channels (%.12g; 3-vectors as NAME_x, NAME_y, NAME_z). */
+int cf_mbs_csv_header(const cfMbsScene* s, char* out, int n);
+int cf_mbs_csv_row(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k, char* out, int n);
 void cf_mbs_scene_free(cfMbsScene* s);
 
 #ifdef __cplusplus
