@@ -23,8 +23,9 @@ static const struct {
   const char* details; /* NULL: none */
 } kUsage[] = {
     {"run", "cofem run SCENE [--steps N] [--end T] [--out DIR] [--cold] [--precond auto|block_jacobi|rotated_cholesky|amg]\n"
-            "                [--backend cpu|cuda|auto] [--coupling newton|linear] [--max-output BYTES] [--quiet]\n"
-            "    SCENE: an FE scene or a mechanism (--cold, --precond: FE scenes; --coupling: mechanisms)\n",
+            "                [--backend cpu|cuda|auto] [--coupling newton|linear] [--static] [--max-output BYTES] [--quiet]\n"
+            "    SCENE: an FE scene or a mechanism (--cold, --precond: FE scenes; --coupling, --static: mechanisms;\n"
+            "    --static: start from static equilibrium at t = 0, as Python's Mechanism.static())\n",
      NULL},
     {"static", "cofem static SCENE [--out DIR] [--increments N] [--tangent consistent|KR]\n"
                "cofem static MECHANISM [--out DIR] [--increments N] [--time T] [--pseudo-dt H] [--tol X] [--max-steps N]\n",

@@ -16,7 +16,7 @@ const char* const cf_cli_run_backends[] = {"cpu", "cuda", "auto", NULL};
 const char* const cf_cli_run_couplings[] = {"newton", "linear", NULL};
 
 int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o) {
-  *o = (cfCliRunOpts){NULL, NULL, -1, CF_CLI_DEFAULT_MAX_OUTPUT, -1, -1, -1, -1, 0, 0};
+  *o = (cfCliRunOpts){NULL, NULL, -1, CF_CLI_DEFAULT_MAX_OUTPUT, -1, -1, -1, -1, 0, 0, 0};
   int rc = 0;
   for (int i = i0; i < argc && !rc; i++) {
     const char* a = argv[i];
@@ -29,6 +29,7 @@ int cf_cli_run_parse(int argc, char** argv, int i0, cfCliRunOpts* o) {
     else if (!strcmp(a, "--max-output")) rc = cf_cli_opt_long(argc, argv, &i, 0, LONG_MAX, &o->max_output);
     else if (!strcmp(a, "--cold")) o->cold = 1;
     else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--static")) o->static_start = 1;
     else if (a[0] == '-' || o->scene_path) return cf_cli_bad_arg(a);
     else o->scene_path = a;
   }

@@ -17,6 +17,7 @@ typedef struct cfCliRunOpts {
   int backend, precond;   /* indices into cf_cli_run_backends / cf_cli_run_preconds, -1 when not given */
   int coupling;           /* mechanisms: enum cfMbsCoupling (cf_cli_run_couplings), -1 when not given */
   int cold, quiet;
+  int static_start;       /* --static (mechanisms): start from static equilibrium (cf_mbs_static at t = 0) */
 } cfCliRunOpts;
 extern const char* const cf_cli_run_preconds[]; /* enum order of cfPreconditioner, then "auto" */
 extern const char* const cf_cli_run_backends[];

@@ -79,6 +79,11 @@ static int fe_setup(FeRun* r, const cfCliRunOpts* o) {
                                 "an FE scene", r->scene_path));
   int st = cf_scene_load(r->scene_path, s);
   if (st < 0) return cf_cli_fail(st);
+  if (o->static_start) { /* an FE scene's run starts at rest, unloaded (cofem static solves its statics) */
+    cf_scene_free(s);
+    return cf_cli_fail(cf_error(CF_ERR_ARG, "%s: --static applies to mechanisms (scenes with \"bodies\"); this is an FE "
+                                "scene (cofem static SCENE solves its statics)", r->scene_path));
+  }
   if (o->cold) s->def.warm_start = 0;
   if (o->precond >= 0) s->def.preconditioner = o->precond;
   if (o->backend >= 0) snprintf(s->backend, sizeof s->backend, "%s", cf_cli_run_backends[o->backend]);

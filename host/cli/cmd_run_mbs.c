@@ -24,7 +24,7 @@
 #include "mbs/mbs_internal.h"
 
 static int usage(void) {
-  fprintf(stderr, "usage: cofem run MECHANISM.json [--steps N] [--end T] [--out DIR] [--quiet]\n");
+  fprintf(stderr, "usage: cofem run MECHANISM.json [--steps N] [--end T] [--out DIR] [--static] [--quiet]\n");
   return 2;
 }
 
@@ -37,17 +37,18 @@ static int fail(int st) {
   return 1;
 }
 
+/* the CSV's row of step k (the library's text: Python's Mechanism.run(out=) writes the same) */
 static void write_row(FILE* csv, const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k) {
-  double T, V;
-  cf_mbs_energy(m, d, &T, &V);
-  fprintf(csv, "%ld,%.10g,%d,%.3e,%.3e,%.3e,%.12g,%.12g,%.12g", k, d->t, d->iters, d->phi_max, d->phid_max, d->phidd_max,
-          T, V, T + V);
-  for (int c = 0; c < s->nchannel; c++) {
-    double v[3];
-    cf_mbs_channel_eval(m, d, &s->channel[c], v);
-    for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) fprintf(csv, ",%.12g", v[i]);
+  char small[4096];
+  int need = cf_mbs_csv_row(m, d, s, k, small, (int)sizeof small);
+  char* text = need < (int)sizeof small ? small : malloc((size_t)need + 1);
+  if (!text) { /* out of memory: the short row marks it (cf_cli_csv_row reports the stream's errors) */
+    fputs(small, csv);
+    return;
   }
-  fprintf(csv, "\n");
+  if (text != small) cf_mbs_csv_row(m, d, s, k, text, need + 1);
+  fputs(text, csv);
+  if (text != small) free(text);
 }
 
 /* one VTU frame per flexible body; names kept (relative to the .pvd, which sits beside them) */
@@ -97,6 +98,7 @@ typedef struct MbsRun {
   double T0, V0, e_dev; /* the initial energies, the largest deviation from their sum */
   double worst[3];      /* the largest position, velocity, acceleration violations */
   char threads_note[160]; /* cf_cli_mbs_threads: one thread on small FE bodies */
+  int static_start;       /* --static: the run starts from static equilibrium */
 } MbsRun;
 
 static void mbs_free(MbsRun* r) {
@@ -184,6 +186,23 @@ static int mbs_setup(MbsRun* r, const cfCliRunOpts* o) {
     mbs_free(r);
     return fail(st);
   }
+  if (o->static_start) { /* --static: from static equilibrium at t = 0, the loads and drivers as they are then */
+    if (s->kinematic || r->sr || r->gk)
+      st = cf_error(CF_ERR_ARG, "%s: --static: the scene's %s has no static start (global dynamics only)", scene_path,
+                    s->kinematic ? "kinematic analysis" : "semi-recursive formulation");
+    else {
+      cfMbsStaticOptions so;
+      cf_mbs_static_defaults(&so);
+      st = cf_mbs_static(r->m, r->d, &so, NULL, NULL);
+      if (st < 0) st = cf_error(st, "%s: --static: %s", scene_path, cf_last_error());
+      else if (st > 0) fprintf(stderr, "cofem: warning: %s: --static: %s\n", scene_path, cf_last_error());
+    }
+    if (st < 0) {
+      mbs_free(r);
+      return fail(st);
+    }
+    r->static_start = 1;
+  }
   if (o->out_arg) snprintf(r->out_dir, sizeof r->out_dir, "%s", o->out_arg);
   else if (s->out_dir[0]) snprintf(r->out_dir, sizeof r->out_dir, "%s", s->out_dir);
   else {
@@ -224,12 +243,12 @@ static int mbs_prepare_output(MbsRun* r) {
     return fail(st);
   }
   FILE* csv = r->csv.f;
-  fprintf(csv, "step,t,newton_iters,phi_max,phid_max,phidd_max,kinetic,potential,energy");
-  for (int c = 0; c < s->nchannel; c++) {
-    if (cf_mbs_channel_size(&s->channel[c]) == 1) fprintf(csv, ",%s", s->channel[c].label);
-    else fprintf(csv, ",%s_x,%s_y,%s_z", s->channel[c].label, s->channel[c].label, s->channel[c].label);
+  {
+    int need = cf_mbs_csv_header(s, NULL, 0);
+    char* head = malloc((size_t)need + 1);
+    if (head) cf_mbs_csv_header(s, head, need + 1), fputs(head, csv);
+    free(head);
   }
-  fprintf(csv, "\n");
   if ((st = cf_cli_csv_row(&r->csv)) < 0) {
     remove(r->csv.tmp);
     cf_cli_out_abandon(&r->od, NULL);
@@ -252,6 +271,7 @@ static void mbs_print_header(const MbsRun* r) {
          "(rank %d, %d redundant), %d degree%s of freedom\n",
          m->nbody - nblk, nvirt, m->nmodal + m->nfe, m->njoint, m->ndriver, m->nforce, m->nq, m->ncon, m->rank, m->nredundant, m->ndof,
          m->ndof == 1 ? "" : "s");
+  if (r->static_start) printf("  start: static equilibrium at t = 0 (--static)\n");
   if (r->gk) {
     const cfMbsTopology* t = cf_mbs_group_kin_topology(r->gk);
     printf("  kinematic analysis by structural groups (paper 001): dt %g s, %ld steps; %d groups, each by its own "

@@ -143,7 +143,44 @@ static int get_point(const Ctx* c, const cJSON* obj, const char* key, double* ou
   return num_array(c, it, out, 3, 3, NULL, where, key);
 }
 
-/* a time function: a number, or {"type": "constant"|"poly"|"harmonic"|"step", ...} */
+/* {"type": "table", "t": [t0, t1, ...], "values": [y0, y1, ...]}: the points, in one block owned by the
+ * scene (cfMbsScene.tabs), interleaved t0 y0 t1 y1 ... (cfMbsFunc.tab); times increasing */
+static int get_table(const Ctx* c, const cJSON* it, cfMbsFunc* f, const char* w) {
+  const cJSON* T = cJSON_GetObjectItemCaseSensitive(it, "t");
+  const cJSON* Y = cJSON_GetObjectItemCaseSensitive(it, "values");
+  if (!T || !Y) return cf_error(CF_ERR_SCENE, "%s: %s: missing \"%s\"", c->path, w, T ? "values" : "t");
+  int n = cJSON_IsArray(T) ? cJSON_GetArraySize(T) : -1, ny = cJSON_IsArray(Y) ? cJSON_GetArraySize(Y) : -1;
+  if (n < 1 || ny < 1)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"%s\" must be an array of at least one number", c->path, w, n < 1 ? "t" : "values");
+  if (n != ny)
+    return cf_error(CF_ERR_SCENE, "%s: %s: \"t\" has %d times and \"values\" %d values: give one value per time", c->path,
+                    w, n, ny);
+  double** grown = realloc(c->s->tabs, sizeof(double*) * (size_t)(c->s->ntabs + 1));
+  if (!grown) return cf_error(CF_ERR_NOMEM, "%s: %s: out of memory", c->path, w);
+  c->s->tabs = grown;
+  double* p = malloc(sizeof(double) * 2 * (size_t)n);
+  if (!p) return cf_error(CF_ERR_NOMEM, "%s: %s: out of memory", c->path, w);
+  c->s->tabs[c->s->ntabs++] = p; /* freed with the scene */
+  /* the children in order (cJSON_GetArrayItem walks the list from its head: quadratic in n) */
+  const cJSON* a = T->child;
+  const cJSON* b = Y->child;
+  for (int i = 0; i < n; i++, a = a->next, b = b->next) {
+    if (!cJSON_IsNumber(a) || !isfinite(a->valuedouble))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"t\"[%d] must be a finite number", c->path, w, i);
+    if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"values\"[%d] must be a finite number", c->path, w, i);
+    p[2 * i] = a->valuedouble, p[2 * i + 1] = b->valuedouble;
+    if (i > 0 && !(p[2 * i] > p[2 * i - 2]))
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"t\" must increase: \"t\"[%d] = %.17g after \"t\"[%d] = %.17g", c->path, w, i,
+                      p[2 * i], i - 1, p[2 * i - 2]);
+  }
+  f->type = CF_MBS_FUNC_TABLE;
+  f->n = n;
+  f->tab = p;
+  return CF_OK;
+}
+
+/* a time function: a number, or {"type": "constant"|"poly"|"harmonic"|"step"|"table", ...} */
 static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* f, int required, int* present,
                     const char* where) {
   const cJSON* it = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -197,8 +234,13 @@ static int get_func(const Ctx* c, const cJSON* obj, const char* key, cfMbsFunc* 
     if (st >= 0 && !(f->c[3] > f->c[2])) return cf_error(CF_ERR_SCENE, "%s: %s: a step needs t1 > t0", c->path, w);
     return st;
   }
-  return cf_error(CF_ERR_SCENE, "%s: %s: \"type\" = \"%s\": use \"constant\", \"poly\", \"harmonic\" or \"step\"", c->path,
-                  w, type);
+  if (!strcmp(type, "table")) {
+    static const char* known[] = {"type", "t", "values", NULL};
+    if ((st = check_keys(c, it, known, w)) < 0) return st;
+    return get_table(c, it, f, w);
+  }
+  return cf_error(CF_ERR_SCENE, "%s: %s: \"type\" = \"%s\": use \"constant\", \"poly\", \"harmonic\", \"step\" or \"table\"",
+                  c->path, w, type);
 }
 
 /* A flexible body's FE scene is read for its mesh, material, damping, supports and solver: its own
@@ -950,10 +992,19 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
   else ch->id = find_driver(def, name);
   if (ch->id < 0)
     return cf_error(CF_ERR_SCENE, "%s: %s: %s '%s' is not defined (or is the ground)", c->path, where, kinds[ch->kind], name);
-  static const char* whats[] = {"position", "velocity", "acceleration", "omega", "angle", "translation", "reaction", "lambda"};
+  static const char* whats[] = {"position", "velocity", "acceleration", "omega", "angle", "translation", "reaction", "lambda",
+                                 "von_mises_max"};
   ch->what = -1;
-  for (int k = 0; k < 8; k++)
+  for (int k = 0; k < 9; k++)
     if (!strcmp(what, whats[k])) ch->what = k;
+  if (ch->what == CF_MBS_OUT_VON_MISES_MAX) { /* an FE body's peak stress (modal bodies: their .vtu frames) */
+    if (ch->kind != 1 || cf_mbs_def_fe_index(def, ch->id) < 0)
+      return cf_error(CF_ERR_SCENE, "%s: %s: \"what\" = \"von_mises_max\" applies to FE bodies (corotational or lumped), "
+                      "not to %s '%s'", c->path, where, kinds[ch->kind], name);
+    snprintf(ch->label, sizeof ch->label, "%s_%s", name, what);
+    c->s->nchannel = i + 1;
+    return CF_OK;
+  }
   int ok = ch->what >= 0;
   if (ch->kind == 0) ok = ok && ch->what <= CF_MBS_OUT_ACCELERATION;
   if (ch->kind == 1) ok = ok && ch->what <= CF_MBS_OUT_OMEGA;
@@ -974,8 +1025,9 @@ static int parse_channel(const Ctx* c, const cJSON* o, int i) {
   if (!ok)
     return cf_error(CF_ERR_SCENE,
                     "%s: %s: \"what\" = \"%s\" does not apply to %s '%s' (markers: position, velocity, acceleration; "
-                    "bodies: those and omega; joints: angle (revolute, cylindrical), translation (prismatic, "
-                    "cylindrical), reaction; drivers: lambda)", c->path, where, what, kinds[ch->kind], name);
+                    "bodies: those and omega; FE bodies: position, velocity, von_mises_max; joints: angle (revolute, "
+                    "cylindrical), translation (prismatic, cylindrical), reaction; drivers: lambda)", c->path, where, what,
+                    kinds[ch->kind], name);
   snprintf(ch->label, sizeof ch->label, "%s_%s", name, what);
   c->s->nchannel = i + 1;
   return CF_OK;
@@ -1193,6 +1245,9 @@ int cf_mbs_scene_is_mechanism(const char* json_path) {
 
 void cf_mbs_scene_free(cfMbsScene* s) {
   cf_mbs_def_free(&s->def);
+  for (int i = 0; i < s->ntabs; i++) free(s->tabs[i]);
+  free(s->tabs);
+  s->tabs = NULL, s->ntabs = 0;
   for (int k = 0; k < s->nflex; k++) {
     cf_modal_part_free(s->flex[k]);
     free(s->flex[k]);
@@ -1202,7 +1257,21 @@ void cf_mbs_scene_free(cfMbsScene* s) {
 
 /* ---- output channels ----------------------------------------------------------------------------- */
 int cf_mbs_channel_size(const cfMbsChannel* c) {
-  return (c->what == CF_MBS_OUT_ANGLE || c->what == CF_MBS_OUT_TRANSLATION || c->what == CF_MBS_OUT_LAMBDA) ? 1 : 3;
+  return (c->what == CF_MBS_OUT_ANGLE || c->what == CF_MBS_OUT_TRANSLATION || c->what == CF_MBS_OUT_LAMBDA ||
+          c->what == CF_MBS_OUT_VON_MISES_MAX) ? 1 : 3;
+}
+
+/* an FE body's largest element von Mises stress now, as its .vtu frame's (NaN when out of memory) */
+static double fe_von_mises_max(const cfMbsModel* m, const cfMbsData* d, int body) {
+  cfStressField f;
+  if (cf_stress_field_init(&f, cf_mbs_fe_model(m, cf_mbs_fe_index(m, body))) < 0) return NAN;
+  double vm = NAN;
+  if (cf_mbs_flex_stress(m, d, body, NULL, &f) >= 0) {
+    vm = 0;
+    for (int e = 0; e < f.ntet; e++) vm = fmax(vm, f.von_mises[e]);
+  }
+  cf_stress_field_free(&f);
+  return vm;
 }
 
 void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v) {
@@ -1224,9 +1293,47 @@ void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsCha
     case CF_MBS_OUT_TRANSLATION: v[0] = cf_mbs_joint_translation(m, d, c->id); break;
     case CF_MBS_OUT_REACTION: cf_mbs_joint_reaction(m, d, c->id, v); break;
     case CF_MBS_OUT_LAMBDA: v[0] = d->reaction[m->driver_con[c->id]]; break;
+    case CF_MBS_OUT_VON_MISES_MAX: v[0] = fe_von_mises_max(m, d, c->id); break;
     default: v[0] = v[1] = v[2] = NAN;
   }
 }
+
+/* snprintf at *len into out [n], *len growing by what it needed even past n */
+#define CSV_PUT(...)                                                                        \
+  do {                                                                                      \
+    int w_ = snprintf(out && len < n ? out + len : NULL, out && len < n ? (size_t)(n - len) : 0, __VA_ARGS__); \
+    if (w_ > 0) len += w_;                                                                  \
+  } while (0)
+
+int cf_mbs_csv_header(const cfMbsScene* s, char* out, int n) {
+  int len = 0;
+  if (out && n > 0) out[0] = 0;
+  CSV_PUT("step,t,newton_iters,phi_max,phid_max,phidd_max,kinetic,potential,energy");
+  for (int c = 0; c < s->nchannel; c++) {
+    const char* l = s->channel[c].label;
+    if (cf_mbs_channel_size(&s->channel[c]) == 1) CSV_PUT(",%s", l);
+    else CSV_PUT(",%s_x,%s_y,%s_z", l, l, l);
+  }
+  CSV_PUT("\n");
+  return len;
+}
+
+int cf_mbs_csv_row(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k, char* out, int n) {
+  int len = 0;
+  if (out && n > 0) out[0] = 0;
+  double T, V;
+  cf_mbs_energy(m, d, &T, &V);
+  CSV_PUT("%ld,%.10g,%d,%.3e,%.3e,%.3e,%.12g,%.12g,%.12g", k, d->t, d->iters, d->phi_max, d->phid_max, d->phidd_max, T,
+          V, T + V);
+  for (int c = 0; c < s->nchannel; c++) {
+    double v[3];
+    cf_mbs_channel_eval(m, d, &s->channel[c], v);
+    for (int i = 0; i < cf_mbs_channel_size(&s->channel[c]); i++) CSV_PUT(",%.12g", v[i]);
+  }
+  CSV_PUT("\n");
+  return len;
+}
+#undef CSV_PUT
 
 void cf_mbs_scene_interactive(cfMbsScene* s) {
   if (s->coupling_given) return;

@@ -166,8 +166,18 @@ static int joint_eq_count(int type) {
 }
 
 int cf_mbs__check_func(const cfMbsFunc* f, const char* who) {
-  if (f->type < CF_MBS_FUNC_CONST || f->type > CF_MBS_FUNC_STEP)
+  if (f->type < CF_MBS_FUNC_CONST || f->type > CF_MBS_FUNC_TABLE)
     return cf_error(CF_ERR_SCENE, "%s: unknown function type %d", who, f->type);
+  if (f->type == CF_MBS_FUNC_TABLE) {
+    if (f->n < 1 || !f->tab) return cf_error(CF_ERR_SCENE, "%s: a table needs at least one point", who);
+    for (int i = 0; i < f->n; i++) {
+      if (!isfinite(f->tab[2 * i]) || !isfinite(f->tab[2 * i + 1]))
+        return cf_error(CF_ERR_SCENE, "%s: table point %d is not finite", who, i);
+      if (i > 0 && !(f->tab[2 * i] > f->tab[2 * i - 2]))
+        return cf_error(CF_ERR_SCENE, "%s: table times must increase: t[%d] = %.17g after t[%d] = %.17g", who, i,
+                        f->tab[2 * i], i - 1, f->tab[2 * i - 2]);
+    }
+  }
   if (f->type == CF_MBS_FUNC_POLY && (f->n < 1 || f->n > 7))
     return cf_error(CF_ERR_SCENE, "%s: a polynomial takes 1 to 7 coefficients", who);
   for (int i = 0; i < 8; i++)
@@ -740,7 +750,10 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m) {
   compile_rigidity(def, m);
   for (int j = 0; j < nj; j++)
     if ((st = compile_joint(def, m, j)) < 0) return st;
-  for (int k = 0; k < nd; k++) compile_driver(def, m, k);
+  for (int k = 0; k < nd; k++) {
+    compile_driver(def, m, k);
+    if ((st = cf_mbs__func_adopt(m, &m->driver_f[k])) < 0) return st;
+  }
   m->jac_stride = 12;
   for (int i = 0; i < m->ncon; i++) {
     if (m->con[i].nb < 0) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory for the equations' gradients");

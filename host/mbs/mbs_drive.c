@@ -93,6 +93,8 @@ int cf_mbs_set_driver_func(const cfMbsModel* m, cfMbsData* d, int driver, const 
   snprintf(who, sizeof who, "driver '%s'", m->driver_name[driver]);
   if (!f) return cf_error(CF_ERR_ARG, "%s: no function", who);
   if ((st = cf_mbs__check_func(f, who)) < 0) return cf_error(CF_ERR_ARG, "%s", cf_last_error());
+  if (f->type == CF_MBS_FUNC_TABLE) /* the data would point at the caller's points */
+    return cf_error(CF_ERR_ARG, "%s: a table function cannot be set on a running mechanism (give it in the scene)", who);
   d->driver_f[driver] = *f;
   return CF_OK;
 }

@@ -125,6 +125,9 @@ int cf_mbs_add_fe_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
   if (load->has_scale) {
     int st = cf_mbs__check_func(&load->scale, bname);
     if (st < 0) return st;
+    if (load->scale.type == CF_MBS_FUNC_TABLE) /* its points would not be copied */
+      return cf_error(CF_ERR_SCENE, "FE body '%s': a table function as a load's \"scale\" is not supported at a flexible "
+                      "body's node set (rigid bodies' forces and torques, drivers and actuators take one)", bname);
   }
   e->load[e->nload] = *load;
   return e->nload++;

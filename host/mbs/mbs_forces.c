@@ -60,6 +60,9 @@ int cf_mbs__compile_forces(const cfMbsDef* def, cfMbsModel* m) {
       int st = cf_mbs__check_func(&F->actuator, who);
       if (st < 0) return st;
     }
+    int adopted = cf_mbs__func_adopt(m, &f->scale);
+    if (adopted >= 0) adopted = cf_mbs__func_adopt(m, &f->actuator);
+    if (adopted < 0) return adopted;
     switch (F->type) {
       case CF_MBS_POINT_FORCE:
       case CF_MBS_TORQUE:

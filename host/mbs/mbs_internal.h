@@ -88,6 +88,9 @@ int cf_mbs__compile_constraints(const cfMbsDef* def, cfMbsModel* m);
 int cf_mbs__con_add_slot(cfMbsCon* c, int b);
 /* the checks of a function definition (also for the forces' scales and actuators); who: the message prefix */
 int cf_mbs__check_func(const cfMbsFunc* f, const char* who);
+/* a table function's points copied into the model (m->tabs) and f pointed at the copy: the model
+ * does not depend on its definition's lifetime. Other functions: nothing. CF_ERR_NOMEM */
+int cf_mbs__func_adopt(cfMbsModel* m, cfMbsFunc* f);
 /* body coordinates p of the global point P at t = 0 (the definition's pose of body b; ground: P) */
 void cf_mbs__local_point(const cfMbsDef* def, int b, const double P[3], double p[3]);
 /* Phi at (q, t) into d->phi, and the gradient into d->jac when want_jac; driver values d->drv. */

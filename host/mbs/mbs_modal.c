@@ -159,6 +159,10 @@ int cf_mbs_add_modal_load(cfMbsDef* def, int body, const cfMbsModalLoad* load) {
         return cf_error(CF_ERR_SCENE, "modal body: more than %d loads", CF_MBS_MODAL_MAX_LOADS);
       if (!load->at_point && (load->node < 0 || load->node >= e->red->nnode))
         return cf_error(CF_ERR_SCENE, "modal body: load node %d does not exist", load->node);
+      if (load->has_scale && load->scale.type == CF_MBS_FUNC_TABLE) /* its points would not be copied */
+        return cf_error(CF_ERR_SCENE, "modal body '%s': a table function as a load's \"scale\" is not supported at a "
+                        "flexible body's node set (rigid bodies' forces and torques, drivers and actuators take one)",
+                        def->body[body].name);
       e->load[e->nload] = *load;
       return e->nload++;
     }

@@ -28,6 +28,52 @@ static double step_blend_integral(double t, double t0, double t1) {
   return D * (tau * tau * tau - 0.5 * tau * tau * tau * tau);
 }
 
+/* a table's segment holding t: the largest i with t_i <= t (0 before the first point), by bisection */
+static int table_segment(const cfMbsFunc* f, double t) {
+  int lo = 0, hi = f->n - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (f->tab[2 * mid] <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/* a table's value at t and its slope (0 outside the points) */
+static double table_value(const cfMbsFunc* f, double t, double* slope) {
+  const double* p = f->tab;
+  *slope = 0;
+  if (t < p[0]) return p[1];
+  if (t >= p[2 * (f->n - 1)]) return p[2 * (f->n - 1) + 1];
+  int i = table_segment(f, t);
+  double s = (p[2 * i + 3] - p[2 * i + 1]) / (p[2 * i + 2] - p[2 * i]);
+  *slope = s;
+  return p[2 * i + 1] + (t - p[2 * i]) * s;
+}
+
+/* int_(t_0)^t of a table (negative before its first point, where it is held at y_0) */
+static double table_integral(const cfMbsFunc* f, double t) {
+  const double* p = f->tab;
+  if (t <= p[0]) return p[1] * (t - p[0]);
+  int i = table_segment(f, t);
+  double area = 0, slope;
+  for (int k = 0; k < i; k++) area += 0.5 * (p[2 * k + 1] + p[2 * k + 3]) * (p[2 * k + 2] - p[2 * k]);
+  return area + 0.5 * (p[2 * i + 1] + table_value(f, t, &slope)) * (t - p[2 * i]);
+}
+
+int cf_mbs__func_adopt(cfMbsModel* m, cfMbsFunc* f) {
+  if (f->type != CF_MBS_FUNC_TABLE || !f->tab || f->n < 1) return CF_OK;
+  double** grown = realloc(m->tabs, sizeof(double*) * (size_t)(m->ntabs + 1));
+  if (!grown) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory for a table function");
+  m->tabs = grown;
+  double* copy = malloc(sizeof(double) * 2 * (size_t)f->n);
+  if (!copy) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory for a table function");
+  memcpy(copy, f->tab, sizeof(double) * 2 * (size_t)f->n);
+  m->tabs[m->ntabs++] = copy;
+  f->tab = copy;
+  return CF_OK;
+}
+
 void cf_mbs_func_eval(const cfMbsFunc* f, double t, double y[3]) {
   double g = 0, g1 = 0, g2 = 0, G = 0; /* g and its derivatives, G its integral from 0 */
   switch (f->type) {
@@ -65,6 +111,13 @@ void cf_mbs_func_eval(const cfMbsFunc* f, double t, double y[3]) {
         g2 = (y1 - y0) * (6 - 12 * tau) / (D * D);
       }
       G = y0 * t + (y1 - y0) * (step_blend_integral(t, t0, t1) - step_blend_integral(0, t0, t1));
+      break;
+    }
+    case CF_MBS_FUNC_TABLE: {
+      /* piecewise linear: g = y_i + (t - t_i) (y_(i+1) - y_i) / (t_(i+1) - t_i) on [t_i, t_(i+1)], held
+       * outside; G = int_0^t g by the trapezoidal areas (exact for a piecewise linear g) */
+      g = table_value(f, t, &g1);
+      G = table_integral(f, t) - table_integral(f, 0);
       break;
     }
     default: break;
@@ -340,6 +393,8 @@ void cf_mbs_model_free(cfMbsModel* m) {
   free(m->driver_name); free(m->driver_type); free(m->driver_joint); free(m->driver_f); free(m->driver_offset);
   free(m->driver_con);
   free(m->force_name); free(m->force);
+  for (int i = 0; i < m->ntabs; i++) free(m->tabs[i]);
+  free(m->tabs);
   for (int i = 0; m->con && i < m->ncon; i++) free(m->con[i].body);
   free(m->con); free(m->con_pen);
   free(m->Ap); free(m->Ai); free(m->pair_colstart); free(m->body_pair_ptr); free(m->body_pair_a);

@@ -34,14 +34,20 @@ typedef enum cfMbsFuncType {
   CF_MBS_FUNC_CONST = 0,     /* c[0] */
   CF_MBS_FUNC_POLY = 1,      /* c[0] + c[1] t + ... + c[n-1] t^(n-1), n <= 7 */
   CF_MBS_FUNC_HARMONIC = 2,  /* c[0] sin(c[1] t + c[2]) + c[3] */
-  CF_MBS_FUNC_STEP = 3       /* c[0] for t <= c[2], c[1] for t >= c[3], cubic blend between */
+  CF_MBS_FUNC_STEP = 3,      /* c[0] for t <= c[2], c[1] for t >= c[3], cubic blend between */
+  CF_MBS_FUNC_TABLE = 4      /* piecewise linear through the points (tab[2i], tab[2i+1]), i < n, times
+                                increasing; held at the first and last value outside (e.g. a recorded
+                                controller's output replayed by `cofem run`) */
 } cfMbsFuncType;
 
 typedef struct cfMbsFunc {
   int type;                  /* cfMbsFuncType */
   int rate;                  /* 1: the function is a rate; the value is its integral from t = 0 */
-  int n;                     /* POLY: number of coefficients */
+  int n;                     /* POLY: number of coefficients; TABLE: number of points (>= 1) */
   double c[8];
+  const double* tab;         /* TABLE: [2 n] t0 y0 t1 y1 ..., not owned: a definition's tables belong to
+                                whoever made it (a scene: cfMbsScene.tabs); cf_mbs_model_create copies
+                                them into the model */
 } cfMbsFunc;
 
 /* Value and first two time derivatives at t (rate functions: integral, function, derivative). */
@@ -327,6 +333,10 @@ typedef struct cfMbsModel {
   /* forces */
   char (*force_name)[CF_MBS_NAME_MAX];
   cfMbsForce* force;
+  /* the table functions' points, copied from the definition (cfMbsFunc.tab of force and driver
+   * functions point here) */
+  int ntabs;
+  double** tabs;
   /* equations: 6 rigidity equations per body, then the joints', then the drivers' */
   cfMbsCon* con;             /* [ncon] */
   int jac_stride;            /* 12 x the most slots of an equation: cfMbsData.jac's row length */
@@ -574,7 +584,8 @@ int cf_mbs_flex_stress(const cfMbsModel* m, const cfMbsData* d, int body, const 
 
 typedef enum cfMbsChannelWhat {
   CF_MBS_OUT_POSITION, CF_MBS_OUT_VELOCITY, CF_MBS_OUT_ACCELERATION, CF_MBS_OUT_OMEGA,
-  CF_MBS_OUT_ANGLE, CF_MBS_OUT_TRANSLATION, CF_MBS_OUT_REACTION, CF_MBS_OUT_LAMBDA
+  CF_MBS_OUT_ANGLE, CF_MBS_OUT_TRANSLATION, CF_MBS_OUT_REACTION, CF_MBS_OUT_LAMBDA,
+  CF_MBS_OUT_VON_MISES_MAX   /* an FE body's largest element von Mises stress [Pa] (cf_mbs_flex_stress) */
 } cfMbsChannelWhat;
 
 enum cfMbsFormulation { CF_MBS_GLOBAL = 0, CF_MBS_SEMI_RECURSIVE = 1, CF_MBS_STRUCTURAL_GROUPS = 2 };
@@ -610,6 +621,9 @@ typedef struct cfMbsScene {
    * body's FE scene): one line each, for the caller to show (cofem prints them on stderr) */
   int nwarning;
   char warning[CF_MBS_MAX_FLEX][400];
+  /* the "table" functions' points (cfMbsFunc.tab of the definition), owned here */
+  int ntabs;
+  double** tabs;
 } cfMbsScene;
 
 /* 1 if the JSON file is a mechanism scene (it has a top-level "bodies" key), else 0. */
@@ -636,6 +650,13 @@ int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 /* Number of CSV values of a channel (3 or 1) and the values now. */
 int cf_mbs_channel_size(const cfMbsChannel* c);
 void cf_mbs_channel_eval(const cfMbsModel* m, const cfMbsData* d, const cfMbsChannel* c, double* v);
+/* `cofem run`'s mbs.csv as text, for any program that steps the scene (the CLI, Python's
+ * Mechanism.run(out=)): the header line and the row of step k now, each with its newline, written
+ * into out [n] (snprintf's rule: the length it needs is returned, the text cut at n - 1). Columns:
+ * step, t (%.10g), newton_iters, phi_max, phid_max, phidd_max (%.3e), kinetic, potential, energy
+ * and the channels (%.12g; 3-vectors as NAME_x, NAME_y, NAME_z). */
+int cf_mbs_csv_header(const cfMbsScene* s, char* out, int n);
+int cf_mbs_csv_row(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s, long k, char* out, int n);
 void cf_mbs_scene_free(cfMbsScene* s);
 
 #ifdef __cplusplus

@@ -597,19 +597,45 @@ class Mechanism(_Handle):
         return (step, self.time, *np.concatenate([self.channel(i) for i in range(len(self.channel_labels))]
                                                  if self.channel_labels else []))
 
-    def run(self, steps, every=1, control=None):
+    def _csv_text(self, fn, *args):
+        """a line of cofem run's mbs.csv from the library (cf_mbs_csv_header / cf_mbs_csv_row)"""
+        with self._use() as h:
+            m, d = self._md(h)
+            sc = _L.cf_mbs_session_scene(h)
+            pre = (sc,) if fn == "cf_mbs_csv_header" else (m, d, sc, *args)
+            need = getattr(_L, fn)(*pre, None, 0)
+            buf = ctypes.create_string_buffer(need + 1)
+            getattr(_L, fn)(*pre, buf, need + 1)
+        return buf.value.decode()
+
+    def run(self, steps, every=1, control=None, out=None):
         """steps steps; control(mech), if given, is called before each one (a controller: it sets loads,
         drivers and joints). Returns the channels as one numpy structured array with named columns
-        (self.columns), a row now and then one every `every` steps (and after the last)."""
+        (self.columns), a row now and then one every `every` steps (and after the last).
+        out: a folder (made if missing) for mbs.csv as `cofem run` writes it, the same rows and every column
+        (newton_iters, the constraint violations and the energies too), the same digits; the step
+        numbers count from this call."""
         steps, every = _int(steps, "steps"), _int(every, "every", 1)
         names = self.columns
+        csv = None
+        if out is not None:
+            os.makedirs(_path(out, "out"), exist_ok=True)
+            csv = open(os.path.join(os.fspath(out), "mbs.csv"), "w")
+            csv.write(self._csv_text("cf_mbs_csv_header"))
+            csv.write(self._csv_text("cf_mbs_csv_row", 0))
         rows = [self._row(0)]
-        for k in range(1, steps + 1):
-            if control is not None:
-                control(self)
-            self.step()
-            if k % every == 0 or k == steps:
-                rows.append(self._row(k))
+        try:
+            for k in range(1, steps + 1):
+                if control is not None:
+                    control(self)
+                self.step()
+                if k % every == 0 or k == steps:
+                    rows.append(self._row(k))
+                    if csv:
+                        csv.write(self._csv_text("cf_mbs_csv_row", k))
+        finally:
+            if csv:
+                csv.close()
         table = np.zeros(len(rows), dtype=[(n, np.int64 if n == "step" else float) for n in names])
         for i, r in enumerate(rows):
             table[i] = r

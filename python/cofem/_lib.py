@@ -163,3 +163,6 @@ def _declare_drive(lib):
     _fn(lib, "cf_mbs_set_driver_active", c_int, c_void_p, c_void_p, c_int, c_int)
     _fn(lib, "cf_mbs_flex_nodes", c_int, c_void_p, c_void_p, c_int, P_double, P_double)
     _fn(lib, "cf_mbs_joint_angle", c_double, c_void_p, c_void_p, c_int)
+    _fn(lib, "cf_mbs_session_scene", c_void_p, c_void_p)
+    _fn(lib, "cf_mbs_csv_header", c_int, c_void_p, ctypes.c_char_p, c_int)
+    _fn(lib, "cf_mbs_csv_row", c_int, c_void_p, c_void_p, c_void_p, ctypes.c_long, ctypes.c_char_p, c_int)

@@ -15,8 +15,17 @@ wn = 6 rad/s, zeta = 1); the integral term takes the gravity torque m g d sin(th
 
     PYTHONPATH=python COFEM_BUILD=build python3 python/examples/door_pid.py --out out/door_pid
 writes door_pid.csv (t, reference, angle, omega, torque, the pin's reaction, the hinge's peak von Mises
-stress) and door_pid.png (matplotlib; skipped with a message when it is not installed)."""
+stress) and door_pid.png (matplotlib; skipped with a message when it is not installed), and
+door_pid_replay.json: the same scene with the motor's torque as recorded, a "torque" force whose scale
+is a "table" function through the step ends (the torque set before step k acts at t_(k+1), where the
+step evaluates its forces; exact times, as the run's clock has them), so that
+
+    cofem run --static out/door_pid/door_pid_replay.json --out out/door_pid/replay
+
+runs the same motion without Python; its mbs.csv has the hinge's peak von Mises per step
+(hinge_von_mises_max), which python/tests/test_drive.py compares with this run's."""
 import argparse
+import json
 import os
 import sys
 
@@ -24,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import cofem  # noqa: E402
+from cofem.sweep import absolute_paths  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.normpath(os.path.join(HERE, "..", "..", "scenes", "mbs", "door_pid.json"))
@@ -32,6 +42,24 @@ DEFAULT_SCENE = os.path.normpath(os.path.join(HERE, "..", "..", "scenes", "mbs",
 def smoothstep(x):
     x = min(max(x, 0.0), 1.0)
     return 3 * x * x - 2 * x ** 3, (6 * x - 6 * x * x)
+
+
+def write_replay(scene_path, out_path, times, torques):
+    """the scene with the recorded motor torque as a scene force: torque (0, 1, 0) N m on the door scaled by a
+    table through (times[k], torques[k]) (piecewise linear; the steps evaluate it at their ends only, where
+    it is the very value the controller held), the hinge's FE scene path made absolute, and the hinge's
+    peak von Mises as an output channel"""
+    with open(scene_path) as f:
+        scene = json.load(f)
+    scene = absolute_paths(scene, os.path.dirname(os.path.abspath(scene_path)))
+    scene.setdefault("forces", []).append({
+        "name": "motor", "type": "torque", "body": "door", "torque": [0.0, 1.0, 0.0],
+        "scale": {"type": "table", "t": [float(t) for t in times], "values": [float(v) for v in torques]}})
+    scene["time"]["end"] = float(times[-1])
+    scene["output"]["channels"].append({"body": "hinge", "what": "von_mises_max"})
+    scene["output"].pop("dir", None)
+    with open(out_path, "w") as f:
+        json.dump(scene, f, indent=1)  # floats as repr: they parse back to the same bits
 
 
 def main():
@@ -53,6 +81,7 @@ def main():
     tf = 0.05                                   # derivative filter [s]
     target = np.radians(a.target)
     rows = []
+    clock = [0.0]     # the run's own times t_1, t_2, ... (mech.time after each step), for the replay
     with cofem.Mechanism(a.scene) as mech:
         if not a.no_static:
             mech.static()  # the hinge carrying the door's weight at t = 0: no shock when the run starts
@@ -75,7 +104,9 @@ def main():
                 break
             mech.set_load("door", torque=(0.0, tau, 0.0))  # the motor, held for the next step
             mech.step()
+            clock.append(mech.time)
     table = np.array(rows)
+    write_replay(a.scene, os.path.join(a.out, "door_pid_replay.json"), clock, [0.0] + list(table[:-1, 4]))
     header = "t,reference,angle,omega,torque,pin_reaction_x,pin_reaction_y,pin_reaction_z,hinge_von_mises_max"
     csv = os.path.join(a.out, "door_pid.csv")
     np.savetxt(csv, table, delimiter=",", header=header, comments="", fmt="%.10g")

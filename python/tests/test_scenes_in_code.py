@@ -153,3 +153,56 @@ def test_bad_key_in_inline_fe_scene_names_the_body(tmp_path):
     with pytest.raises(cofem.Error) as ef:
         cofem.Scene(path)
     assert ef.value.message.split(": ", 1)[1] in msg
+
+
+def door_in_code():
+    """scenes/mbs/door_on_fe_hinge.json written as code, as a user builds it (not read from the file)"""
+    return {
+        "gravity": [0, 0, -9.81],
+        "bodies": [
+            {"name": "hinge", "flexible": {"scene": "../hinge_pull.json", "formulation": "corotational",
+                                           "supports": "clamp"}},
+            {"name": "door", "mass": 40, "com": [0, 0, -1.0], "inertia": [16.0, 16.0, 2.7],
+             "position": [0.2105, 0, 0.0512], "omega": [0, 1.5, 0],
+             "shape": {"box": [0.9, 0.04, 2.0], "center": [0, 0, -1.0]}},
+        ],
+        "joints": [{"name": "pin", "type": "revolute", "body1": "hinge", "node1": "load", "body2": "door",
+                    "axis": [0, 1, 0]}],
+        "forces": [{"name": "stop", "type": "spring", "body1": "door", "point1": [0.2105, 0, -1.95], "body2": "ground",
+                    "point2": [0.5105, 0, -1.95], "k": 2000, "c": 60}],
+        "time": {"dt": 0.01, "end": 3.0},
+        "output": {"every": 1, "channels": [{"body": "door", "what": "omega"}, {"joint": "pin", "what": "reaction"},
+                                            {"body": "hinge", "what": "position"}]},
+    }
+
+
+def test_door_built_in_code_writes_the_shipped_scenes_mbs_csv(tmp_path):
+    """The door on the FE hinge built as a dict in code, run from Python (Mechanism.run(out=)), writes the
+    very mbs.csv `cofem run scenes/mbs/door_on_fe_hinge.json` writes, every column to the last printed digit
+    (20 steps: the door swings into the stop spring's range; the FE hinge's threads: one, as the program
+    takes for 1228 nodes)."""
+    steps = 20
+    prog = cofem.program() or os.path.join(SRC, "build", "cofem")
+    if not os.access(prog, os.X_OK):
+        pytest.skip("no cofem program found")
+    import subprocess
+    import sys
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    subprocess.run([prog, "run", DOOR, "--steps", str(steps), "--out", str(tmp_path / "file"), "--quiet"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    # the Python run in a process of one thread too (CHOLMOD's threaded factorisation sums in another order:
+    # 1e-9 relative apart after a step with two threads)
+    code = ("import json, sys, cofem\n"
+            "with cofem.Mechanism(json.loads(sys.argv[1]), base_dir=sys.argv[2]) as mech:\n"
+            "    t = mech.run(int(sys.argv[3]), out=sys.argv[4])\n"
+            "print(t['door_omega_y'][-1])\n")
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(door_in_code()), os.path.join(SCENES, "mbs"), str(steps),
+                        str(tmp_path / "code")], check=True, stdout=subprocess.PIPE, text=True, env=env)
+    omega_end = float(p.stdout.split()[-1])
+    from_file = (tmp_path / "file" / "mbs.csv").read_text().splitlines()
+    from_code = (tmp_path / "code" / "mbs.csv").read_text().splitlines()
+    assert len(from_file) == steps + 2 and abs(omega_end - 1.5) > 0.01  # it moved
+    assert from_code[0] == from_file[0]
+    for k, (a, b) in enumerate(zip(from_code[1:], from_file[1:])):
+        assert a == b, f"row {k}:\n  code {a}\n  file {b}"
+    assert from_code == from_file

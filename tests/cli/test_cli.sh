@@ -100,5 +100,23 @@ check "reduce --modes without a value: '$out'" "[ $rc -eq 2 ] && echo \"\$out\" 
 out=$("$BIN" reduce --help 2>/dev/null); rc=$?
 check "reduce --help describes its options" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q -- '--clamp  *keep the scene' && echo \"\$out\" | grep -q -- '--modes N  *fixed-interface normal modes'"
 
+# cofem run --static (issue 32): a 1 kg, 1 m bar hinged at one end (horizontal at t = 0) under gravity and
+# a 50 N m/rad rotational spring: the run starts at the closed form's equilibrium,
+# k theta + m g (L/2) cos(theta) = 0 (theta = -0.0976 rad), and stays there; an FE scene refuses the option
+cat > "$tmp/bar.json" <<'JSON'
+{"gravity": [0, -9.81, 0],
+ "bodies": [{"name": "bar", "mass": 1, "com": [0.5, 0, 0], "inertia": [1e-4, 0.0833, 0.0833]}],
+ "joints": [{"name": "hinge", "type": "revolute", "body1": "ground", "body2": "bar", "point": [0, 0, 0], "axis": [0, 0, 1]}],
+ "forces": [{"name": "spring", "type": "rotational_spring", "joint": "hinge", "k": 50}],
+ "time": {"dt": 0.001, "end": 0.1},
+ "output": {"channels": [{"joint": "hinge", "what": "angle"}]}}
+JSON
+out=$("$BIN" run --static "$tmp/bar.json" --out "$tmp/bar" 2>&1); rc=$?
+a0=$(sed -n 2p "$tmp/bar/mbs.csv" | awk -F, '{print $NF}'); a1=$(tail -1 "$tmp/bar/mbs.csv" | awk -F, '{print $NF}')
+# measured: -0.097632818478 at the start and at 0.1 s (the residual 50 a + 4.905 cos a below 1e-11 N m)
+check "run --static starts at equilibrium: $a0, $a1 after 0.1 s" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'start: static equilibrium' && awk 'BEGIN{r = 50 * $a0 + 4.905 * cos($a0); exit !(r * r < 1e-12 && ($a1 - $a0)^2 < 1e-20 && $a0 < -0.09)}'"
+out=$("$BIN" run --static scenes/lug_pull.json --out "$tmp/fest" 2>&1); rc=$?
+check "run --static of an FE scene refused: '$out'" "[ $rc -eq 1 ] && echo \"\$out\" | grep -q -- '--static applies to mechanisms' && [ ! -e $tmp/fest ]"
+
 echo "cli: $fail failed"
 [ $fail -eq 0 ]
