@@ -3,7 +3,7 @@
  * and linear (the part linearised once per step: one PCG solve of its free motion), each against
  * `cofem run`'s step of the part's own FE scene, all in this process, in interleaved rounds.
  *
- *   cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|all] [--only VARIANT] [--label NAME]
+ *   cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|lug_100k|all] [--only VARIANT] [--label NAME]
  *
  * One thread: run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_THREAD_LIMIT=1 (CHOLMOD's
  * supernodal factorisation of the Newton coupling otherwise takes several threads).
@@ -12,7 +12,10 @@
  * columns turned from rest).
  * Cases: lug (scenes/mbs/lug_corotational.json: the lug hung at its eye, released 0.4 rad off the
  * vertical; alone: scenes/lug_pull.json), door (scenes/mbs/door_on_fe_hinge.json: the 40 kg door on
- * the clamped hinge; alone: scenes/hinge_pull.json). dt is the scenes' (10 ms).
+ * the clamped hinge; alone: scenes/hinge_pull.json), lug_100k (only by name: the lug case on
+ * meshes/cache/lug_100k.msh, 20,642 nodes, from `meshes/generate.sh family`; the two scenes written
+ * to a temporary folder with the mesh replaced; alone and linear_pcg only, the others take minutes a
+ * step). dt is the scenes' (10 ms).
  * Printed per case: CPU ms per step (the fastest round), x the part alone, real-time factor, the
  * per-stage split, the PCG iterations of the linear coupling. --only: that variant alone (for a
  * profiler; no ratios). --label NAME: coupling.csv in
@@ -35,12 +38,50 @@ typedef struct Case {
   const char* name;
   const char* mechanism; /* relative to the source tree */
   const char* part;      /* the FE scene of its corotational body */
+  const char* mesh;      /* NULL, or the mesh (source tree) replacing the part's: both scenes copied
+                            into a temporary folder with it (big_scenes) */
 } Case;
 
 static const Case kCases[] = {
-    {"lug", "scenes/mbs/lug_corotational.json", "scenes/lug_pull.json"},
-    {"door", "scenes/mbs/door_on_fe_hinge.json", "scenes/hinge_pull.json"},
+    {"lug", "scenes/mbs/lug_corotational.json", "scenes/lug_pull.json", NULL},
+    {"door", "scenes/mbs/door_on_fe_hinge.json", "scenes/hinge_pull.json", NULL},
+    {"lug_100k", "scenes/mbs/lug_corotational.json", "scenes/lug_pull.json", "meshes/cache/lug_100k.msh"},
 };
+#define NSMALL 2 /* the cases of "all" */
+
+/* the copies of a case's scenes with its mesh: part.json (the FE scene, "mesh" replaced by the
+ * mesh's absolute path) and mechanism.json (its flexible body's "scene" the copy) in dir */
+static char g_big_part[1100], g_big_mech[1100];
+static int big_scenes(const Case* c, const char* dir) {
+  char path[1000];
+  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mesh);
+  FILE* test = fopen(path, "rb");
+  if (!test) return fprintf(stderr, "%s: %s is missing (meshes/generate.sh family makes it)\n", c->name, path), -1;
+  fclose(test);
+  struct { const char *src, *key, *val; char* out; const char* name; } job[2] = {
+      {c->part, "\"mesh\":", path, g_big_part, "part.json"},
+      {c->mechanism, "\"scene\":", g_big_part, g_big_mech, "mechanism.json"}};
+  for (int j = 0; j < 2; j++) {
+    char src[1000];
+    snprintf(src, sizeof src, "%s/%s", COFEM_SOURCE_DIR, job[j].src);
+    FILE* f = fopen(src, "rb");
+    if (!f) return fprintf(stderr, "%s: cannot read %s\n", c->name, src), -1;
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char* k = strstr(text, job[j].key); /* the key's string value, replaced */
+    char* q0 = k ? strchr(k + strlen(job[j].key), '"') : NULL;
+    char* q1 = q0 ? strchr(q0 + 1, '"') : NULL;
+    if (!q1) return fprintf(stderr, "%s: no %s in %s\n", c->name, job[j].key, src), -1;
+    snprintf(job[j].out, 1100, "%s/%s", dir, job[j].name);
+    FILE* o = fopen(job[j].out, "wb");
+    if (!o) return fprintf(stderr, "%s: cannot write %s\n", c->name, job[j].out), -1;
+    fprintf(o, "%.*s\"%s\"%s", (int)(q0 - text), text, job[j].val, q1 + 1);
+    fclose(o);
+  }
+  return 0;
+}
 #define NCASE ((int)(sizeof kCases / sizeof kCases[0]))
 
 enum { ALONE, NEWTON, LINEAR, LINEAR_PCG, NVAR };
@@ -70,14 +111,17 @@ static int setup(Var* v, const Case* c, int kind) {
   char path[1200];
   memset(v, 0, sizeof *v);
   v->kind = kind;
+  if (c->mesh && (kind == NEWTON || kind == LINEAR)) return CF_OK; /* minutes a step: not run (ok 0) */
   if (kind == ALONE) {
-    snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->part);
+    if (c->mesh) snprintf(path, sizeof path, "%s", g_big_part);
+    else snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->part);
     int st = cf_scene_load(path, &v->fs);
     if (st >= 0) st = cf_scene_build(&v->fs, &v->fm, &v->fd);
     if (st < 0) return fprintf(stderr, "%s alone: %s\n", c->name, cf_last_error()), st;
     v->dt = v->fs.def.dt;
   } else {
-    snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mechanism);
+    if (c->mesh) snprintf(path, sizeof path, "%s", g_big_mech);
+    else snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mechanism);
     int st = cf_mbs_scene_load(path, &v->ms);
     if (st >= 0 && kind == LINEAR_PCG) /* "factor": "pcg": the part's matrix by the PCG, no factor */
       for (int i = 0; i < v->ms.def.nfe; i++) v->ms.def.fe[i].a0_pcg = 1, v->ms.def.fe[i].exact_factor = 0;
@@ -169,9 +213,9 @@ int main(int argc, char** argv) {
         if (!strcmp(val, kCases[k].name)) only = k;
       if (!strcmp(val, "all")) only = -1;
       ++i;
-      if (only == -2) return fprintf(stderr, "cofem_bench_coupling: --case %s: use lug, door or all\n", val), 2;
+      if (only == -2) return fprintf(stderr, "cofem_bench_coupling: --case %s: use lug, door, lug_100k or all\n", val), 2;
     } else {
-      fprintf(stderr, "usage: cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|all] "
+      fprintf(stderr, "usage: cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|lug_100k|all] "
                       "[--only alone|newton|linear|linear_pcg] [--label NAME]\n");
       return 2;
     }
@@ -187,8 +231,13 @@ int main(int argc, char** argv) {
          getenv("OMP_THREAD_LIMIT") ? "" : " (OMP_THREAD_LIMIT not set: CHOLMOD may take several threads)");
   int bad = 0;
   for (int ci = 0; ci < NCASE; ci++) {
-    if (only >= 0 && ci != only) continue;
+    if (only >= 0 ? ci != only : ci >= NSMALL) continue;
     const Case* c = &kCases[ci];
+    char tmpdir[] = "/tmp/cofem_bench_coupling_XXXXXX";
+    if (c->mesh && (!mkdtemp(tmpdir) || big_scenes(c, tmpdir) < 0)) {
+      bad = 1;
+      continue;
+    }
     Var v[NVAR];
     for (int k = 0; k < NVAR; k++)
       if (only_var < 0 || k == only_var) setup(&v[k], c, k);
@@ -203,6 +252,10 @@ int main(int argc, char** argv) {
     printf("| variant | ms/step | x alone | real time | Newton it/step | stages [ms/step] |\n|---|---|---|---|---|---|\n");
     for (int k = 0; k < NVAR; k++) {
       if (only_var >= 0 && k != only_var) continue;
+      if (c->mesh && (k == NEWTON || k == LINEAR)) {
+        printf("| %s | not run (minutes a step at this size) | | | | |\n", kVarName[k]);
+        continue;
+      }
       if (!v[k].ok || !v[k].steps) {
         printf("| %s | failed | | | | |\n", kVarName[k]);
         bad = 1;
@@ -237,6 +290,7 @@ int main(int argc, char** argv) {
     }
     for (int k = 0; k < NVAR; k++)
       if (v[k].ok || v[k].steps) release(&v[k]);
+    if (c->mesh) remove(g_big_part), remove(g_big_mech), remove(tmpdir);
   }
   if (csv) {
     fclose(csv);
