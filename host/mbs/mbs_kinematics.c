@@ -90,12 +90,18 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
   return CF_OK;
 }
 
-int cf_mbs__project_velocities(const cfMbsModel* m, cfMbsData* d, double eps) {
+/* velocities projected onto the constraints in the metric W = M + cC C + cK K + eps I (cC = cK = 0:
+ * the mass metric; C, K of the forces last evaluated) */
+static int project_velocities_in(const cfMbsModel* m, cfMbsData* d, double cC, double cK, double eps) {
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
-  cf_mbs__assemble(m, d, 1, 0, 0, mass_penalty(m), eps);
+  cf_mbs__assemble(m, d, 1, cC, cK, mass_penalty(m), eps);
   int st = cf_mbs__factor(m, d);
-  if (st >= 0) st = cf_mbs__project(m, d, 0, 1, 0, 0, eps);
+  if (st >= 0) st = cf_mbs__project(m, d, 0, 1, cC, cK, eps);
   return st;
+}
+
+int cf_mbs__project_velocities(const cfMbsModel* m, cfMbsData* d, double eps) {
+  return project_velocities_in(m, d, 0, 0, eps);
 }
 
 /* The initial velocities of a dynamic run: projected in the metric of the steps' own velocity
@@ -111,12 +117,8 @@ int cf_mbs__project_initial_velocities(const cfMbsModel* m, cfMbsData* d) {
   if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
-  cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   cf_mbs__eval_forces(m, d, d->q, d->qd, d->t, 0); /* the stiffness and damping of W */
-  cf_mbs__assemble(m, d, 1, cC, cK, mass_penalty(m), 0);
-  int st = cf_mbs__factor(m, d);
-  if (st >= 0) st = cf_mbs__project(m, d, 0, 1, cC, cK, 0);
-  return st;
+  return project_velocities_in(m, d, cC, cK, 0);
 }
 
 int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d) {

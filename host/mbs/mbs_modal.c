@@ -299,6 +299,17 @@ const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sba
   return mb->pt_Phi + (size_t)k * 3 * mb->nm;
 }
 
+/* room for one more direction's rows (3 nm) in mb->dir_Phi: their start, NULL when out of memory */
+static double* new_dir(struct cfMbsModalBody* mb, int nm) {
+  if (mb->ndir == mb->cap_dir) {
+    int cap = mb->cap_dir ? 2 * mb->cap_dir : 8;
+    double* p = realloc(mb->dir_Phi, sizeof(double) * 3 * (size_t)(nm ? nm : 1) * cap);
+    if (!p) return NULL;
+    mb->dir_Phi = p, mb->cap_dir = cap;
+  }
+  return mb->dir_Phi + (size_t)mb->ndir * 3 * nm;
+}
+
 /* The set's direction e measured on its nodes, as an FE body measures it (cf_mbs__fe_axis):
  * d = sum w_i x_i, w_i = Y_i^T C^-1 e (Y_i the rest offsets from the set's mean, C = sum Y_i Y_i^T),
  * so that sum w_i = 0 and sum w_i s_i = e. With x_i = r + A (s_i + Phi_i y): d = A (e + Psi y),
@@ -324,13 +335,8 @@ int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const dou
       for (int b = 0; b < 3; b++) C[3 * a + b] += Y[a] * Y[b];
     size = fmax(size, cf_mbs_norm3(Y));
   }
-  if (mb->ndir == mb->cap_dir) {
-    int cap = mb->cap_dir ? 2 * mb->cap_dir : 8;
-    double* p = realloc(mb->dir_Phi, sizeof(double) * 3 * (size_t)(nm ? nm : 1) * cap);
-    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
-    mb->dir_Phi = p, mb->cap_dir = cap;
-  }
-  double* Psi = mb->dir_Phi + (size_t)mb->ndir * 3 * nm;
+  double* Psi = new_dir(mb, nm);
+  if (!Psi) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   memset(Psi, 0, sizeof(double) * 3 * (size_t)nm);
   double scale = pow(nn * size * size, 3);
   /* the adjugate of C gives C^-1 e */
@@ -397,13 +403,8 @@ int cf_mbs__modal_dir_point(cfMbsModel* m, int ib, const cfReduction* r, int fir
   *dir = -1;
   if (point < 0 || point >= r->npoint || first_mode < 0 || first_mode + nm > r->n)
     return cf_error(CF_ERR_SCENE, "mechanism: interface point %d / modes %d.. not in the reduction", point, first_mode);
-  if (mb->ndir == mb->cap_dir) {
-    int cap = mb->cap_dir ? 2 * mb->cap_dir : 8;
-    double* p = realloc(mb->dir_Phi, sizeof(double) * 3 * (size_t)(nm ? nm : 1) * cap);
-    if (!p) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
-    mb->dir_Phi = p, mb->cap_dir = cap;
-  }
-  double* Psi = mb->dir_Phi + (size_t)mb->ndir * 3 * nm;
+  double* Psi = new_dir(mb, nm);
+  if (!Psi) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
   const double* mo = r->points[point].motion;
   for (int j = 0; j < nm; j++) {
     double th[3], te[3];
