@@ -84,8 +84,8 @@ static int big_scenes(const Case* c, const char* dir) {
 }
 #define NCASE ((int)(sizeof kCases / sizeof kCases[0]))
 
-enum { ALONE, NEWTON, LINEAR, LINEAR_PCG, NVAR };
-static const char* kVarName[NVAR] = {"alone", "newton", "linear", "linear_pcg"};
+enum { ALONE, NEWTON, LINEAR, LINEAR_PCG, LINEAR_ROT, NVAR };
+static const char* kVarName[NVAR] = {"alone", "newton", "linear", "linear_pcg", "linear_rotated"};
 
 typedef struct Var {
   int kind;
@@ -125,6 +125,8 @@ static int setup(Var* v, const Case* c, int kind) {
     int st = cf_mbs_scene_load(path, &v->ms);
     if (st >= 0 && kind == LINEAR_PCG) /* "factor": "pcg": the part's matrix by the PCG, no factor */
       for (int i = 0; i < v->ms.def.nfe; i++) v->ms.def.fe[i].a0_pcg = 1, v->ms.def.fe[i].exact_factor = 0;
+    if (st >= 0 && kind == LINEAR_ROT) /* "factor": "rotated": the rotated factor at rest as the step's matrix */
+      for (int i = 0; i < v->ms.def.nfe; i++) v->ms.def.fe[i].a0_pcg = 0, v->ms.def.fe[i].exact_factor = 0;
     if (st >= 0) cf_mbs_scene_set_coupling(&v->ms, kind == NEWTON ? CF_MBS_COUPLING_NEWTON : CF_MBS_COUPLING_LINEAR);
     if (st >= 0) st = cf_mbs_model_create(&v->ms.def, &v->m);
     if (st >= 0) st = cf_mbs_data_create(v->m, &v->d);
@@ -204,7 +206,7 @@ int main(int argc, char** argv) {
       for (int k = 0; k < NVAR; k++)
         if (!strcmp(val, kVarName[k])) only_var = k;
       if (only_var < 0)
-        return fprintf(stderr, "cofem_bench_coupling: --only %s: use alone, newton, linear or linear_pcg\n", val), 2;
+        return fprintf(stderr, "cofem_bench_coupling: --only %s: use alone, newton, linear, linear_pcg or linear_rotated\n", val), 2;
       ++i;
     }
     else if (!strcmp(a, "--case") && val) {
@@ -216,7 +218,7 @@ int main(int argc, char** argv) {
       if (only == -2) return fprintf(stderr, "cofem_bench_coupling: --case %s: use lug, door, lug_100k or all\n", val), 2;
     } else {
       fprintf(stderr, "usage: cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|lug_100k|all] "
-                      "[--only alone|newton|linear|linear_pcg] [--label NAME]\n");
+                      "[--only alone|newton|linear|linear_pcg|linear_rotated] [--label NAME]\n");
       return 2;
     }
   }
