@@ -480,7 +480,7 @@ static void mbs_summary(const MbsRun* r, double wall) {
   }
   if (m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0)
     printf("  linear coupling: %ld of %ld steps linearised twice (a part, or one of its elements, turned by more "
-           "than 3e-4 rad beyond its predicted rotation)\n", d->fe_twice, done);
+           "than it allows beyond its predicted rotation: 3e-4 rad free, 1e-2 clamped)\n", d->fe_twice, done);
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);
   printf("  time per step [ms]: constraints %.4f, forces %.4f, assemble %.4f, factor %.4f, solve %.4f\n",
