@@ -1839,34 +1839,35 @@ static int linear_operator_rotated(const struct cfMbsFeBody* fb, cfData* fd, str
   /* Q (and with it the columns) at each linearisation: kept from the step's first in its second,
    * the door's pin reaction drifted to 1.2x the Newton coupling's in 3 s (the hinge's elements turn
    * 4e-3 rad a step beyond the first linearisation's, its soft and stiff directions 1e6 apart) */
-  /* node rotations to convergence; in the second linearisation one correction from the first's (as
-   * its element rotations, when they moved little) */
-  cf_precond_update_n(fem, fd, pass > 0 && s->lin_miss < LINEAR_MISS_STEP ? 1 : CF_PRECOND_CONVERGED);
+  /* A free part whose element rotations agree to LINEAR_ROT_SPREAD is turned as a whole, Q_n = R (the
+   * polar of their sum): Q K Q^T then vanishes on the rigid rotations of R X, as K_R nearly does on
+   * the current configuration's, where node by node rotations that differ by d leave forces of
+   * O(d |x| K) on them, and the step's update is mostly a rigid rotation. The lug pendulum (20
+   * periods at dt 5 ms), its rotations 2e-7 rad apart: its swing's energy -2.1e-3 node by node,
+   * -5.2e-4 turned as a whole (the exact factor: -3.9e-5); and no node rotations to compute (10% of
+   * its step). A clamped part, or one that bends, is turned node by node (its clamp holds it where a
+   * whole turn would not): node rotations to convergence, in the second linearisation one
+   * correction from the first's (as its element rotations, when they moved little). */
+  double* Q = fd->node_R;
+  int whole = 0;
+  if (!fem->nfixed) {
+    double S[9] = {0}, R[9], spread2 = 0;
+    for (int e = 0; e < fem->ntet; e++)
+      for (int a = 0; a < 9; a++) S[a] += fd->R[9 * (size_t)e + a];
+    cf_polar_rotation(S, NULL, R);
+    for (int e = 0; e < fem->ntet; e++) {
+      double tr = 0;
+      for (int a = 0; a < 9; a++) tr += R[a] * fd->R[9 * (size_t)e + a];
+      if (3 - tr > spread2) spread2 = 3 - tr; /* 2 (1 - cos) ~ angle^2 (not fmax: a libm call per element) */
+    }
+    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;
+    for (int n = 0; whole && n < fem->nnode; n++) memcpy(Q + 9 * (size_t)n, R, sizeof R);
+  }
+  if (!whole) cf_precond_update_n(fem, fd, pass > 0 && s->lin_miss < LINEAR_MISS_STEP ? 1 : CF_PRECOND_CONVERGED);
   if (!s->rot_turn) {
     st = ncol ? rotated_apply(fb, fd, s, ncol, (const double* const*)s->zcol_b, s->zcol_x) : CF_OK;
     s->lin_have_zt = st >= 0;
     return st;
-  }
-  double* Q = fd->node_R;
-  /* A free part whose node rotations agree to LINEAR_ROT_SPREAD is turned as a whole, Q_n = R (the
-   * polar of their sum): Q K Q^T then vanishes on the rigid rotations of R X, as K_R nearly does on
-   * the current configuration's, where node by node rotations that differ by d leave forces of
-   * O(d |x| K) on them, and the step's update is mostly a rigid rotation. The lug pendulum (20
-   * periods at dt 5 ms), its node rotations 2e-7 rad apart: its swing's energy -2.1e-3 node by
-   * node, -5.2e-4 turned as a whole (the exact factor: -3.9e-5). A clamped part is turned node by
-   * node (its clamp holds it where a whole turn would not). */
-  if (!fem->nfixed) {
-    double S[9] = {0}, R[9], spread2 = 0;
-    for (int n = 0; n < fem->nnode; n++)
-      for (int a = 0; a < 9; a++) S[a] += Q[9 * n + a];
-    cf_polar_rotation(S, NULL, R);
-    for (int n = 0; n < fem->nnode; n++) {
-      double tr = 0;
-      for (int a = 0; a < 9; a++) tr += R[a] * Q[9 * n + a];
-      if (3 - tr > spread2) spread2 = 3 - tr; /* 2 (1 - cos) ~ angle^2 */
-    }
-    if (spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD)
-      for (int n = 0; n < fem->nnode; n++) memcpy(Q + 9 * (size_t)n, R, sizeof R);
   }
   for (int v = 0; v < fb->nvec; v++) {
     if (!s->vec_used[v]) continue;
