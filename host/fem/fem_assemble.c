@@ -26,7 +26,9 @@ static void sym_consistent_tangent(const cfModel* m, cfData* d, int e) {
 void cf_stage_elastic(const cfModel* m, cfData* d) {
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  if (m->npe == 10)
+  if (m->npe == 10 && m->Gq)
+    CF_FOR(m, e, m->ntet, m->ntet > 512, cf_tet10_rotate_qp(e, m->tet, m->Gq, m->Wq, lam, mu, d->x, d->Rq, d->KR, d->fe));
+  else if (m->npe == 10)
     CF_FOR(m, e, m->ntet, m->ntet > 512, cf_tet10_rotate(e, m->tet, m->Ke, d->R, m->X, d->x, d->KR, d->fe));
   else
     CF_FOR(m, e, m->ntet, m->ntet > 2048, cf_elem_rotate(e, m->tet, m->Dm_inv, m->vol, lam, mu, d->R, d->x, d->KR, d->fe));

@@ -71,7 +71,9 @@ static double energy_floor(const cfModel* m) {
 double cf_strain_energy_fast(const cfModel* m, const cfData* d) {
   double lam, mu, s = 0;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  if (m->npe == 10) /* the quadratic element's strain is not constant: u^T K_e u */
+  if (m->Gq && d->Rq) /* the quadratic element turned at its quadrature points */
+    for (int e = 0; e < m->ntet; e++) s += cf_tet10_strain_energy_qp(e, m->tet, m->Gq, m->Wq, lam, mu, d->Rq, d->x);
+  else if (m->npe == 10) /* the quadratic element's strain is not constant: u^T K_e u */
     for (int e = 0; e < m->ntet; e++)
       s += cf_elem_strain_energy_n(d->R + 9 * e, m->tet + 10 * (size_t)e, 10, m->Ke + 900 * (size_t)e, m->X, d->x);
   else

@@ -785,6 +785,93 @@ CF_HD void cf_tet10_rotate(int e, const int* tet, const double* Ke_all, const do
     }
 }
 
+/* Stage 2 body for the quadratic tetrahedron with one rotation per quadrature point (the element's
+ * "rotations": "quadrature"): at each of the 4 points q, F_q = sum_a x_a g_qa^T, R_q = polar(F_q)
+ * (stage 1), the linear strain of the rotated gradient and its stress,
+ *   eps_q = sym(R_q^T F_q) - I,  sigma_q = lam tr(eps_q) I + 2 mu eps_q,
+ *   fe_a = sum_q w_q R_q sigma_q g_qa                    (w_q = det J_q / 24),
+ *   KR_ab = sum_q w_q [lam h_a h_b^T + mu h_b h_a^T + mu (h_a . h_b) I],   h_a = R_q g_qa,
+ * i.e. sum_q R_q K_q R_q^T with K_q the point's share of K_e (cf_tet10_stiffness). With one rotation
+ * per element (cf_tet10_rotate) a bent element's strain carries the rotation's variation inside it,
+ * an error of first order in the element length; here each point is turned by its own. Gq [120 e]:
+ * the rest gradients at the points, Wq [4 e] their weights (cfModel). Returns 1 if a det F_q <= 0. */
+CF_HD void cf_tet10_rotate_qp(int e, const int* tet, const double* Gq, const double* Wq, double lam, double mu,
+                              const double* x, const double* Rq_all, double* KR_all, double* fe_all) {
+  const int* t = tet + 10 * (long)e;
+  double* KR = KR_all + 900 * (long)e;
+  double* fe = fe_all + 30 * (long)e;
+  for (int i = 0; i < 900; i++) KR[i] = 0;
+  for (int i = 0; i < 30; i++) fe[i] = 0;
+  for (int q = 0; q < 4; q++) {
+    const double* g = Gq + 120 * (long)e + 30 * q;
+    const double w = Wq[4 * (long)e + q];
+    const double* R = Rq_all + 36 * (long)e + 9 * q;
+    double F[9], S[9], sig[9], sg[9], h[30];
+    cf_tet10_deformation_gradient(x, t, g, F);
+    cf_mul3_tn(R, F, S); /* R^T F */
+    double tr = S[0] + S[4] + S[8] - 3;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        const double eij = 0.5 * (S[3 * i + j] + S[3 * j + i]) - (i == j);
+        sig[3 * i + j] = 2 * mu * eij + (i == j ? lam * tr : 0.0);
+      }
+    /* sg = R sigma R^T (the stress turned to global axes) */
+    double T[9];
+    cf_mul3(R, sig, T);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) sg[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
+    for (int a = 0; a < 10; a++) {
+      const double* ga = g + 3 * a;
+      for (int i = 0; i < 3; i++) h[3 * a + i] = R[3 * i] * ga[0] + R[3 * i + 1] * ga[1] + R[3 * i + 2] * ga[2];
+      for (int i = 0; i < 3; i++)
+        fe[3 * a + i] += w * (sg[3 * i] * h[3 * a] + sg[3 * i + 1] * h[3 * a + 1] + sg[3 * i + 2] * h[3 * a + 2]);
+    }
+    for (int a = 0; a < 10; a++)
+      for (int b = 0; b < 10; b++) {
+        const double* ha = h + 3 * a;
+        const double* hb = h + 3 * b;
+        const double dot = ha[0] * hb[0] + ha[1] * hb[1] + ha[2] * hb[2];
+        for (int i = 0; i < 3; i++)
+          for (int j = 0; j < 3; j++)
+            KR[(3 * a + i) * 30 + 3 * b + j] += w * (lam * ha[i] * hb[j] + mu * ha[j] * hb[i] + (i == j ? mu * dot : 0.0));
+      }
+  }
+}
+
+/* Stage 1 body for the quadratic element turned at its quadrature points: R_q = polar(F_q), warm-
+ * started from the last (Rq [36 e + 9 q]). Returns 1 if a det F_q <= 0. */
+CF_HD int cf_tet10_elem_polar_qp(int e, const int* tet, const double* Gq, const double* x, double* Rq_all) {
+  int bad = 0;
+  for (int q = 0; q < 4; q++) {
+    double F[9], R[9];
+    double* Rq = Rq_all + 36 * (long)e + 9 * q;
+    cf_tet10_deformation_gradient(x, tet + 10 * (long)e, Gq + 120 * (long)e + 30 * q, F);
+    if (cf_polar_rotation_warm(F, Rq, R) <= 0) bad = 1;
+    for (int i = 0; i < 9; i++) Rq[i] = R[i];
+  }
+  return bad;
+}
+
+/* The quadratic element's strain energy with its quadrature points' rotations (cf_tet10_rotate_qp's
+ * Rq, of its last call): sum_q w_q (lam/2 (tr eps_q)^2 + mu eps_q : eps_q) */
+CF_HD double cf_tet10_strain_energy_qp(int e, const int* tet, const double* Gq, const double* Wq, double lam, double mu,
+                                       const double* Rq_all, const double* x) {
+  double s = 0;
+  for (int q = 0; q < 4; q++) {
+    double F[9], S[9];
+    cf_tet10_deformation_gradient(x, tet + 10 * (long)e, Gq + 120 * (long)e + 30 * q, F);
+    cf_mul3_tn(Rq_all + 36 * (long)e + 9 * q, F, S);
+    double tr = S[0] + S[4] + S[8] - 3, ee = 0;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        const double eij = 0.5 * (S[3 * i + j] + S[3 * j + i]) - (i == j);
+        ee += eij * eij;
+      }
+    s += Wq[4 * (long)e + q] * (0.5 * lam * tr * tr + mu * ee);
+  }
+  return s;
+}
+
 /* 1/2 u^T K_e u with u the co-rotated displacement, any element (nk = 3 npe DOFs) */
 CF_HD double cf_elem_strain_energy_n(const double* R, const int* t, int npe, const double* Ke, const double* X,
                                      const double* x) {

@@ -49,6 +49,8 @@ cfModelDef cf_default_model_def(void) {
   d.newton_max_iter = 20;
   d.newton_max_cuts = 4;
   d.divergence_check = 1;
+  d.rotations = CF_ROTATIONS_QUADRATURE; /* quadratic elements: 0.11% from CalculiX's NLGEOM where one
+                                            rotation per element is 2.3% off (docs/decisions.md) */
   return d;
 }
 
@@ -62,7 +64,7 @@ void cf_model_free(cfModel* m) {
   free(m->X); free(m->tet); free(m->Dm_inv); free(m->vol); free(m->Ke);
   free(m->node_mass); free(m->Mblk); free(m->row_ptr); free(m->col); free(m->diag);
   free(m->blk_src_ptr); free(m->blk_src); free(m->node_src_ptr); free(m->node_src);
-  free(m->fixed); free(m->Me); free(m->Gc);
+  free(m->fixed); free(m->Me); free(m->Gc); free(m->Gq); free(m->Wq);
   free(m);
 }
 
@@ -138,6 +140,11 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
     m->Me = malloc(sizeof(double) * 100 * (size_t)ne);
     m->Gc = malloc(sizeof(double) * 30 * (size_t)ne);
     if (!m->Me || !m->Gc) goto nomem;
+    if (def->rotations == CF_ROTATIONS_QUADRATURE) {
+      m->Gq = malloc(sizeof(double) * 120 * (size_t)ne);
+      m->Wq = malloc(sizeof(double) * 4 * (size_t)ne);
+      if (!m->Gq || !m->Wq) goto nomem;
+    }
   }
 
   /* per element: Dm^-1 (of the corners), volume, K_e, lumped mass */
@@ -154,6 +161,11 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       cf_tet10_mass(Xe, def->rho, m->Me + 100 * (size_t)e);
       const double centroid[3] = {0.25, 0.25, 0.25};
       if (!(cf_tet10_gradients(Xe, centroid, NULL, m->Gc + 30 * (size_t)e) > 0)) min_det_j = 0;
+      for (int q = 0; m->Gq && q < 4; q++) {
+        double xi[3];
+        cf_tet10_gauss4(q, xi);
+        m->Wq[4 * (size_t)e + q] = cf_tet10_gradients(Xe, xi, NULL, m->Gq + 120 * (size_t)e + 30 * q) / 24.0;
+      }
     }
     if (!(m->vol[e] > 0) || !(min_det_j > 0)) {
       int id = mesh->elem_id ? mesh->elem_id[e] : e + 1;
@@ -286,7 +298,7 @@ int cf_model_fix_nodes(cfModel* m, const int* nodes, int count, int dir_mask) {
 
 void cf_data_free(cfData* d) {
   if (!d) return;
-  free(d->x); free(d->v); free(d->f_ext); free(d->f_ext_prev); free(d->v_prev); free(d->R); free(d->KR); free(d->fe); free(d->f_el);
+  free(d->x); free(d->v); free(d->f_ext); free(d->f_ext_prev); free(d->v_prev); free(d->R); free(d->Rq); free(d->KR); free(d->fe); free(d->f_el);
   free(d->A); free(d->b); free(d->Pinv); free(d->r); free(d->z); free(d->p); free(d->q);
   free(d->warm_v1); free(d->warm_Av0); free(d->warm_Av1);
   free(d->dot_partial);
@@ -303,6 +315,8 @@ void cf_data_reset(const cfModel* m, cfData* d) {
   memset(d->f_ext_prev, 0, sizeof(double) * m->ndof);
   for (int e = 0; e < m->ntet; e++)
     for (int i = 0; i < 9; i++) d->R[9 * e + i] = (i % 4 == 0) ? 1.0 : 0.0;
+  for (int k = 0; d->Rq && k < 4 * m->ntet; k++)
+    for (int i = 0; i < 9; i++) d->Rq[9 * (size_t)k + i] = (i % 4 == 0) ? 1.0 : 0.0;
   for (int n = 0; n < m->nnode; n++)
     for (int i = 0; i < 9; i++) d->node_R[9 * n + i] = (i % 4 == 0) ? 1.0 : 0.0;
   d->t = 0;
@@ -327,6 +341,7 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->f_ext_prev = calloc(nd, sizeof(double));
   d->v_prev = calloc(nd, sizeof(double));
   d->R = malloc(sizeof(double) * 9 * ne);
+  if (m->Gq) d->Rq = malloc(sizeof(double) * 36 * ne);
   const size_t nk = 3 * (size_t)m->npe;
   d->KR = calloc(nk * nk * ne, sizeof(double)); /* zero until the first rotation stage: read (times 0) by a
                                                       mechanism's initial velocity projection (cf_mbs__fe_factor) */
@@ -348,7 +363,7 @@ int cf_data_create(const cfModel* m, cfData** out) {
   d->node_R = malloc(sizeof(double) * 9 * (size_t)m->nnode);
   if (!d->x || !d->v || !d->f_ext || !d->f_ext_prev || !d->v_prev || !d->R || !d->KR || !d->fe || !d->f_el || !d->A || !d->b ||
       !d->Pinv || !d->r || !d->z || !d->p || !d->q || !d->warm_v1 || !d->warm_Av0 ||
-      !d->warm_Av1 || !d->dot_partial || !d->node_R) {
+      !d->warm_Av1 || !d->dot_partial || !d->node_R || (m->Gq && !d->Rq)) {
     cf_data_free(d);
     return cf_error(CF_ERR_NOMEM, "data: out of memory for %d DOFs", m->ndof);
   }

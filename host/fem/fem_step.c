@@ -141,6 +141,12 @@ double cf_kinetic_energy(const cfModel* m, const cfData* d) {
 double cf_strain_energy(const cfModel* m, const cfData* d) {
   double s = 0;
   const int nk = 3 * m->npe;
+  if (m->Gq && d->Rq) { /* the quadratic element turned at its quadrature points */
+    double lam, mu;
+    cf_lame(m->def.E, m->def.nu, &lam, &mu);
+    for (int e = 0; e < m->ntet; e++) s += cf_tet10_strain_energy_qp(e, m->tet, m->Gq, m->Wq, lam, mu, d->Rq, d->x);
+    return s;
+  }
   for (int e = 0; e < m->ntet; e++)
     s += cf_elem_strain_energy_n(d->R + 9 * e, m->tet + (size_t)m->npe * e, m->npe, m->Ke + (size_t)nk * nk * e, m->X,
                                  d->x);

@@ -20,23 +20,14 @@ static void skew(const double* a, double* S) {
   S[6] = -a[1]; S[7] = a[0];  S[8] = 0;
 }
 
-void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt) {
-  /* any element whose rotation is the polar of F = sum_j x_j g_j^T: the linear element's
-   * (g its constant gradients) or the quadratic one's (g at the centroid, cfModel.Gc) */
-  const int np = m->npe, nk = 3 * np;
-  const double* R = d->R + 9 * e;
-  const double* Ke = m->Ke + (size_t)nk * nk * e;
-  const int* t = m->tet + (size_t)np * e;
-  double g[30], F[9], S[9], y[30], gf[30];
-  if (np == 10) {
-    memcpy(g, m->Gc + 30 * (size_t)e, sizeof(double) * 30);
-    cf_tet10_deformation_gradient(d->x, t, g, F);
-  } else {
-    double Ds[9];
-    cf_shape_gradients(m->Dm_inv + 9 * e, g);
-    cf_edge_matrix(d->x, m->tet, e, Ds);
-    cf_mul3(Ds, m->Dm_inv + 9 * e, F);
-  }
+/* Kt += the consistent tangent of one rotated unit: force R K (R^T x - X) (relative to node 0), R the
+ * polar of F = sum_j x_j g_j^T, over np nodes t; K (nk x nk) annihilates translations. The element
+ * is one unit; the quadratic element with rotations at its quadrature points is one per point
+ * (K its share w_q B_q^T D B_q, g its gradients there). */
+static void tangent_unit(const cfModel* m, const cfData* d, const int* t, int np, const double* R, const double* F,
+                         const double* g, const double* Ke, double* Kt) {
+  const int nk = 3 * np;
+  double S[9], y[30], gf[30];
   cf_mul3_tn(R, F, S);
   /* y = R^T x relative to node 0, u = y - X relative to node 0, gf = K_e u */
   double u[30];
@@ -69,7 +60,7 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
         for (int j = 0; j < 3; j++)
           KR[3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) Kt[(3 * a + i) * nk + 3 * b + j] = KR[3 * i + j];
+        for (int j = 0; j < 3; j++) Kt[(3 * a + i) * nk + 3 * b + j] += KR[3 * i + j];
     }
   if (!(fabs(det) > 1e-6 * snorm * snorm * snorm)) return;
   /* W = Mi [g_j]x R^T (3 x nk) */
@@ -103,4 +94,43 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
       for (int c = 0; c < nk; c++)
         Kt[(3 * a + i) * nk + c] += RH[3 * i] * W[c] + RH[3 * i + 1] * W[nk + c] + RH[3 * i + 2] * W[2 * nk + c];
   }
+}
+
+void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double* Kt) {
+  /* any element whose rotation is the polar of F = sum_j x_j g_j^T: the linear element's
+   * (g its constant gradients) or the quadratic one's (g at the centroid, cfModel.Gc; or at each
+   * quadrature point, cfModel.Gq, with the rotations there) */
+  const int np = m->npe, nk = 3 * np;
+  const int* t = m->tet + (size_t)np * e;
+  double g[30], F[9];
+  memset(Kt, 0, sizeof(double) * (size_t)nk * nk);
+  if (np == 10 && m->Gq) {
+    double lam, mu, Kq[900];
+    cf_lame(m->def.E, m->def.nu, &lam, &mu);
+    for (int q = 0; q < 4; q++) {
+      const double* gq = m->Gq + 120 * (size_t)e + 30 * q;
+      const double w = m->Wq[4 * (size_t)e + q];
+      for (int a = 0; a < 10; a++)
+        for (int b = 0; b < 10; b++) {
+          const double *ga = gq + 3 * a, *gb = gq + 3 * b;
+          const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+              Kq[(3 * a + i) * 30 + 3 * b + j] = w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
+        }
+      cf_tet10_deformation_gradient(d->x, t, gq, F);
+      tangent_unit(m, d, t, np, d->Rq + 36 * (size_t)e + 9 * q, F, gq, Kq, Kt);
+    }
+    return;
+  }
+  if (np == 10) {
+    memcpy(g, m->Gc + 30 * (size_t)e, sizeof(double) * 30);
+    cf_tet10_deformation_gradient(d->x, t, g, F);
+  } else {
+    double Ds[9];
+    cf_shape_gradients(m->Dm_inv + 9 * e, g);
+    cf_edge_matrix(d->x, m->tet, e, Ds);
+    cf_mul3(Ds, m->Dm_inv + 9 * e, F);
+  }
+  tangent_unit(m, d, t, np, d->R + 9 * (size_t)e, F, g, m->Ke + (size_t)nk * nk * e, Kt);
 }

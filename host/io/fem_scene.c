@@ -225,7 +225,7 @@ static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
   if (solver) {
     static const char* const k_solver[] = {"tol", "max_iter", "warm_start", "threads", "backend", "mass", "tangent",
                                            "newton_tol", "newton_max_iter", "newton_max_cuts", "divergence_check",
-                                           "preconditioner", NULL};
+                                           "preconditioner", "rotations", NULL};
     PASS(known_keys(solver, k_solver, path, "solver."));
     char mass[16] = "lumped";
     PASS(get_number(solver, "tol", &s->def.pcg_tol, 0, path, "solver."));
@@ -252,6 +252,12 @@ static int parse_solver(const cJSON* root, const char* path, cfScene* s) {
     char pre[32] = "auto";
     PASS(get_string(solver, "preconditioner", pre, sizeof pre, 0, path, "solver."));
     if ((s->def.preconditioner = cf_preconditioner_from_key(pre)) < 0) PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.preconditioner\" = \"%s\": use \"auto\", \"block_jacobi\", \"rotated_cholesky\" or \"amg\"", path, pre));
+    char rot[16] = "";
+    PASS(get_string(solver, "rotations", rot, sizeof rot, 0, path, "solver."));
+    if (!strcmp(rot, "element")) s->def.rotations = CF_ROTATIONS_ELEMENT;
+    else if (!strcmp(rot, "quadrature")) s->def.rotations = CF_ROTATIONS_QUADRATURE;
+    else if (rot[0])
+      PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.rotations\" = \"%s\": use \"element\" or \"quadrature\"", path, rot));
     if (strcmp(mass, "lumped") == 0) s->def.consistent_mass = 0;
     else if (strcmp(mass, "consistent") == 0) s->def.consistent_mass = 1;
     else PASS(cf_error(CF_ERR_SCENE, "%s: \"solver.mass\" = \"%s\": use \"lumped\" or \"consistent\"", path, mass));

@@ -378,6 +378,9 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
    * matrix: "auto" is block Jacobi there */
   cfModelDef mdef = part->scene.def; /* the scene's def keeps "auto" (cofem run --backend cuda makes it AMG) */
   if (mdef.preconditioner == CF_PRECOND_AUTO) mdef.preconditioner = CF_PRECOND_BLOCK_JACOBI;
+  /* mbs_fe.c predicts, turns and checks one rotation per element (the linear coupling, the
+   * reduction's rest matrices): a quadratic part in a mechanism keeps its element rotations */
+  mdef.rotations = CF_ROTATIONS_ELEMENT;
   /* mbs_fe.c's couplings and lumped masses are the linear tetrahedron's */
   if (st >= 0 && cf_mesh_npe(&part->scene.mesh) != 4)
     st = cf_error(CF_ERR_UNSUPPORTED, "the FE scene %s has 10-node (quadratic) tetrahedra: corotational and lumped FE "

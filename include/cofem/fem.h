@@ -109,7 +109,13 @@ typedef struct cfModelDef {
    * non-finite state, energy above the input work by 10x the energy scale, or a node farther
    * than 100 part sizes from where the part's mean motion puts it, fails with CF_ERR_DIVERGED */
   int divergence_check;
+  /* rotations of the quadratic element (npe 10): CF_ROTATIONS_ELEMENT (default, one per element,
+   * the polar of F at its centroid) or CF_ROTATIONS_QUADRATURE (one per quadrature point:
+   * cf_tet10_rotate_qp); the linear element has one point and ignores it */
+  int rotations;
 } cfModelDef;
+
+enum cfRotations { CF_ROTATIONS_ELEMENT = 0, CF_ROTATIONS_QUADRATURE = 1 };
 
 cfModelDef cf_default_model_def(void);
 
@@ -147,6 +153,9 @@ typedef struct cfModel {
   int npe;
   double* Me;           /* [100*ntet] consistent scalar element masses of the quadratic element, or NULL */
   double* Gc;           /* [30*ntet] its rest shape-function gradients at the centroid (F = sum x_a g_a^T), or NULL */
+  double* Gq;           /* [120*ntet] ... at its 4 quadrature points, and Wq [4*ntet] their weights
+                           w_q det J_q: with def.rotations CF_ROTATIONS_QUADRATURE, else NULL */
+  double* Wq;
 } cfModel;
 
 /* Dot products are summed in chunks of this many entries, chunks in order, so results do not
@@ -169,6 +178,8 @@ typedef struct cfData {
   int supports_active;  /* 0: fixed DOFs are released (viewer: supports removed) */
   /* polar */
   double* R;            /* [9*ntet] element rotations, row-major */
+  double* Rq;           /* [36*ntet] the quadratic element's rotations at its quadrature points
+                           (def.rotations CF_ROTATIONS_QUADRATURE), or NULL */
   int ninverted;        /* elements with det F <= 0 in the last step */
   int force_kr;         /* 1: use K_R whatever dyn_tangent says (fallback inside a step) */
   /* assemble (KR, A and Pinv are not formed by cf_step with the rotated-Cholesky preconditioner,
