@@ -273,12 +273,12 @@ static int check_driver(const cfMbsDef* def, int k) {
   if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
     if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
     int t = def->joint[D->joint].type;
-    for (int sl = 0; sl < 2; sl++) {
+    for (int sl = 0; sl < 2; sl++) { /* an angle driver at an FE set: its angle is the set's measure */
       int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
-      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
-        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s': drivers at an FE body's joint are not "
-                        "supported yet (its angle is measured on the set's nodes for channels; drive a virtual body "
-                        "welded to the set instead)", who, def->joint[D->joint].name, def->body[b].name);
+      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0 && D->type != CF_MBS_DRIVE_ANGLE)
+        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s': only angle drivers act at an FE body's "
+                        "joint (drive a virtual body welded to the set instead)", who, def->joint[D->joint].name,
+                        def->body[b].name);
     }
     if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
       return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
@@ -693,6 +693,39 @@ static int compile_joint(const cfMbsDef* def, cfMbsModel* m, int j) {
   return by_type[x.J->type](def, m, &x);
 }
 
+/* An angle driver at a joint with an FE node set on side s: the angle cf_mbs__joint_raw_angle
+ * measures, atan2(g1 . f2, f1 . f2), with the set's f the node sum d_f (or, where f is a flat set's
+ * normal, d_g x a_o from its g measure; a_o, f_o, g_o the other body's axes) and g1 = a2 x f1 when
+ * the set is body1. Written as sin(th) (f1 . f2) - cos(th) (g1 . f2) = sin(th - angle), every term
+ * is (node sum) . (the other body's direction), times sin(th) or -cos(th):
+ *   s = 1 (body2 at the set):  f: sin th (d_f . f_o) - cos th (d_f . g_o)
+ *                              g: sin th (d_g . g_o) + cos th (d_g . f_o)   (f2 = d_g x a_o)
+ *   s = 0 (body1 at the set):  f: sin th (d_f . f_o) + cos th (d_f . g_o)   (g1 = a_o x d_f)
+ *                              g: sin th (d_g . g_o) - cos th (d_g . f_o)   (f1 = d_g x a_o,
+ *                                 g1 = a_o x f1 = d_g - a_o (a_o . d_g): the second part is
+ *                                 perpendicular to f_o)
+ * with the vectors' rest length 1. The FE terms' time-dependent coefficients: ft_coef. */
+static int fe_slot(const cfMbsModel* m, int j, int s);
+static void driver_fe_angle(cfMbsModel* m, cfMbsCon* c, int j) {
+  const int s = fe_slot(m, j, 1), ob = m->joint_body[2 * j + 1 - s];
+  const int ib = m->joint_fe_dir[4 * j + 2 * s], v = m->joint_fe_dir[4 * j + 2 * s + 1];
+  const double* fo = m->joint_frame + 24 * j + 12 * (1 - s) + 6; /* the other body's f, g */
+  const int gmeas = v < -1;
+  /* per case: the directions (f_o or g_o) of the sin and the cos term, and the cos term's sign */
+  const double* dsin = gmeas ? fo + 3 : fo;
+  const double* dcos = gmeas ? fo : fo + 3;
+  const double scos = (s == 1) != gmeas ? 1 : -1; /* the -cos term's sign (the four cases above) */
+  c->nft = 2;
+  for (int k = 0; k < 2; k++) {
+    c->ft_fe[k] = ib, c->ft_vec[k] = gmeas ? -2 - v : v, c->ft_comp[k] = -1;
+    c->ft_coef[k] = k ? CF_MBS_COEF_NEGCOS : CF_MBS_COEF_SIN;
+    c->ft_s[k] = k ? scos : 1;
+    c->ft_b[k] = vec_dir(ob, k ? dcos : dsin);
+  }
+  finish_con(c);
+  cf_mbs__fe_slots(m, c);
+}
+
 /* driver k: its equation */
 static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
   const cfMbsDriverDef* Dd = &def->driver[k];
@@ -704,7 +737,10 @@ static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
   m->driver_con[k] = m->ncon;
   cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
   c->driver = k;
-  if (Dd->type == CF_MBS_DRIVE_ANGLE) {
+  if (Dd->type == CF_MBS_DRIVE_ANGLE && (fe_slot(m, Dd->joint, 0) || fe_slot(m, Dd->joint, 1))) {
+    driver_fe_angle(m, c, Dd->joint);
+    return;
+  } else if (Dd->type == CF_MBS_DRIVE_ANGLE) {
     /* sin(f) (f1.f2) - cos(f) (g1.f2) = sin(f - angle) */
     int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const double* fr = m->joint_frame + 24 * j;
@@ -789,6 +825,13 @@ static void cst_eval(int kind, const double* F, double c[3]) {
 }
 
 static const double kZero3[3] = {0, 0, 0};
+
+double cf_mbs__fe_term_coef(const cfMbsData* d, const cfMbsCon* c, int t) {
+  if (c->ft_coef[t] == CF_MBS_COEF_ONE || c->driver < 0) return 1;
+  double co[3];
+  coef_eval(c->ft_coef[t], d->drv + 3 * c->driver, co);
+  return co[0];
+}
 
 static void add_grad(const cfMbsModel* m, const cfMbsCon* c, double* row, const cfMbsVec* v, const double g[3]) {
   (void)m;
@@ -937,7 +980,11 @@ static void phi_row(const cfMbsModel* m, cfMbsData* d, const double* q, int want
       }
     }
     for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
-    for (int k = 0; k < c->nft; k++) phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL);
+    for (int k = 0; k < c->nft; k++) {
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL, co[0]);
+    }
     if (c->nmd) phi += modal_dir_term(m, c, q, NULL, want_jac ? row : NULL);
     if (d->con_off && d->con_off[i]) { /* switched off (cf_mbs_set_joint_active): holds nothing */
       phi = 0;
@@ -972,6 +1019,11 @@ static void phit_row(const cfMbsModel* m, cfMbsData* d, const double* q, double*
       cf_mbs_vec_val(m, &c->b[k], q, B);
       v += c->s[k] * co[1] * cf_mbs_dot3(A, B);
     }
+    for (int k = 0; k < c->nft; k++) { /* FE terms of an angle driver: co' s S . B */
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      if (co[1] != 0) v += cf_mbs__fe_term(m, c, k, q, NULL, NULL, co[1]);
+    }
     out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
 }
@@ -1003,7 +1055,16 @@ static void bias_row(const cfMbsModel* m, cfMbsData* d, const double* q, const d
       }
     }
     for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
-    for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
+    for (int k = 0; k < c->nft; k++) {
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      v += cf_mbs__fe_term(m, c, k, q, qd, NULL, co[0]); /* 2 co s Sd . Bd */
+      if (co[1] != 0 || co[2] != 0) { /* an angle driver's: s (co'' S . B + 2 co' (Sd . B + S . Bd)) */
+        double S[3], B[3], Sd[3], Bd[3];
+        cf_mbs__fe_term_vecs(m, c, k, q, qd, S, B, Sd, Bd);
+        v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));
+      }
+    }
     if (c->nmd) v += modal_dir_term(m, c, q, qd, NULL);
     out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
