@@ -736,9 +736,8 @@ static int compile_joint(const cfMbsDef* def, cfMbsModel* m, int j) {
  *                                 g1 = a_o x f1 = d_g - a_o (a_o . d_g): the second part is
  *                                 perpendicular to f_o)
  * with the vectors' rest length 1. The FE terms' time-dependent coefficients: ft_coef. */
-static int fe_slot(const cfMbsModel* m, int j, int s);
 static void driver_fe_angle(cfMbsModel* m, cfMbsCon* c, int j) {
-  const int s = fe_slot(m, j, 1), ob = m->joint_body[2 * j + 1 - s];
+  const int s = m->joint_fe_dir[4 * j + 2] >= 0, ob = m->joint_body[2 * j + 1 - s];
   const int ib = m->joint_fe_dir[4 * j + 2 * s], v = m->joint_fe_dir[4 * j + 2 * s + 1];
   const double* fo = m->joint_frame + 24 * j + 12 * (1 - s) + 6; /* the other body's f, g */
   const int gmeas = v < -1;
@@ -768,7 +767,8 @@ static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
   m->driver_con[k] = m->ncon;
   cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
   c->driver = k;
-  if (Dd->type == CF_MBS_DRIVE_ANGLE && (fe_slot(m, Dd->joint, 0) || fe_slot(m, Dd->joint, 1))) {
+  /* a revolute at an FE set keeps the set's f (or g) measure (joint_fe_axis) */
+  if (Dd->type == CF_MBS_DRIVE_ANGLE && (m->joint_fe_dir[4 * Dd->joint] >= 0 || m->joint_fe_dir[4 * Dd->joint + 2] >= 0)) {
     driver_fe_angle(m, c, Dd->joint);
     return;
   } else if (Dd->type == CF_MBS_DRIVE_ANGLE) {
