@@ -11,7 +11,8 @@
  *     Newton and linear couplings: the angle channel follows th(t), the centre of mass swings with it
  *     (the eye's measure against the whole part's), and the driver's multiplier (its torque about the
  *     pin, T = lambda for dPhi/dth = 1 at the set) equals I th'' - m g (r0x cos th + r0z sin th), I,
- *     m and r0 from the mesh's node masses (the rigid compound pendulum).
+ *     m and r0 from the mesh's node masses (the rigid compound pendulum); then statics with the
+ *     motor held at th = A: the angle, and the torque against the weight's m g r_x(A).
  *  3. The bar as body1 (the flat end face, its g measured) turned about a horizontal axis at w t
  *     against the ground: a crank in gravity; its angle and its driving torque m g L/2 cos(w t). */
 #include <stdio.h>
@@ -220,6 +221,21 @@ static void test_lug(const char* coupling) {
       tmax = fmax(tmax, fabs(T));
     }
   }
+  /* statics with the motor held at th = A (t = 1/4 s): the lug at that angle, the torque its weight's */
+  double sang = NAN, storque = NAN, T0 = NAN;
+  if (d && st >= 0) {
+    cfMbsStaticOptions o;
+    cf_mbs_static_defaults(&o);
+    o.time = 0.25;
+    CHECK_OK(st = cf_mbs_static(m, d, &o, NULL, NULL));
+    cf_mbs_channel_eval(m, d, &s.channel[0], &sang);
+    cf_mbs_channel_eval(m, d, &s.channel[1], &storque);
+    T0 = -mass * g * (r0x * cos(A) + r0z * sin(A));
+    printf("  statics at th = %.2f: angle %.6f, the motor's torque %.6g N m against m g's %.6g N m (%.1e)\n", A, sang,
+           storque, T0, fabs(storque / T0 - 1));
+  }
+  CHECK(fabs(sang - A) <= 1e-8);                 /* measured below 1e-9 */
+  CHECK(fabs(storque - T0) <= 1e-5 * fabs(T0));  /* measured 8.5e-7 (the part's sag moves its centre) */
   printf("lug turned at its eye by a motor, th = %.1f (1 - cos %.2f t), %s coupling, %d steps of 5 ms: angle channel "
          "vs th %.2e rad, the centre's swing vs th %.2e rad, the driver's multiplier vs I th'' - m g r_x(th) %.3e N m "
          "(%.2e of its largest, %.3g N m)\n",
