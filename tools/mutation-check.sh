@@ -53,9 +53,9 @@ MUTATIONS=(
   "host/mbs/mbs_step.c|4 / h * d->qd[i] + d->qdd[i]);|3 / h * d->qd[i] + d->qdd[i]);|trapezoidal step: qdd_hat with 3/h for 4/h"
   # FE bodies in mechanisms: the linear coupling, flat node sets (issue 27)
   "host/mbs/mbs_fe.c|  if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */|  if (0 && s->lin_prev_step == d->steps - 1) { /* the last step's miss, carried */|linear coupling: the predicted rotation without the last step's miss"
-  "host/mbs/mbs_fe.c|for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]);|for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j];|linear coupling: the part's residual not affine (-A0 (x - x_p) dropped)"
-  "host/mbs/mbs_fe.c|s->w[k] = sc * d->econ[s->row[k]] - s->e0[k];|s->w[k] = sc * d->econ[s->row[k]];|linear coupling: the joint forces counted twice (Z on the whole force)"
-  "host/mbs/mbs_fe.c|      linear_symmetric(s, ndof);|      (void)0;|linear coupling: G left asymmetric (Z not made consistent)"
+  "host/mbs/mbs_fe.c|s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]) - s->ze0[j];|s->y[j] = s->v0[j] - s->ze0[j];|linear coupling: the part's residual not affine (-A0 (x - x_p) dropped)"
+  "host/mbs/mbs_fe.c|    axpy_n(ek, s->Z + (size_t)k * ndof, s->y, ndof);|    axpy_n(2 * ek, s->Z + (size_t)k * ndof, s->y, ndof);|linear coupling: the joint forces counted twice (Z on the whole force)"
+  "host/mbs/mbs_fe.c|      linear_symmetric(s, ndof, !fb->linear_rotated);|      (void)0;|linear coupling: G left asymmetric (Z not made consistent)"
   "host/mbs/mbs_fe.c|const int flat = !(lam[0] > 1e-8 * lam[2]);|const int flat = 0;|flat node sets measured with the full inverse"
   "host/mbs/mbs_constraints.c|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */|vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo + 3;|revolute about a flat set's normal: g held against the other's f"
   # the mechanism's Newton at small steps (issue 31): the round-off floor
@@ -97,6 +97,15 @@ MUTATIONS=(
   # FE bodies in mechanisms: Rayleigh damping, the initial velocities
   "host/mbs/mbs_fe.c|          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;|          fd->f_ext[3 * tn[r / 3] + r % 3] -= 0.5 * rb * s;|FE bodies in mechanisms: the Rayleigh beta force halved"
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"
+  # the linear coupling's rotated factor: a free part turned as a whole
+  "host/mbs/mbs_fe.c|    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;|    whole = 0;|linear coupling, rotated factor: a free part turned node by node"
+  # angle drivers at FE sets, joints between FE and modal sets (issue 27)
+  "host/mbs/mbs_constraints.c|const double scos = (s == 1) != gmeas ? 1 : -1;|const double scos = (s == 1) != gmeas ? -1 : 1;|angle driver at an FE set: the -cos term's sign flipped"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B));|angle driver at an FE set: the bias without its co' terms"
+  "host/mbs/mbs_constraints.c|const double co = c->ft_s[t] * cf_mbs__fe_term_coef(d, c, t);|const double co = c->ft_s[t];|linear coupling: the driver's coefficient left out of the interface columns' J_F"
+  "host/mbs/mbs_constraints.c|for (int a = 0; a < 3; a++) B[a] += o.M[a];|for (int a = 0; a < 3; a++) B[a] += 0 * o.M[a];|FE-modal joint: the modal set's part left out of the condensed rows' J_F"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md));|FE-modal joint: the bias without the modal side's curvature"
+  "host/mbs/mbs_constraints.c|int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);|int st = 0;|FE-modal joint: the modal frame's axes instead of the set's measured directions"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);

@@ -74,11 +74,13 @@ static void fe_free(FeRun* r) {
 /* load and build the scene with the options applied, check the output budget: 0 or the exit status */
 static int fe_setup(FeRun* r, const cfCliRunOpts* o) {
   cfScene* s = &r->s;
-  if (o->coupling >= 0) /* a part alone has no joints to couple */
+  int st = cf_scene_load(r->scene_path, s); /* first: a missing or unreadable file is said as such */
+  if (st < 0) return cf_cli_fail(st);
+  if (o->coupling >= 0) { /* a part alone has no joints to couple */
+    cf_scene_free(s);
     return cf_cli_fail(cf_error(CF_ERR_ARG, "%s: --coupling applies to mechanisms (scenes with \"bodies\"); this is "
                                 "an FE scene", r->scene_path));
-  int st = cf_scene_load(r->scene_path, s);
-  if (st < 0) return cf_cli_fail(st);
+  }
   if (o->static_start) { /* an FE scene's run starts at rest, unloaded (cofem static solves its statics) */
     cf_scene_free(s);
     return cf_cli_fail(cf_error(CF_ERR_ARG, "%s: --static applies to mechanisms (scenes with \"bodies\"); this is an FE "

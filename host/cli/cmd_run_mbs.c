@@ -299,8 +299,11 @@ static void mbs_print_header(const MbsRun* r) {
       const cfMbsFeDef* fe = &s->def.fe[cf_mbs_def_fe_index(&s->def, s->flex_body[k])];
       char how[256] = "";
       const int lin = fe->corotational && m->opt.coupling == CF_MBS_COUPLING_LINEAR;
-      if (lin && !fe->a0_pcg)
+      if (lin && fe->exact_factor && !fe->a0_pcg)
         snprintf(how, sizeof how, "; linear coupling: linearised once per step (twice where it turns beyond its prediction), its matrix factored each time");
+      else if (lin && !fe->a0_pcg && !fe->cuda)
+        snprintf(how, sizeof how, "; linear coupling: linearised once per step (twice where it turns beyond its prediction), its matrix "
+                 "the rotated factor at rest (one factorisation; free motion and interface compliance by it)");
       else if (lin)
         snprintf(how, sizeof how, "; linear coupling: linearised once per step (twice where it turns beyond its prediction), its matrix by the PCG, its "
                  "interface compliance turned from rest");
@@ -470,14 +473,14 @@ static void mbs_summary(const MbsRun* r, double wall) {
              (double)it / (double)(done ? done : 1), (double)z / (double)(done ? done : 1));
     long ls, lc, lk, lf, li;
     cf_mbs_fe_linear_stats(m, d, k, &ls, &lc, &lk, &lf, &li);
-    if (ls > 0)
+    if (ls > 0 && (lf > 0 || lk > 0))
       printf("  FE body %d, linear coupling: %.1f PCG iterations per step for its free motion; interface columns "
              "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
              (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
   }
   if (m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0)
     printf("  linear coupling: %ld of %ld steps linearised twice (a part, or one of its elements, turned by more "
-           "than 3e-4 rad beyond its predicted rotation)\n", d->fe_twice, done);
+           "than it allows beyond its predicted rotation: 3e-4 rad free, 1e-2 clamped)\n", d->fe_twice, done);
   printf("  largest constraint violation after a step: position %.2e, velocity %.2e, acceleration %.2e\n", worst[0],
          worst[1], worst[2]);
   printf("  time per step [ms]: constraints %.4f, forces %.4f, assemble %.4f, factor %.4f, solve %.4f\n",

@@ -1342,7 +1342,7 @@ int cf_mbs_csv_row(const cfMbsModel* m, const cfMbsData* d, const cfMbsScene* s,
 void cf_mbs_scene_interactive(cfMbsScene* s) {
   if (s->coupling_given) return;
   for (int i = 0; i < s->def.nfe; i++)
-    if (s->def.fe[i].corotational && !s->def.fe[i].factor_given) s->def.fe[i].a0_pcg = 1, s->def.fe[i].exact_factor = 0;
+    if (s->def.fe[i].corotational && !s->def.fe[i].factor_given) s->def.fe[i].a0_pcg = 0, s->def.fe[i].exact_factor = 0;
   cf_mbs_scene_set_coupling(s, CF_MBS_COUPLING_LINEAR);
 }
 

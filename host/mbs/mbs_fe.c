@@ -37,6 +37,8 @@ struct cfMbsFeBody {
   int linear;               /* corotational with the linear coupling (cfMbsOptions.coupling): the part
                                linearised once per step (twice where it turns beyond its prediction), its free motion one solve each */
   int linear_exact;         /* ... each linearisation's A0 factored (CHOLMOD), not the PCG's (a0_pcg) */
+  int linear_rotated;       /* ... the step's A0 the rotated factor at rest, Q A0(rest) Q^T, applied exactly
+                               ("factor": "rotated"; linear_operator_rotated) */
   const cfModel* fem;
   int nnode, nblk;
   int* blk;                 /* [nblk] body ids of the node blocks */
@@ -54,6 +56,12 @@ struct cfMbsFeBody {
   int nload;
   cfMbsModalLoad load[CF_MBS_FE_MAX_LOADS];
 };
+
+/* the linear coupling's second linearisation takes one Newton correction of the element (and node)
+ * rotations from the first's below this miss [rad], the full polar above */
+#define LINEAR_MISS_STEP 1e-2
+/* "factor": "rotated": a free part whose node rotations are this close [rad] is turned as a whole */
+#define LINEAR_ROT_SPREAD 1e-3
 
 /* ---- definitions ------------------------------------------------------------------------------- */
 static cfMbsFeDef* fe_def_of(cfMbsDef* def, int body) {
@@ -216,6 +224,7 @@ static int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     /* the linear coupling: "factor": "exact" (the scenes' default) factors each linearisation's A0,
      * "pcg" (or "rotated", or the GPU) solves it by the PCG with the interface columns turned */
     fb->linear_exact = fb->linear && fd->exact_factor && !fd->a0_pcg && !fd->cuda;
+    fb->linear_rotated = fb->linear && !fd->exact_factor && !fd->a0_pcg && !fd->cuda;
     fb->a0_pcg = fd->corotational && (fd->a0_pcg || (fb->linear && !fb->linear_exact)), fb->cuda = fb->a0_pcg && fd->cuda;
     if (fb->linear && !fb->linear_exact) fb->exact_factor = 0; /* outside the step (statics, initial accelerations): the PCG too */
     memcpy(fb->pos, fd->pos, sizeof fb->pos), memcpy(fb->rot, fd->rot, sizeof fb->rot);
@@ -399,6 +408,11 @@ static void gather(const struct cfMbsFeBody* fb, const double* q, double* x) {
     for (int a = 0; a < 3; a++) x[3 * n + a] = q[fb->qadr[n] + a];
 }
 
+/* y += a x (distinct arrays: vectorised) */
+static void axpy_n(double a, const double* restrict x, double* restrict y, int n) {
+  for (int j = 0; j < n; j++) y[j] += a * x[j];
+}
+
 /* the co-rotational stages at x = q: element rotations, K_R, element forces, f_el. Without K_R
  * (G: [9 ntet] scratch) only the forces, matrix-free as in the PCG's step (fem_pcg.c):
  * fe = V sigma(Ds(x) G_e - I) G_e^T, G_e = Dm^-1 R_e^T; a third of cf_elem_rotate's work. */
@@ -516,6 +530,10 @@ struct cfMbsFeState {
   double* Gsym;             /* [nrow^2] their sym(G) */
   double* lsym;             /* [2 nrow^2 + nrow + LSYM_CHUNK nrow] linear_symmetric's scratch */
   unsigned char* vec_used;  /* [nvec] the weighted node sums the rows use (Zt's columns are of those) */
+  double lin_miss;          /* the largest element turn beyond R_p at the step's first iterate (single_miss) */
+  int rot_turn;             /* "factor": "rotated": its columns turned from Zrest (rotated_turn_setup) */
+  int* rot_owner;           /* [nnode] the used node sum that sets a node's rotation, or -1 */
+  double* rot_Rv;           /* [9 nvec] each used sum's rotation R_v at the last linearisation */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   double lin_dRn[9];        /* the Newmark part of linear_rotations' rigid rotation D (the next step's
                                miss is measured against it) */
@@ -634,6 +652,21 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
  * lagging by a step) took 1e11 J in 1.7 s; the door's hinge, clamped, bends at 4e-3 rad a step
  * beyond the polar at the step's start (its sag 1.5% off the Newton coupling's with one
  * linearisation). A GPU body: always (its polar is at the predictor, on the device). */
+/* the largest angle [rad] by which a free part's elements may turn beyond R_p,e: at a run's first step
+ * (no acceleration known yet: 3e-3 rad) the lug with E x 100 took 0.05 J (its swing's energy) with
+ * one linearisation; with 1e-3 it gained 3.4e-3 of its swing's energy in 300 steps of 10 ms, with
+ * 3e-4 1.1e-3 (26 steps linearised twice, mostly its first), with 1e-4 the same (163). A free part's
+ * miss turns its prestress against an unresisted rigid rotation, and the error adds up over the swing.
+ * A clamped part's miss d turns its forces by d against its clamp, which holds them: a relative
+ * error of about d in its deformation that does not add up. The door's hinge (its elements turn
+ * 4e-3 rad a step beyond the prediction: its 18 Hz bounce under the door, unresolved at dt 10 ms),
+ * 150 steps against the Newton coupling, with the rotated factor: peak pin sag -2.9e-3 linearised
+ * twice every step, -1.0e-2 once (3e-3: 184 of 300 steps twice, +2.6e-3; 5e-3: 10 of 300, -9.5e-3),
+ * 1.3x faster. */
+#define SINGLE_MISS_FREE 3e-4
+#define SINGLE_MISS_CLAMPED 1e-2
+
+/* returns the worst ratio of a part's miss to what it allows: above 1, linearise again */
 double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
   double worst = 0;
   for (int i = 0; i < m->nfe; i++) {
@@ -649,7 +682,8 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
       const double a = cf_elem_turn_beyond2(e, fem->tet, fem->Dm_inv, x, fd->R);
       if (!(a <= t2)) t2 = isnan(a) ? INFINITY : a; /* a NaN position: linearise again (the step fails there) */
     }
-    worst = fmax(worst, atan(sqrt(t2)));
+    d->fe_state[i].lin_miss = atan(sqrt(t2));
+    worst = fmax(worst, d->fe_state[i].lin_miss / (fem->nfixed ? SINGLE_MISS_CLAMPED : SINGLE_MISS_FREE));
   }
   return worst;
 }
@@ -683,7 +717,14 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       fe_stages_cuda(fb, fd, s, q);
     else if (s && fb->linear && d->fe_linear && d->fe_pass == 0)
       linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
-    else
+    else if (s && fb->linear && d->fe_linear && s->lin_miss < LINEAR_MISS_STEP) {
+      /* the second linearisation, where the first iterate turned its elements little beyond R_p:
+       * one Newton correction of their polar from there (its error the miss squared, 1e-5 rad on
+       * the door's hinge; the full polar was a fifth of its step, with the same trajectory) */
+      gather(fb, q, fd->x);
+      CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
+      fe_stage_forces(fem, fd, mf ? s->G : NULL);
+    } else
       fe_stages(fb, fd, q, mf ? s->G : NULL);
     if (s) s->kr_stale = mf && !s->gpu;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
@@ -1067,6 +1108,7 @@ static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b) {
 
 enum { LSYM_CHUNK = 256 }; /* linear_symmetric's chunk of Z's columns (and psd_clamp's n^2 + n: nrow < 256) */
 
+static void rotated_turn_setup(const struct cfMbsFeBody* fb, struct cfMbsFeState* s);
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
@@ -1094,6 +1136,13 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   if (fb->linear_exact) return CF_OK; /* the columns are solved with each linearisation's factor */
   s->Zrest = calloc((size_t)3 * (size_t)(nv + 1) * (size_t)ndof, sizeof(double));
   if (!s->Zrest) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  if (fb->linear_rotated) { /* Zrest from the rotated factor itself (linear_operator_rotated) */
+    s->rot_owner = malloc(sizeof(int) * (size_t)(fem->nnode + 1));
+    s->rot_Rv = calloc((size_t)9 * (size_t)(nv + 1), sizeof(double));
+    if (!s->rot_owner || !s->rot_Rv) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+    rotated_turn_setup(fb, s);
+    return CF_OK;
+  }
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
@@ -1180,13 +1229,19 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (fb->linear) {
         int st = linear_create(m, fb, fd, s);
         if (st < 0) return st;
-        s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 && fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI;
-        if (s->lin_mf) {
+        s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 &&
+                    (fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI || fb->linear_rotated);
+        if (fb->linear_rotated) { /* the interface columns by one multi-column apply of the factor */
+          free(s->zwork);
+          s->zwork = malloc(sizeof(double) * (size_t)cf_precond_apply_multi_work(fem, 3 * fb->nvec + s->nrow + 1));
+          if (!s->zwork) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+        }
+        if (s->lin_mf || fb->linear_rotated) {
           const int ncol = 3 * fb->nvec;
-          if (ncol > CF_PCG_MULTI_MAX)
+          if (ncol > CF_PCG_MULTI_MAX && !fb->linear_rotated)
             s->lin_mf = 0; /* more node sets than one lockstep PCG takes: the assembled path */
           s->ye = malloc(sizeof(double) * 24 * (size_t)(fem->ntet + 1));
-          s->mfw = malloc(sizeof(double) * (size_t)cf_pcg_multi_work(fem, ncol));
+          s->mfw = malloc(sizeof(double) * (size_t)cf_pcg_multi_work(fem, ncol < CF_PCG_MULTI_MAX ? ncol : CF_PCG_MULTI_MAX));
           s->zrhs = malloc(sizeof(double) * (size_t)ncol * (size_t)ndof);
           s->zcol_b = calloc((size_t)ncol + 1, sizeof(double*));
           s->zcol_x = calloc((size_t)ncol + 1, sizeof(double*));
@@ -1222,7 +1277,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->mfw), free(s->zrhs), free(s->zcol_b), free(s->zcol_x), free(s->zcol_scale);
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
-    free(s->Zrest), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
+    free(s->Zrest), free(s->rot_owner), free(s->rot_Rv), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -1712,6 +1767,156 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
 #define LINEAR_TURN 5e-3
 #define LINEAR_Z_TOL 1e-2
 
+/* "factor": "rotated" in the linear coupling: the step's model of the part takes, for its matrix,
+ *   A0 ~ Q A0(rest) Q^T   (Q the node rotations, converged at the step's first linearisation;
+ *                          A0(rest) = cm M + ck K + eps I, CHOLMOD once per coefficient set: the
+ *                          rotated Cholesky preconditioner's factor, fem_precond.c)
+ * and applies its inverse exactly: the free motion one apply of the factor (linear_y), the interface
+ * columns Zt = Q A0(rest)^-1 Q^T (w_v e_k) one multi-column apply (this function), both of the same
+ * operator, so G = J_F Z is symmetric and positive definite as the exact factor's is. The residual
+ * b_F(x_p) is the co-rotational one; only the step's Jacobian is approximated (a W-method's: exact
+ * for a rigidly turned part, K_R against Q K Q^T elsewhere), its error acting on the step's update.
+ * Where the PCG path had to correct a clamped part's turned columns every step (the door's hinge:
+ * 8.3 lockstep PCG iterations) and solve its free motion (8 iterations), this takes two applies.
+ * The step's second linearisation keeps Q and the columns: the operator does not change within the
+ * step (its right side, the forces at the iterate, does). */
+static int rotated_apply(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc,
+                         const double* const* b, double* const* x) {
+  const cfModel* fem = fb->fem;
+  fd->supports_active = fem->nfixed > 0; /* the factor with the clamped DOFs as identity rows */
+  int st = nc == 1 ? cf_precond_apply(fem, fd, b[0], x[0]) : cf_precond_apply_multi(fem, fd, nc, b, x, s->zwork);
+  if (st < 0) return st;
+  for (int c = 0; c < nc; c++) /* P Q A0^-1 Q^T P: Q turns the clamped DOFs' zeros away */
+    for (int j = 0; fem->nfixed && j < fem->ndof; j++)
+      if (fem->fixed[j]) x[c][j] = 0;
+  return CF_OK;
+}
+
+/* The rotated model's columns without a solve: where each node set's nodes share one rotation R_v
+ * in Q (set so here: the polar of the sum of their node rotations, as the PCG path's turned columns
+ * take it), Q^T (w_v e_k) = w_v (R_v^T e_k) and so
+ *   Zt[v][k] = Q A0(rest)^-1 Q^T (w_v e_k) = Q Zrest[v] (R_v^T e_k),   Zrest[v][a] = A0(rest)^-1 (w_v e_a),
+ * exactly, Zrest from the same factor at rest. Measured on the door's hinge: the two six-column
+ * applies per step were 32% of its step. rot_turn is 0 where that cannot hold: node sets that
+ * overlap without being the same nodes, or a set node with some but not all of its DOFs clamped
+ * (the unit load's zeros then depend on the direction); those take the multi-column apply. */
+static void rotated_turn_setup(const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  const cfModel* fem = fb->fem;
+  s->rot_turn = 1;
+  for (int n = 0; n < fem->nnode; n++) s->rot_owner[n] = -1;
+  for (int v = 0; v < fb->nvec && s->rot_turn; v++) {
+    if (!s->vec_used[v]) continue;
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1] && s->rot_turn; e++) {
+      const int n = fb->vec_node[e], nfix = fem->fixed[3 * n] + fem->fixed[3 * n + 1] + fem->fixed[3 * n + 2];
+      if (nfix == 1 || nfix == 2) s->rot_turn = 0;
+      const int o = s->rot_owner[n];
+      if (o < 0) {
+        s->rot_owner[n] = v;
+      } else if (o != v) { /* the same nodes in the same order (a set's mean and its axis measure) */
+        const int len = fb->vec_ptr[v + 1] - fb->vec_ptr[v];
+        if (len != fb->vec_ptr[o + 1] - fb->vec_ptr[o] ||
+            memcmp(fb->vec_node + fb->vec_ptr[v], fb->vec_node + fb->vec_ptr[o], sizeof(int) * (size_t)len))
+          s->rot_turn = 0;
+      }
+    }
+  }
+}
+
+static int linear_operator_rotated(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int pass,
+                                   double cm, double ck, double eps) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  s->lin_steps += pass == 0;
+  double coef[3] = {cm, ck, eps};
+  const int fresh = !s->rot_ready || memcmp(coef, s->rot_coef, sizeof coef);
+  int st;
+  /* the columns at rest of this factor: Q = I */
+  int ncol = 0;
+  for (int v = 0; v < fb->nvec; v++)
+    for (int k = 0; k < 3 && s->vec_used[v]; k++) {
+      double* b = s->zrhs + (size_t)ncol * ndof;
+      unit_load(fb, v, k, b); /* the right side w_v e_k */
+      s->zcol_b[ncol] = b, s->zcol_x[ncol++] = (s->rot_turn ? s->Zrest : s->Zt) + (size_t)(3 * v + k) * ndof;
+    }
+  if (fresh) {
+    st = cf_precond_create_with(fem, fd, cm, ck, eps);
+    if (st < 0) return st;
+    memcpy(s->rot_coef, coef, sizeof coef);
+    s->rot_ready = 1;
+    if (s->rot_turn && ncol) {
+      for (int n = 0; n < fem->nnode; n++) {
+        double* Qn = fd->node_R + 9 * (size_t)n;
+        memset(Qn, 0, 9 * sizeof(double));
+        Qn[0] = Qn[4] = Qn[8] = 1;
+      }
+      st = rotated_apply(fb, fd, s, ncol, (const double* const*)s->zcol_b, s->zcol_x);
+      if (st < 0) return st;
+    }
+    s->lin_have_zt = 0;
+  }
+  memcpy(s->pcg_coef, coef, sizeof coef);
+  /* Q (and with it the columns) at each linearisation: kept from the step's first in its second,
+   * the door's pin reaction drifted to 1.2x the Newton coupling's in 3 s (the hinge's elements turn
+   * 4e-3 rad a step beyond the first linearisation's, its soft and stiff directions 1e6 apart) */
+  /* A free part whose element rotations agree to LINEAR_ROT_SPREAD is turned as a whole, Q_n = R (the
+   * polar of their sum): Q K Q^T then vanishes on the rigid rotations of R X, as K_R nearly does on
+   * the current configuration's, where node by node rotations that differ by d leave forces of
+   * O(d |x| K) on them, and the step's update is mostly a rigid rotation. The lug pendulum (20
+   * periods at dt 5 ms), its rotations 2e-7 rad apart: its swing's energy -2.1e-3 node by node,
+   * -5.2e-4 turned as a whole (the exact factor: -3.9e-5); and no node rotations to compute (10% of
+   * its step). A clamped part, or one that bends, is turned node by node (its clamp holds it where a
+   * whole turn would not): node rotations to convergence, in the second linearisation one
+   * correction from the first's (as its element rotations, when they moved little). */
+  double* Q = fd->node_R;
+  int whole = 0;
+  if (!fem->nfixed) {
+    double S[9] = {0}, R[9], spread2 = 0;
+    for (int e = 0; e < fem->ntet; e++)
+      for (int a = 0; a < 9; a++) S[a] += fd->R[9 * (size_t)e + a];
+    cf_polar_rotation(S, NULL, R);
+    for (int e = 0; e < fem->ntet; e++) {
+      double tr = 0;
+      for (int a = 0; a < 9; a++) tr += R[a] * fd->R[9 * (size_t)e + a];
+      if (3 - tr > spread2) spread2 = 3 - tr; /* 2 (1 - cos) ~ angle^2 (not fmax: a libm call per element) */
+    }
+    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;
+    for (int n = 0; whole && n < fem->nnode; n++) memcpy(Q + 9 * (size_t)n, R, sizeof R);
+  }
+  if (!whole) cf_precond_update_n(fem, fd, pass > 0 && s->lin_miss < LINEAR_MISS_STEP ? 1 : CF_PRECOND_CONVERGED);
+  if (!s->rot_turn) {
+    st = ncol ? rotated_apply(fb, fd, s, ncol, (const double* const*)s->zcol_b, s->zcol_x) : CF_OK;
+    s->lin_have_zt = st >= 0;
+    return st;
+  }
+  for (int v = 0; v < fb->nvec; v++) {
+    if (!s->vec_used[v]) continue;
+    double S[9] = {0}, R[9];
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++)
+      for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[e] + a];
+    cf_polar_rotation(S, NULL, R);
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) memcpy(Q + 9 * fb->vec_node[e], R, sizeof R);
+    memcpy(s->rot_Rv + 9 * v, R, sizeof R);
+  }
+  for (int v = 0; v < fb->nvec; v++) {
+    if (!s->vec_used[v]) continue;
+    const double* R = s->rot_Rv + 9 * v;
+    const double* Zr = s->Zrest + (size_t)3 * v * ndof;
+    for (int k = 0; k < 3; k++) {
+      double* z = s->Zt + (size_t)(3 * v + k) * ndof;
+      const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
+      for (int n = 0; n < fem->nnode; n++) {
+        double u[3];
+        for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
+        for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+      }
+      for (int j = 0; fem->nfixed && j < ndof; j++) /* P: as rotated_apply */
+        if (fem->fixed[j]) z[j] = 0;
+    }
+  }
+  s->lin_have_zt = 1;
+  return CF_OK;
+}
+
 /* a linearisation's A0 and, with the PCG, its preconditioner; then Zt (factored: solved; PCG:
  * turned, corrected where needed) */
 static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
@@ -1729,6 +1934,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
     s->lin_steps += pass == 0;
     return st;
   }
+  if (fb->linear_rotated) return linear_operator_rotated(fb, fd, s, pass, cm, ck, eps);
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
@@ -1844,7 +2050,7 @@ static void psd_clamp(double* S, int n, double* work) {
     }
 }
 
-static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
+static void linear_symmetric(struct cfMbsFeState* s, int ndof, int turn_z) {
   const int nr = s->nrow;
   if (nr < 2) return;
   double* G = s->lsym;                        /* [nr^2] LU of G */
@@ -1855,6 +2061,7 @@ static void linear_symmetric(struct cfMbsFeState* s, int ndof) {
       G[k * nr + l] = s->H[k * nr + l], X[k * nr + l] = 0.5 * (s->H[k * nr + l] + s->H[l * nr + k]);
   memcpy(s->H, X, sizeof(double) * (size_t)nr * nr);
   psd_clamp(s->H, nr, t + nr);
+  if (!turn_z) return;
   double big = 0;
   for (int k = 0; k < nr * nr; k++) big = fmax(big, fabs(G[k]));
   for (int c = 0; c < nr; c++) {
@@ -1928,8 +2135,7 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
       for (int a = 0; a < 3; a++) {
         double w = B[a];
         if (w == 0) continue;
-        const double* zt = s->Zt + (size_t)(3 * c->ft_vec[t] + a) * ndof;
-        for (int j = 0; j < ndof; j++) z[j] += w * zt[j];
+        axpy_n(w, s->Zt + (size_t)(3 * c->ft_vec[t] + a) * ndof, z, ndof);
       }
     }
   }
@@ -1948,8 +2154,7 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
 static void linear_ze0(struct cfMbsFeState* s, int ndof) {
   memset(s->ze0, 0, sizeof(double) * (size_t)ndof);
   for (int k = 0; k < s->nrow; k++) {
-    const double e = s->e0[k], *z = s->Z + (size_t)k * ndof;
-    for (int j = 0; j < ndof; j++) s->ze0[j] += e * z[j];
+    axpy_n(s->e0[k], s->Z + (size_t)k * ndof, s->ze0, ndof);
   }
 }
 
@@ -1969,8 +2174,8 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       cfData* fd = d->fe_data[fb - m->fe];
       const double* bb = s->bF;
       double* x = s->v0;
-      if (fb->linear_exact) {
-        int st = cf_sparse_solve(&s->sp, s->bF, s->v0);
+      if (fb->linear_exact || fb->linear_rotated) {
+        int st = fb->linear_exact ? cf_sparse_solve(&s->sp, s->bF, s->v0) : rotated_apply(fb, fd, s, 1, &bb, &x);
         if (st < 0) return st;
         gather(fb, d->q, s->xp);
         for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
@@ -2020,8 +2225,7 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
   }
   for (int k = 0; k < nr; k++) { /* s->w: the joint part's multipliers (overwritten by cf_mbs__fe_solve next) */
     const double ek = s->w[k];
-    const double* z = s->Z + (size_t)k * ndof;
-    for (int j = 0; j < ndof; j++) s->y[j] += ek * z[j];
+    axpy_n(ek, s->Z + (size_t)k * ndof, s->y, ndof);
   }
   return CF_OK;
 }
@@ -2178,7 +2382,8 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * with a bolt on it diverged from 1e-16 at ~20x per iteration. 1e6 keeps that error at 1e-10
      * and the augmented Lagrangian still contracts Phi by ~1e-6 per iteration. */
     if (lin && lin_new_z) { /* J_F Z = sym(G): the Woodbury exact for the step's model */
-      linear_symmetric(s, ndof);
+      /* "rotated": Z is the exact inverse of one symmetric operator, G symmetric to round-off */
+      linear_symmetric(s, ndof, !fb->linear_rotated);
       memcpy(s->Gsym, s->H, sizeof(double) * (size_t)nr * nr);
     } else if (lin) {
       memcpy(s->H, s->Gsym, sizeof(double) * (size_t)nr * nr);
@@ -2258,7 +2463,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
       s->w[k] = t;
     }
     for (int k = 0; k < nr; k++) /* y -= Z H (r + w) */
-      for (int j = 0; j < ndof; j++) s->y[j] -= s->Z[(size_t)k * ndof + j] * s->w[k];
+      axpy_n(-s->w[k], s->Z + (size_t)k * ndof, s->y, ndof);
     for (int n = 0; n < fb->nnode; n++)
       for (int a3 = 0; a3 < 3; a3++) x[fb->qadr[n] + a3] = s->y[3 * n + a3];
   }

@@ -214,7 +214,7 @@ enum { CF_MBS_RHS_GENERAL = 0, CF_MBS_RHS_NEWTON = 1, CF_MBS_RHS_JTE = 2 };
 /* ---- mbs_fe.c (FE bodies; their part of each stage: cf_mbs__fe_kind) ---- */
 /* corotational bodies: the condensation (the solver's side) */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
-double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d); /* the linear coupling's one-pass check */
+double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d); /* the linear coupling's one-pass check: > 1 linearises again */
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint row of a corotational body */
 void cf_mbs__set_dt(cfMbsModel* m, double h);
 void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, const double* mult, double scale,

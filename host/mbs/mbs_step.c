@@ -65,13 +65,6 @@ void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK) {
 
 static int step(const cfMbsModel* m, cfMbsData* d);
 
-/* the largest angle (rad) by which the linear coupling's first Newton iterate may turn a part beyond
- * its predicted rigid rotation before the part is linearised again: the step's model turns it by
- * the difference linearly, I + skew(d), which stretches it by d^2 / 2. At a run's first step (no
- * acceleration known yet: 3e-3 rad) the lug with E x 100 took 0.05 J (its swing's energy) that way;
- * with 1e-3 it gained 3.4e-3 of its swing's energy in 300 steps of 10 ms, with 3e-4 1.1e-3 (26 steps
- * linearised twice, mostly its first), with 1e-4 the same (163). */
-#define SINGLE_MISS 3e-4
 
 /* the largest |dq|, in tol_dq, a stalled Newton iteration may end at (step(), below) */
 #define NEWTON_FLOOR 100
@@ -144,8 +137,8 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
       for (int i = 0; i < nc; i++) d->lambda[i] += alpha * d->con_pen[i] * d->phi[i];
       /* the linear coupling linearises its parts once (mbs_fe.c, "the linear coupling": at the
        * predictor, the element rotations turned by the part's predicted rigid rotation), and a second
-       * time only where the first Newton iterate turned a part by more than SINGLE_MISS beyond that
-       * (cf_mbs__fe_single_miss), at the rotations of that iterate. It
+       * time only where the first Newton iterate turned a part beyond that by more than the part
+       * allows (cf_mbs__fe_single_miss: 3e-4 rad for a free part), at the rotations of that iterate. It
        * is measured at the first iterate whose constraints are as good as the predictor's (10x):
        * usually the first. Where the first update throws the constraints far off (the double
        * four-bar with three flexible bars: massless pins between the bars, |Phi| 0.35 m after the
@@ -156,7 +149,7 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
         const int conv0 = dqmax <= m->opt.tol_dq && phimax <= m->opt.tol_phi;
         if (conv0 || phimax <= fmax(10 * phi_pred, m->opt.tol_phi)) {
           pass_checked = 1;
-          if (cf_mbs__fe_single_miss(m, d) > SINGLE_MISS) {
+          if (cf_mbs__fe_single_miss(m, d) > 1) {
             d->fe_pass = 1;
             d->fe_twice++;
             if (conv0) dqmax = INFINITY; /* not converged: the second linearisation's update follows */

@@ -642,10 +642,10 @@ void cf_mbs_scene_set_coupling(cfMbsScene* s, int coupling);
  * is usable, else as the scene says. CF_ERR_UNSUPPORTED for cuda without a corotational body. Call
  * after cf_mbs_scene_set_coupling. */
 int cf_mbs_scene_set_backend(cfMbsScene* s, int backend);
-/* The viewer's choice for a scene that does not choose its coupling: the linear coupling, and the PCG
- * (the "factor": "pcg" path: the part's own preconditioner, the interface turned from rest) for the
- * corotational bodies that do not choose their "factor": interactive speed first (docs/mbs.md,
- * "The linear coupling"). */
+/* The viewer's choice for a scene that does not choose its coupling: the linear coupling, and the
+ * rotated factor ("factor": "rotated": the step's matrix the part's factor at rest turned with it,
+ * applied exactly) for the corotational bodies that do not choose their "factor": interactive speed
+ * first (docs/mbs.md, "The linear coupling"). */
 void cf_mbs_scene_interactive(cfMbsScene* s);
 int cf_mbs_scene_parse(const char* json, const char* path, cfMbsScene* s);
 /* Number of CSV values of a channel (3 or 1) and the values now. */

@@ -117,6 +117,11 @@ a0=$(sed -n 2p "$tmp/bar/mbs.csv" | awk -F, '{print $NF}'); a1=$(tail -1 "$tmp/b
 check "run --static starts at equilibrium: $a0, $a1 after 0.1 s" "[ $rc -eq 0 ] && echo \"\$out\" | grep -q 'start: static equilibrium' && awk 'BEGIN{r = 50 * $a0 + 4.905 * cos($a0); exit !(r * r < 1e-12 && ($a1 - $a0)^2 < 1e-20 && $a0 < -0.09)}'"
 out=$("$BIN" run --static scenes/lug_pull.json --out "$tmp/fest" 2>&1); rc=$?
 check "run --static of an FE scene refused: '$out'" "[ $rc -eq 1 ] && echo \"\$out\" | grep -q -- '--static applies to mechanisms' && [ ! -e $tmp/fest ]"
+# a missing file with --coupling: said as a missing file (it was "--coupling applies to mechanisms")
+out=$("$BIN" run "$tmp/no_such_scene.json" --coupling linear 2>&1); rc=$?
+check "run --coupling of a missing file names the file and why: '$out'" "[ $rc -eq 1 ] && echo \"\$out\" | grep -q 'no_such_scene.json: cannot read' && ! echo \"\$out\" | grep -q -- '--coupling applies'"
+out=$("$BIN" run scenes/lug_pull.json --coupling linear --out "$tmp/fecp" 2>&1); rc=$?
+check "run --coupling of an FE scene refused: '$out'" "[ $rc -eq 1 ] && echo \"\$out\" | grep -q -- '--coupling applies to mechanisms' && [ ! -e $tmp/fecp ]"
 
 echo "cli: $fail failed"
 [ $fail -eq 0 ]

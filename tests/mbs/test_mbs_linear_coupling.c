@@ -25,9 +25,12 @@
 #include "swing_period.h"
 
 static const char* kPath = COFEM_SOURCE_DIR "/scenes/mbs/test_linear_coupling.json"; /* for relative paths */
-static int g_pcg; /* the variant under test: 0 "factor": "exact", 1 "factor": "pcg" */
-static const char* factor(void) { return g_pcg ? ", \"factor\": \"pcg\", \"tol\": 1e-6" : ""; }
-static const char* vname(void) { return g_pcg ? "PCG" : "exact factor"; }
+static int g_pcg; /* the variant under test: 0 "factor": "exact", 1 "factor": "pcg", 2 "factor": "rotated" */
+static const char* factor(void) {
+  return g_pcg == 1 ? ", \"factor\": \"pcg\", \"tol\": 1e-6" : g_pcg == 2 ? ", \"factor\": \"rotated\"" : "";
+}
+static const char* vname(void) { return g_pcg == 1 ? "PCG" : g_pcg == 2 ? "rotated factor" : "exact factor"; }
+static const char* kVarKey[3] = {"exact", "pcg", "rotated"};
 
 static void lug_json(char* out, size_t n, double theta0, double dt, const char* coupling, const char* flex_extra) {
   snprintf(out, n,
@@ -153,8 +156,8 @@ static void run_door(int coupling, int nstep, DoorRun* r) {
   int st = cf_mbs_scene_load(COFEM_SOURCE_DIR "/scenes/mbs/door_on_fe_hinge.json", &s);
   CHECK_OK(st);
   if (st < 0) return;
-  if (coupling == CF_MBS_COUPLING_LINEAR && g_pcg) /* "factor": "pcg" with the scene's own tolerance */
-    for (int i = 0; i < s.def.nfe; i++) s.def.fe[i].a0_pcg = 1, s.def.fe[i].exact_factor = 0;
+  if (coupling == CF_MBS_COUPLING_LINEAR && g_pcg) /* "factor": "pcg" with the scene's own tolerance, or "rotated" */
+    for (int i = 0; i < s.def.nfe; i++) s.def.fe[i].a0_pcg = g_pcg == 1, s.def.fe[i].exact_factor = 0;
   cf_mbs_scene_set_coupling(&s, coupling);
   cfMbsModel* m = NULL;
   cfMbsData* d = NULL;
@@ -311,12 +314,14 @@ static int run_case(int argc, char** argv, const char* name) {
 
 int main(int argc, char** argv) {
   if (run_case(argc, argv, "errors")) test_errors();
-  for (g_pcg = 0; g_pcg < 2; g_pcg++) {
-    if (run_case(argc, argv, g_pcg ? "exact" : "pcg") && argc > 1 && !run_case(argc, argv, g_pcg ? "pcg" : "exact")) continue;
+  for (g_pcg = 0; g_pcg < 3; g_pcg++) {
+    int named = 0; /* a variant named on the command line: that one only */
+    for (int v = 0; v < 3; v++) named |= argc > 1 && run_case(argc, argv, kVarKey[v]);
+    if (named && !run_case(argc, argv, kVarKey[g_pcg])) continue;
     if (run_case(argc, argv, "pendulum")) test_pendulum();
     if (run_case(argc, argv, "door")) test_door();
     if (run_case(argc, argv, "stiff")) test_stiff();
-    if (!g_pcg && run_case(argc, argv, "bars")) test_pinned_bars(); /* the PCG path fails there: docs/comparison.md, case 2 */
+    if (g_pcg != 1 && run_case(argc, argv, "bars")) test_pinned_bars(); /* the PCG path fails there: docs/comparison.md, case 2 */
   }
   TEST_END();
 }

@@ -6,7 +6,9 @@
 #  - the mouse pulls the lug of scenes/mbs/lug_corotational.json (cf_mbs_fe_set_extra_force):
 #    against the same run without the pull, the lug has moved and the picked point is nearer the
 #    cursor's point;
-#  - a rigid mechanism (scenes/mbs/double_fourbar.json) is drawn as boxes and joint spheres.
+#  - a rigid mechanism (scenes/mbs/double_fourbar.json) is drawn as boxes and joint spheres;
+#  - the door on the FE hinge (scenes/mbs/door_on_fe_hinge.json) swings, the hinge deforms under it,
+#    and pulling the hinge with the mouse deforms it further.
 # Exits 77 without Xvfb or OpenGL.
 set -u
 . "$(dirname "$0")/../../viewer/test_env.sh"
@@ -83,6 +85,30 @@ check "door: exits 0, the coloured hinge is $(v door cool_frac) + $(v door warm_
 box=$(f "$tmp/door.out" end box_door)
 check "door: drawn as its shape, edges $box m (0.9, 0.04, 2)" \
   "cond '$(vnorm "$(vsub "$box" "0.9,0.04,2")") < 1e-4'"
+
+# the door on the FE hinge runs interactively (issue 27; the viewer's linear coupling with the rotated
+# factor): the door swings, the hinge deforms under it, and the mouse pulling the hinge's pin set
+# deforms it further than the same run without the pull
+for run in dfree dpulled; do
+  {
+    echo "frame 0 report start"
+    echo "frame 2 drag_start @load"
+    if [ $run = dpulled ]; then echo "frame 3 drag_by 0 60"; else echo "frame 3 drag_end"; fi
+    echo "frame 9 report mid"
+    echo "frame 20 report end"
+    echo "quit"
+  } >"$tmp/$run.txt"
+  run_view $run scenes/mbs/door_on_fe_hinge.json --script "$tmp/$run.txt" --fixed-steps 1 --size 800x500 --samples 0
+  check "door ($run): viewer exits 0, no step failed" "[ $(cat "$tmp/$run.rc") -eq 0 ] && [ '$(f "$tmp/$run.out" end error)' = 0 ]"
+done
+dmove=$(vnorm "$(vsub "$(f "$tmp/dfree.out" mid x_door)" "$(f "$tmp/dfree.out" start x_door)")")
+uel_free=$(f "$tmp/dfree.out" end uel_hinge); uel_pull=$(f "$tmp/dpulled.out" end uel_hinge)
+echo "door: centre moved $dmove m in 0.09 s; the hinge's largest elastic displacement $uel_free m, pulled $uel_pull m" \
+  "(force $(f "$tmp/dpulled.out" end fmag) N on $(f "$tmp/dpulled.out" end pick_body))"
+check "door: swings (its centre, 1 m below the pin, moves > 0.05 m in 0.09 s from 1.5 rad/s)" "cond '$dmove > 0.05'"
+check "door: the hinge deforms under it (> 3e-6 m; measured 1.1e-5)" "cond '$uel_free > 3e-6'"
+check "door: pulling the hinge's pin set deforms it further (> 1.2x the run without the pull)" \
+  "[ '$(f "$tmp/dpulled.out" end pick_body)' = hinge ] && cond '$uel_pull > 1.2 * $uel_free'"
 
 # unattended runs fail as `cofem run` does (issue 31, class 8): a step that fails (here Newton with
 # "max_iter": 1) ends --screenshot with exit 1 (it exited 0); --backend cpu moves a scene's GPU body
