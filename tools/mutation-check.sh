@@ -99,6 +99,13 @@ MUTATIONS=(
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"
   # the linear coupling's rotated factor: a free part turned as a whole
   "host/mbs/mbs_fe.c|    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;|    whole = 0;|linear coupling, rotated factor: a free part turned node by node"
+  # angle drivers at FE sets, joints between FE and modal sets (issue 27)
+  "host/mbs/mbs_constraints.c|const double scos = (s == 1) != gmeas ? 1 : -1;|const double scos = (s == 1) != gmeas ? -1 : 1;|angle driver at an FE set: the -cos term's sign flipped"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B));|angle driver at an FE set: the bias without its co' terms"
+  "host/mbs/mbs_constraints.c|const double co = c->ft_s[t] * cf_mbs__fe_term_coef(d, c, t);|const double co = c->ft_s[t];|linear coupling: the driver's coefficient left out of the interface columns' J_F"
+  "host/mbs/mbs_constraints.c|for (int a = 0; a < 3; a++) B[a] += o.M[a];|for (int a = 0; a < 3; a++) B[a] += 0 * o.M[a];|FE-modal joint: the modal set's part left out of the condensed rows' J_F"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md));|FE-modal joint: the bias without the modal side's curvature"
+  "host/mbs/mbs_constraints.c|int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);|int st = 0;|FE-modal joint: the modal frame's axes instead of the set's measured directions"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);

@@ -736,8 +736,9 @@ static int joint_type(const char* s) {
   return -1;
 }
 
-/* A joint between node sets of two flexible bodies, one of them an FE body (which the condensation
- * cannot take directly: each joint equation belongs to one FE body): through a massless virtual body,
+/* A joint between node sets of two FE bodies (which the condensation cannot take directly: each
+ * joint equation belongs to one FE body), or of an FE and a modal body when the type is not one an FE
+ * set takes (spherical, revolute, fixed: those are direct): through a massless virtual body,
  * "<joint>/pin", at the mean of body1's set at t = 0, moving with it, welded to that set ("<joint>/weld",
  * fixed) and carrying the joint itself to body2's set, as scenes/mbs/compare/double_fourbar_k*.json
  * write by hand. The joint keeps its name (its channels and reactions are the pin's side). */
@@ -852,8 +853,11 @@ static int parse_joint(const Ctx* c, const cJSON* o, int i) {
   if (j.type == CF_MBS_UNIVERSAL && cf_mbs_norm3(j.axis2) < 1e-12)
     return cf_error(CF_ERR_SCENE, "%s: %s: \"axis2\" has zero length", c->path, where);
   if (j.body1 == j.body2) return cf_error(CF_ERR_SCENE, "%s: %s: body1 and body2 are the same body", c->path, where);
-  if (j.modal_point1 >= 0 && j.modal_point2 >= 0 &&
-      (cf_mbs_def_fe_index(&c->s->def, j.body1) >= 0 || cf_mbs_def_fe_index(&c->s->def, j.body2) >= 0))
+  /* between node sets of two flexible bodies: directly when one is modal and the type is one an FE
+   * set takes (the FE set's measure against the modal set's directions), else through a pin */
+  const int fe1 = cf_mbs_def_fe_index(&c->s->def, j.body1) >= 0, fe2 = cf_mbs_def_fe_index(&c->s->def, j.body2) >= 0;
+  const int fe_type = j.type == CF_MBS_SPHERICAL || j.type == CF_MBS_REVOLUTE || j.type == CF_MBS_FIXED;
+  if (j.modal_point1 >= 0 && j.modal_point2 >= 0 && (fe1 || fe2) && ((fe1 && fe2) || !fe_type))
     return joint_through_pin(c, &j, o, where);
   st = cf_mbs_add_joint(&c->s->def, &j);
   return st < 0 ? st : CF_OK;

@@ -273,12 +273,12 @@ static int check_driver(const cfMbsDef* def, int k) {
   if (D->type == CF_MBS_DRIVE_ANGLE || D->type == CF_MBS_DRIVE_TRANSLATION) {
     if (D->joint < 0 || D->joint >= nj) return cf_error(CF_ERR_SCENE, "%s: joint id %d does not exist", who, D->joint);
     int t = def->joint[D->joint].type;
-    for (int sl = 0; sl < 2; sl++) {
+    for (int sl = 0; sl < 2; sl++) { /* an angle driver at an FE set: its angle is the set's measure */
       int b = sl ? def->joint[D->joint].body2 : def->joint[D->joint].body1;
-      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0)
-        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s': drivers at an FE body's joint are not "
-                        "supported yet (its angle is measured on the set's nodes for channels; drive a virtual body "
-                        "welded to the set instead)", who, def->joint[D->joint].name, def->body[b].name);
+      if (b >= 0 && cf_mbs_def_fe_index(def, b) >= 0 && D->type != CF_MBS_DRIVE_ANGLE)
+        return cf_error(CF_ERR_SCENE, "%s: joint '%s' is on FE body '%s': only angle drivers act at an FE body's "
+                        "joint (drive a virtual body welded to the set instead)", who, def->joint[D->joint].name,
+                        def->body[b].name);
     }
     if (D->type == CF_MBS_DRIVE_ANGLE && t != CF_MBS_REVOLUTE && t != CF_MBS_CYLINDRICAL)
       return cf_error(CF_ERR_SCENE, "%s: an angle driver needs a revolute or cylindrical joint; '%s' is not one", who,
@@ -455,14 +455,11 @@ static int joint_common_point(cfMbsModel* m, JointCtx* x) {
  * joint's axis: its f and g (in its plane) perpendicular to the other body's axis, and for a fixed
  * joint its f perpendicular to the other's g. The set's f (or g) measure is kept for the joint's
  * angle (m->joint_fe_dir). */
+static int fe_axis_modal_side(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbsCon* c, int which);
 static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
   const cfMbsJointDef* J = x->J;
   const int t = J->type, *fe = x->fe, *mp = x->mp;
   int s = fe[1] >= 0, ob = s ? x->b1 : x->b2;
-  if (x->mib[1 - s] >= 0)
-    return cf_error(CF_ERR_SCENE, "joint '%s': a %s joint between a node set of an FE body and a node set of a modal "
-                    "body is not supported (put a virtual body between them)", J->name,
-                    t == CF_MBS_FIXED ? "fixed" : "revolute");
   double L, Lf = 1, Lg = 1;
   char who[CF_MBS_NAME_MAX + 16];
   snprintf(who, sizeof who, "joint '%s'", J->name);
@@ -499,6 +496,7 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
     vec[nv] = vg, len[nv] = Lg, dir[nv++] = fo; /* g_set . a_other */
     if (t == CF_MBS_FIXED) vec[nv] = vf, len[nv] = Lf, dir[nv++] = fo + 6; /* f_set . g_other */
   }
+  const int other_modal = x->mib[1 - s] >= 0; /* a modal body's node set: its measured directions */
   for (int k = 0; k < nv; k++) {
     cfMbsCon* c = new_con(m, CF_MBS_CON_JOINT, x->j, x->eq++);
     c->nft = 1;
@@ -508,6 +506,10 @@ static int joint_fe_axis(const cfMbsDef* def, cfMbsModel* m, JointCtx* x) {
     cf_mbs__fe_slots(m, c);
     if (c->nb < 0)
       return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", J->name);
+    if (other_modal) {
+      int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);
+      if (st < 0) return st;
+    }
   }
   return CF_OK;
 }
@@ -565,6 +567,35 @@ static int set_axes(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbs
     if (c->nb < 0)
       return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", J->name);
   }
+  return CF_OK;
+}
+
+/* The FE axis equation c (one FE term: the set's measure d . the other body's direction b) where the
+ * other side sits at a modal point: b becomes that set's direction b + A Psi y (md_body[1],
+ * md_dir[1]; which: 1 a, 2 f, 3 g of the joint's frame on that body), as set_axes does for rigid-
+ * frame terms. */
+static int fe_axis_modal_side(const cfMbsDef* def, cfMbsModel* m, const JointCtx* x, cfMbsCon* c, int which) {
+  const int s = x->fe[1] >= 0, sl = 1 - s; /* the modal side */
+  const int ib = x->mib[sl], b = sl ? x->b2 : x->b1, mp = x->mp[sl];
+  c->md_body[0] = c->md_body[1] = -1;
+  const cfMbsModalDef* md = NULL;
+  for (int i = 0; i < def->nmodal; i++)
+    if (def->modal[i].body == b) md = &def->modal[i];
+  if (ib < 0 || !md) return CF_OK;
+  const cfMbsModalPoint* pt = &md->point[mp];
+  char who[CF_MBS_NAME_MAX + 16];
+  snprintf(who, sizeof who, "joint '%s'", x->J->name);
+  int ip = cf_mbs__reduction_point_of(md->red, pt->nodes, pt->nnode), dir, st;
+  if (ip >= 0)
+    st = cf_mbs__modal_dir_point(m, ib, md->red, md->first_mode < 0 ? md->red->nrigid : md->first_mode, ip,
+                                 x->fr + 12 * sl + 3 * which, &dir);
+  else
+    st = cf_mbs__modal_dir(m, ib, pt->nodes, pt->nnode, x->fr + 12 * sl + 3 * which, who, pt->name, &dir);
+  if (st < 0) return st;
+  if (dir < 0) return CF_OK; /* a clamped point: the frame's axes are its axes */
+  c->md_body[1] = ib, c->md_dir[1] = dir, c->nmd = 1;
+  finish_modal_dir_slots(m, c);
+  if (c->nb < 0) return cf_error(CF_ERR_NOMEM, "joint '%s': out of memory for its equations' gradients", x->J->name);
   return CF_OK;
 }
 
@@ -693,6 +724,38 @@ static int compile_joint(const cfMbsDef* def, cfMbsModel* m, int j) {
   return by_type[x.J->type](def, m, &x);
 }
 
+/* An angle driver at a joint with an FE node set on side s: the angle cf_mbs__joint_raw_angle
+ * measures, atan2(g1 . f2, f1 . f2), with the set's f the node sum d_f (or, where f is a flat set's
+ * normal, d_g x a_o from its g measure; a_o, f_o, g_o the other body's axes) and g1 = a2 x f1 when
+ * the set is body1. Written as sin(th) (f1 . f2) - cos(th) (g1 . f2) = sin(th - angle), every term
+ * is (node sum) . (the other body's direction), times sin(th) or -cos(th):
+ *   s = 1 (body2 at the set):  f: sin th (d_f . f_o) - cos th (d_f . g_o)
+ *                              g: sin th (d_g . g_o) + cos th (d_g . f_o)   (f2 = d_g x a_o)
+ *   s = 0 (body1 at the set):  f: sin th (d_f . f_o) + cos th (d_f . g_o)   (g1 = a_o x d_f)
+ *                              g: sin th (d_g . g_o) - cos th (d_g . f_o)   (f1 = d_g x a_o,
+ *                                 g1 = a_o x f1 = d_g - a_o (a_o . d_g): the second part is
+ *                                 perpendicular to f_o)
+ * with the vectors' rest length 1. The FE terms' time-dependent coefficients: ft_coef. */
+static void driver_fe_angle(cfMbsModel* m, cfMbsCon* c, int j) {
+  const int s = m->joint_fe_dir[4 * j + 2] >= 0, ob = m->joint_body[2 * j + 1 - s];
+  const int ib = m->joint_fe_dir[4 * j + 2 * s], v = m->joint_fe_dir[4 * j + 2 * s + 1];
+  const double* fo = m->joint_frame + 24 * j + 12 * (1 - s) + 6; /* the other body's f, g */
+  const int gmeas = v < -1;
+  /* per case: the directions (f_o or g_o) of the sin and the cos term, and the cos term's sign */
+  const double* dsin = gmeas ? fo + 3 : fo;
+  const double* dcos = gmeas ? fo : fo + 3;
+  const double scos = (s == 1) != gmeas ? 1 : -1; /* the -cos term's sign (the four cases above) */
+  c->nft = 2;
+  for (int k = 0; k < 2; k++) {
+    c->ft_fe[k] = ib, c->ft_vec[k] = gmeas ? -2 - v : v, c->ft_comp[k] = -1;
+    c->ft_coef[k] = k ? CF_MBS_COEF_NEGCOS : CF_MBS_COEF_SIN;
+    c->ft_s[k] = k ? scos : 1;
+    c->ft_b[k] = vec_dir(ob, k ? dcos : dsin);
+  }
+  finish_con(c);
+  cf_mbs__fe_slots(m, c);
+}
+
 /* driver k: its equation */
 static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
   const cfMbsDriverDef* Dd = &def->driver[k];
@@ -704,7 +767,11 @@ static void compile_driver(const cfMbsDef* def, cfMbsModel* m, int k) {
   m->driver_con[k] = m->ncon;
   cfMbsCon* c = new_con(m, CF_MBS_CON_DRIVER, k, 0);
   c->driver = k;
-  if (Dd->type == CF_MBS_DRIVE_ANGLE) {
+  /* a revolute at an FE set keeps the set's f (or g) measure (joint_fe_axis) */
+  if (Dd->type == CF_MBS_DRIVE_ANGLE && (m->joint_fe_dir[4 * Dd->joint] >= 0 || m->joint_fe_dir[4 * Dd->joint + 2] >= 0)) {
+    driver_fe_angle(m, c, Dd->joint);
+    return;
+  } else if (Dd->type == CF_MBS_DRIVE_ANGLE) {
     /* sin(f) (f1.f2) - cos(f) (g1.f2) = sin(f - angle) */
     int j = Dd->joint, b1 = m->joint_body[2 * j], b2 = m->joint_body[2 * j + 1];
     const double* fr = m->joint_frame + 24 * j;
@@ -790,6 +857,13 @@ static void cst_eval(int kind, const double* F, double c[3]) {
 
 static const double kZero3[3] = {0, 0, 0};
 
+double cf_mbs__fe_term_coef(const cfMbsData* d, const cfMbsCon* c, int t) {
+  if (c->ft_coef[t] == CF_MBS_COEF_ONE || c->driver < 0) return 1;
+  double co[3];
+  coef_eval(c->ft_coef[t], d->drv + 3 * c->driver, co);
+  return co[0];
+}
+
 static void add_grad(const cfMbsModel* m, const cfMbsCon* c, double* row, const cfMbsVec* v, const double g[3]) {
   (void)m;
   for (int t = 0; t < v->nb; t++) {
@@ -839,6 +913,7 @@ typedef struct ModalDir {
   double py[3], M[3];
 } ModalDir;
 
+
 static void modal_dir_eval(const cfMbsModel* m, const cfMbsCon* c, int sd, const double* q, const double* qd, ModalDir* o,
                            double Md[3], double Mc[3]) {
   int nblk;
@@ -861,6 +936,19 @@ static void modal_dir_eval(const cfMbsModel* m, const cfMbsCon* c, int sd, const
       Mc[i] += 2 * Ad[3 * a + i] * pyd[a];
     }
   }
+}
+
+void cf_mbs__fe_term_dir(const cfMbsModel* m, const cfMbsData* d, const cfMbsCon* c, int t, const double* q, double B[3]) {
+  B[0] = B[1] = B[2] = 0;
+  if (c->ft_comp[t] >= 0) B[c->ft_comp[t]] = 1;
+  else cf_mbs_vec_val(m, &c->ft_b[t], q, B);
+  if (c->nmd) { /* a modal set's direction: + A Psi y */
+    ModalDir o;
+    modal_dir_eval(m, c, 1, q, NULL, &o, NULL, NULL);
+    for (int a = 0; a < 3; a++) B[a] += o.M[a];
+  }
+  const double co = c->ft_s[t] * cf_mbs__fe_term_coef(d, c, t);
+  for (int a = 0; a < 3; a++) B[a] *= co;
 }
 
 /* row += s d(g . M)/dq for a fixed vector g: the frame's axes e_a get s g py_a, y_j gets s sum_a (g . e_a) Psi_aj */
@@ -937,8 +1025,21 @@ static void phi_row(const cfMbsModel* m, cfMbsData* d, const double* q, int want
       }
     }
     for (int k = 0; k < c->nmt; k++) phi += modal_term(m, c, k, q, NULL, want_jac ? row : NULL);
-    for (int k = 0; k < c->nft; k++) phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL);
-    if (c->nmd) phi += modal_dir_term(m, c, q, NULL, want_jac ? row : NULL);
+    for (int k = 0; k < c->nft; k++) {
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      if (c->nmd) { /* an FE set's measure against a modal set's direction b + M (fe_axis_modal_side) */
+        ModalDir o;
+        double S[3], B[3];
+        modal_dir_eval(m, c, 1, q, NULL, &o, NULL, NULL);
+        phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL, co[0], o.M);
+        cf_mbs__fe_term_vecs(m, c, k, q, NULL, S, B, NULL, NULL);
+        if (want_jac) modal_dir_grad(m, c, &o, q, S, c->ft_s[k] * co[0], row);
+        continue;
+      }
+      phi += cf_mbs__fe_term(m, c, k, q, NULL, want_jac ? row : NULL, co[0], NULL);
+    }
+    if (c->nmd && !c->nft) phi += modal_dir_term(m, c, q, NULL, want_jac ? row : NULL);
     if (d->con_off && d->con_off[i]) { /* switched off (cf_mbs_set_joint_active): holds nothing */
       phi = 0;
       if (want_jac) memset(row, 0, sizeof(double) * 12 * (size_t)c->nb);
@@ -972,6 +1073,11 @@ static void phit_row(const cfMbsModel* m, cfMbsData* d, const double* q, double*
       cf_mbs_vec_val(m, &c->b[k], q, B);
       v += c->s[k] * co[1] * cf_mbs_dot3(A, B);
     }
+    for (int k = 0; k < c->nft; k++) { /* FE terms of an angle driver: co' s S . B */
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      if (co[1] != 0) v += cf_mbs__fe_term(m, c, k, q, NULL, NULL, co[1], NULL);
+    }
     out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
 }
@@ -1003,8 +1109,24 @@ static void bias_row(const cfMbsModel* m, cfMbsData* d, const double* q, const d
       }
     }
     for (int k = 0; k < c->nmt; k++) v += modal_term(m, c, k, q, qd, NULL);
-    for (int k = 0; k < c->nft; k++) v += cf_mbs__fe_term(m, c, k, q, qd, NULL);
-    if (c->nmd) v += modal_dir_term(m, c, q, qd, NULL);
+    for (int k = 0; k < c->nft; k++) {
+      double co[3];
+      coef_eval(c->ft_coef[k], F, co);
+      v += cf_mbs__fe_term(m, c, k, q, qd, NULL, co[0], NULL); /* 2 co s Sd . Bd */
+      if (c->nmd) { /* the modal set's direction b + M: its part 2 s Sd . Md + s S . Mc */
+        ModalDir o;
+        double S[3], B[3], Sd[3], Bd[3], Md[3], Mc[3];
+        modal_dir_eval(m, c, 1, q, qd, &o, Md, Mc);
+        cf_mbs__fe_term_vecs(m, c, k, q, qd, S, B, Sd, Bd);
+        v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));
+      }
+      if (co[1] != 0 || co[2] != 0) { /* an angle driver's: s (co'' S . B + 2 co' (Sd . B + S . Bd)) */
+        double S[3], B[3], Sd[3], Bd[3];
+        cf_mbs__fe_term_vecs(m, c, k, q, qd, S, B, Sd, Bd);
+        v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));
+      }
+    }
+    if (c->nmd && !c->nft) v += modal_dir_term(m, c, q, qd, NULL);
     out[i] = d->con_off && d->con_off[i] ? 0 : v;
   }
 }

@@ -854,12 +854,13 @@ static int slot_of_body(const cfMbsCon* c, int b) {
   return 0;
 }
 
-/* FE term k of equation c: its value at q and gradient (added to row), or its acceleration bias
- * 2 s Sdot . Bdot when qd is given */
-double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row) {
+/* FE term k of equation c times co (its driver coefficient's value, 1 without): its value at q and
+ * gradient (added to row), or its acceleration bias 2 s co Sdot . Bdot when qd is given */
+double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row,
+                       double co, const double* Bx) {
   const struct cfMbsFeBody* fb = &m->fe[c->ft_fe[k]];
   int v = c->ft_vec[k], comp = c->ft_comp[k];
-  double s = c->ft_s[k], S[3], B[3];
+  double s = co * c->ft_s[k], S[3], B[3];
   if (qd) {
     if (comp >= 0) return 0; /* constant direction: the term is linear in q */
     vec_sum(fb, v, qd, S);
@@ -869,11 +870,14 @@ double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const doub
   vec_sum(fb, v, q, S);
   if (comp >= 0) B[0] = B[1] = B[2] = 0, B[comp] = 1;
   else cf_mbs_vec_val(m, &c->ft_b[k], q, B);
+  double Bt[3] = {B[0], B[1], B[2]}; /* with Bx: the nodes' gradient and the value take B + Bx */
+  if (Bx)
+    for (int a = 0; a < 3; a++) Bt[a] += Bx[a];
   if (row) {
     for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) {
       int n = fb->vec_node[e];
       double* r = row + 12 * slot_of_body(c, fb->node_blk[n]) + (fb->qadr[n] - m->body_qadr[fb->node_blk[n]]);
-      for (int a = 0; a < 3; a++) r[a] += s * fb->vec_w[e] * B[a];
+      for (int a = 0; a < 3; a++) r[a] += s * fb->vec_w[e] * Bt[a];
     }
     if (comp < 0) {
       const cfMbsVec* bv = &c->ft_b[k];
@@ -885,7 +889,22 @@ double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const doub
       }
     }
   }
-  return s * cf_mbs_dot3(S, B);
+  return s * cf_mbs_dot3(S, Bt);
+}
+
+/* FE term k's factors at q: S = sum_i w_i x_i and B; with qd also their rates Sd, Bd (the bias of
+ * a term whose coefficient moves with time: 2 co' (Sd . B + S . Bd)) */
+void cf_mbs__fe_term_vecs(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double S[3],
+                          double B[3], double Sd[3], double Bd[3]) {
+  const struct cfMbsFeBody* fb = &m->fe[c->ft_fe[k]];
+  const int v = c->ft_vec[k], comp = c->ft_comp[k];
+  vec_sum(fb, v, q, S);
+  if (comp >= 0) B[0] = B[1] = B[2] = 0, B[comp] = 1;
+  else cf_mbs_vec_val(m, &c->ft_b[k], q, B);
+  if (!qd) return;
+  vec_sum(fb, v, qd, Sd);
+  if (comp >= 0) Bd[0] = Bd[1] = Bd[2] = 0;
+  else cf_mbs_vec_lin(m, &c->ft_b[k], qd, Bd);
 }
 
 /* the node blocks of the equation's FE terms (and their vectors' bodies) become slots; nb = -1
@@ -2111,11 +2130,10 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
     memset(z, 0, sizeof(double) * (size_t)ndof);
     for (int t = 0; t < c->nft; t++) {
       if (c->ft_fe[t] != ib) continue;
-      double B[3] = {0, 0, 0};
-      if (c->ft_comp[t] >= 0) B[c->ft_comp[t]] = 1;
-      else cf_mbs_vec_val(m, &c->ft_b[t], d->q, B);
+      double B[3]; /* s B: an angle driver's sin / -cos in s, a modal set's A Psi y in B */
+      cf_mbs__fe_term_dir(m, d, c, t, d->q, B);
       for (int a = 0; a < 3; a++) {
-        double w = c->ft_s[t] * B[a];
+        double w = B[a];
         if (w == 0) continue;
         axpy_n(w, s->Zt + (size_t)(3 * c->ft_vec[t] + a) * ndof, z, ndof);
       }

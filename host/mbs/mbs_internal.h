@@ -222,7 +222,14 @@ void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, con
 void cf_mbs__fe_jac_mult_condensed(const cfMbsModel* m, const cfMbsData* d, double* y);
 int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double* x,
                      int (*solve_I)(const cfMbsModel*, cfMbsData*, const double*, double*), double* bI);
-double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row);
+double cf_mbs__fe_term(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double* row,
+                       double co, const double* Bx);
+/* FE term t's s co B at q, B with a modal set's part when the equation has one: its J_F^T = (w_i s co B)_i */
+void cf_mbs__fe_term_dir(const cfMbsModel* m, const cfMbsData* d, const cfMbsCon* c, int t, const double* q, double B[3]);
+void cf_mbs__fe_term_vecs(const cfMbsModel* m, const cfMbsCon* c, int k, const double* q, const double* qd, double S[3],
+                          double B[3], double Sd[3], double Bd[3]);
+/* FE term t's driver coefficient at the drivers' values in d (1 for a joint's term) */
+double cf_mbs__fe_term_coef(const cfMbsData* d, const cfMbsCon* c, int t);
 void cf_mbs__fe_slots(const cfMbsModel* m, cfMbsCon* c);
 /* point k of FE body ib: global position at t = 0; returns its mean vector */
 int cf_mbs__fe_point(const cfMbsModel* m, int ib, int k, double P[3]);

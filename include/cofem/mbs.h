@@ -265,9 +265,10 @@ typedef struct cfMbsCon {
   /* FE node-set terms (lumped FE bodies, cofem/mbs_fe.h): Phi += ft_s[k] (sum_i w_i x_i) . B_k,
    * the weighted node sum ft_vec[k] of FE body ft_fe[k] (a node set's mean, or the difference of
    * the means of its two halves along a joint axis), B_k = e_(ft_comp[k]) when ft_comp[k] >= 0,
-   * else the affine vector ft_b[k] (host/mbs/mbs_fe.c evaluates them) */
+   * else the affine vector ft_b[k] (host/mbs/mbs_fe.c evaluates them); times the driver value's
+   * coefficient ft_coef[k] (CF_MBS_COEF_*: an angle driver at an FE set, issue 27) */
   int nft;
-  int ft_fe[2], ft_vec[2], ft_comp[2];
+  int ft_fe[2], ft_vec[2], ft_comp[2], ft_coef[2];
   double ft_s[2];
   cfMbsVec ft_b[2];
 } cfMbsCon;
