@@ -88,9 +88,9 @@ small() {
   meshp flex_rod_o2.geo flex_rod_o2_n1_40.msh n 1 nl 40
   meshp flex_rod_o2.geo flex_rod_o2_n1_80.msh n 1 nl 80
   meshp flex_rod_o2.geo flex_rod_o2_n2_40.msh n 2 nl 40
-  meshp kane_beam_o2.geo kane_beam_o2_20.msh ny 1 nz 1 nl 20
-  meshp kane_beam_o2.geo kane_beam_o2_40.msh ny 1 nz 1 nl 40
-  meshp kane_beam_o2.geo kane_beam_o2_80.msh ny 1 nz 1 nl 80
+  meshp kane_beam_o2.geo kane_beam_o2_20.msh nl 20
+  meshp kane_beam_o2.geo kane_beam_o2_40.msh nl 40
+  meshp kane_beam_o2.geo kane_beam_o2_80.msh nl 80
   mesh beam.geo  beam_medium.msh 0.5
   mesh strip.geo strip.msh       1.0
 }
