@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerate the cofem test meshes from the .geo files in this directory.
 #
-#   meshes/generate.sh small    committed meshes: lug.msh, hinge.msh, beam_coarse.msh,
+#   meshes/generate.sh small    committed meshes: lug.msh, hinge.msh, beam_coarse.msh, the *_o2 ones,
 #                               beam_medium.msh, strip.msh, flex_rod_n1..4.msh, kane_beam_c/f.msh
 #                               (overwritten)
 #   meshes/generate.sh family   refinement family into meshes/cache/ (git-ignored); files that
@@ -82,6 +82,15 @@ small() {
   mesh hinge.geo hinge.msh       1.0
   mesh beam.geo  beam_coarse.msh 1.0
   mesh beam_o2.geo beam_o2.msh   1.43
+  # quadratic (10-node, straight-edged) members of the issue 30 comparisons and mechanism tests
+  mesh lug_o2.geo lug_o2.msh     1.6
+  meshp flex_rod_o2.geo flex_rod_o2_n1_20.msh n 1 nl 20
+  meshp flex_rod_o2.geo flex_rod_o2_n1_40.msh n 1 nl 40
+  meshp flex_rod_o2.geo flex_rod_o2_n1_80.msh n 1 nl 80
+  meshp flex_rod_o2.geo flex_rod_o2_n2_40.msh n 2 nl 40
+  meshp kane_beam_o2.geo kane_beam_o2_20.msh nl 20
+  meshp kane_beam_o2.geo kane_beam_o2_40.msh nl 40
+  meshp kane_beam_o2.geo kane_beam_o2_80.msh nl 80
   mesh beam.geo  beam_medium.msh 0.5
   mesh strip.geo strip.msh       1.0
 }

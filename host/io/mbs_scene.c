@@ -381,10 +381,10 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   /* mbs_fe.c predicts, turns and checks one rotation per element (the linear coupling, the
    * reduction's rest matrices): a quadratic part in a mechanism keeps its element rotations */
   mdef.rotations = CF_ROTATIONS_ELEMENT;
-  /* mbs_fe.c's couplings and lumped masses are the linear tetrahedron's */
-  if (st >= 0 && cf_mesh_npe(&part->scene.mesh) != 4)
-    st = cf_error(CF_ERR_UNSUPPORTED, "the FE scene %s has 10-node (quadratic) tetrahedra: corotational and lumped FE "
-                  "bodies of mechanisms take linear tetrahedra only for now", scene);
+  /* quadratic parts on the GPU: the CUDA element stages are the linear element's (cf_cuda_check_model) */
+  if (st >= 0 && cuda && cf_mesh_npe(&part->scene.mesh) != 4)
+    st = cf_error(CF_ERR_UNSUPPORTED, "the FE scene %s has 10-node (quadratic) tetrahedra: the GPU backend takes linear "
+                  "tetrahedra only; run this body on the CPU", scene);
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &mdef, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
     const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, part->scene.fix[k].set);

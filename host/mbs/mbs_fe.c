@@ -82,9 +82,8 @@ int cf_mbs_add_fe_body(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem)
 
 int cf_mbs_add_fe_body_as(cfMbsDef* def, const cfMbsBodyDef* b, const cfModel* fem, int corotational) {
   if (!fem || fem->nnode < 1) return cf_error(CF_ERR_ARG, "FE body '%s': no FE model", b->name);
-  if (fem->npe != 4) /* the couplings' element products and lumped masses are the linear element's */
-    return cf_error(CF_ERR_UNSUPPORTED, "FE body '%s': %d-node elements are not supported in mechanisms yet (linear "
-                    "tetrahedra only)", b->name, fem->npe);
+  if (fem->npe != 4 && fem->npe != 10)
+    return cf_error(CF_ERR_UNSUPPORTED, "FE body '%s': %d-node elements (4- or 10-node tetrahedra only)", b->name, fem->npe);
   if (def->nfe == def->cap_fe) {
     int cap = def->cap_fe ? 2 * def->cap_fe : 4;
     cfMbsFeDef* p = realloc(def->fe, sizeof *p * (size_t)cap);
@@ -311,9 +310,10 @@ static int cf_mbs__fe_compile(const cfMbsDef* def, cfMbsModel* m) {
     /* stiffness scale: the largest diagonal entry of K_e summed at a node */
     double* kd = calloc((size_t)nn, sizeof(double));
     if (!kd) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    const int npe = fem->npe, nk = 3 * npe;
     for (int e = 0; e < fem->ntet; e++)
-      for (int a = 0; a < 4; a++)
-        for (int c = 0; c < 3; c++) kd[fem->tet[4 * e + a]] += fem->Ke[144 * (size_t)e + (3 * a + c) * 13] / 3;
+      for (int a = 0; a < npe; a++)
+        for (int c = 0; c < 3; c++) kd[fem->tet[npe * e + a]] += fem->Ke[(size_t)nk * nk * e + (3 * a + c) * (nk + 1)] / 3;
     for (int n = 0; n < nn; n++) kref = fmax(kref, kd[n]);
     free(kd);
   }
@@ -380,10 +380,11 @@ static void cf_mbs__fe_pairs(const cfMbsModel* m, void (*pair)(int a, int b, voi
       }
       continue;
     }
+    const int npe = fem->npe;
     for (int e = 0; e < fem->ntet; e++)
-      for (int a = 0; a < 4; a++)
-        for (int b = a; b < 4; b++) {
-          int na = fem->tet[4 * e + a], nb = fem->tet[4 * e + b];
+      for (int a = 0; a < npe; a++)
+        for (int b = a; b < npe; b++) {
+          int na = fem->tet[npe * e + a], nb = fem->tet[npe * e + b];
           pair(fb->node_blk[na], fb->node_blk[nb], ctx);
         }
   }
@@ -635,7 +636,10 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
   /* one Newton correction of the polar from the last step's R_p, which predicted these rotations to
    * the step's miss (the lug pendulum: 1e-6 rad; the correction's error is its square). Where an
    * element bent more, the check after the first iterate linearises again with the full polar. */
-  CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
+  if (fem->npe == 10) /* the quadratic element's polar of F at the centroid, warm-started from the last R_p */
+    CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_tet10_elem_polar(e, fem->tet, fem->Gc, fd->x, fd->R));
+  else
+    CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
   turn_blocks(D, fd->R, fem->ntet);
   if (fd->node_R) turn_blocks(D, fd->node_R, fem->nnode); /* their warm start turned alike */
   gather(fb, q, fd->x);
@@ -652,6 +656,18 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
  * lagging by a step) took 1e11 J in 1.7 s; the door's hinge, clamped, bends at 4e-3 rad a step
  * beyond the polar at the step's start (its sag 1.5% off the Newton coupling's with one
  * linearisation). A GPU body: always (its polar is at the predictor, on the device). */
+/* cf_elem_turn_beyond2 of a quadratic element: the same measure of M = F R_e^T with F at its
+ * centroid (cf_tet10_deformation_gradient), the F its rotation is the polar of */
+static double tet10_turn_beyond2(const cfModel* fem, int e, const double* x, const double* R) {
+  double F[9], M[9];
+  cf_tet10_deformation_gradient(x, fem->tet + 10 * (size_t)e, fem->Gc + 30 * (size_t)e, F);
+  const double* Re = R + 9 * (size_t)e;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) M[3 * i + j] = F[3 * i] * Re[3 * j] + F[3 * i + 1] * Re[3 * j + 1] + F[3 * i + 2] * Re[3 * j + 2];
+  const double a0 = M[7] - M[5], a1 = M[2] - M[6], a2 = M[3] - M[1], c = M[0] + M[4] + M[8] - 1;
+  return c > 0 ? (a0 * a0 + a1 * a1 + a2 * a2) / (c * c) : INFINITY;
+}
+
 /* the largest angle [rad] by which a free part's elements may turn beyond R_p,e: at a run's first step
  * (no acceleration known yet: 3e-3 rad) the lug with E x 100 took 0.05 J (its swing's energy) with
  * one linearisation; with 1e-3 it gained 3.4e-3 of its swing's energy in 300 steps of 10 ms, with
@@ -679,7 +695,7 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
     gather(fb, d->q, x);
     double t2 = 0;
     for (int e = 0; e < fem->ntet; e++) {
-      const double a = cf_elem_turn_beyond2(e, fem->tet, fem->Dm_inv, x, fd->R);
+      const double a = fem->npe == 10 ? tet10_turn_beyond2(fem, e, x, fd->R) : cf_elem_turn_beyond2(e, fem->tet, fem->Dm_inv, x, fd->R);
       if (!(a <= t2)) t2 = isnan(a) ? INFINITY : a; /* a NaN position: linearise again (the step fails there) */
     }
     d->fe_state[i].lin_miss = atan(sqrt(t2));
@@ -717,7 +733,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       fe_stages_cuda(fb, fd, s, q);
     else if (s && fb->linear && d->fe_linear && d->fe_pass == 0)
       linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
-    else if (s && fb->linear && d->fe_linear && s->lin_miss < LINEAR_MISS_STEP) {
+    else if (s && fb->linear && d->fe_linear && s->lin_miss < LINEAR_MISS_STEP && fem->npe == 4) {
       /* the second linearisation, where the first iterate turned its elements little beyond R_p:
        * one Newton correction of their polar from there (its error the miss squared, 1e-5 rad on
        * the door's hinge; the full polar was a fifth of its step, with the same trajectory) */
@@ -740,12 +756,13 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     }
     if (rb != 0) {
       gather(fb, qd, fd->v);
+      const int npe = fem->npe, nk = 3 * npe;
       for (int e = 0; e < fem->ntet; e++) {
-        const double* K = fd->KR + 144 * (size_t)e;
-        const int* tn = fem->tet + 4 * e;
-        for (int r = 0; r < 12; r++) {
+        const double* K = fd->KR + (size_t)nk * nk * e;
+        const int* tn = fem->tet + npe * e;
+        for (int r = 0; r < nk; r++) {
           double s = 0;
-          for (int c = 0; c < 12; c++) s += K[12 * r + c] * fd->v[3 * tn[c / 3] + c % 3];
+          for (int c = 0; c < nk; c++) s += K[nk * r + c] * fd->v[3 * tn[c / 3] + c % 3];
           fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;
         }
       }
@@ -778,15 +795,16 @@ static void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, do
     const cfData* fd = d->fe_data[i];
     if (fb->corotational) continue; /* condensed: its matrix is formed by cf_mbs__fe_factor */
     double sk = cK + cC * fem->def.rayleigh_beta, sm = cC * fem->def.rayleigh_alpha;
+    const int npe = fem->npe, nk = 3 * npe;
     if (sk != 0)
       for (int e = 0; e < fem->ntet; e++) {
-        const double* K = fd->KR + 144 * (size_t)e;
-        const int* tn = fem->tet + 4 * e;
-        for (int a = 0; a < 4; a++)
-          for (int b = 0; b < 4; b++) {
+        const double* K = fd->KR + (size_t)nk * nk * e;
+        const int* tn = fem->tet + npe * e;
+        for (int a = 0; a < npe; a++)
+          for (int b = 0; b < npe; b++) {
             double B[9];
             for (int r = 0; r < 3; r++)
-              for (int c = 0; c < 3; c++) B[3 * r + c] = K[12 * (3 * a + r) + 3 * b + c];
+              for (int c = 0; c < 3; c++) B[3 * r + c] = K[nk * (3 * a + r) + 3 * b + c];
             cf_mbs__add_3x3(m, d->Ax, fb->qadr[tn[a]], fb->node_blk[tn[a]], fb->qadr[tn[b]], fb->node_blk[tn[b]], B, sk);
           }
       }
@@ -1146,7 +1164,7 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   double cC, cK;
   cf_mbs__step_coefficients(m, &cC, &cK);
   const double cm = 1 + cC * fem->def.rayleigh_alpha, ck = cK + cC * fem->def.rayleigh_beta;
-  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fem->Ke, fem->Mblk, cm, ck, fd->A);
+  for (int k = 0; k < fem->nnzb; k++) cf_block_gather_n(k, fem->npe, fem->blk_src_ptr, fem->blk_src, fem->Ke, fem->Mblk, cm, ck, fd->A);
   cfSparseSolver sp;
   memset(&sp, 0, sizeof sp);
   int st = cf_sparse_init(fem, 1, &sp);
@@ -1190,9 +1208,11 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
     s->zX = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
     s->zY = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
     s->zE = calloc((size_t)(s->nrow + 1), sizeof(cholmod_dense*));
-    s->G = malloc(sizeof(double) * 9 * (size_t)(fb->fem->ntet + 1));
+    /* the matrix-free forces and products are the constant-strain element's: quadratic parts
+     * always form K_R (no G) */
+    s->G = fb->fem->npe == 4 ? malloc(sizeof(double) * 9 * (size_t)(fb->fem->ntet + 1)) : NULL;
     if (!s->row || !s->Z || !s->JF || !s->H || !s->bF || !s->y || !s->r || !s->w || !s->chg || !s->zr || !s->zz ||
-        !s->zwork || !s->zX || !s->zY || !s->zE || !s->G)
+        !s->zwork || !s->zX || !s->zY || !s->zE || (!s->G && fb->fem->npe == 4))
       return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
     s->nrow = 0;
     for (int r = 0; r < m->ncon; r++)
@@ -1229,7 +1249,8 @@ static int cf_mbs__fe_state_create(const cfMbsModel* m, cfMbsData* d) {
       if (fb->linear) {
         int st = linear_create(m, fb, fd, s);
         if (st < 0) return st;
-        s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 &&
+        /* quadratic: the assembled path (the element products are the linear element's) */
+        s->lin_mf = !fb->cuda && fem->def.rayleigh_beta == 0 && fem->npe == 4 &&
                     (fem->def.preconditioner != CF_PRECOND_BLOCK_JACOBI || fb->linear_rotated);
         if (fb->linear_rotated) { /* the interface columns by one multi-column apply of the factor */
           free(s->zwork);
@@ -1429,7 +1450,7 @@ static int current_A0(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeSt
     int st = cf_cuda_download(s->gpu, fd, CF_CUDA_KR);
     if (st < 0) return st;
   }
-  for (int k = 0; k < fem->nnzb; k++) cf_block_gather(k, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
+  for (int k = 0; k < fem->nnzb; k++) cf_block_gather_n(k, fem->npe, fem->blk_src_ptr, fem->blk_src, fd->KR, fem->Mblk, cm, ck, fd->A);
   if (eps != 0)
     for (int n = 0; n < fem->nnode; n++)
       for (int a3 = 0; a3 < 3; a3++) fd->A[9 * (size_t)fem->diag[n] + 4 * a3] += eps;
@@ -1950,8 +1971,8 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   double mis = 0;
   for (int e = 0; e < fem->ntet && !clamped; e++) {
     const double* R = fd->R + 9 * (size_t)e;
-    for (int a = 0; a < 4; a++) {
-      const double* Qn = Q + 9 * (size_t)fem->tet[4 * e + a];
+    for (int a = 0; a < fem->npe; a++) {
+      const double* Qn = Q + 9 * (size_t)fem->tet[(size_t)fem->npe * e + a];
       double tr = 0;
       for (int k = 0; k < 9; k++) tr += R[k] * Qn[k];
       if (3 - tr > mis) mis = 3 - tr; /* 2 (1 - cos) ~ angle^2 (not fmax: a libm call per node) */

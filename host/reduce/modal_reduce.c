@@ -380,9 +380,12 @@ int cf_reduce_points(const cfModel* m, const int* bnodes_in, int nbnode_in, cons
   if (nbnode_in < 0 || (nbnode_in > 0 && !bnodes_in)) return cf_error(CF_ERR_ARG, "reduce: bad interface node list");
   if (npoint < 0 || (npoint > 0 && !pts)) return cf_error(CF_ERR_ARG, "reduce: bad interface point list");
   if (opt.nmodes < 0) return cf_error(CF_ERR_ARG, "reduce: %d normal modes asked for", opt.nmodes);
-  if (m->npe != 4)
-    return cf_error(CF_ERR_UNSUPPORTED, "reduce: the Craig-Bampton reduction takes linear tetrahedra only for now; "
-                    "the mesh has %d-node (quadratic) tetrahedra", m->npe);
+  /* linear or quadratic tetrahedra alike: the reduction takes the model's assembled K and M blocks
+   * (Ke gathered, Mblk), never an element's shape functions; only the one-point mass is the
+   * linear element's */
+  if (m->npe != 4 && opt.modal.mass == CF_MODAL_MASS_ONE_POINT)
+    return cf_error(CF_ERR_UNSUPPORTED, "reduce: the one-point mass is the linear tetrahedron's; the mesh has %d-node "
+                    "tetrahedra (use the model's mass)", m->npe);
   for (int i = 0; i < nbnode_in; i++)
     if (bnodes_in[i] < 0 || bnodes_in[i] >= nnode)
       return cf_error(CF_ERR_ARG, "reduce: interface node %d out of range (model has %d nodes)", bnodes_in[i], nnode);
@@ -418,7 +421,7 @@ int cf_reduce_points(const cfModel* m, const int* bnodes_in, int nbnode_in, cons
   if (r->n == 0) { st = cf_error(CF_ERR_ARG, "reduce: empty basis (no interface DOFs and no normal modes)"); goto done; }
   if ((st = alloc_reduction(r)) < 0) goto done;
   /* K blocks from the element K_e (rest state), as the modal solve and the preconditioner gather them */
-  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather_n(q, m->npe, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
 
   double t1 = cf_wall_time();
   if (npoint > 0) {

@@ -136,7 +136,8 @@ typedef struct cfReduction {
 } cfReduction;
 
 /* Reduce model m with interface nodes bnodes[nbnode] (any order, duplicates allowed; nbnode 0:
- * normal modes only). out is filled (free it with cf_reduction_free). Errors: K_ii singular (the
+ * normal modes only); linear or quadratic tetrahedra (the one-point mass: linear only,
+ * CF_ERR_UNSUPPORTED). out is filled (free it with cf_reduction_free). Errors: K_ii singular (the
  * interface and the model's supports do not hold the part against rigid-body motion: a single
  * interface node of a free solid does not), too few free DOFs, out of memory. */
 int cf_reduce(const cfModel* m, const int* bnodes, int nbnode, const cfReduceOptions* opt,

@@ -10,7 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 cp meshes/*.geo meshes/generate.sh meshes/mshstat.py "$tmp"/
 PYTHON=/nonexistent sh "$tmp/generate.sh" small >/dev/null || { echo "FAIL: generate.sh small"; exit 1; }
 fail=0
-for m in lug hinge beam_coarse beam_medium beam_o2 strip; do
+for m in lug hinge beam_coarse beam_medium beam_o2 strip lug_o2 flex_rod_o2_n1_20 flex_rod_o2_n1_40 flex_rod_o2_n1_80 \
+         flex_rod_o2_n2_40 kane_beam_o2_20 kane_beam_o2_40 kane_beam_o2_80; do
   a=$("$BIN" info "meshes/$m.msh" | sed 1s/^[^:]*://)
   b=$("$BIN" info "$tmp/$m.msh" | sed 1s/^[^:]*://)
   if [ "$a" == "$b" ]; then echo "ok: $m: $(echo "$a" | head -1)"; else
