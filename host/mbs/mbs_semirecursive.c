@@ -202,7 +202,7 @@ static void pose_of(const cfMbsModel* m, const double* q, int b, double r[3], do
  *   translations: x <- x + v_j y_j, v_j = R_P Phi_j,  beta_j = (v_j, 0), beta_dot_j = (w_P × v_j, 0)
  *   rotations a = 1, 2, 3 about the frame's axis e_a (global: e = R_I E_a) by th_a = sum_j Th_aj y_j:
  *     u_a = (x × e, e), u_dot_a = (x_dot × e + x × e_dot, e_dot) (as a revolute motion),
- *     beta_j += Th_aj u_a, beta_dot_j += Th_aj u_dot_a, R_I <- R_I Rot(E_a, th_a) */
+ *     beta_j += Th_aj u_a, D += u_dot_a th_dot_a, R_I <- R_I Rot(E_a, th_a) */
 static void modal_point_motions(cfMbsSr* s, int c, double RI[9], double x[3], double Zi[6], double Di[6], double Ai[6],
                                 int want_acc) {
   int ip = s->xmb[c], nm = s->mb_nm[ip], y0 = s->mb_z0[ip], e0 = s->mo0[c];
@@ -239,9 +239,9 @@ static void modal_point_motions(cfMbsSr* s, int c, double RI[9], double x[3], do
     cf_mbs_cross3(xd, e, t1);
     cf_mbs_cross3(x, ed, t2);
     for (int i = 0; i < 3; i++) ud[i] = t1[i] + t2[i], ud[3 + i] = ed[i];
-    for (int j = 0; j < nm; j++) {
-      double *bj = s->b + 6 * s->mo_tw[e0 + j], *bdj = s->bd + 6 * s->mo_tw[e0 + j];
-      for (int i = 0; i < 6; i++) bj[i] += Tha[j] * u[i], bdj[i] += Tha[j] * ud[i];
+    for (int j = 0; j < nm; j++) { /* (beta_dot enters D through u_dot_a th_dot_a below: not stored) */
+      double* bj = s->b + 6 * s->mo_tw[e0 + j];
+      for (int i = 0; i < 6; i++) bj[i] += Tha[j] * u[i];
     }
     for (int i = 0; i < 6; i++) {
       Zi[i] += u[i] * thd;
