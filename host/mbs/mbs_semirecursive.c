@@ -1082,6 +1082,16 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
   mat3_tvec(RC, dx, s->pc + 3 * c);
 }
 
+/* whether modal point k of modal body ib moves neither with the modes nor turns (a set clamped in the reduction):
+ * a frame point then */
+static int still_point(const cfMbsModel* m, int ib, int k) {
+  int frame, nm, blk0, nblk;
+  const double *Ph = cf_mbs__modal_point(m, ib, k, NULL, &frame, &nm, &blk0, &nblk), *Th = cf_mbs__modal_point_rotation(m, ib, k);
+  for (int i = 0; i < 3 * nm; i++)
+    if (Ph[i] != 0 || !Th || Th[i] != 0) return 0;
+  return 1;
+}
+
 /* Which joints sit at a modal parent's point (xmb, xPhi, xTh), the tree bodies' motions (mo0, mon, mo_k, mo_tw) and
  * the amplitude blocks' columns (blk_mb, blk_off). Refused, naming the joint and the body: a tree joint at a modal
  * point of its child (the child's frame would depend on its own amplitudes), and a joint other than a spherical one
@@ -1105,7 +1115,7 @@ static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
     int j = t->parent_joint[b];
     if (s->is_blk[b] || j < 0) continue;
     int ps = t->reversed[j] ? 1 : 0, cs = 1 - ps, p = t->parent[b];
-    if (m->joint_mpoint[2 * j + cs] >= 0)
+    if (m->joint_mpoint[2 * j + cs] >= 0 && !still_point(m, s->body_mb[b], m->joint_mpoint[2 * j + cs]))
       return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' sits at a node set of modal body "
                       "'%s', which is the joint's child in the spanning tree: the semi-recursive formulation takes a tree "
                       "joint at a modal point of its parent only (the child's frame would move with its own amplitudes); "
