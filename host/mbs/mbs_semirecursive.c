@@ -82,6 +82,12 @@ struct cfMbsSr {
    * joint too, before its own: Z_C = Z_P + sum_j beta_j y_dot_j + sum_k b_k z_dot_k */
   int* xmb;           /* [nb] the modal index of the parent whose point the joint sits at, else -1 */
   const double **xPhi, **xTh; /* [nb] that point's translation rows [3 nm] and rotation rows (NULL: not turned) */
+  /* the same at the child's own point (a modal child jointed at its node set): the point s + Phi y of the child
+   * sits at the joint, its frame turned by th = Th y, so the child's frame follows its own amplitudes after the
+   * joint's motions: R_C = R_I R0 Rz(-th_3) Ry(-th_2) Rx(-th_1), r_C = x - R_C (pc + Phi y); the child's amplitudes
+   * are then motions of its own joint too, after its own coordinates */
+  int* cmb;           /* [nb] the child's modal index when its joint point moves with its modes, else -1 */
+  const double **cPhi, **cTh;
   /* the motions of every tree body's joint, mo0[a] .. + mon[a]: (coordinate mo_k, twist b + 6 mo_tw), a
    * modal parent's amplitudes first (their twists beta after the nz coordinates' in b, bd), then its own */
   int nmo, *mo0, *mon, *mo_k, *mo_tw;
@@ -100,8 +106,8 @@ struct cfMbsSr {
                          rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
   double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
   /* per force element (fixed by the tree, found once): the coordinates above either body, each once,
-   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[2 (fcol0[e] + c) + slot]: 1 + the index of the twist by which
-   * column c moves that slot (in b; 0: it does not) */
+   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[4 (fcol0[e] + c) + 2 slot + {0, 1}]: 1 + the index of the twists by
+   * which column c moves that slot (in b; 0: none; a second one where the coordinate is two motions on the path) */
   int *fcol0, *fcols;
   int* fpath;
   int need_fK;        /* a force element other than a point spring: its natural-coordinate K, C are used */
@@ -181,7 +187,7 @@ void cf_mbs_sr_free(cfMbsSr* s) {
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
   free(s->mb_body), free(s->mb_nm), free(s->mb_z0), free(s->mb_qy), free(s->mb_off), free(s->mb_sq), free(s->body_mb), free(s->is_blk);
   free(s->Cm), free(s->Myy), free(s->Py), free(s->Kyy), free(s->xv), free(s->yv);
-  free(s->xmb), free(s->xPhi), free(s->xTh), free(s->mo0), free(s->mon), free(s->mo_k), free(s->mo_tw), free(s->blk_mb), free(s->blk_off);
+  free(s->xmb), free(s->xPhi), free(s->xTh), free(s->cmb), free(s->cPhi), free(s->cTh), free(s->mo0), free(s->mon), free(s->mo_k), free(s->mo_tw), free(s->blk_mb), free(s->blk_off);
   free(s);
 }
 
@@ -254,6 +260,59 @@ static void modal_point_motions(cfMbsSr* s, int c, double RI[9], double x[3], do
   }
 }
 
+/* The child's own amplitudes y as the last motions of its joint (see cfMbsSr.cmb), from R_C = R_I R0 (its joint
+ * frame), x the joint point and the velocity so far Zi (D: Di, acc Ai):
+ *   rotations a = 3, 2, 1 about the frame's axis e_a (e = R_C E_a) by -th_a (the inverse of the point's turn):
+ *     u_a as a revolute motion about x, beta_j -= Th_aj u_a, D -= u_dot_a th_dot_a, R_C <- R_C Rot(E_a, -th_a)
+ *   translations (the body slides so that its point s + Phi y stays at x): v_j = -R_C Phi_j,
+ *     beta_j += (v_j, 0), D += (w_C × v_j, 0) y_dot_j, x <- x + v_j y_j (then r_C = x - R_C pc) */
+static void child_point_motions(cfMbsSr* s, int c, double RC[9], double x[3], double Zi[6], double Di[6], double Ai[6],
+                                int want_acc) {
+  int ip = s->cmb[c], nm = s->mb_nm[ip], y0 = s->mb_z0[ip], e0 = s->mo0[c] + s->mon[c] - nm;
+  const double *Ph = s->cPhi[c], *Th = s->cTh[c];
+  const double *yd = s->zd + y0, *ydd = s->zdd + y0, *y = s->z + y0;
+  for (int j = 0; j < nm; j++) memset(s->b + 6 * s->mo_tw[e0 + j], 0, 6 * sizeof(double));
+  for (int a = 2; Th && a >= 0; a--) {
+    const double* Tha = Th + a * nm;
+    double E[3] = {a == 0, a == 1, a == 2}, e[3] = {RC[a], RC[3 + a], RC[6 + a]}, u[6], ud[6], ed[3], xd[3], t1[3], t2[3];
+    double th = 0, thd = 0, thdd = 0;
+    for (int j = 0; j < nm; j++) th -= Tha[j] * y[j], thd -= Tha[j] * yd[j], thdd -= Tha[j] * ydd[j];
+    cf_mbs_cross3(Zi + 3, e, ed);
+    cf_mbs_cross3(Zi + 3, x, xd);
+    for (int i = 0; i < 3; i++) xd[i] += Zi[i];
+    cf_mbs_cross3(x, e, u);
+    memcpy(u + 3, e, sizeof e);
+    cf_mbs_cross3(xd, e, t1);
+    cf_mbs_cross3(x, ed, t2);
+    for (int i = 0; i < 3; i++) ud[i] = t1[i] + t2[i], ud[3 + i] = ed[i];
+    for (int j = 0; j < nm; j++) {
+      double* bj = s->b + 6 * s->mo_tw[e0 + j];
+      for (int i = 0; i < 6; i++) bj[i] -= Tha[j] * u[i];
+    }
+    for (int i = 0; i < 6; i++) {
+      Zi[i] += u[i] * thd;
+      Di[i] += ud[i] * thd;
+      if (want_acc) Ai[i] += u[i] * thdd + ud[i] * thd;
+    }
+    double Rk[9];
+    rot_axis(E, th, Rk);
+    mat3_mul(RC, Rk, RC);
+  }
+  double dx[3] = {0, 0, 0};
+  for (int j = 0; j < nm; j++) {
+    double pj[3] = {Ph[j], Ph[nm + j], Ph[2 * nm + j]}, v[3], vd[3], *bj = s->b + 6 * s->mo_tw[e0 + j];
+    mat3_vec(RC, pj, v);
+    for (int i = 0; i < 3; i++) v[i] = -v[i], bj[i] += v[i], dx[i] += v[i] * y[j];
+    cf_mbs_cross3(Zi + 3, v, vd);
+    for (int i = 0; i < 3; i++) {
+      Zi[i] += v[i] * yd[j]; /* the angular velocity (Zi + 3) is the child's already: no translation changes it */
+      Di[i] += vd[i] * yd[j];
+      if (want_acc) Ai[i] += v[i] * ydd[j] + vd[i] * yd[j];
+    }
+  }
+  for (int i = 0; i < 3; i++) x[i] += dx[i];
+}
+
 /* ---- forward recursion: poses, velocities Z, D (and accelerations Zd with z_ddot when want_acc) ---- */
 static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
   const cfMbsTopology* t = s->topo;
@@ -308,6 +367,7 @@ static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
     }
     double* RC = s->R + 9 * c;
     mat3_mul(RI, s->R0 + 9 * c, RC);
+    if (s->cmb[c] >= 0) child_point_motions(s, c, RC, x, Zi, Di, Ai, want_acc);
     double o[3];
     mat3_vec(RC, s->pc + 3 * c, o);
     for (int i = 0; i < 3; i++) s->r[3 * c + i] = x[i] - o[i];
@@ -419,10 +479,12 @@ static void body_forces(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
   }
 }
 
-/* M_z[k, l] and M_z[l, k] += v (once on the diagonal) */
-static inline void mz_add(cfMbsSr* s, int k, int l, double v) {
-  s->Mz[(size_t)k * s->nz + l] += v;
-  if (k != l) s->Mz[(size_t)l * s->nz + k] += v;
+/* the term v = b_k . M b_l of two motions (k, b_k), (l, b_l) into M_z[k, l] and M_z[l, k]; one coordinate can be two
+ * motions on a path (a modal body's amplitude moves its own joint, cmb, and a child's jointed at its point, xmb):
+ * their cross term then counts twice on the diagonal (same: the one motion with itself, once) */
+static inline void mz_add(cfMbsSr* s, int k, int l, double v, int same) {
+  if (k == l) s->Mz[(size_t)k * s->nz + k] += same ? v : 2 * v;
+  else s->Mz[(size_t)k * s->nz + l] += v, s->Mz[(size_t)l * s->nz + k] += v;
 }
 
 /* Leaves to root (eqs. 30-33): Mh, Ph; then M_z (lower and upper) and Q_z. eps adds eps I6 to every
@@ -453,9 +515,9 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
       double w[6];
       mat6_vec(s->Mh + 36 * c, bl, w);
       /* the joint's own motions up to this one, then every motion above it */
-      for (int ek = s->mo0[c]; ek <= el; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w));
+      for (int ek = s->mo0[c]; ek <= el; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w), ek == el);
       for (int a = t->parent[c]; a >= 0; a = t->parent[a])
-        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w));
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w), 0);
       if (want_Q) s->Qz[l] += dot6(bl, s->Ph + 6 * c);
     }
   /* modal amplitudes of body b: M_z[k, y] += b_k . C_b[:, y] for k on b's path, M_z[y, y'] += Myy, Q_z[y] += Py */
@@ -466,7 +528,9 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
       double cj[6];
       for (int r = 0; r < 6; r++) cj[r] = C[r * nm + j];
       for (int a = b; a >= 0; a = t->parent[a])
-        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) mz_add(s, s->mo_k[ek], y0 + j, dot6(s->b + 6 * s->mo_tw[ek], cj));
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) /* Z^T C y_dot: a cross term (twice on the
+                                                                      diagonal when y_j moves the body's own joint) */
+          mz_add(s, s->mo_k[ek], y0 + j, dot6(s->b + 6 * s->mo_tw[ek], cj), 0);
       for (int l = 0; l < nm; l++) s->Mz[(y0 + j) * nz + y0 + l] += My[j * nm + l] + (j == l ? eps : 0);
       if (want_Q) s->Qz[y0 + j] += s->Py[s->mb_off[i] + j];
     }
@@ -609,7 +673,7 @@ static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
       for (int a = m->force[e].body[sl]; a >= 0; a = t->parent[a]) total += s->mon[a];
   s->fcol0 = malloc(((size_t)m->nforce + 1) * sizeof(int));
   s->fcols = malloc(((size_t)total + 1) * sizeof(int));
-  s->fpath = calloc(2 * ((size_t)total + 1), sizeof(int));
+  s->fpath = calloc(4 * ((size_t)total + 1), sizeof(int));
   if (!s->fcol0 || !s->fcols || !s->fpath) return CF_ERR_NOMEM;
   int n = 0;
   for (int e = 0; e < m->nforce; e++) {
@@ -621,12 +685,20 @@ static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
           int c = s->fcol0[e], k = s->mo_k[mo];
           while (c < n && s->fcols[c] != k) c++;
           if (c == n) s->fcols[n++] = k;
-          s->fpath[2 * c + sl] = 1 + s->mo_tw[mo];
+          s->fpath[4 * c + 2 * sl + (s->fpath[4 * c + 2 * sl] ? 1 : 0)] = 1 + s->mo_tw[mo];
         }
     if (f->type != CF_MBS_SPRING) s->need_fK = 1;
   }
   s->fcol0[m->nforce] = n;
   return CF_OK;
+}
+
+/* the twist by which force column c (fcols) moves slot sl (the sum of its motions on the slot's path); 0: none */
+static int col_twist(const cfMbsSr* s, int c, int sl, double bk[6]) {
+  const int* f = s->fpath + 4 * c + 2 * sl;
+  if (!f[0]) return 0;
+  for (int i = 0; i < 6; i++) bk[i] = s->b[6 * (f[0] - 1) + i] + (f[1] ? s->b[6 * (f[1] - 1) + i] : 0);
+  return 1;
 }
 
 /* KC += point spring e's h/2 C_z + h^2/4 K_z straight in relative coordinates: with P = d(x2 - x1)/dz
@@ -679,8 +751,8 @@ static void spring_tangent(const cfMbsModel* m, cfMbsSr* s, int e, double t, dou
     if (f->body[sl] < 0) continue;
     double sign = sl ? 1 : -1;
     for (int c = 0; c < nc; c++) {
-      if (!s->fpath[2 * (c0 + c) + sl]) continue;
-      const double* bk = s->b + 6 * (s->fpath[2 * (c0 + c) + sl] - 1);
+      double bk[6];
+      if (!col_twist(s, c0 + c, sl, bk)) continue;
       double wx[3];
       cf_mbs_cross3(bk + 3, x[sl], wx);
       for (int i = 0; i < 3; i++) P[i * nc + c] += sign * (bk[i] + wx[i]);
@@ -724,8 +796,8 @@ static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d, d
       if (b < 0) continue;
       const double *R = s->R + 9 * b, *r = s->r + 3 * b;
       for (int c = 0; c < nc; c++) {
-        if (!s->fpath[2 * (s->fcol0[e] + c) + sl]) continue;
-        const double* bk = s->b + 6 * (s->fpath[2 * (s->fcol0[e] + c) + sl] - 1);
+        double bk[6];
+        if (!col_twist(s, s->fcol0[e] + c, sl, bk)) continue;
         double v[3];
         cf_mbs_cross3(bk + 3, r, v);
         for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
@@ -1031,6 +1103,16 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
   double R0[9]; /* R_P^T R_C */
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < 3; k++) R0[3 * i + k] = RP[i] * RC[k] + RP[3 + i] * RC[3 + k] + RP[6 + i] * RC[6 + k];
+  const double* yc = s->cmb[c] >= 0 ? q + s->mb_qy[s->cmb[c]] : NULL; /* the child's assembled amplitudes */
+  if (yc && s->cTh[c]) { /* R0 <- R0 Rx(th_1) Ry(th_2) Rz(th_3): the recursion's inverse turn gives R_C back */
+    int nm = s->mb_nm[s->cmb[c]];
+    for (int a = 0; a < 3; a++) {
+      double E[3] = {a == 0, a == 1, a == 2}, th = 0, Rk[9];
+      for (int j = 0; j < nm; j++) th += s->cTh[c][a * nm + j] * yc[j];
+      rot_axis(E, th, Rk);
+      mat3_mul(R0, Rk, R0);
+    }
+  }
   SrPrim* pr = s->prim + 6 * c;
   int n = 0;
   if (j == CF_MBS_FLOATING) {
@@ -1080,6 +1162,11 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
   mat3_vec(RP, s->pp + 3 * c, x);
   for (int i = 0; i < 3; i++) dx[i] = at_modal ? xm[i] - rC[i] : x[i] + rP[i] - rC[i];
   mat3_tvec(RC, dx, s->pc + 3 * c);
+  if (yc) { /* the child's point at its assembled amplitudes: pc <- pc - Phi y */
+    int nm = s->mb_nm[s->cmb[c]];
+    for (int a = 0; a < 3; a++)
+      for (int j = 0; j < nm; j++) s->pc[3 * c + a] -= s->cPhi[c][a * nm + j] * yc[j];
+  }
 }
 
 /* whether modal point k of modal body ib moves neither with the modes nor turns (a set clamped in the reduction):
@@ -1096,18 +1183,29 @@ static int still_point(const cfMbsModel* m, int ib, int k) {
  * the amplitude blocks' columns (blk_mb, blk_off). Refused, naming the joint and the body: a tree joint at a modal
  * point of its child (the child's frame would depend on its own amplitudes), and a joint other than a spherical one
  * at a point whose rotation is not known (a node set that is not an interface point of the reduction). */
+static int unknown_rotation(const cfMbsModel* m, int j, int b) {
+  return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' sits at a node set of modal body "
+                  "'%s' that is not an interface point of its reduction: the rotation that turns the joint's frame there "
+                  "is not known (a %s joint needs it; a spherical joint takes any node set): make the set one of the "
+                  "reduction's interface points (cofem reduce's \"points\", a scene's \"interface\": [{\"set\": ..., "
+                  "\"point\": \"rigid\"}]), or use the global formulation", m->joint_name[j], m->body_name[b],
+                  m->joint_type[j] == CF_MBS_REVOLUTE ? "revolute" : m->joint_type[j] == CF_MBS_UNIVERSAL ? "universal" :
+                  m->joint_type[j] == CF_MBS_FIXED ? "fixed" : "non-spherical");
+}
+
 static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
   const cfMbsTopology* t = s->topo;
   int nb = s->nb;
-  s->xmb = malloc(((size_t)nb + 1) * sizeof(int));
+  s->xmb = malloc(((size_t)nb + 1) * sizeof(int)), s->cmb = malloc(((size_t)nb + 1) * sizeof(int));
   s->xPhi = calloc((size_t)nb + 1, sizeof(double*)), s->xTh = calloc((size_t)nb + 1, sizeof(double*));
+  s->cPhi = calloc((size_t)nb + 1, sizeof(double*)), s->cTh = calloc((size_t)nb + 1, sizeof(double*));
   s->mo0 = calloc((size_t)nb + 1, sizeof(int)), s->mon = calloc((size_t)nb + 1, sizeof(int));
   s->blk_mb = malloc(((size_t)nb + 1) * sizeof(int)), s->blk_off = calloc((size_t)nb + 1, sizeof(int));
-  if (!s->xmb || !s->xPhi || !s->xTh || !s->mo0 || !s->mon || !s->blk_mb || !s->blk_off)
+  if (!s->xmb || !s->xPhi || !s->xTh || !s->cmb || !s->cPhi || !s->cTh || !s->mo0 || !s->mon || !s->blk_mb || !s->blk_off)
     return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
   int nx = 0;
   for (int b = 0; b < nb; b++) {
-    s->xmb[b] = s->blk_mb[b] = -1;
+    s->xmb[b] = s->cmb[b] = s->blk_mb[b] = -1;
     for (int i = 0; s->is_blk[b] && i < s->nmb; i++) {
       int off = m->body_qadr[b] - s->mb_qy[i];
       if (off >= 0 && off < s->mb_nm[i]) s->blk_mb[b] = i, s->blk_off[b] = off;
@@ -1115,11 +1213,15 @@ static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
     int j = t->parent_joint[b];
     if (s->is_blk[b] || j < 0) continue;
     int ps = t->reversed[j] ? 1 : 0, cs = 1 - ps, p = t->parent[b];
-    if (m->joint_mpoint[2 * j + cs] >= 0 && !still_point(m, s->body_mb[b], m->joint_mpoint[2 * j + cs]))
-      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' sits at a node set of modal body "
-                      "'%s', which is the joint's child in the spanning tree: the semi-recursive formulation takes a tree "
-                      "joint at a modal point of its parent only (the child's frame would move with its own amplitudes); "
-                      "joint the body at a frame point there, or use the global formulation", m->joint_name[j], m->body_name[b]);
+    int kc = m->joint_mpoint[2 * j + cs];
+    if (kc >= 0 && !still_point(m, s->body_mb[b], kc)) { /* the child's own point, moving with its modes */
+      int ic = s->body_mb[b], frame, nm, blk0, nblk;
+      s->cmb[b] = ic;
+      s->cPhi[b] = cf_mbs__modal_point(m, ic, kc, NULL, &frame, &nm, &blk0, &nblk);
+      if (m->joint_type[j] != CF_MBS_SPHERICAL && !(s->cTh[b] = cf_mbs__modal_point_rotation(m, ic, kc)))
+        return unknown_rotation(m, j, b);
+      nx += s->mb_nm[ic];
+    }
     int k = m->joint_mpoint[2 * j + ps];
     if (k < 0) continue;
     int ip = p >= 0 ? s->body_mb[p] : -1, frame, nm, blk0, nblk;
@@ -1129,12 +1231,7 @@ static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
     s->xmb[b] = ip;
     s->xPhi[b] = cf_mbs__modal_point(m, ip, k, NULL, &frame, &nm, &blk0, &nblk);
     if (m->joint_type[j] != CF_MBS_SPHERICAL && !(s->xTh[b] = cf_mbs__modal_point_rotation(m, ip, k)))
-      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' sits at a node set of modal body "
-                      "'%s' that is not an interface point of its reduction: the rotation that turns the child's joint "
-                      "frame there is not known (a %s joint needs it; a spherical joint takes any node set): make the set "
-                      "one of the reduction's interface points (cofem reduce's \"points\"), or use the global formulation",
-                      m->joint_name[j], m->body_name[p], m->joint_type[j] == CF_MBS_REVOLUTE ? "revolute" :
-                      m->joint_type[j] == CF_MBS_UNIVERSAL ? "universal" : m->joint_type[j] == CF_MBS_FIXED ? "fixed" : "non-spherical");
+      return unknown_rotation(m, j, p);
     nx += s->mb_nm[ip];
   }
   s->nmo = s->nzt + nx;
@@ -1146,6 +1243,7 @@ static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
     if (s->is_blk[b] || t->parent_joint[b] == CF_MBS_NONE) continue;
     for (int j = 0; s->xmb[b] >= 0 && j < s->mb_nm[s->xmb[b]]; j++) s->mo_k[n] = s->mb_z0[s->xmb[b]] + j, s->mo_tw[n++] = ntw++;
     for (int k = 0; k < t->nz_body[b]; k++) s->mo_k[n] = s->mo_tw[n] = t->z0[b] + k, n++;
+    for (int j = 0; s->cmb[b] >= 0 && j < s->mb_nm[s->cmb[b]]; j++) s->mo_k[n] = s->mb_z0[s->cmb[b]] + j, s->mo_tw[n++] = ntw++;
     s->mon[b] = n - s->mo0[b];
   }
   s->nmo = ntw - s->nz; /* the twists b holds after the nz coordinates' */
@@ -1440,10 +1538,9 @@ int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, int 
   if (body < 0 || body >= s->nb) return cf_error(CF_ERR_ARG, "cf_mbs_sr_condensed_mass: body %d is not one of the %d bodies", body, s->nb);
   const cfMbsTopology* t = s->topo;
   for (int b = 0; b < s->nb; b++)
-    if (s->xmb[b] >= 0)
-      return cf_error(CF_ERR_UNSUPPORTED, "cf_mbs_sr_condensed_mass: body '%s' is jointed at a modal point of its parent: "
-                      "its condensed mass is not a 6 x 6 one on the parent's frame (the parent's amplitudes move the joint)",
-                      m->body_name[b]);
+    if (s->xmb[b] >= 0 || s->cmb[b] >= 0)
+      return cf_error(CF_ERR_UNSUPPORTED, "cf_mbs_sr_condensed_mass: body '%s' is jointed at a modal point: its condensed "
+                      "mass is not a 6 x 6 one in the frames' twists (the amplitudes move the joint)", m->body_name[b]);
   forward(m, s, 0);
   body_mass(m, s);
   modal_terms(m, s, d, 0, 0);

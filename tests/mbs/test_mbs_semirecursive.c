@@ -453,6 +453,9 @@ static void check_shipped_scenes(void) {
       {"scenes/mbs/door.json", 1e-4},              /* 3.3e-06 */
       {"scenes/mbs/virtual_chain.json", 1e-4},     /* 2.5e-06 */
       {"scenes/mbs/double_fourbar_modal4.json", 3e-4}, /* 6.9e-05 (dt 10 ms): five modal bars, couplers on the cranks' tip points */
+      {"scenes/mbs/flexible_lug_rbe2.json", 3e-7},     /* 5.1e-08: a modal lug hanging from a pin at its own RBE2 point */
+      {"scenes/mbs/fourbar_kinematic.json", 1e-10},    /* 3.4e-12: driven, its dynamics is its kinematics */
+      {"scenes/mbs/compare/double_fourbar_k0.json", 3e-4}, /* 4.1e-05: the rigid double four-bar of the comparison */
   };
   for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
     cfMbsScene s;
