@@ -30,6 +30,7 @@
  * held (its axes are the bending axis: the two models coincide). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cf_test.h"
@@ -131,7 +132,7 @@ static void make_chain(cfMbsDef* def, const cfReduction* red, const cfMesh* mesh
 }
 
 typedef struct RunOut {
-  double diff, drift, umax, thmax, viol[3], viol_turned[3], reac[3]; /* reac: hinge0, hinge1, ball: |F_sr - F_gl| / |F_gl| */
+  double diff, drift, umax, thmax, viol[3], viol_turned[3], reac[3], ke_err; /* ke_err: |1/2 zd' M_z zd - T| / T */ /* reac: hinge0, hinge1, ball: |F_sr - F_gl| / |F_gl| */
   int nz, ok;
 } RunOut;
 
@@ -162,7 +163,7 @@ static void violation_split(const cfMbsModel* m, cfMbsData* d, int jt, double ou
 }
 
 static RunOut run_both(const cfReduction* red, const cfMesh* mesh, double dt, double t_end, int variant) {
-  RunOut o = {INFINITY, INFINITY, 0, 0, {INFINITY, INFINITY, INFINITY}, {INFINITY, INFINITY, INFINITY}, {INFINITY, INFINITY, INFINITY}, 0, 0};
+  RunOut o = {INFINITY, INFINITY, 0, 0, {INFINITY, INFINITY, INFINITY}, {INFINITY, INFINITY, INFINITY}, {INFINITY, INFINITY, INFINITY}, INFINITY, 0, 0};
   cfMbsDef def;
   make_chain(&def, red, mesh, dt, variant);
   cfMbsModel* m = NULL;
@@ -208,6 +209,17 @@ static RunOut run_both(const cfReduction* red, const cfMesh* mesh, double dt, do
     for (int i = 0; i < m->nq; i++) o.diff = fmax(o.diff, fabs(dg->q[i] - ds->q[i]));
     o.drift = de / scale;
     /* every global equation at the semi-recursive state: positions, velocities, accelerations */
+    /* the kinetic energy from the recursion's M_z (every pair of motions, the amplitudes' own) against the global one's
+     * at the written natural velocities */
+    int nz = cf_mbs_sr_nz(sr);
+    double* Mz = malloc(sizeof(double) * (size_t)(nz * nz + 1)), Tz = 0, Tg;
+    cf_mbs_sr_mass_matrix(m, sr, ds, Mz);
+    const double* zd = cf_mbs_sr_zd(sr);
+    for (int p = 0; p < nz; p++)
+      for (int q = 0; q < nz; q++) Tz += 0.5 * zd[p] * Mz[p * nz + q] * zd[q];
+    cf_mbs_energy(m, ds, &Tg, NULL);
+    o.ke_err = fabs(Tz - Tg) / Tg;
+    free(Mz);
     /* the tree joints' reactions by the backward recursion against the global multipliers' */
     cf_mbs_sr_reactions(m, sr, ds);
     for (int jt = 0; jt < 3; jt++) {
@@ -330,9 +342,10 @@ static void check_child_points(const cfReduction* red, const cfMesh* mesh) {
     CHECK(o[i].ok);
     printf("bar 2 hinged at its own tip point, dt %.1e s: %d coordinates, vs global after 0.4 s: max |dq| %.3e; energy "
            "drift %.2e; strain energy %.3g J, tip rotation %.2e rad;\n  violation but hinge1's %.1e %.1e %.1e, hinge1's %.1e "
-           "%.1e %.1e; reactions (relative) %.2e %.2e %.2e\n", dts[i], o[i].nz, o[i].diff, o[i].drift, o[i].umax,
-           o[i].thmax, o[i].viol[0], o[i].viol[1], o[i].viol[2], o[i].viol_turned[0], o[i].viol_turned[1],
-           o[i].viol_turned[2], o[i].reac[0], o[i].reac[1], o[i].reac[2]);
+           "%.1e %.1e; reactions (relative) %.2e %.2e %.2e; kinetic energy from M_z %.1e\n", dts[i], o[i].nz, o[i].diff,
+           o[i].drift, o[i].umax, o[i].thmax, o[i].viol[0], o[i].viol[1], o[i].viol[2], o[i].viol_turned[0],
+           o[i].viol_turned[1], o[i].viol_turned[2], o[i].reac[0], o[i].reac[1], o[i].reac[2], o[i].ke_err);
+    CHECK(o[i].ke_err < 1e-12); /* measured 1.1e-15 at most */
   }
   CHECK(o[0].nz == 1 + 1 + 3 + 2 * NM);
   for (int i = 0; i + 1 < 3; i++) {
@@ -363,9 +376,10 @@ int main(void) {
     CHECK(o[i].ok);
     printf("dt %.1e s: semi-recursive (%d coordinates) vs global after 0.4 s: max |dq| %.3e; energy drift %.2e; "
            "largest strain energy %.3g J, tip rotation %.2e rad;\n  violation of every global equation but hinge1's %.1e %.1e %.1e, "
-           "hinge1's %.1e %.1e %.1e;\n  reactions vs the global ones (relative): hinge0 %.2e, hinge1 %.2e, ball %.2e\n", dts[i], o[i].nz,
+           "hinge1's %.1e %.1e %.1e;\n  reactions vs the global ones (relative): hinge0 %.2e, hinge1 %.2e, ball %.2e; kinetic energy from M_z %.1e\n", dts[i], o[i].nz,
            o[i].diff, o[i].drift, o[i].umax, o[i].thmax, o[i].viol[0], o[i].viol[1], o[i].viol[2], o[i].viol_turned[0],
-           o[i].viol_turned[1], o[i].viol_turned[2], o[i].reac[0], o[i].reac[1], o[i].reac[2]);
+           o[i].viol_turned[1], o[i].viol_turned[2], o[i].reac[0], o[i].reac[1], o[i].reac[2], o[i].ke_err);
+    CHECK(o[i].ke_err < 1e-12); /* measured 1.1e-15 at most */
   }
   CHECK(o[0].nz == 1 + 1 + 3 + 2 * NM);
   for (int i = 0; i + 1 < 3; i++) {
