@@ -97,6 +97,14 @@ MUTATIONS=(
   # FE bodies in mechanisms: Rayleigh damping, the initial velocities
   "host/mbs/mbs_fe.c|          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;|          fd->f_ext[3 * tn[r / 3] + r % 3] -= 0.5 * rb * s;|FE bodies in mechanisms: the Rayleigh beta force halved"
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"
+  # the semi-recursive formulation at modal points, the RPR and PRP dyads, sessions (issue 29)
+  "host/mbs/mbs_semirecursive.c|  if (!Th) return;|  if (!Th || 1) return;|joint at a modal parent's point: the frame's turn left out"
+  "host/mbs/mbs_semirecursive.c|    cf_mbs_cross3(Zi + 3, bj, bdj);|    memset(bdj, 0, 3 * sizeof(double));|joint at a modal parent's point: the translation's b_dot dropped"
+  "host/mbs/mbs_semirecursive.c|Jk[s->mb_z0[ib] + off + x] += g[x];|Jk[s->mb_z0[ib] + off + x] += 0 * g[x];|closure rows: the amplitude columns dropped"
+  "host/mbs/mbs_semirecursive.c|+= same ? v : 2 * v;|+= same ? v : v;|one amplitude's two motions: the cross term counted once"
+  "host/mbs/mbs_groups.c|double side = sig_pred + cu >= 0 ? 1 : -1, sigma|double side = sig_pred + cu >= 0 ? -1 : 1, sigma|RPR dyad: the other branch"
+  "host/mbs/mbs_groups.c|    double sigma = cf_mbs_dot3(ea[sb], n) / den, P[3];|    double sigma = cf_mbs_dot3(ea[1 - sb], n) / den, P[3];|PRP dyad: the two sigmas swapped"
+  "host/io/mbs_session.c|             : s->sr ? cf_mbs_sr_step(s->m, s->sr, s->d) : cf_mbs_step(s->m, s->d);|             : cf_mbs_step(s->m, s->d);|sessions step the global formulation"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
