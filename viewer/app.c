@@ -1709,8 +1709,8 @@ static void mbs_report(vwApp* a, FILE* out, const char* label, long frame) {
   vw_status_text(a, l1, sizeof l1, l2, sizeof l2, warn, sizeof warn);
   fprintf(out, "report label=%s frame=%ld t=%.6g steps=%ld scene=%s mechanism=1 newton=%d paused=%d",
           label, frame, b->d->t, b->d->steps, a->name, b->d->iters, a->paused);
-  fprintf(out, " error=%d gain=%.6g drag=%d picked=%d", a->error, vw_gain(a), a->pick.active,
-          a->pick.valid);
+  fprintf(out, " error=%d gain=%.6g drag=%d picked=%d formulation=%s", a->error, vw_gain(a), a->pick.active,
+          a->pick.valid, b->sr ? "semi_recursive" : b->gk ? "structural_groups" : "global");
   if (a->pick.valid && b->pick_flex >= 0) {
     double p[3];
     pick_point(a, b->x, p);
