@@ -11,7 +11,10 @@
  *    upper arm, upright, wheel, tie rod, damper cylinder and piston), spring-dampers, a tyre spring
  *    from each wheel centre to the ground, dt 1 ms, 1 s; and the same with its 8 arms as modal bodies
  *    (one free-free steel bar 0.3 x 0.04 x 0.03 m, 4 flexible modes, jointed at frame points: paper 000's
- *    vehicle with flexible arms, Table 7).
+ *    vehicle with flexible arms, Table 7); and again with the arms jointed through interface points as paper
+ *    000's Craig-Bampton arms are (vehicle_29_points: per arm length, 0.35 and 0.25 m, a free-free reduction with
+ *    one rigid (RBE2) interface point at each end face, 6 flexible modes; the chassis pivots at the inner points,
+ *    the ball joints to the upright at the outer ones).
  * Printed per case: the coordinates of each formulation (natural nq, relative nz, and the closure
  * equations), the fastest of N runs' CPU time per step (process CPU time) of each, the ratio, the
  * real-time ratio, the Newton iterations per step; and the largest difference of the bodies' centres of
@@ -66,15 +69,21 @@ static int add_box(cfMbsDef* def, const char* name, double m, double x, double y
   return cf_mbs_add_body(def, &b);
 }
 
-static void add_joint(cfMbsDef* def, const char* name, int type, int b1, int b2, double x, double y, double z,
-                      const double* axis, const double* axis2) {
+static void add_joint_mp(cfMbsDef* def, const char* name, int type, int b1, int b2, double x, double y, double z,
+                         const double* axis, const double* axis2, int mp1, int mp2) {
   cfMbsJointDef j = cf_mbs_default_joint_def();
   snprintf(j.name, sizeof j.name, "%s", name);
   j.type = type, j.body1 = b1, j.body2 = b2;
+  j.modal_point1 = mp1, j.modal_point2 = mp2;
   j.point[0] = x, j.point[1] = y, j.point[2] = z;
   if (axis) memcpy(j.axis, axis, sizeof j.axis);
   if (axis2) memcpy(j.axis2, axis2, sizeof j.axis2);
   cf_mbs_add_joint(def, &j);
+}
+
+static void add_joint(cfMbsDef* def, const char* name, int type, int b1, int b2, double x, double y, double z,
+                      const double* axis, const double* axis2) {
+  add_joint_mp(def, name, type, b1, b2, x, y, z, axis, axis2, -1, -1);
 }
 
 static const double AX[3] = {1, 0, 0}, AY[3] = {0, 1, 0}, AZ[3] = {0, 0, 1};
@@ -139,11 +148,22 @@ typedef struct ModalArm {
   const cfMesh* mesh;
 } ModalArm;
 static ModalArm g_arm;
+/* the arms with interface points at their end faces (modal points 0: inner, 1: outer), per length: [0] the lower
+ * arm's 0.35 m, [1] the upper arm's 0.25 m; used when g_points */
+typedef struct PointArm {
+  cfMesh mesh;
+  cfModel* model;
+  cfReduction red;
+  int ok;
+} PointArm;
+static PointArm g_parm[2];
+static int g_points;
 
 /* an arm from p0 towards p1 (horizontal, along +-y): a modal bar when g_arm.red is set, its frame turned
  * so that the bar's x runs from p0 to p1 and its section is centred on the line; else a rigid box */
 static int add_arm(cfMbsDef* def, const char* name, double m, const double p0[3], const double p1[3], double I) {
-  if (!g_arm.red) return add_box(def, name, m, p0[0], p0[1], p0[2], I);
+  if (!g_arm.red && !g_points) return add_box(def, name, m, p0[0], p0[1], p0[2], I);
+  const PointArm* pa = g_points ? &g_parm[fabs(p1[1] - p0[1]) > 0.3 ? 0 : 1] : NULL;
   cfMbsBodyDef b = cf_mbs_default_body_def();
   snprintf(b.name, sizeof b.name, "%s", name);
   double z[3] = {0, 0, 1}, off[3] = {0, -0.02, -0.015}, o[3];
@@ -151,8 +171,14 @@ static int add_arm(cfMbsDef* def, const char* name, double m, const double p0[3]
   for (int i = 0; i < 3; i++) o[i] = b.rot[3 * i] * off[0] + b.rot[3 * i + 1] * off[1] + b.rot[3 * i + 2] * off[2];
   for (int i = 0; i < 3; i++) b.pos[i] = p0[i] + o[i];
   cfMbsModalDef md = cf_mbs_default_modal_def();
-  md.red = g_arm.red, md.X = g_arm.mesh->X;
-  return cf_mbs_add_modal_body(def, &b, &md);
+  md.red = pa ? &pa->red : g_arm.red, md.X = pa ? pa->mesh.X : g_arm.mesh->X;
+  int id = cf_mbs_add_modal_body(def, &b, &md);
+  if (pa && id >= 0) {
+    const cfNodeSet *in = cf_mesh_find_nset(&pa->mesh, "xmin"), *out = cf_mesh_find_nset(&pa->mesh, "xmax");
+    cf_mbs_add_modal_point(def, id, "inner", in->nodes, in->count);
+    cf_mbs_add_modal_point(def, id, "outer", out->nodes, out->count);
+  }
+  return id;
 }
 
 /* a floating chassis and four double-wishbone corners (7 bodies each): 29 bodies */
@@ -173,10 +199,11 @@ static void make_vehicle(cfMbsDef* def) {
     int tr = add_box(def, NAME("tie_rod"), 1, x + 0.15, sy * 0.33, 0.35, 0.01);
     int cy = add_box(def, NAME("damper_cyl"), 1.5, x, sy * 0.45, 0.8, 0.02);
     int pi = add_box(def, NAME("damper_rod"), 1, x, sy * 0.5, 0.2, 0.01);
-    add_joint(def, NAME("lower_pivot"), CF_MBS_REVOLUTE, ch, lo, x, sy * 0.3, 0.2, AX, NULL);
-    add_joint(def, NAME("upper_pivot"), CF_MBS_REVOLUTE, ch, up, x, sy * 0.35, 0.5, AX, NULL);
-    add_joint(def, NAME("lower_ball"), CF_MBS_SPHERICAL, lo, ur, x, sy * 0.65, 0.2, NULL, NULL);
-    add_joint(def, NAME("upper_ball"), CF_MBS_SPHERICAL, up, ur, x, sy * 0.6, 0.5, NULL, NULL);
+    int mpi = g_points ? 0 : -1, mpo = g_points ? 1 : -1; /* the arms' interface points, when they have them */
+    add_joint_mp(def, NAME("lower_pivot"), CF_MBS_REVOLUTE, ch, lo, x, sy * 0.3, 0.2, AX, NULL, -1, mpi);
+    add_joint_mp(def, NAME("upper_pivot"), CF_MBS_REVOLUTE, ch, up, x, sy * 0.35, 0.5, AX, NULL, -1, mpi);
+    add_joint_mp(def, NAME("lower_ball"), CF_MBS_SPHERICAL, lo, ur, x, sy * 0.65, 0.2, NULL, NULL, mpo, -1);
+    add_joint_mp(def, NAME("upper_ball"), CF_MBS_SPHERICAL, up, ur, x, sy * 0.6, 0.5, NULL, NULL, mpo, -1);
     add_joint(def, NAME("hub"), CF_MBS_REVOLUTE, ur, wh, x, sy * 0.75, 0.35, AY, NULL);
     add_joint(def, NAME("tie_inner"), CF_MBS_SPHERICAL, ch, tr, x + 0.15, sy * 0.33, 0.35, NULL, NULL);
     add_joint(def, NAME("tie_outer"), CF_MBS_SPHERICAL, tr, ur, x + 0.15, sy * 0.62, 0.35, NULL, NULL);
@@ -358,6 +385,24 @@ int main(int argc, char** argv) {
     } else
       fprintf(stderr, "modal arm: %s (the modal vehicle is left out)\n", cf_last_error());
   }
+  for (int a = 0; a < 2; a++) { /* the arms with interface points: 0.35 and 0.25 m */
+    PointArm* pa = &g_parm[a];
+    double L = a ? 0.25 : 0.35;
+    cfModelDef md = cf_default_model_def();
+    md.E = 2.1e11, md.nu = 0.3, md.rho = 7850;
+    cfReduceOptions ro = cf_default_reduce_options();
+    ro.nmodes = 0; /* the two points' 12 static modes: 6 rigid (the frame's) + 6 flexible */
+    if (cf_mesh_box(10, 2, 2, L, 0.04, 0.03, &pa->mesh) >= 0 && cf_model_create(&pa->mesh, &md, &pa->model) >= 0) {
+      const cfNodeSet *in = cf_mesh_find_nset(&pa->mesh, "xmin"), *out = cf_mesh_find_nset(&pa->mesh, "xmax");
+      cfInterfacePoint pts[2] = {{in->nodes, in->count, CF_POINT_RIGID, 0}, {out->nodes, out->count, CF_POINT_RIGID, 0}};
+      pa->ok = cf_reduce_points(pa->model, NULL, 0, pts, 2, &ro, &pa->red) >= 0;
+    }
+    if (pa->ok)
+      printf("arm with interface points, %.2f m: %.3g kg, %d flexible modes from %.0f Hz\n", L, pa->red.mass,
+             pa->red.n - pa->red.nrigid, cf_reduction_freq_hz(&pa->red, pa->red.nrigid));
+    else
+      fprintf(stderr, "arm with interface points: %s (vehicle_29_points is left out)\n", cf_last_error());
+  }
   printf("global (natural coordinates, sparse CHOLMOD) vs semi-recursive (relative coordinates, dense) formulation; "
          "fastest of %d runs, process CPU time\n", repeat);
   printf("%-22s %5s %6s %5s %6s  %9s %9s  %6s  %10s %10s  %5s %5s  %9s\n", "case", "bodies", "nq", "nz", "closure",
@@ -410,6 +455,14 @@ int main(int argc, char** argv) {
       cf_mbs_def_init(&def);
       make_vehicle(&def);
       if (run_case("vehicle_29_modal", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
+      cf_mbs_def_free(&def);
+    }
+    if (g_parm[0].ok && g_parm[1].ok) {
+      cf_mbs_def_init(&def);
+      g_points = 1;
+      make_vehicle(&def);
+      g_points = 0;
+      if (run_case("vehicle_29_points", &def, quick ? 0.2 : 1.0, repeat, &rows[nrow]) >= 0) nrow++;
       cf_mbs_def_free(&def);
     }
   }
@@ -500,6 +553,14 @@ int main(int argc, char** argv) {
       stable_dt_case("vehicle_29_modal", &def, quick ? 0.5 : 2.0);
       cf_mbs_def_free(&def);
     }
+    if (g_parm[0].ok && g_parm[1].ok) {
+      cf_mbs_def_init(&def);
+      g_points = 1;
+      make_vehicle(&def);
+      g_points = 0;
+      stable_dt_case("vehicle_29_points", &def, quick ? 0.5 : 2.0);
+      cf_mbs_def_free(&def);
+    }
   }
   if (g_stable_csv) fclose(g_stable_csv), printf("wrote %s\n", spath);
   if (label) {
@@ -514,6 +575,11 @@ int main(int argc, char** argv) {
               rows[i].g_ms / rows[i].s_ms, rows[i].g_it, rows[i].s_it, rows[i].com_diff);
     fclose(f);
     printf("wrote %s\n", path);
+  }
+  for (int a = 0; a < 2; a++) {
+    if (g_parm[a].ok) cf_reduction_free(&g_parm[a].red);
+    cf_model_free(g_parm[a].model);
+    cf_mesh_free(&g_parm[a].mesh);
   }
   if (g_arm.red) cf_reduction_free(&arm_red);
   cf_model_free(arm_model);

@@ -321,6 +321,11 @@ void vw_app_reset(vwApp* a) {
   if (a->mbs) {
     if (a->pick.active) mbs_release(a);
     cf_mbs_reset(a->mbs->m, a->mbs->d);
+    if (a->mbs->sr) { /* the relative coordinates start again from the assembled state */
+      cf_mbs_sr_free(a->mbs->sr);
+      a->mbs->sr = NULL;
+      if (cf_mbs_sr_create(a->mbs->m, a->mbs->d, &a->mbs->sr) < 0) fprintf(stderr, "cofem_view: reset: %s\n", cf_last_error());
+    }
     a->error = 0;
     a->pick.active = 0;
     a->pick.valid = 0;
@@ -670,6 +675,8 @@ static void fill_surface(vwApp* a, const int* tri, const double* x) {
 static void free_mbs(vwApp* a) {
   vwMbs* b = a->mbs;
   if (!b) return;
+  cf_mbs_sr_free(b->sr);
+  cf_mbs_group_kin_free(b->gk);
   cf_mbs_data_free(b->d);
   cf_mbs_model_free(b->m);
   if (b->s_loaded) cf_mbs_scene_free(&b->s);
@@ -947,6 +954,9 @@ static int load_mbs(vwApp* a, const char* path) {
     if (b->s.flex[k]->model && !b->s.flex[k]->model->def.threads) b->s.flex[k]->model->def.threads = 1;
   st = cf_mbs_model_create(&b->s.def, &b->m);
   if (st >= 0) st = cf_mbs_data_create(b->m, &b->d);
+  /* the scene's formulation, as `cofem run` and the sessions take it */
+  if (st >= 0 && b->s.formulation == CF_MBS_SEMI_RECURSIVE) st = cf_mbs_sr_create(b->m, b->d, &b->sr);
+  if (st >= 0 && b->s.formulation == CF_MBS_STRUCTURAL_GROUPS) st = cf_mbs_group_kin_create(b->m, &b->gk);
   if (st < 0) return st;
   const cfMbsModel* m = b->m;
   /* the flexible bodies' meshes, concatenated */
@@ -1095,7 +1105,7 @@ static int mbs_step(vwApp* a) {
   vwMbs* b = a->mbs;
   if (a->pick.active && b->pick_flex >= 0) mbs_drag_force(a);
   double t0 = cf_wall_time();
-  int st = cf_mbs_step(b->m, b->d);
+  int st = b->gk ? cf_mbs_group_kin_step(b->m, b->gk, b->d) : b->sr ? cf_mbs_sr_step(b->m, b->sr, b->d) : cf_mbs_step(b->m, b->d);
   double ms = (cf_wall_time() - t0) * 1e3;
   b->step_ms = b->step_ms > 0 ? 0.9 * b->step_ms + 0.1 * ms : ms;
   a->last_status = st;
@@ -1699,8 +1709,8 @@ static void mbs_report(vwApp* a, FILE* out, const char* label, long frame) {
   vw_status_text(a, l1, sizeof l1, l2, sizeof l2, warn, sizeof warn);
   fprintf(out, "report label=%s frame=%ld t=%.6g steps=%ld scene=%s mechanism=1 newton=%d paused=%d",
           label, frame, b->d->t, b->d->steps, a->name, b->d->iters, a->paused);
-  fprintf(out, " error=%d gain=%.6g drag=%d picked=%d", a->error, vw_gain(a), a->pick.active,
-          a->pick.valid);
+  fprintf(out, " error=%d gain=%.6g drag=%d picked=%d formulation=%s", a->error, vw_gain(a), a->pick.active,
+          a->pick.valid, b->sr ? "semi_recursive" : b->gk ? "structural_groups" : "global");
   if (a->pick.valid && b->pick_flex >= 0) {
     double p[3];
     pick_point(a, b->x, p);

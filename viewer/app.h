@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "cofem/cofem.h"
+#include "cofem/mbs_semirecursive.h"
+#include "cofem/mbs_topology.h"
 #include "cofem/mbs.h"
 
 #define VW_MAX_SCENES 16
@@ -78,6 +80,8 @@ typedef struct vwMbs {
   int s_loaded;
   cfMbsModel* m;
   cfMbsData* d;
+  cfMbsSr* sr;        /* "solver.formulation": "semi_recursive" (it writes d after every step), else NULL */
+  cfMbsGroupKin* gk;  /* "structural_groups" (a kinematic scene), else NULL */
   int nflex;
   vwMbsFlex flex[CF_MBS_MAX_FLEX];
   int nnode;      /* nodes of all flexible bodies */

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "cofem/fem.h"
+#include "cofem/mbs_semirecursive.h"
+#include "cofem/mbs_topology.h"
 #include "cofem/modal_part.h"
 #include "cofem/session.h"
 
@@ -10,10 +12,23 @@ struct cfMbsSession {
   cfMbsScene scene;
   cfMbsModel* m;
   cfMbsData* d;
+  cfMbsSr* sr;        /* "solver.formulation": "semi_recursive": the dynamics in relative coordinates (it writes the
+                         natural state into d after every step) */
+  cfMbsGroupKin* gk;  /* "structural_groups": the kinematic analysis group by group */
 };
+
+/* the scene's formulation's solver over the model and data (none for the global one) */
+static int make_solver(cfMbsSession* s) {
+  int st = CF_OK;
+  if (s->scene.formulation == CF_MBS_SEMI_RECURSIVE) st = cf_mbs_sr_create(s->m, s->d, &s->sr);
+  else if (s->scene.formulation == CF_MBS_STRUCTURAL_GROUPS) st = cf_mbs_group_kin_create(s->m, &s->gk);
+  return st < 0 ? cf_error(st, "%s: %s", s->scene.path, cf_last_error()) : CF_OK;
+}
 
 void cf_mbs_session_free(cfMbsSession* s) {
   if (!s) return;
+  cf_mbs_sr_free(s->sr);
+  cf_mbs_group_kin_free(s->gk);
   cf_mbs_data_free(s->d);
   cf_mbs_model_free(s->m);
   cf_mbs_scene_free(&s->scene);
@@ -38,10 +53,7 @@ static int mbs_session_open(const char* json, const char* scene_path, cfMbsSessi
   if (st >= 0 && s->scene.kinematic && s->m->ndof != 0)
     st = cf_error(CF_ERR_SCENE, "%s: \"solver.analysis\" is kinematic, but the mechanism has %d degree%s of freedom "
                   "left (every motion must be driven)", scene_path, s->m->ndof, s->m->ndof == 1 ? "" : "s");
-  if (st >= 0 && s->scene.formulation != CF_MBS_GLOBAL)
-    st = cf_error(CF_ERR_UNSUPPORTED, "%s: \"solver.formulation\": \"%s\" runs in `cofem run` only for now (not in "
-                  "sessions: the viewer, Python); drop the key to use the global formulation", scene_path,
-                  s->scene.formulation == CF_MBS_SEMI_RECURSIVE ? "semi_recursive" : "structural_groups");
+  if (st >= 0) st = make_solver(s);
   if (st < 0) {
     cf_mbs_session_free(s);
     return st;
@@ -73,14 +85,28 @@ int cf_mbs_session_step(cfMbsSession* s, int n) {
   if (n < 0) return cf_error(CF_ERR_ARG, "%s: %d steps", s->scene.path, n);
   int worst = CF_OK;
   for (int k = 0; k < n; k++) {
-    int st = s->scene.kinematic ? cf_mbs_kinematic_step(s->m, s->d) : cf_mbs_step(s->m, s->d);
+    int st = s->gk ? cf_mbs_group_kin_step(s->m, s->gk, s->d)
+             : s->scene.kinematic ? cf_mbs_kinematic_step(s->m, s->d)
+             : s->sr ? cf_mbs_sr_step(s->m, s->sr, s->d) : cf_mbs_step(s->m, s->d);
     if (st < 0) return st;
     if (st > worst) worst = st;
   }
+  if (s->sr && n > 0) /* the tree joints' reactions (channels, cf_mbs_session_joint_reaction), as `cofem run` */
+    for (int c = 0; c < s->scene.nchannel; c++)
+      if (s->scene.channel[c].what == CF_MBS_OUT_REACTION) {
+        cf_mbs_sr_reactions(s->m, s->sr, s->d);
+        break;
+      }
   return worst;
 }
 
-int cf_mbs_session_reset(cfMbsSession* s) { return cf_mbs_reset(s->m, s->d); }
+int cf_mbs_session_reset(cfMbsSession* s) {
+  int st = cf_mbs_reset(s->m, s->d);
+  if (st < 0 || !s->sr) return st;
+  cf_mbs_sr_free(s->sr); /* the relative coordinates start again from the assembled state */
+  s->sr = NULL;
+  return make_solver(s);
+}
 
 int cf_mbs_session_body(const cfMbsSession* s, const char* name, int* id) {
   *id = name ? cf_mbs_find_body(s->m, name) : CF_MBS_NONE;
@@ -175,11 +201,15 @@ int cf_mbs_session_flex_stress(const cfMbsSession* s, int body, double* von_mise
 int cf_mbs_session_joint_reaction(const cfMbsSession* s, int joint, double F[3]) {
   if (joint < 0 || joint >= s->m->njoint)
     return cf_error(CF_ERR_ARG, "%s: joint id %d out of range (%d joints)", s->scene.path, joint, s->m->njoint);
+  if (s->sr) cf_mbs_sr_reactions(s->m, s->sr, s->d); /* the tree joints' by the backward recursion */
   cf_mbs_joint_reaction(s->m, s->d, joint, F);
   return CF_OK;
 }
 
 int cf_mbs_session_static(cfMbsSession* s) {
+  if (s->sr || s->gk)
+    return cf_error(CF_ERR_UNSUPPORTED, "%s: statics runs in the global formulation: drop \"solver.formulation\"",
+                    s->scene.path);
   cfMbsStaticOptions o;
   cf_mbs_static_defaults(&o);
   o.time = s->d->t;

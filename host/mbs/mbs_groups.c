@@ -32,6 +32,9 @@ typedef struct KinGroup {
   /* a planar RRP dyad (slider-crank): body[rod] hinged to a known body, body[1 - rod] (the slider) on a
    * prismatic joint to a known body, the two hinged together; same joint and slot fields as rrr */
   int rrp, rod;
+  /* a planar RPR dyad (an inverted slider-crank, a hydraulic cylinder): each body hinged to a known body, the
+   * two on a prismatic joint; a planar PRP dyad: each body on a prismatic joint to a known body, the two hinged */
+  int rpr, prp;
 } KinGroup;
 
 struct cfMbsGroupKin {
@@ -138,6 +141,11 @@ int cf_mbs_group_kin_create(const cfMbsModel* m, cfMbsGroupKin** out) {
     if (ninner == 1 && next[0] == 1 && next[1] == 1 && m->joint_type[G->inner] == CF_MBS_REVOLUTE)
       for (int r = 0; r < 2 && !G->rrp; r++)
         if (m->joint_type[G->ext[r]] == CF_MBS_REVOLUTE && m->joint_type[G->ext[1 - r]] == CF_MBS_PRISMATIC) G->rrp = 1, G->rod = r;
+    if (ninner == 1 && next[0] == 1 && next[1] == 1) {
+      int ti = m->joint_type[G->inner], t0 = m->joint_type[G->ext[0]], t1 = m->joint_type[G->ext[1]];
+      G->rpr = ti == CF_MBS_PRISMATIC && t0 == CF_MBS_REVOLUTE && t1 == CF_MBS_REVOLUTE;
+      G->prp = ti == CF_MBS_REVOLUTE && t0 == CF_MBS_PRISMATIC && t1 == CF_MBS_PRISMATIC;
+    }
   }
   g->J = calloc((size_t)maxrow * maxcol, sizeof(double)), g->JtJ = calloc((size_t)maxcol * maxcol, sizeof(double));
   g->rhs = calloc((size_t)maxcol, sizeof(double)), g->x = calloc((size_t)maxcol, sizeof(double));
@@ -374,6 +382,121 @@ static int rrp_closed_form(const cfMbsModel* m, const KinGroup* G, const double*
   return CF_OK;
 }
 
+/* q_b's frame (columns u, v, w) as a row-major rotation */
+static void frame_of(const double* qb, double R[9]) {
+  for (int i = 0; i < 3; i++) R[3 * i] = qb[3 + i], R[3 * i + 1] = qb[6 + i], R[3 * i + 2] = qb[9 + i];
+}
+
+/* body b placed with rotation R and its body point pb at the global point P: q_b = (P - R pb, R's columns) */
+static void place(const cfMbsModel* m, cfMbsData* d, int b, const double R[9], const double pb[3], const double P[3]) {
+  double* qn = d->q + m->body_qadr[b];
+  for (int i = 0; i < 3; i++) {
+    qn[i] = P[i] - (R[3 * i] * pb[0] + R[3 * i + 1] * pb[1] + R[3 * i + 2] * pb[2]);
+    qn[3 + i] = R[3 * i], qn[6 + i] = R[3 * i + 1], qn[9 + i] = R[3 * i + 2];
+  }
+}
+
+/* Closed-form planar RPR dyad: body A = body[0] hinged to a known body at P1 (its point e1), B = body[1] hinged to
+ * a known body at P2 (its point e2), B sliding on A along A's axis u (the prismatic's frames: p_A, u in A's
+ * coordinates, p_B in B's). The prismatic keeps B's orientation A's: R_B = R_A M, M = [a f g]_A [a f g]_B^T; in A's
+ * coordinates B's hinge is then at p_A + sigma u + w, w = M (e2 - p_B), and from P1 at c + sigma u, c = p_A + w - e1.
+ * Its in-plane length must be the hinges' in-plane distance |D| (D = P2 - P1 without its part along n):
+ *   |c + sigma u|^2 = |D|^2:  sigma = -(c . u) + s sqrt((c . u)^2 - |c|^2 + |D|^2)     (c without its n part)
+ * s the sign of sigma + c . u at the prediction (which way along u B's hinge lies from the foot of P1: the assembly
+ * branch). A root that vanishes or turns imaginary is the dead point (the slide line perpendicular to P1 P2,
+ * grazing the circle of B's hinge). A is then turned about n from its previous pose until R_A (c + sigma u) points
+ * along D, and placed at P1; B is R_A M placed at P2. */
+static int rpr_closed_form(const cfMbsModel* m, const KinGroup* G, const double* q_prev, cfMbsData* d) {
+  int bA = G->body[0], bB = G->body[1], ji = G->inner;
+  const double* fa = m->joint_frame + 24 * G->ext[0] + 12 * G->ext_slot[0]; /* e1, n_A on A */
+  const double* fb = m->joint_frame + 24 * G->ext[1] + 12 * G->ext_slot[1]; /* e2 on B */
+  const double* pa = m->joint_frame + 24 * ji + 12 * G->inner_slot[0];       /* p_A, u (a), f, g on A */
+  const double* pbf = m->joint_frame + 24 * ji + 12 * G->inner_slot[1];      /* p_B, a, f, g on B */
+  double n[3], P1[3], P2[3], M[9], w[3], c[3], D[3];
+  cf_mbs__joint_vec(m, d->q, G->ext[0], 1 - G->ext_slot[0], 1, n);
+  double nn = cf_mbs_norm3(n);
+  for (int i = 0; i < 3; i++) n[i] /= nn;
+  cf_mbs__joint_vec(m, d->q, G->ext[0], 1 - G->ext_slot[0], 0, P1);
+  cf_mbs__joint_vec(m, d->q, G->ext[1], 1 - G->ext_slot[1], 0, P2);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) M[3 * i + j] = pa[3 + i] * pbf[3 + j] + pa[6 + i] * pbf[6 + j] + pa[9 + i] * pbf[9 + j];
+  double e2p[3] = {fb[0] - pbf[0], fb[1] - pbf[1], fb[2] - pbf[2]};
+  for (int i = 0; i < 3; i++) w[i] = M[3 * i] * e2p[0] + M[3 * i + 1] * e2p[1] + M[3 * i + 2] * e2p[2];
+  for (int i = 0; i < 3; i++) c[i] = pa[i] + w[i] - fa[i];
+  const double *nA = fa + 3, *u = pa + 3;
+  double cn = cf_mbs_dot3(c, nA), dn;
+  for (int i = 0; i < 3; i++) c[i] -= cn * nA[i], D[i] = P2[i] - P1[i];
+  dn = cf_mbs_dot3(D, n);
+  for (int i = 0; i < 3; i++) D[i] -= dn * n[i];
+  double cu = cf_mbs_dot3(c, u), DD = cf_mbs_dot3(D, D), disc = cu * cu - cf_mbs_dot3(c, c) + DD;
+  if (!(disc > 1e-16 * (DD + cf_mbs_dot3(c, c)))) return CF_ERR_SOLVER;
+  /* the branch: where B's prismatic point is predicted along A's axis */
+  const double *qA = d->q + m->body_qadr[bA], *qB = d->q + m->body_qadr[bB];
+  double RA[9], RB[9], xA[3], xB[3], ug[3];
+  frame_of(qA, RA), frame_of(qB, RB);
+  for (int i = 0; i < 3; i++) {
+    xA[i] = qA[i] + RA[3 * i] * pa[0] + RA[3 * i + 1] * pa[1] + RA[3 * i + 2] * pa[2];
+    xB[i] = qB[i] + RB[3 * i] * pbf[0] + RB[3 * i + 1] * pbf[1] + RB[3 * i + 2] * pbf[2];
+    ug[i] = RA[3 * i] * u[0] + RA[3 * i + 1] * u[1] + RA[3 * i + 2] * u[2];
+  }
+  double sig_pred = (xB[0] - xA[0]) * ug[0] + (xB[1] - xA[1]) * ug[1] + (xB[2] - xA[2]) * ug[2];
+  double side = sig_pred + cu >= 0 ? 1 : -1, sigma = -cu + side * sqrt(disc), V[3], Vg[3], x[3], Rp[9], Rt[9], Rn[9];
+  for (int i = 0; i < 3; i++) V[i] = c[i] + sigma * u[i];
+  frame_of(q_prev + m->body_qadr[bA], Rp);
+  for (int i = 0; i < 3; i++) Vg[i] = Rp[3 * i] * V[0] + Rp[3 * i + 1] * V[1] + Rp[3 * i + 2] * V[2];
+  cf_mbs_cross3(Vg, D, x);
+  cf_mbs_axis_angle(n, atan2(cf_mbs_dot3(x, n), cf_mbs_dot3(Vg, D)), Rt);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Rn[3 * i + j] = Rt[3 * i] * Rp[j] + Rt[3 * i + 1] * Rp[3 + j] + Rt[3 * i + 2] * Rp[6 + j];
+  place(m, d, bA, Rn, fa, P1);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) RB[3 * i + j] = Rn[3 * i] * M[j] + Rn[3 * i + 1] * M[3 + j] + Rn[3 * i + 2] * M[6 + j];
+  place(m, d, bB, RB, fb, P2);
+  return CF_OK;
+}
+
+/* Closed-form planar PRP dyad: each body s slides on a known body K_s and keeps its orientation, R_s = [a f g]_K,global
+ * [a f g]_s,body^T (as the RRP's slider); the inner hinge's point on it then runs on a line C_s(sigma_s) = C0_s +
+ * sigma_s a_s, C0_s = p_K + R_s (c_s - p_s). The two meet where C0_1 + sigma_1 a_1 = C0_2 + sigma_2 a_2 (in the plane
+ * normal to the hinge's axis n; e = C0_2 - C0_1):
+ *   sigma_1 = ((e × a_2) . n) / ((a_1 × a_2) . n),  sigma_2 = ((e × a_1) . n) / ((a_1 × a_2) . n)
+ * one solution (no branch); parallel lines are the dead point: (a_1 × a_2) . n vanishing, or changing its sign
+ * from the step's start (the hinge went through infinity within the step). */
+static int prp_closed_form(const cfMbsModel* m, const KinGroup* G, const double* q_prev, cfMbsData* d) {
+  double R[2][9], C0[2][3], a[2][3], pK[2][3], n[3], a_prev[2][3];
+  const double* fs[2];
+  for (int sb = 0; sb < 2; sb++) {
+    int jp = G->ext[sb];
+    double FK[3][3];
+    for (int w = 0; w < 3; w++) cf_mbs__joint_vec(m, d->q, jp, 1 - G->ext_slot[sb], 1 + w, FK[w]);
+    cf_mbs__joint_vec(m, q_prev, jp, 1 - G->ext_slot[sb], 1, a_prev[sb]);
+    fs[sb] = m->joint_frame + 24 * jp + 12 * G->ext_slot[sb];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) R[sb][3 * i + j] = FK[0][i] * fs[sb][3 + j] + FK[1][i] * fs[sb][6 + j] + FK[2][i] * fs[sb][9 + j];
+    cf_mbs__joint_vec(m, d->q, jp, 1 - G->ext_slot[sb], 0, pK[sb]);
+    const double* cs = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[sb];
+    double v[3] = {cs[0] - fs[sb][0], cs[1] - fs[sb][1], cs[2] - fs[sb][2]};
+    for (int i = 0; i < 3; i++)
+      C0[sb][i] = pK[sb][i] + R[sb][3 * i] * v[0] + R[sb][3 * i + 1] * v[1] + R[sb][3 * i + 2] * v[2], a[sb][i] = FK[0][i];
+  }
+  const double* ci = m->joint_frame + 24 * G->inner + 12 * G->inner_slot[0] + 3; /* the hinge's axis on body 0 */
+  for (int i = 0; i < 3; i++) n[i] = R[0][3 * i] * ci[0] + R[0][3 * i + 1] * ci[1] + R[0][3 * i + 2] * ci[2];
+  double a12[3], e[3], ea[2][3];
+  cf_mbs_cross3(a[0], a[1], a12);
+  double den = cf_mbs_dot3(a12, n);
+  cf_mbs_cross3(a_prev[0], a_prev[1], a12);
+  if (!(fabs(den) > 1e-8) || !(den * cf_mbs_dot3(a12, n) > 0)) return CF_ERR_SOLVER;
+  for (int i = 0; i < 3; i++) e[i] = C0[1][i] - C0[0][i];
+  cf_mbs_cross3(e, a[1], ea[0]);
+  cf_mbs_cross3(e, a[0], ea[1]);
+  for (int sb = 0; sb < 2; sb++) {
+    double sigma = cf_mbs_dot3(ea[sb], n) / den, P[3];
+    for (int i = 0; i < 3; i++) P[i] = pK[sb][i] + sigma * a[sb][i];
+    place(m, d, G->body[sb], R[sb], fs[sb], P);
+  }
+  return CF_OK;
+}
+
 static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* d, double t) {
   const KinGroup* G = &g->group[k];
   int nc = G->ncol, nr = G->nrow, st = CF_OK;
@@ -386,6 +509,13 @@ static int solve_group(const cfMbsModel* m, cfMbsGroupKin* g, int k, cfMbsData* 
     return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: the rod stands "
                     "perpendicular to the slider's line (or cannot reach it) beyond this position", t, k + 1,
                     g->topo->group_kind[k], who);
+  if (G->rpr && g->closed_form && rpr_closed_form(m, G, g->save, d) < 0)
+    return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: the slide line stands "
+                    "perpendicular to the line of the two hinges (or cannot reach the outer hinge) beyond this position",
+                    t, k + 1, g->topo->group_kind[k], who);
+  if (G->prp && g->closed_form && prp_closed_form(m, G, g->save, d) < 0)
+    return cf_error(CF_ERR_SOLVER, "t = %.6g s: structural group %d (%s, %s) at a dead point: its two slide lines are "
+                    "parallel (the hinge between them has no place) at this position", t, k + 1, g->topo->group_kind[k], who);
   /* position: Gauss-Newton */
   double res = INFINITY, dxmax = INFINITY;
   int it;

@@ -182,6 +182,10 @@ const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sba
  * set does not move with the modes. Errors (a set on a line) name who, the set and the body. */
 int cf_mbs__modal_dir(cfMbsModel* m, int ib, const int* nodes, int nn, const double e[3], const char* who,
                       const char* set, int* dir);
+/* the small rotation rows Th [3 nm] (theta = Th y, body axes) of modal point k of modal body ib: an interface
+ * point of the reduction (its motion rows 3..5) or a set that does not move with the modes (zeros); NULL where
+ * the point's rotation is not known (a node set that is not an interface point) */
+const double* cf_mbs__modal_point_rotation(const cfMbsModel* m, int ib, int k);
 /* the interface point of reduction r whose set is nodes[0 .. nn - 1], or -1 */
 int cf_mbs__reduction_point_of(const cfReduction* r, const int* nodes, int nn);
 /* the same at interface point `point` of the reduction r, turned by the point's rotation rows */

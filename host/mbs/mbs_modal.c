@@ -32,6 +32,10 @@ struct cfMbsModalBody {
   cfMbsModalLoad load[CF_MBS_MODAL_MAX_LOADS];
   int npoint;                          /* modal points (joint attachments) */
   double *pt_s, *pt_Phi;               /* [3 npoint] mean rest positions, [3 nm npoint] mean rows */
+  double* pt_Th;                       /* [3 nm npoint] a point's small rotation rows (theta = Th y, body axes)
+                                          where it is an interface point of the reduction (its motion rows
+                                          3..5) or does not move with the modes (zeros) */
+  unsigned char* pt_rot;               /* [npoint] 1 where pt_Th holds the point's rotation, else 0 */
   int ndir, cap_dir;                   /* joint directions measured on node sets (cf_mbs__modal_dir) */
   double* dir_Phi;                     /* [3 nm ndir] their rows Psi */
   int gstiff;                          /* cfMbsModalDef.geometric_stiffening */
@@ -184,7 +188,7 @@ static void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
-    free(mb->pt_s), free(mb->pt_Phi), free(mb->dir_Phi), free(mb->Kg);
+    free(mb->pt_s), free(mb->pt_Phi), free(mb->pt_Th), free(mb->pt_rot), free(mb->dir_Phi), free(mb->Kg);
   }
   free(m->modal);
   m->modal = NULL;
@@ -248,18 +252,31 @@ static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     mb->npoint = md->npoint;
     mb->pt_s = calloc((size_t)(3 * md->npoint + 1), sizeof(double));
     mb->pt_Phi = calloc((size_t)(3 * k1 * md->npoint + 1), sizeof(double));
-    if (!mb->pt_s || !mb->pt_Phi) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+    mb->pt_Th = calloc((size_t)(3 * k1 * md->npoint + 1), sizeof(double));
+    mb->pt_rot = calloc((size_t)md->npoint + 1, 1);
+    if (!mb->pt_s || !mb->pt_Phi || !mb->pt_Th || !mb->pt_rot) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
     for (int k = 0; k < md->npoint; k++) {
       const cfMbsModalPoint* pt = &md->point[k];
-      double wgt = 1.0 / pt->nnode;
+      double wgt = 1.0 / pt->nnode, moves = 0;
       for (int l = 0; l < pt->nnode; l++) {
         int p = pt->nodes[l];
         for (int a = 0; a < 3; a++) {
           mb->pt_s[3 * k + a] += wgt * mb->X[3 * p + a];
-          for (int j = 0; j < nm; j++)
+          for (int j = 0; j < nm; j++) {
             mb->pt_Phi[((size_t)k * 3 + a) * nm + j] += wgt * mb->Phi[(size_t)(3 * p + a) * nm + j];
+            moves = fmax(moves, fabs(mb->Phi[(size_t)(3 * p + a) * nm + j]));
+          }
         }
       }
+      /* the point's own rotation (the semi-recursive formulation turns a child's joint frame by it): exact at an
+       * interface point of the reduction, zero where the set is clamped; unknown elsewhere */
+      int ip = cf_mbs__reduction_point_of(r, pt->nodes, pt->nnode);
+      if (ip >= 0) {
+        const double* mo = r->points[ip].motion;
+        for (int a = 0; a < 3; a++)
+          for (int j = 0; j < nm; j++) mb->pt_Th[((size_t)k * 3 + a) * nm + j] = mo[(size_t)(3 + a) * r->n + f0 + j];
+      }
+      mb->pt_rot[k] = ip >= 0 || moves == 0;
     }
     for (int l = 0; l < md->nload; l++)
       if (md->load[l].at_point && (md->load[l].point < 0 || md->load[l].point >= md->npoint))
@@ -288,6 +305,11 @@ static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
     }
   }
   return CF_OK;
+}
+
+const double* cf_mbs__modal_point_rotation(const cfMbsModel* m, int ib, int k) {
+  const struct cfMbsModalBody* mb = &m->modal[ib];
+  return mb->pt_rot[k] ? mb->pt_Th + (size_t)k * 3 * mb->nm : NULL;
 }
 
 const double* cf_mbs__modal_point(const cfMbsModel* m, int ib, int k, double sbar[3], int* frame, int* nm,

@@ -75,6 +75,23 @@ struct cfMbsSr {
   double* pc;         /* [3 nb] child origin relative to the last frame's point, child coordinates */
   double* R0;         /* [9 nb] child rotation relative to the last frame */
   int* coord_body;    /* [nz] the body whose joint owns coordinate k */
+  /* tree joints at a point of a modal parent (paper 000 section 3: the joint's frame moves with the parent's
+   * deformation there): the joint point x = r_P + R_P (s + Phi y_P), the frame before the joint's own motions
+   * R_P Rx(th_1) Ry(th_2) Rz(th_3), th = Th y_P (the point's small rotation, body axes; none for a spherical
+   * joint, whose three rotations take any frame); the parent's amplitudes y_P are then motions of the child's
+   * joint too, before its own: Z_C = Z_P + sum_j beta_j y_dot_j + sum_k b_k z_dot_k */
+  int* xmb;           /* [nb] the modal index of the parent whose point the joint sits at, else -1 */
+  const double **xPhi, **xTh; /* [nb] that point's translation rows [3 nm] and rotation rows (NULL: not turned) */
+  /* the same at the child's own point (a modal child jointed at its node set): the point s + Phi y of the child
+   * sits at the joint, its frame turned by th = Th y, so the child's frame follows its own amplitudes after the
+   * joint's motions: R_C = R_I R0 Rz(-th_3) Ry(-th_2) Rx(-th_1), r_C = x - R_C (pc + Phi y); the child's amplitudes
+   * are then motions of its own joint too, after its own coordinates */
+  int* cmb;           /* [nb] the child's modal index when its joint point moves with its modes, else -1 */
+  const double **cPhi, **cTh;
+  /* the motions of every tree body's joint, mo0[a] .. + mon[a]: (coordinate mo_k, twist b + 6 mo_tw), a
+   * modal parent's amplitudes first (their twists beta after the nz coordinates' in b, bd), then its own */
+  int nmo, *mo0, *mon, *mo_k, *mo_tw;
+  int *blk_mb, *blk_off; /* [nb] an amplitude block's modal index and its first amplitude (closure columns) */
   /* state */
   double *z, *zd, *zdd, *lam; /* [nz] [nz] [nz] [nrow] */
   double *zd_hat, *zdd_hat, *save; /* [nz] [nz] [3 nz + nrow] */
@@ -89,9 +106,10 @@ struct cfMbsSr {
                          rule, the derivative of q_z left out as eq. 37's approximate tangent allows) */
   double *G, *SG;     /* [24 nz] scratch: q_z of a force element's two bodies on their coordinates, S G */
   /* per force element (fixed by the tree, found once): the coordinates above either body, each once,
-   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[2 (fcol0[e] + c) + slot]: whether column c moves that slot */
+   * fcols[fcol0[e] .. fcol0[e + 1]), and fpath[4 (fcol0[e] + c) + 2 slot + {0, 1}]: 1 + the index of the twists by
+   * which column c moves that slot (in b; 0: none; a second one where the coordinate is two motions on the path) */
   int *fcol0, *fcols;
-  unsigned char* fpath;
+  int* fpath;
   int need_fK;        /* a force element other than a point spring: its natural-coordinate K, C are used */
   /* the leading matrix's profile (skyline) factor: coordinates permuted to a post-order of the tree
    * (every subtree contiguous, children before parents), where eliminating a body's coordinates fills
@@ -169,6 +187,7 @@ void cf_mbs_sr_free(cfMbsSr* s) {
   free(s->A), free(s->rhs), free(s->x), free(s->sig), free(s->w6);
   free(s->mb_body), free(s->mb_nm), free(s->mb_z0), free(s->mb_qy), free(s->mb_off), free(s->mb_sq), free(s->body_mb), free(s->is_blk);
   free(s->Cm), free(s->Myy), free(s->Py), free(s->Kyy), free(s->xv), free(s->yv);
+  free(s->xmb), free(s->xPhi), free(s->xTh), free(s->cmb), free(s->cPhi), free(s->cTh), free(s->mo0), free(s->mon), free(s->mo_k), free(s->mo_tw), free(s->blk_mb), free(s->blk_off);
   free(s);
 }
 
@@ -182,6 +201,116 @@ double cf_mbs_sr_penalty(const cfMbsSr* s) { return s->alpha; }
 static void pose_of(const cfMbsModel* m, const double* q, int b, double r[3], double R[9]) {
   const double* qb = q + m->body_qadr[b];
   for (int i = 0; i < 3; i++) r[i] = qb[i], R[3 * i] = qb[3 + i], R[3 * i + 1] = qb[6 + i], R[3 * i + 2] = qb[9 + i];
+}
+
+/* The parent's amplitudes y as motions of child c's joint (see cfMbsSr.xmb): from the frame R_I = R_P, x at the
+ * point's rest position s, its velocity Zi (D: Di, acc Ai):
+ *   translations: x <- x + v_j y_j, v_j = R_P Phi_j,  beta_j = (v_j, 0), beta_dot_j = (w_P × v_j, 0)
+ *   rotations a = 1, 2, 3 about the frame's axis e_a (global: e = R_I E_a) by th_a = sum_j Th_aj y_j:
+ *     u_a = (x × e, e), u_dot_a = (x_dot × e + x × e_dot, e_dot) (as a revolute motion),
+ *     beta_j += Th_aj u_a, D += u_dot_a th_dot_a, R_I <- R_I Rot(E_a, th_a) */
+static void modal_point_motions(cfMbsSr* s, int c, double RI[9], double x[3], double Zi[6], double Di[6], double Ai[6],
+                                int want_acc) {
+  int ip = s->xmb[c], nm = s->mb_nm[ip], y0 = s->mb_z0[ip], e0 = s->mo0[c];
+  const double *Ph = s->xPhi[c], *Th = s->xTh[c];
+  const double *yd = s->zd + y0, *ydd = s->zdd + y0, *y = s->z + y0;
+  double dx[3] = {0, 0, 0};
+  for (int j = 0; j < nm; j++) {
+    double *bj = s->b + 6 * s->mo_tw[e0 + j], *bdj = s->bd + 6 * s->mo_tw[e0 + j], pj[3] = {Ph[j], Ph[nm + j], Ph[2 * nm + j]};
+    mat3_vec(RI, pj, bj);
+    cf_mbs_cross3(Zi + 3, bj, bdj);
+    bj[3] = bj[4] = bj[5] = bdj[3] = bdj[4] = bdj[5] = 0;
+    for (int i = 0; i < 3; i++) dx[i] += bj[i] * y[j];
+  }
+  for (int j = 0; j < nm; j++) {
+    const double *bj = s->b + 6 * s->mo_tw[e0 + j], *bdj = s->bd + 6 * s->mo_tw[e0 + j];
+    for (int i = 0; i < 6; i++) {
+      Zi[i] += bj[i] * yd[j];
+      Di[i] += bdj[i] * yd[j];
+      if (want_acc) Ai[i] += bj[i] * ydd[j] + bdj[i] * yd[j];
+    }
+  }
+  for (int i = 0; i < 3; i++) x[i] += dx[i];
+  if (!Th) return;
+  for (int a = 0; a < 3; a++) {
+    const double* Tha = Th + a * nm;
+    double E[3] = {a == 0, a == 1, a == 2}, e[3] = {RI[a], RI[3 + a], RI[6 + a]}, u[6], ud[6], ed[3], xd[3], t1[3], t2[3];
+    double th = 0, thd = 0, thdd = 0;
+    for (int j = 0; j < nm; j++) th += Tha[j] * y[j], thd += Tha[j] * yd[j], thdd += Tha[j] * ydd[j];
+    cf_mbs_cross3(Zi + 3, e, ed);
+    cf_mbs_cross3(Zi + 3, x, xd);
+    for (int i = 0; i < 3; i++) xd[i] += Zi[i];
+    cf_mbs_cross3(x, e, u);
+    memcpy(u + 3, e, sizeof e);
+    cf_mbs_cross3(xd, e, t1);
+    cf_mbs_cross3(x, ed, t2);
+    for (int i = 0; i < 3; i++) ud[i] = t1[i] + t2[i], ud[3 + i] = ed[i];
+    for (int j = 0; j < nm; j++) { /* (beta_dot enters D through u_dot_a th_dot_a below: not stored) */
+      double* bj = s->b + 6 * s->mo_tw[e0 + j];
+      for (int i = 0; i < 6; i++) bj[i] += Tha[j] * u[i];
+    }
+    for (int i = 0; i < 6; i++) {
+      Zi[i] += u[i] * thd;
+      Di[i] += ud[i] * thd;
+      if (want_acc) Ai[i] += u[i] * thdd + ud[i] * thd;
+    }
+    double Rk[9];
+    rot_axis(E, th, Rk);
+    mat3_mul(RI, Rk, RI);
+  }
+}
+
+/* The child's own amplitudes y as the last motions of its joint (see cfMbsSr.cmb), from R_C = R_I R0 (its joint
+ * frame), x the joint point and the velocity so far Zi (D: Di, acc Ai):
+ *   rotations a = 3, 2, 1 about the frame's axis e_a (e = R_C E_a) by -th_a (the inverse of the point's turn):
+ *     u_a as a revolute motion about x, beta_j -= Th_aj u_a, D -= u_dot_a th_dot_a, R_C <- R_C Rot(E_a, -th_a)
+ *   translations (the body slides so that its point s + Phi y stays at x): v_j = -R_C Phi_j,
+ *     beta_j += (v_j, 0), D += (w_C × v_j, 0) y_dot_j, x <- x + v_j y_j (then r_C = x - R_C pc) */
+static void child_point_motions(cfMbsSr* s, int c, double RC[9], double x[3], double Zi[6], double Di[6], double Ai[6],
+                                int want_acc) {
+  int ip = s->cmb[c], nm = s->mb_nm[ip], y0 = s->mb_z0[ip], e0 = s->mo0[c] + s->mon[c] - nm;
+  const double *Ph = s->cPhi[c], *Th = s->cTh[c];
+  const double *yd = s->zd + y0, *ydd = s->zdd + y0, *y = s->z + y0;
+  for (int j = 0; j < nm; j++) memset(s->b + 6 * s->mo_tw[e0 + j], 0, 6 * sizeof(double));
+  for (int a = 2; Th && a >= 0; a--) {
+    const double* Tha = Th + a * nm;
+    double E[3] = {a == 0, a == 1, a == 2}, e[3] = {RC[a], RC[3 + a], RC[6 + a]}, u[6], ud[6], ed[3], xd[3], t1[3], t2[3];
+    double th = 0, thd = 0, thdd = 0;
+    for (int j = 0; j < nm; j++) th -= Tha[j] * y[j], thd -= Tha[j] * yd[j], thdd -= Tha[j] * ydd[j];
+    cf_mbs_cross3(Zi + 3, e, ed);
+    cf_mbs_cross3(Zi + 3, x, xd);
+    for (int i = 0; i < 3; i++) xd[i] += Zi[i];
+    cf_mbs_cross3(x, e, u);
+    memcpy(u + 3, e, sizeof e);
+    cf_mbs_cross3(xd, e, t1);
+    cf_mbs_cross3(x, ed, t2);
+    for (int i = 0; i < 3; i++) ud[i] = t1[i] + t2[i], ud[3 + i] = ed[i];
+    for (int j = 0; j < nm; j++) {
+      double* bj = s->b + 6 * s->mo_tw[e0 + j];
+      for (int i = 0; i < 6; i++) bj[i] -= Tha[j] * u[i];
+    }
+    for (int i = 0; i < 6; i++) {
+      Zi[i] += u[i] * thd;
+      Di[i] += ud[i] * thd;
+      if (want_acc) Ai[i] += u[i] * thdd + ud[i] * thd;
+    }
+    double Rk[9];
+    rot_axis(E, th, Rk);
+    mat3_mul(RC, Rk, RC);
+  }
+  double dx[3] = {0, 0, 0};
+  for (int j = 0; j < nm; j++) {
+    double pj[3] = {Ph[j], Ph[nm + j], Ph[2 * nm + j]}, v[3], vd[3], *bj = s->b + 6 * s->mo_tw[e0 + j];
+    mat3_vec(RC, pj, v);
+    for (int i = 0; i < 3; i++) v[i] = -v[i], bj[i] += v[i], dx[i] += v[i] * y[j];
+    cf_mbs_cross3(Zi + 3, v, vd);
+    for (int i = 0; i < 3; i++) {
+      Zi[i] += v[i] * yd[j]; /* the angular velocity (Zi + 3) is the child's already: no translation changes it */
+      Di[i] += vd[i] * yd[j];
+      if (want_acc) Ai[i] += v[i] * ydd[j] + vd[i] * yd[j];
+    }
+  }
+  for (int i = 0; i < 3; i++) x[i] += dx[i];
 }
 
 /* ---- forward recursion: poses, velocities Z, D (and accelerations Zd with z_ddot when want_acc) ---- */
@@ -200,6 +329,7 @@ static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
     mat3_vec(RP, s->pp + 3 * c, x);
     for (int i = 0; i < 3; i++) x[i] += rP[i];
     memcpy(Zi, ZP, sizeof Zi), memcpy(Di, DP, sizeof Di), memcpy(Ai, AP, sizeof Ai);
+    if (s->xmb[c] >= 0) modal_point_motions(s, c, RI, x, Zi, Di, Ai, want_acc);
     for (int k = 0; k < s->nprim[c]; k++) {
       const SrPrim* pr = s->prim + 6 * c + k;
       int iz = t->z0[c] + k;
@@ -237,6 +367,7 @@ static void forward(const cfMbsModel* m, cfMbsSr* s, int want_acc) {
     }
     double* RC = s->R + 9 * c;
     mat3_mul(RI, s->R0 + 9 * c, RC);
+    if (s->cmb[c] >= 0) child_point_motions(s, c, RC, x, Zi, Di, Ai, want_acc);
     double o[3];
     mat3_vec(RC, s->pc + 3 * c, o);
     for (int i = 0; i < 3; i++) s->r[3 * c + i] = x[i] - o[i];
@@ -348,6 +479,14 @@ static void body_forces(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d) {
   }
 }
 
+/* the term v = b_k . M b_l of two motions (k, b_k), (l, b_l) into M_z[k, l] and M_z[l, k]; one coordinate can be two
+ * motions on a path (a modal body's amplitude moves its own joint, cmb, and a child's jointed at its point, xmb):
+ * their cross term then counts twice on the diagonal (same: the one motion with itself, once) */
+static inline void mz_add(cfMbsSr* s, int k, int l, double v, int same) {
+  if (k == l) s->Mz[(size_t)k * s->nz + k] += same ? v : 2 * v;
+  else s->Mz[(size_t)k * s->nz + l] += v, s->Mz[(size_t)l * s->nz + k] += v;
+}
+
 /* Leaves to root (eqs. 30-33): Mh, Ph; then M_z (lower and upper) and Q_z. eps adds eps I6 to every
  * body's Mbar (the metric of the initial least-squares velocities) */
 static void backward(cfMbsSr* s, double eps, int want_Q) {
@@ -364,17 +503,24 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
     if (want_Q)
       for (int i = 0; i < 6; i++) s->Ph[6 * p + i] += s->Ph[6 * c + i];
   }
-  for (int l = 0; l < s->nzt; l++) {
-    int c = s->coord_body[l];
-    double w[6];
-    mat6_vec(s->Mh + 36 * c, s->b + 6 * l, w);
-    /* the joint's own coordinates, then every coordinate above it */
-    for (int k = t->z0[c]; k <= l; k++) s->Mz[k * nz + l] = s->Mz[l * nz + k] = dot6(s->b + 6 * k, w);
-    for (int a = t->parent[c]; a >= 0; a = t->parent[a])
-      for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) s->Mz[k * nz + l] = s->Mz[l * nz + k] = dot6(s->b + 6 * k, w);
-    if (want_Q) s->Qz[l] = dot6(s->b + 6 * l, s->Ph + 6 * c);
-  }
-  /* modal amplitudes of body b: M_z[k, y] = b_k . C_b[:, y] for k on b's path, M_z[y, y'] = Myy, Q_z[y] = Py */
+  /* M_z[k, l] = sum over the motions (k, b_k), (l, b_l) on one path, (k, b_k) at or above (l, b_l) of body c,
+   * of b_k . Mhat_c b_l (a modal parent's amplitude is a motion of each child jointed at its points, so a
+   * pair can gather several terms: accumulated); Q_z[l] = sum of b_l . Phat_c */
+  memset(s->Mz, 0, sizeof(double) * (size_t)nz * nz);
+  if (want_Q) memset(s->Qz, 0, sizeof(double) * (size_t)nz);
+  for (int c = 0; c < s->nb; c++)
+    for (int el = s->mo0[c]; el < s->mo0[c] + s->mon[c]; el++) {
+      int l = s->mo_k[el];
+      const double* bl = s->b + 6 * s->mo_tw[el];
+      double w[6];
+      mat6_vec(s->Mh + 36 * c, bl, w);
+      /* the joint's own motions up to this one, then every motion above it */
+      for (int ek = s->mo0[c]; ek <= el; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w), ek == el);
+      for (int a = t->parent[c]; a >= 0; a = t->parent[a])
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) mz_add(s, s->mo_k[ek], l, dot6(s->b + 6 * s->mo_tw[ek], w), 0);
+      if (want_Q) s->Qz[l] += dot6(bl, s->Ph + 6 * c);
+    }
+  /* modal amplitudes of body b: M_z[k, y] += b_k . C_b[:, y] for k on b's path, M_z[y, y'] += Myy, Q_z[y] += Py */
   for (int i = 0; i < s->nmb; i++) {
     int b = s->mb_body[i], nm = s->mb_nm[i], y0 = s->mb_z0[i];
     const double *C = s->Cm + 6 * s->mb_off[i], *My = s->Myy + s->mb_sq[i];
@@ -382,9 +528,11 @@ static void backward(cfMbsSr* s, double eps, int want_Q) {
       double cj[6];
       for (int r = 0; r < 6; r++) cj[r] = C[r * nm + j];
       for (int a = b; a >= 0; a = t->parent[a])
-        for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) s->Mz[k * nz + y0 + j] = s->Mz[(y0 + j) * nz + k] = dot6(s->b + 6 * k, cj);
-      for (int l = 0; l < nm; l++) s->Mz[(y0 + j) * nz + y0 + l] = My[j * nm + l] + (j == l ? eps : 0);
-      if (want_Q) s->Qz[y0 + j] = s->Py[s->mb_off[i] + j];
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) /* Z^T C y_dot: a cross term (twice on the
+                                                                      diagonal when y_j moves the body's own joint) */
+          mz_add(s, s->mo_k[ek], y0 + j, dot6(s->b + 6 * s->mo_tw[ek], cj), 0);
+      for (int l = 0; l < nm; l++) s->Mz[(y0 + j) * nz + y0 + l] += My[j * nm + l] + (j == l ? eps : 0);
+      if (want_Q) s->Qz[y0 + j] += s->Py[s->mb_off[i] + j];
     }
   }
 }
@@ -485,6 +633,11 @@ static void closure(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int
     for (int sl = 0; sl < c->nb; sl++) {
       int b = c->body[sl];
       const double* g = row + 12 * sl;
+      if (s->is_blk[b]) { /* an amplitude block (a joint at a modal point): its gradient is the amplitudes' columns */
+        int ib = s->blk_mb[b], off = s->blk_off[b];
+        for (int x = 0; x < 12 && off + x < s->mb_nm[ib]; x++) Jk[s->mb_z0[ib] + off + x] += g[x];
+        continue; /* their accelerations at z_ddot = 0 are 0: no bias */
+      }
       const double *R = s->R + 9 * b, *r = s->r + 3 * b;
       double w[6];
       memcpy(w, g, 3 * sizeof(double));
@@ -499,7 +652,7 @@ static void closure(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double t, int
         for (int x = 0; x < 12; x++) bias += g[x] * qddb[x];
       }
       for (int a = b; a >= 0; a = tp->parent[a])
-        for (int kk = tp->z0[a]; kk < tp->z0[a] + tp->nz_body[a]; kk++) Jk[kk] += dot6(w, s->b + 6 * kk);
+        for (int e = s->mo0[a]; e < s->mo0[a] + s->mon[a]; e++) Jk[s->mo_k[e]] += dot6(w, s->b + 6 * s->mo_tw[e]);
     }
     if (want_bias) s->bias[k] = bias;
   }
@@ -517,10 +670,10 @@ static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
   int total = 0;
   for (int e = 0; e < m->nforce; e++)
     for (int sl = 0; sl < 2; sl++)
-      for (int a = m->force[e].body[sl]; a >= 0; a = t->parent[a]) total += t->nz_body[a];
+      for (int a = m->force[e].body[sl]; a >= 0; a = t->parent[a]) total += s->mon[a];
   s->fcol0 = malloc(((size_t)m->nforce + 1) * sizeof(int));
   s->fcols = malloc(((size_t)total + 1) * sizeof(int));
-  s->fpath = calloc(2 * ((size_t)total + 1), 1);
+  s->fpath = calloc(4 * ((size_t)total + 1), sizeof(int));
   if (!s->fcol0 || !s->fcols || !s->fpath) return CF_ERR_NOMEM;
   int n = 0;
   for (int e = 0; e < m->nforce; e++) {
@@ -528,16 +681,24 @@ static int force_columns(const cfMbsModel* m, cfMbsSr* s) {
     s->fcol0[e] = n;
     for (int sl = 0; sl < 2; sl++)
       for (int a = f->body[sl]; a >= 0; a = t->parent[a])
-        for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) {
-          int c = s->fcol0[e];
+        for (int mo = s->mo0[a]; mo < s->mo0[a] + s->mon[a]; mo++) {
+          int c = s->fcol0[e], k = s->mo_k[mo];
           while (c < n && s->fcols[c] != k) c++;
           if (c == n) s->fcols[n++] = k;
-          s->fpath[2 * c + sl] = 1;
+          s->fpath[4 * c + 2 * sl + (s->fpath[4 * c + 2 * sl] ? 1 : 0)] = 1 + s->mo_tw[mo];
         }
     if (f->type != CF_MBS_SPRING) s->need_fK = 1;
   }
   s->fcol0[m->nforce] = n;
   return CF_OK;
+}
+
+/* the twist by which force column c (fcols) moves slot sl (the sum of its motions on the slot's path); 0: none */
+static int col_twist(const cfMbsSr* s, int c, int sl, double bk[6]) {
+  const int* f = s->fpath + 4 * c + 2 * sl;
+  if (!f[0]) return 0;
+  for (int i = 0; i < 6; i++) bk[i] = s->b[6 * (f[0] - 1) + i] + (f[1] ? s->b[6 * (f[1] - 1) + i] : 0);
+  return 1;
 }
 
 /* KC += point spring e's h/2 C_z + h^2/4 K_z straight in relative coordinates: with P = d(x2 - x1)/dz
@@ -590,8 +751,8 @@ static void spring_tangent(const cfMbsModel* m, cfMbsSr* s, int e, double t, dou
     if (f->body[sl] < 0) continue;
     double sign = sl ? 1 : -1;
     for (int c = 0; c < nc; c++) {
-      if (!s->fpath[2 * (c0 + c) + sl]) continue;
-      const double* bk = s->b + 6 * s->fcols[c0 + c];
+      double bk[6];
+      if (!col_twist(s, c0 + c, sl, bk)) continue;
       double wx[3];
       cf_mbs_cross3(bk + 3, x[sl], wx);
       for (int i = 0; i < 3; i++) P[i * nc + c] += sign * (bk[i] + wx[i]);
@@ -635,8 +796,8 @@ static void force_tangent(const cfMbsModel* m, cfMbsSr* s, const cfMbsData* d, d
       if (b < 0) continue;
       const double *R = s->R + 9 * b, *r = s->r + 3 * b;
       for (int c = 0; c < nc; c++) {
-        if (!s->fpath[2 * (s->fcol0[e] + c) + sl]) continue;
-        const double* bk = s->b + 6 * cols[c];
+        double bk[6];
+        if (!col_twist(s, s->fcol0[e] + c, sl, bk)) continue;
         double v[3];
         cf_mbs_cross3(bk + 3, r, v);
         for (int i = 0; i < 3; i++) s->G[(12 * sl + i) * nc + c] = bk[i] + v[i];
@@ -688,6 +849,13 @@ static void post_order(const cfMbsTopology* t, int nb, int b, int* post, int* n)
   if (b >= 0) post[(*n)++] = b;
 }
 
+/* column kk into closure row k's list (jcols), once */
+static void add_col(cfMbsSr* s, int k, int kk, int* njc) {
+  for (int q = s->jcol0[k]; q < *njc; q++)
+    if (s->jcols[q] == kk) return;
+  s->jcols[(*njc)++] = kk;
+}
+
 /* perm, env, jcol0/jcols (cfMbsSr) from the tree, the force elements and the closure rows; after
  * force_columns and the rows */
 static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
@@ -702,8 +870,11 @@ static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
   int njc = 0;
   for (int k = 0; k < s->nrow; k++) {
     const cfMbsCon* c = &m->con[s->rows[k]];
-    for (int sl = 0; sl < c->nb; sl++)
-      for (int a = c->body[sl]; a >= 0; a = t->parent[a]) njc += t->nz_body[a];
+    for (int sl = 0; sl < c->nb; sl++) {
+      if (s->is_blk[c->body[sl]]) njc += 12;
+      else
+        for (int a = c->body[sl]; a >= 0; a = t->parent[a]) njc += s->mon[a];
+    }
   }
   s->jcols = malloc(((size_t)njc + 1) * sizeof(int));
   if (!post || !inv || !pat || !s->perm || !s->iperm || !s->ysol || !s->env || !s->jcol0 || !s->jcols) {
@@ -722,9 +893,20 @@ static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
   for (int i = 0; i < np; i++) inv[s->perm[i]] = i;
   memcpy(s->iperm, inv, sizeof(int) * (size_t)nz);
   /* M_z: a coordinate with every coordinate on its path to the root; a body's amplitudes with each other */
-  for (int l = 0; l < nz; l++)
-    for (int a = s->coord_body[l]; a >= 0; a = t->parent[a])
-      for (int k = t->z0[a]; k < t->z0[a] + t->nz_body[a]; k++) pat[(size_t)l * nz + k] = pat[(size_t)k * nz + l] = 1;
+  for (int c = 0; c < nb; c++)
+    for (int el = s->mo0[c]; el < s->mo0[c] + s->mon[c]; el++)
+      for (int a = c; a >= 0; a = t->parent[a])
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) {
+          int l = s->mo_k[el], k = s->mo_k[ek];
+          pat[(size_t)l * nz + k] = pat[(size_t)k * nz + l] = 1;
+        }
+  for (int i = 0; i < s->nmb; i++) /* the amplitudes with their body's path */
+    for (int j = 0; j < s->mb_nm[i]; j++)
+      for (int a = s->mb_body[i]; a >= 0; a = t->parent[a])
+        for (int ek = s->mo0[a]; ek < s->mo0[a] + s->mon[a]; ek++) {
+          int l = s->mb_z0[i] + j, k = s->mo_k[ek];
+          pat[(size_t)l * nz + k] = pat[(size_t)k * nz + l] = 1;
+        }
   for (int i = 0; i < s->nmb; i++)
     for (int j = 0; j < s->mb_nm[i]; j++)
       for (int k = 0; k < s->mb_nm[i]; k++) pat[(size_t)(s->mb_z0[i] + j) * nz + s->mb_z0[i] + k] = 1;
@@ -737,13 +919,13 @@ static int leading_profile(const cfMbsModel* m, cfMbsSr* s) {
   for (int k = 0; k < s->nrow; k++) {
     const cfMbsCon* c = &m->con[s->rows[k]];
     s->jcol0[k] = njc;
-    for (int sl = 0; sl < c->nb; sl++)
-      for (int a = c->body[sl]; a >= 0; a = t->parent[a])
-        for (int kk = t->z0[a]; kk < t->z0[a] + t->nz_body[a]; kk++) {
-          int seen = 0;
-          for (int q = s->jcol0[k]; q < njc && !seen; q++) seen = s->jcols[q] == kk;
-          if (!seen) s->jcols[njc++] = kk;
-        }
+    for (int sl = 0; sl < c->nb; sl++) {
+      int b = c->body[sl];
+      for (int a = s->is_blk[b] ? -1 : b; a >= 0; a = t->parent[a])
+        for (int mo = s->mo0[a]; mo < s->mo0[a] + s->mon[a]; mo++) add_col(s, k, s->mo_k[mo], &njc);
+      for (int x = 0; s->is_blk[b] && x < 12 && s->blk_off[b] + x < s->mb_nm[s->blk_mb[b]]; x++)
+        add_col(s, k, s->mb_z0[s->blk_mb[b]] + s->blk_off[b] + x, &njc);
+    }
     for (int p = s->jcol0[k]; p < njc; p++)
       for (int q = s->jcol0[k]; q < njc; q++) pat[(size_t)s->jcols[p] * nz + s->jcols[q]] = 1;
   }
@@ -895,12 +1077,42 @@ static void publish(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
 static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c) {
   const cfMbsTopology* t = s->topo;
   int j = t->parent_joint[c], p = t->parent[c];
-  double rP[3] = {0, 0, 0}, RP[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, rC[3], RC[9];
+  double rP[3] = {0, 0, 0}, RP[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, rC[3], RC[9], xm[3] = {0, 0, 0};
+  int at_modal = 0;
   if (p >= 0) pose_of(m, q, p, rP, RP);
   pose_of(m, q, c, rC, RC);
+  if (s->xmb[c] >= 0) { /* at a modal parent's point: R_P is the frame that point's deformation turns, xm its
+                           modal displacement, both at the assembled amplitudes (as the forward recursion) */
+    int ip = s->xmb[c], nm = s->mb_nm[ip], jj = t->parent_joint[c], frame, nmm, blk0, nblk;
+    const double* y = q + s->mb_qy[ip];
+    double sbar[3], Zz[6] = {0}, Dz[6], Az[6], zd_save[CF_MBS_MODAL_MAX_MODES], zdd_save[CF_MBS_MODAL_MAX_MODES], z_save[CF_MBS_MODAL_MAX_MODES];
+    cf_mbs__modal_point(m, ip, m->joint_mpoint[2 * jj + (t->reversed[jj] ? 1 : 0)], sbar, &frame, &nmm, &blk0, &nblk);
+    double x0[3];
+    mat3_vec(RP, sbar, x0);
+    for (int i = 0; i < 3; i++) x0[i] += rP[i], xm[i] = x0[i];
+    for (int k = 0; k < nm; k++) { /* the recursion's own routine on the assembled amplitudes, rates 0 */
+      z_save[k] = s->z[s->mb_z0[ip] + k], zd_save[k] = s->zd[s->mb_z0[ip] + k], zdd_save[k] = s->zdd[s->mb_z0[ip] + k];
+      s->z[s->mb_z0[ip] + k] = y[k], s->zd[s->mb_z0[ip] + k] = s->zdd[s->mb_z0[ip] + k] = 0;
+    }
+    memset(Dz, 0, sizeof Dz), memset(Az, 0, sizeof Az);
+    modal_point_motions(s, c, RP, xm, Zz, Dz, Az, 0);
+    for (int k = 0; k < nm; k++)
+      s->z[s->mb_z0[ip] + k] = z_save[k], s->zd[s->mb_z0[ip] + k] = zd_save[k], s->zdd[s->mb_z0[ip] + k] = zdd_save[k];
+    at_modal = 1; /* xm: the joint point; RP now the turned frame */
+  }
   double R0[9]; /* R_P^T R_C */
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < 3; k++) R0[3 * i + k] = RP[i] * RC[k] + RP[3 + i] * RC[3 + k] + RP[6 + i] * RC[6 + k];
+  const double* yc = s->cmb[c] >= 0 ? q + s->mb_qy[s->cmb[c]] : NULL; /* the child's assembled amplitudes */
+  if (yc && s->cTh[c]) { /* R0 <- R0 Rx(th_1) Ry(th_2) Rz(th_3): the recursion's inverse turn gives R_C back */
+    int nm = s->mb_nm[s->cmb[c]];
+    for (int a = 0; a < 3; a++) {
+      double E[3] = {a == 0, a == 1, a == 2}, th = 0, Rk[9];
+      for (int j = 0; j < nm; j++) th += s->cTh[c][a * nm + j] * yc[j];
+      rot_axis(E, th, Rk);
+      mat3_mul(R0, Rk, R0);
+    }
+  }
   SrPrim* pr = s->prim + 6 * c;
   int n = 0;
   if (j == CF_MBS_FLOATING) {
@@ -918,6 +1130,10 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
     const double* fp = m->joint_frame + 24 * j + 12 * ps;  /* p a f g in the parent's coordinates */
     const double* fc = m->joint_frame + 24 * j + 12 * cs;
     memcpy(s->pp + 3 * c, fp, 3 * sizeof(double));
+    if (s->xmb[c] >= 0) { /* the modal point's rest position */
+      int frame, nm, blk0, nblk;
+      cf_mbs__modal_point(m, s->xmb[c], m->joint_mpoint[2 * j + ps], s->pp + 3 * c, &frame, &nm, &blk0, &nblk);
+    }
     double ac[3]; /* the child's axis in the parent's coordinates at z = 0 */
     mat3_vec(R0, fc + 3, ac);
     switch (m->joint_type[j]) {
@@ -944,8 +1160,94 @@ static void setup_joint(const cfMbsModel* m, cfMbsSr* s, const double* q, int c)
   /* pc = R_C^T (x - r_C), x the joint point at z = 0: z = 0 gives the assembled pose exactly */
   double x[3], dx[3];
   mat3_vec(RP, s->pp + 3 * c, x);
-  for (int i = 0; i < 3; i++) dx[i] = x[i] + rP[i] - rC[i];
+  for (int i = 0; i < 3; i++) dx[i] = at_modal ? xm[i] - rC[i] : x[i] + rP[i] - rC[i];
   mat3_tvec(RC, dx, s->pc + 3 * c);
+  if (yc) { /* the child's point at its assembled amplitudes: pc <- pc - Phi y */
+    int nm = s->mb_nm[s->cmb[c]];
+    for (int a = 0; a < 3; a++)
+      for (int j = 0; j < nm; j++) s->pc[3 * c + a] -= s->cPhi[c][a * nm + j] * yc[j];
+  }
+}
+
+/* whether modal point k of modal body ib moves neither with the modes nor turns (a set clamped in the reduction):
+ * a frame point then */
+static int still_point(const cfMbsModel* m, int ib, int k) {
+  int frame, nm, blk0, nblk;
+  const double *Ph = cf_mbs__modal_point(m, ib, k, NULL, &frame, &nm, &blk0, &nblk), *Th = cf_mbs__modal_point_rotation(m, ib, k);
+  for (int i = 0; i < 3 * nm; i++)
+    if (Ph[i] != 0 || !Th || Th[i] != 0) return 0;
+  return 1;
+}
+
+/* Which joints sit at a modal parent's point (xmb, xPhi, xTh), the tree bodies' motions (mo0, mon, mo_k, mo_tw) and
+ * the amplitude blocks' columns (blk_mb, blk_off). Refused, naming the joint and the body: a tree joint at a modal
+ * point of its child (the child's frame would depend on its own amplitudes), and a joint other than a spherical one
+ * at a point whose rotation is not known (a node set that is not an interface point of the reduction). */
+static int unknown_rotation(const cfMbsModel* m, int j, int b) {
+  return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' sits at a node set of modal body "
+                  "'%s' that is not an interface point of its reduction: the rotation that turns the joint's frame there "
+                  "is not known (a %s joint needs it; a spherical joint takes any node set): make the set one of the "
+                  "reduction's interface points (cofem reduce's \"points\", a scene's \"interface\": [{\"set\": ..., "
+                  "\"point\": \"rigid\"}]), or use the global formulation", m->joint_name[j], m->body_name[b],
+                  m->joint_type[j] == CF_MBS_REVOLUTE ? "revolute" : m->joint_type[j] == CF_MBS_UNIVERSAL ? "universal" :
+                  m->joint_type[j] == CF_MBS_FIXED ? "fixed" : "non-spherical");
+}
+
+static int joint_motions(const cfMbsModel* m, cfMbsSr* s) {
+  const cfMbsTopology* t = s->topo;
+  int nb = s->nb;
+  s->xmb = malloc(((size_t)nb + 1) * sizeof(int)), s->cmb = malloc(((size_t)nb + 1) * sizeof(int));
+  s->xPhi = calloc((size_t)nb + 1, sizeof(double*)), s->xTh = calloc((size_t)nb + 1, sizeof(double*));
+  s->cPhi = calloc((size_t)nb + 1, sizeof(double*)), s->cTh = calloc((size_t)nb + 1, sizeof(double*));
+  s->mo0 = calloc((size_t)nb + 1, sizeof(int)), s->mon = calloc((size_t)nb + 1, sizeof(int));
+  s->blk_mb = malloc(((size_t)nb + 1) * sizeof(int)), s->blk_off = calloc((size_t)nb + 1, sizeof(int));
+  if (!s->xmb || !s->xPhi || !s->xTh || !s->cmb || !s->cPhi || !s->cTh || !s->mo0 || !s->mon || !s->blk_mb || !s->blk_off)
+    return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  int nx = 0;
+  for (int b = 0; b < nb; b++) {
+    s->xmb[b] = s->cmb[b] = s->blk_mb[b] = -1;
+    for (int i = 0; s->is_blk[b] && i < s->nmb; i++) {
+      int off = m->body_qadr[b] - s->mb_qy[i];
+      if (off >= 0 && off < s->mb_nm[i]) s->blk_mb[b] = i, s->blk_off[b] = off;
+    }
+    int j = t->parent_joint[b];
+    if (s->is_blk[b] || j < 0) continue;
+    int ps = t->reversed[j] ? 1 : 0, cs = 1 - ps, p = t->parent[b];
+    int kc = m->joint_mpoint[2 * j + cs];
+    if (kc >= 0 && !still_point(m, s->body_mb[b], kc)) { /* the child's own point, moving with its modes */
+      int ic = s->body_mb[b], frame, nm, blk0, nblk;
+      s->cmb[b] = ic;
+      s->cPhi[b] = cf_mbs__modal_point(m, ic, kc, NULL, &frame, &nm, &blk0, &nblk);
+      if (m->joint_type[j] != CF_MBS_SPHERICAL && !(s->cTh[b] = cf_mbs__modal_point_rotation(m, ic, kc)))
+        return unknown_rotation(m, j, b);
+      nx += s->mb_nm[ic];
+    }
+    int k = m->joint_mpoint[2 * j + ps];
+    if (k < 0) continue;
+    int ip = p >= 0 ? s->body_mb[p] : -1, frame, nm, blk0, nblk;
+    if (ip < 0)
+      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s': a point of body '%s', which is "
+                      "not a modal body's frame", m->joint_name[j], p >= 0 ? m->body_name[p] : "ground");
+    s->xmb[b] = ip;
+    s->xPhi[b] = cf_mbs__modal_point(m, ip, k, NULL, &frame, &nm, &blk0, &nblk);
+    if (m->joint_type[j] != CF_MBS_SPHERICAL && !(s->xTh[b] = cf_mbs__modal_point_rotation(m, ip, k)))
+      return unknown_rotation(m, j, p);
+    nx += s->mb_nm[ip];
+  }
+  s->nmo = s->nzt + nx;
+  s->mo_k = malloc(((size_t)s->nmo + 1) * sizeof(int)), s->mo_tw = malloc(((size_t)s->nmo + 1) * sizeof(int));
+  if (!s->mo_k || !s->mo_tw) return cf_error(CF_ERR_NOMEM, "semi-recursive: out of memory");
+  int n = 0, ntw = s->nz;
+  for (int b = 0; b < nb; b++) {
+    s->mo0[b] = n;
+    if (s->is_blk[b] || t->parent_joint[b] == CF_MBS_NONE) continue;
+    for (int j = 0; s->xmb[b] >= 0 && j < s->mb_nm[s->xmb[b]]; j++) s->mo_k[n] = s->mb_z0[s->xmb[b]] + j, s->mo_tw[n++] = ntw++;
+    for (int k = 0; k < t->nz_body[b]; k++) s->mo_k[n] = s->mo_tw[n] = t->z0[b] + k, n++;
+    for (int j = 0; s->cmb[b] >= 0 && j < s->mb_nm[s->cmb[b]]; j++) s->mo_k[n] = s->mb_z0[s->cmb[b]] + j, s->mo_tw[n++] = ntw++;
+    s->mon[b] = n - s->mo0[b];
+  }
+  s->nmo = ntw - s->nz; /* the twists b holds after the nz coordinates' */
+  return n == s->nzt + nx ? CF_OK : cf_error(CF_ERR_UNSUPPORTED, "semi-recursive: %d motions of %d", n, s->nzt + nx);
 }
 
 /* body velocities Z from natural velocities: w = 1/2 sum_k e_k × e_k_dot, s_dot = r_dot - w × r */
@@ -975,18 +1277,6 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
                       m->body_name[b]);
   if (m->nfe)
     return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" takes no FE bodies: use the global formulation");
-  /* modal bodies: joints at frame points only (a joint at a modal point moves with the modes: the recursion
-   * would carry the amplitudes into the child's kinematics, not done yet) */
-  for (int j = 0; j < m->njoint; j++)
-    for (int sl = 0; sl < 2; sl++)
-      if (m->joint_mpoint[2 * j + sl] >= 0)
-        return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": joint '%s' is at a node (set) of modal "
-                        "body '%s'; the semi-recursive formulation takes joints at modal bodies' frame points only for now: "
-                        "use the global formulation", m->joint_name[j], m->body_name[m->joint_body[2 * j + sl]]);
-  for (int i = 0; i < m->ncon; i++)
-    if (m->con[i].nmt || m->con[i].nmd)
-      return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\": an equation holds a modal point or "
-                      "direction; joints at modal bodies' frame points only for now: use the global formulation");
   if (m->opt.rho_inf < 1)
     return cf_error(CF_ERR_UNSUPPORTED, "\"formulation\": \"semi_recursive\" integrates with the trapezoidal rule "
                     "only (\"solver.rho_inf\" = %g asks for generalized-alpha)", m->opt.rho_inf);
@@ -1019,6 +1309,10 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
     nmtot += s->mb_nm[i], nsq += s->mb_nm[i] * s->mb_nm[i];
   }
   int nz = s->nz = s->nzt + nmtot;
+  if ((st = joint_motions(m, s)) < 0) {
+    cf_mbs_sr_free(s);
+    return st;
+  }
   s->Cm = calloc(6 * (size_t)nmtot + 1, sizeof(double)), s->Py = calloc((size_t)nmtot + 1, sizeof(double));
   s->Myy = calloc((size_t)nsq + 1, sizeof(double)), s->Kyy = calloc((size_t)nsq + 1, sizeof(double));
   s->xv = calloc((size_t)m->nq + 1, sizeof(double)), s->yv = calloc((size_t)m->nq + 1, sizeof(double));
@@ -1042,7 +1336,7 @@ int cf_mbs_sr_create(const cfMbsModel* m, cfMbsData* d, cfMbsSr** out) {
   s->save = calloc(3 * Z1 + R1, sizeof(double));
   s->R = calloc(9 * B1, sizeof(double)), s->r = calloc(3 * B1, sizeof(double));
   s->Z = calloc(6 * B1, sizeof(double)), s->D = calloc(6 * B1, sizeof(double)), s->Zd = calloc(6 * B1, sizeof(double));
-  s->b = calloc(6 * Z1, sizeof(double)), s->bd = calloc(6 * Z1, sizeof(double));
+  s->b = calloc(6 * (Z1 + (size_t)s->nmo), sizeof(double)), s->bd = calloc(6 * (Z1 + (size_t)s->nmo), sizeof(double));
   s->Mb = calloc(36 * B1, sizeof(double)), s->Mh = calloc(36 * B1, sizeof(double));
   s->Pb = calloc(6 * B1, sizeof(double)), s->Ph = calloc(6 * B1, sizeof(double));
   s->Mz = calloc(Z1 * Z1, sizeof(double)), s->Qz = calloc(Z1, sizeof(double));
@@ -1188,6 +1482,7 @@ void cf_mbs_sr_reactions(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d) {
     double lam = d->reaction[i];
     for (int sl = 0; sl < c->nb; sl++) {
       double w[6];
+      if (s->is_blk[c->body[sl]]) continue; /* an amplitude block: no pose, not in the tree */
       row_wrench(s, c->body[sl], row + 12 * sl, w);
       for (int x = 0; x < 6; x++) W[6 * c->body[sl] + x] += w[x] * lam;
     }
@@ -1242,6 +1537,10 @@ void cf_mbs_sr_mass_matrix(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, double
 int cf_mbs_sr_condensed_mass(const cfMbsModel* m, cfMbsSr* s, cfMbsData* d, int body, int free_joints, double M6[36]) {
   if (body < 0 || body >= s->nb) return cf_error(CF_ERR_ARG, "cf_mbs_sr_condensed_mass: body %d is not one of the %d bodies", body, s->nb);
   const cfMbsTopology* t = s->topo;
+  for (int b = 0; b < s->nb; b++)
+    if (s->xmb[b] >= 0 || s->cmb[b] >= 0)
+      return cf_error(CF_ERR_UNSUPPORTED, "cf_mbs_sr_condensed_mass: body '%s' is jointed at a modal point: its condensed "
+                      "mass is not a 6 x 6 one in the frames' twists (the amplitudes move the joint)", m->body_name[b]);
   forward(m, s, 0);
   body_mass(m, s);
   modal_terms(m, s, d, 0, 0);

@@ -87,13 +87,16 @@ const cfMbsModel* cf_mbs_session_model(const cfMbsSession* s);
 cfMbsData* cf_mbs_session_data(cfMbsSession* s);
 double cf_mbs_session_time(const cfMbsSession* s);
 double cf_mbs_session_dt(const cfMbsSession* s);
-/* [nq] coordinates and their rates (current after every step; same address until free). */
+/* [nq] coordinates and their rates (current after every step; same address until free). With
+ * "solver.formulation": "semi_recursive" they are written from the relative coordinates after every step;
+ * writing them does not move that formulation's state. */
 int cf_mbs_session_nq(const cfMbsSession* s);
 double* cf_mbs_session_q(cfMbsSession* s);
 double* cf_mbs_session_qd(cfMbsSession* s);
 
-/* n steps, kinematic or dynamic as the scene says ("solver.analysis"), as `cofem run` takes
- * them. Returns the worst status: CF_OK, a positive warning or the first error. */
+/* n steps, kinematic or dynamic as the scene says ("solver.analysis"), in its formulation ("solver.formulation":
+ * global, semi_recursive, structural_groups), as `cofem run` takes them. Returns the worst status: CF_OK, a
+ * positive warning or the first error. */
 int cf_mbs_session_step(cfMbsSession* s, int n);
 /* Back to the initial configuration (t = 0). */
 int cf_mbs_session_reset(cfMbsSession* s);

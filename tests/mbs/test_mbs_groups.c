@@ -12,7 +12,14 @@
  *     analysis's positions, velocities and accelerations to 1e-10 over a crank turn with no Gauss-Newton
  *     update of the dyad, the slider stays on its side of the crank (the assembly branch); an offset
  *     slider-crank whose rod can no longer reach the slider's line stops at the dead point with an error
- *     naming the group. */
+ *     naming the group;
+ *  5. an inverted slider-crank (Whitworth's quick return: a block hinged to the crank slides on a rocker hinged
+ *     to the ground): its RPR dyad in closed form against the global kinematic analysis over a crank turn, the
+ *     block kept on its side of the rocker's pivot; with the slide line offset from the pivot, the dead point
+ *     where the crank pin comes within the offset of the pivot;
+ *  6. a PRP dyad (a block sliding along the driven crank's line hinged to a block sliding on a fixed line: the
+ *     pin at the two lines' intersection): against the global analysis and the exact intersection, and the
+ *     dead point where the lines turn parallel. */
 #include <string.h>
 
 #include "cf_test.h"
@@ -303,11 +310,205 @@ static void check_slider_crank(void) {
   cf_mbs_def_free(&def);
 }
 
+/* a driver turning joint j at `rate` rad/s */
+static void add_spin(cfMbsDef* def, int j, double rate) {
+  cfMbsDriverDef dr = cf_mbs_default_driver_def();
+  snprintf(dr.name, sizeof dr.name, "spin");
+  dr.type = CF_MBS_DRIVE_ANGLE, dr.joint = j;
+  dr.f = cf_mbs_func_const(rate);
+  dr.f.rate = 1;
+  cf_mbs_add_driver(def, &dr);
+}
+
+static void add_prism(cfMbsDef* def, const char* name, int b1, int b2, const double p[3], const double axis[3]) {
+  cfMbsJointDef j = cf_mbs_default_joint_def();
+  snprintf(j.name, sizeof j.name, "%s", name);
+  j.type = CF_MBS_PRISMATIC, j.body1 = b1, j.body2 = b2;
+  memcpy(j.point, p, sizeof j.point);
+  memcpy(j.axis, axis, sizeof j.axis);
+  cf_mbs_add_joint(def, &j);
+}
+
+/* the Whitworth quick return: crank 1 about O = (0, 0) from (1, 0), driven at 1 rad/s; a rocker hinged to the
+ * ground at Q = (0, qy); a block hinged to the crank pin A, sliding on the rocker along a line through A at
+ * `offset` from Q */
+static void make_quick_return(cfMbsDef* def, double qy, double offset) {
+  cf_mbs_def_init(def);
+  def->opt.dt = 0.01;
+  def->opt.redundant = 3;
+  def->opt.tol_phi = def->opt.tol_dq = 1e-12;
+  double O[3] = {0, 0, 0}, A[3] = {1, 0, 0}, Q[3] = {0, qy, 0};
+  double qa = hypot(A[0] - Q[0], A[1] - Q[1]), ang = atan2(A[1] - Q[1], A[0] - Q[0]) - asin(offset / qa);
+  double u[3] = {cos(ang), sin(ang), 0}, R[3] = {Q[0] + 3 * u[0], Q[1] + 3 * u[1], 0}, A2[3] = {A[0] + u[0], A[1] + u[1], 0};
+  (void)R;
+  int crank = add_bar(def, "crank", 1, O, A);
+  double Qs[3] = {A[0] - 2 * u[0], A[1] - 2 * u[1], 0}; /* the rocker along the slide line (its frame off Q when offset) */
+  int rocker = add_bar(def, "rocker", 3, Qs, R), block = add_bar(def, "block", 0.2, A, A2);
+  add_rev(def, "O", CF_MBS_GROUND, crank, O);
+  add_rev(def, "Q", CF_MBS_GROUND, rocker, Q);
+  add_rev(def, "A", crank, block, A);
+  add_prism(def, "slide", rocker, block, A, u);
+  add_spin(def, 0, 1.0);
+}
+
+static void check_rpr(void) {
+  cfMbsDef def;
+  make_quick_return(&def, -2, 0);
+  cfMbsModel* m = NULL;
+  cfMbsData *dg = NULL, *dk = NULL, *dn = NULL;
+  cfMbsGroupKin *gk = NULL, *gn = NULL;
+  CHECK_OK(cf_mbs_model_create(&def, &m));
+  if (m) {
+    CHECK_OK(cf_mbs_data_create(m, &dg));
+    CHECK_OK(cf_mbs_data_create(m, &dk));
+    CHECK_OK(cf_mbs_data_create(m, &dn));
+    CHECK_OK(cf_mbs_group_kin_create(m, &gk));
+    CHECK_OK(cf_mbs_group_kin_create(m, &gn));
+  }
+  if (gk && gn && dg && dk && dn) {
+    const cfMbsTopology* t = cf_mbs_group_kin_topology(gk);
+    CHECK(t->ngroup == 2 && !strcmp(t->group_kind[1], "dyad RPR"));
+    cf_mbs_group_kin_set_closed_form(gn, 0);
+    int n = (int)lround(2 * M_PI / m->opt.dt), ok = 1, block = cf_mbs_find_body(m, "block"), rocker = cf_mbs_find_body(m, "rocker");
+    double e[4] = {0, 0, 0, 0}, smin = INFINITY;
+    for (int k = 0; k < n && ok; k++) {
+      ok = cf_mbs_group_kin_step(m, gk, dg) >= 0 && cf_mbs_kinematic_step(m, dk) >= 0 && cf_mbs_group_kin_step(m, gn, dn) >= 0;
+      e[0] = fmax(e[0], maxdiff(m->nq, dg->q, dk->q));
+      e[1] = fmax(e[1], maxdiff(m->nq, dg->qd, dk->qd));
+      e[2] = fmax(e[2], maxdiff(m->nq, dg->qdd, dk->qdd));
+      e[3] = fmax(e[3], maxdiff(m->nq, dg->q, dn->q));
+      /* the branch: the block's place along the rocker's axis from the pivot Q = (0, -2) */
+      const double *qb = dg->q + m->body_qadr[block], *qr = dg->q + m->body_qadr[rocker];
+      smin = fmin(smin, (qb[0] - 0) * qr[3] + (qb[1] + 2) * qr[4] + qb[2] * qr[5]);
+    }
+    CHECK(ok);
+    double it_closed = (double)cf_mbs_group_kin_newton_iterations(gk) / n, it_newton = (double)cf_mbs_group_kin_newton_iterations(gn) / n;
+    printf("quick return (RPR dyad) by groups, a crank turn (%d steps): vs global: positions %.1e, velocities %.1e, "
+           "accelerations %.1e; vs the Newton on the dyad %.1e; updates per step %.2f (closed form) vs %.2f; the block's "
+           "least distance from the pivot along the rocker %.4f (crank 1, pivot 2 below: 1 .. 3)\n", n, e[0], e[1], e[2],
+           e[3], it_closed, it_newton, smin);
+    CHECK(e[0] < 1e-10); /* measured 5.8e-12 (the global Newton's tolerance) */
+    CHECK(e[1] < 1e-10); /* measured 1.0e-11 */
+    CHECK(e[2] < 1e-9);  /* measured 2.1e-11 */
+    CHECK(e[3] < 1e-10); /* measured 2.0e-15 */
+    CHECK(it_newton > it_closed + 0.5); /* the dyad iterates without the closed form only: measured 2.00 vs 4.00 */
+    CHECK(smin > 0.99); /* measured 1.0000; the other branch: the block beyond the pivot, at -1 .. -3 */
+  }
+  cf_mbs_group_kin_free(gk), cf_mbs_group_kin_free(gn);
+  cf_mbs_data_free(dg), cf_mbs_data_free(dk), cf_mbs_data_free(dn);
+  cf_mbs_model_free(m);
+  cf_mbs_def_free(&def);
+  /* the dead point: the pivot on the crank's circle (0, -1), the slide line 0.3 off it: no assembly while the pin
+   * is within 0.3 of the pivot, first at the angle 3 pi / 2 - 2 asin(0.15) (t = 4.411 s) */
+  make_quick_return(&def, -1, 0.3);
+  m = NULL, dg = NULL, gk = NULL;
+  CHECK_OK(cf_mbs_model_create(&def, &m));
+  if (m) CHECK_OK(cf_mbs_data_create(m, &dg));
+  if (dg) CHECK_OK(cf_mbs_group_kin_create(m, &gk));
+  if (gk) {
+    CHECK(!strcmp(cf_mbs_group_kin_topology(gk)->group_kind[1], "dyad RPR"));
+    int st = CF_OK, k;
+    for (k = 0; k < 700 && st >= 0; k++) st = cf_mbs_group_kin_step(m, gk, dg);
+    printf("offset quick return: step %d, t = %.3f s: %s\n", k, dg->t, cf_last_error());
+    CHECK(st == CF_ERR_SOLVER);
+    CHECK(strstr(cf_last_error(), "structural group 2") && strstr(cf_last_error(), "dead point"));
+    double t_dead = 1.5 * M_PI - 2 * asin(0.15);
+    CHECK(dg->t > t_dead - 0.011 && dg->t < t_dead); /* the state left at the last good step */
+  }
+  cf_mbs_group_kin_free(gk);
+  cf_mbs_data_free(dg);
+  cf_mbs_model_free(m);
+  cf_mbs_def_free(&def);
+}
+
+/* PRP: the crank about O = (0, 0) from the angle th0, driven at `rate`; block 1 slides along the crank's line,
+ * block 2 along y = -1.5 on the ground, the two hinged at the lines' intersection */
+static void make_prp(cfMbsDef* def, double th0, double rate) {
+  cf_mbs_def_init(def);
+  def->opt.dt = 0.01;
+  def->opt.redundant = 3;
+  def->opt.tol_phi = def->opt.tol_dq = 1e-12;
+  double O[3] = {0, 0, 0}, A[3] = {cos(th0), sin(th0), 0}, C[3] = {-1.5 / tan(th0), -1.5, 0};
+  double u[3] = {cos(th0), sin(th0), 0}, x[3] = {1, 0, 0}, C2[3] = {C[0] + 0.2 * u[0], C[1] + 0.2 * u[1], 0};
+  double C3[3] = {C[0] + 0.2, C[1], 0};
+  int crank = add_bar(def, "crank", 1, O, A), b1 = add_bar(def, "block1", 0.2, C, C2), b2 = add_bar(def, "block2", 0.2, C, C3);
+  add_rev(def, "O", CF_MBS_GROUND, crank, O);
+  add_prism(def, "along_crank", crank, b1, C, u);
+  add_prism(def, "along_ground", CF_MBS_GROUND, b2, C, x);
+  add_rev(def, "pin", b1, b2, C);
+  add_spin(def, 0, rate);
+}
+
+static void check_prp(void) {
+  cfMbsDef def;
+  make_prp(&def, -M_PI / 3, -1.0); /* clockwise from -60 degrees: a second, to -117 degrees */
+  cfMbsModel* m = NULL;
+  cfMbsData *dg = NULL, *dk = NULL, *dn = NULL;
+  cfMbsGroupKin *gk = NULL, *gn = NULL;
+  CHECK_OK(cf_mbs_model_create(&def, &m));
+  if (m) {
+    CHECK_OK(cf_mbs_data_create(m, &dg));
+    CHECK_OK(cf_mbs_data_create(m, &dk));
+    CHECK_OK(cf_mbs_data_create(m, &dn));
+    CHECK_OK(cf_mbs_group_kin_create(m, &gk));
+    CHECK_OK(cf_mbs_group_kin_create(m, &gn));
+  }
+  if (gk && gn && dg && dk && dn) {
+    const cfMbsTopology* t = cf_mbs_group_kin_topology(gk);
+    CHECK(t->ngroup == 2 && !strcmp(t->group_kind[1], "dyad PRP"));
+    cf_mbs_group_kin_set_closed_form(gn, 0);
+    int n = 100, ok = 1, b2 = cf_mbs_find_body(m, "block2");
+    double e[4] = {0, 0, 0, 0};
+    for (int k = 0; k < n && ok; k++) {
+      ok = cf_mbs_group_kin_step(m, gk, dg) >= 0 && cf_mbs_kinematic_step(m, dk) >= 0 && cf_mbs_group_kin_step(m, gn, dn) >= 0;
+      e[0] = fmax(e[0], maxdiff(m->nq, dg->q, dk->q));
+      e[1] = fmax(e[1], maxdiff(m->nq, dg->qd, dk->qd));
+      e[2] = fmax(e[2], maxdiff(m->nq, dg->qdd, dk->qdd));
+      /* exact: the pin at x = -1.5 / tan(th), th = -pi/3 - t (block 2's frame origin is the pin) */
+      double th = -M_PI / 3 - dg->t;
+      e[3] = fmax(e[3], fabs(dg->q[m->body_qadr[b2]] + 1.5 / tan(th)));
+    }
+    CHECK(ok);
+    double it = (double)cf_mbs_group_kin_newton_iterations(gk) / n, it_newton = (double)cf_mbs_group_kin_newton_iterations(gn) / n;
+    printf("PRP dyad by groups, 1 s: vs global: positions %.1e, velocities %.1e, accelerations %.1e; the pin's x vs "
+           "-1.5 / tan(th) %.1e; updates per step %.2f (closed form) vs %.2f\n", e[0], e[1], e[2], e[3], it, it_newton);
+    CHECK(e[0] < 1e-10); /* measured 6.7e-16 */
+    CHECK(e[1] < 1e-10); /* measured 7.5e-12 */
+    CHECK(e[2] < 1e-9);  /* measured 5.9e-12 */
+    CHECK(e[3] < 1e-10); /* measured 4.4e-16 */
+    CHECK(it_newton > it + 0.5);
+  }
+  cf_mbs_group_kin_free(gk), cf_mbs_group_kin_free(gn);
+  cf_mbs_data_free(dg), cf_mbs_data_free(dk), cf_mbs_data_free(dn);
+  cf_mbs_model_free(m);
+  cf_mbs_def_free(&def);
+  /* counter-clockwise from -60 degrees: the crank's line turns parallel to the ground line at t = pi / 3 */
+  make_prp(&def, -M_PI / 3, 1.0);
+  m = NULL, dg = NULL, gk = NULL;
+  CHECK_OK(cf_mbs_model_create(&def, &m));
+  if (m) CHECK_OK(cf_mbs_data_create(m, &dg));
+  if (dg) CHECK_OK(cf_mbs_group_kin_create(m, &gk));
+  if (gk) {
+    int st = CF_OK, k;
+    for (k = 0; k < 300 && st >= 0; k++) st = cf_mbs_group_kin_step(m, gk, dg);
+    printf("PRP dyad turning parallel: step %d, t = %.3f s: %s\n", k, dg->t, cf_last_error());
+    CHECK(st == CF_ERR_SOLVER);
+    CHECK(strstr(cf_last_error(), "structural group 2") && strstr(cf_last_error(), "parallel"));
+    CHECK(dg->t > M_PI / 3 - 0.011 && dg->t < M_PI / 3);
+  }
+  cf_mbs_group_kin_free(gk);
+  cf_mbs_data_free(dg);
+  cf_mbs_model_free(m);
+  cf_mbs_def_free(&def);
+}
+
 int main(void) {
   check_linkage(1);
   check_linkage(4);
   check_linkage(16);
   check_branch_and_dead_point();
   check_slider_crank();
+  check_rpr();
+  check_prp();
   TEST_END();
 }

@@ -22,6 +22,7 @@
 #include "cofem/mbs.h"
 #include "cofem/mbs_semirecursive.h"
 #include "cofem/mbs_topology.h"
+#include "cofem/session.h"
 #include "cofem/status.h"
 #include "mbs/swing_period.h"
 
@@ -452,6 +453,10 @@ static void check_shipped_scenes(void) {
       {"scenes/mbs/quarter_car.json", 1e-10},      /* 2.4e-13: W = M + h/2 C + h^2/4 K in both */
       {"scenes/mbs/door.json", 1e-4},              /* 3.3e-06 */
       {"scenes/mbs/virtual_chain.json", 1e-4},     /* 2.5e-06 */
+      {"scenes/mbs/double_fourbar_modal4.json", 3e-4}, /* 6.9e-05 (dt 10 ms): five modal bars, couplers on the cranks' tip points */
+      {"scenes/mbs/flexible_lug_rbe2.json", 3e-7},     /* 5.1e-08: a modal lug hanging from a pin at its own RBE2 point */
+      {"scenes/mbs/fourbar_kinematic.json", 1e-10},    /* 3.4e-12: driven, its dynamics is its kinematics */
+      {"scenes/mbs/compare/double_fourbar_k0.json", 3e-4}, /* 4.1e-05: the rigid double four-bar of the comparison */
   };
   for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
     cfMbsScene s;
@@ -538,6 +543,111 @@ static void check_refusals(void) {
   CHECK(strstr(cf_last_error(), "semi_recursive") != NULL);
 }
 
+static double maxabs_diff(int n, const double* a, const double* b) {
+  double m = 0;
+  for (int i = 0; i < n; i++) m = fmax(m, fabs(a[i] - b[i]));
+  return m;
+}
+
+/* the scene file rel with `from` replaced by `to` (once), malloc'd; NULL if either is missing */
+static char* scene_text(const char* rel, const char* from, const char* to) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", SRC, rel);
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* t = malloc((size_t)n + 1);
+  if (t && fread(t, 1, (size_t)n, f) != (size_t)n) free(t), t = NULL;
+  fclose(f);
+  if (!t) return NULL;
+  t[n] = 0;
+  char* at = strstr(t, from);
+  char* out = at ? malloc((size_t)n + strlen(to) + 1) : NULL;
+  if (out) {
+    memcpy(out, t, (size_t)(at - t));
+    strcpy(out + (at - t), to);
+    strcat(out, at + strlen(from));
+  }
+  free(t);
+  return out;
+}
+
+/* ---- 7. sessions (the viewer's and Python's handle) in the semi-recursive and structural-group formulations:
+ * the same steps as the solvers called directly, reactions, reset ---- */
+static void check_sessions(void) {
+  /* the double four-bar, semi-recursive: 100 steps by the session and by cf_mbs_sr_step, then a reset */
+  char* text = scene_text("scenes/mbs/double_fourbar.json", "\"time\":", "\"solver\": {\"formulation\": \"semi_recursive\"}, \"time\":");
+  CHECK(text != NULL);
+  cfMbsSession* ss = NULL;
+  if (text) {
+    int st = cf_mbs_session_open_text(text, "double_fourbar_sr.json", &ss);
+    if (st < 0) printf("session: %s\n", cf_last_error());
+    CHECK_OK(st);
+  }
+  cfMbsScene sc;
+  cfMbsModel* m = NULL;
+  CHECK_OK(load("scenes/mbs/double_fourbar.json", &sc, &m));
+  if (ss && m) {
+    Run r;
+    CHECK_OK(run_open(m, 1, &r));
+    int nq = cf_mbs_session_nq(ss), ok = r.sr != NULL, j = cf_mbs_find_joint(m, "A0");
+    for (int k = 0; k < 100 && ok; k++) ok = run_step(&r) >= 0;
+    CHECK(ok);
+    CHECK_OK(cf_mbs_session_step(ss, 100));
+    double dq = maxabs_diff(nq, cf_mbs_session_q(ss), r.d->q), F[3], Fd[3];
+    CHECK_OK(cf_mbs_session_joint_reaction(ss, j, F)); /* a tree joint's: the backward recursion */
+    cf_mbs_sr_reactions(m, r.sr, r.d);
+    cf_mbs_joint_reaction(m, r.d, j, Fd);
+    double df = fmax(fabs(F[0] - Fd[0]), fmax(fabs(F[1] - Fd[1]), fabs(F[2] - Fd[2])));
+    double* q1 = malloc(sizeof(double) * (size_t)nq);
+    if (q1) memcpy(q1, cf_mbs_session_q(ss), sizeof(double) * (size_t)nq);
+    CHECK_OK(cf_mbs_session_reset(ss));
+    CHECK(cf_mbs_session_time(ss) == 0);
+    CHECK_OK(cf_mbs_session_step(ss, 100));
+    double dr = q1 ? maxabs_diff(nq, cf_mbs_session_q(ss), q1) : INFINITY;
+    printf("session, semi-recursive double four-bar, 100 steps: q vs cf_mbs_sr_step %.1e; A0's reaction %.1e N "
+           "(|F| %.3g N); after a reset, the same steps again: %.1e\n", dq, df, sqrt(F[0] * F[0] + F[1] * F[1] + F[2] * F[2]), dr);
+    CHECK(dq == 0);             /* the same calls in the same order */
+    CHECK(df == 0 && isfinite(F[0]) && fabs(F[0]) + fabs(F[1]) > 1);
+    CHECK(dr == 0);
+    CHECK(cf_mbs_session_static(ss) < 0); /* statics: the global formulation's */
+    free(q1);
+    run_close(&r);
+  }
+  cf_mbs_session_free(ss);
+  cf_mbs_model_free(m);
+  if (m) cf_mbs_scene_free(&sc);
+  free(text);
+  /* the driven four-bar by structural groups: the session against cf_mbs_group_kin_step */
+  text = scene_text("scenes/mbs/fourbar_kinematic.json", "\"analysis\": \"kinematic\"",
+                    "\"analysis\": \"kinematic\", \"formulation\": \"structural_groups\"");
+  CHECK(text != NULL);
+  ss = NULL, m = NULL;
+  if (text) CHECK_OK(cf_mbs_session_open_text(text, "fourbar_groups.json", &ss));
+  CHECK_OK(load("scenes/mbs/fourbar_kinematic.json", &sc, &m));
+  if (ss && m) {
+    cfMbsData* d = NULL;
+    cfMbsGroupKin* gk = NULL;
+    CHECK_OK(cf_mbs_data_create(m, &d));
+    if (d) CHECK_OK(cf_mbs_group_kin_create(m, &gk));
+    int ok = gk != NULL;
+    for (int k = 0; k < 50 && ok; k++) ok = cf_mbs_group_kin_step(m, gk, d) >= 0;
+    CHECK(ok);
+    CHECK_OK(cf_mbs_session_step(ss, 50));
+    double dq = maxabs_diff(m->nq, cf_mbs_session_q(ss), d->q);
+    printf("session, four-bar by structural groups, 50 steps: q vs cf_mbs_group_kin_step %.1e\n", dq);
+    CHECK(dq == 0);
+    cf_mbs_group_kin_free(gk);
+    cf_mbs_data_free(d);
+  }
+  cf_mbs_session_free(ss);
+  cf_mbs_model_free(m);
+  if (m) cf_mbs_scene_free(&sc);
+  free(text);
+}
+
 int main(void) {
   /* fourbar_kinematic: crank, coupler, rocker; its driver makes the crank the input */
   check_scene_topology("scenes/mbs/fourbar_kinematic.json", 3, 1, "C", NULL, 1, 2);
@@ -559,5 +669,6 @@ int main(void) {
   check_spatial_dynamics();
   check_shipped_scenes();
   check_refusals();
+  check_sessions();
   TEST_END();
 }
