@@ -651,6 +651,14 @@ CF_HD void cf_tet10_positions(const double* X, const int* t, double* Xe) {
     for (int i = 0; i < 3; i++) Xe[3 * a + i] = X[3 * t[a] + i];
 }
 
+/* K_ab += w [lam g_a g_b^T + mu g_b g_a^T + mu (g_a . g_b) I]: one quadrature point's share of the
+ * isotropic element stiffness between nodes a and b (K: the block's first entry, rows stride apart) */
+CF_HD void cf_iso_block_add(double w, double lam, double mu, const double* ga, const double* gb, double* K, int stride) {
+  const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) K[stride * i + j] += w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
+}
+
 /* K_e = sum_q w_q det J_q B_q^T D B_q (4-point rule), block (a,b) =
  * w det J [lam g_a g_b^T + mu g_b g_a^T + mu (g_a . g_b) I]. Returns the smallest det J of the
  * quadrature points (<= 0: the element is inverted or too curved); *vol = sum_q w_q det J_q. */
@@ -667,14 +675,7 @@ CF_HD double cf_tet10_stiffness(const double* Xe, double E, double nu, double* K
     const double w = det / 24.0;
     *vol += w;
     for (int a = 0; a < 10; a++)
-      for (int b = 0; b < 10; b++) {
-        const double* ga = g + 3 * a;
-        const double* gb = g + 3 * b;
-        const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
-        for (int i = 0; i < 3; i++)
-          for (int j = 0; j < 3; j++)
-            Ke[(3 * a + i) * 30 + 3 * b + j] += w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
-      }
+      for (int b = 0; b < 10; b++) cf_iso_block_add(w, lam, mu, g + 3 * a, g + 3 * b, Ke + 3 * a * 30 + 3 * b, 30);
   }
   return min_det;
 }
@@ -827,14 +828,7 @@ CF_HD void cf_tet10_rotate_qp(int e, const int* tet, const double* Gq, const dou
         fe[3 * a + i] += w * (sg[3 * i] * h[3 * a] + sg[3 * i + 1] * h[3 * a + 1] + sg[3 * i + 2] * h[3 * a + 2]);
     }
     for (int a = 0; a < 10; a++)
-      for (int b = 0; b < 10; b++) {
-        const double* ha = h + 3 * a;
-        const double* hb = h + 3 * b;
-        const double dot = ha[0] * hb[0] + ha[1] * hb[1] + ha[2] * hb[2];
-        for (int i = 0; i < 3; i++)
-          for (int j = 0; j < 3; j++)
-            KR[(3 * a + i) * 30 + 3 * b + j] += w * (lam * ha[i] * hb[j] + mu * ha[j] * hb[i] + (i == j ? mu * dot : 0.0));
-      }
+      for (int b = 0; b < 10; b++) cf_iso_block_add(w, lam, mu, h + 3 * a, h + 3 * b, KR + 3 * a * 30 + 3 * b, 30);
   }
 }
 

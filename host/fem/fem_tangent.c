@@ -110,14 +110,9 @@ void cf_elem_consistent_tangent(const cfModel* m, const cfData* d, int e, double
     for (int q = 0; q < 4; q++) {
       const double* gq = m->Gq + 120 * (size_t)e + 30 * q;
       const double w = m->Wq[4 * (size_t)e + q];
+      memset(Kq, 0, sizeof Kq);
       for (int a = 0; a < 10; a++)
-        for (int b = 0; b < 10; b++) {
-          const double *ga = gq + 3 * a, *gb = gq + 3 * b;
-          const double dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
-          for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++)
-              Kq[(3 * a + i) * 30 + 3 * b + j] = w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
-        }
+        for (int b = 0; b < 10; b++) cf_iso_block_add(w, lam, mu, gq + 3 * a, gq + 3 * b, Kq + 3 * a * 30 + 3 * b, 30);
       cf_tet10_deformation_gradient(d->x, t, gq, F);
       tangent_unit(m, d, t, np, d->Rq + 36 * (size_t)e + 9 * q, F, gq, Kq, Kt);
     }

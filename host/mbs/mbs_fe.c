@@ -1801,6 +1801,28 @@ static int z_solve(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd
  * 8.3 lockstep PCG iterations) and solve its free motion (8 iterations), this takes two applies.
  * The step's second linearisation keeps Q and the columns: the operator does not change within the
  * step (its right side, the forces at the iterate, does). */
+/* R_v: the polar of the sum of the node rotations Q over node sum v's nodes */
+static void set_rotation(const struct cfMbsFeBody* fb, const double* Q, int v, double R[9]) {
+  double S[9] = {0};
+  for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++)
+    for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[e] + a];
+  cf_polar_rotation(S, NULL, R);
+}
+
+/* z = P Q Zrest[v] (R_v^T e_k): node sum v's rest compliance along R_v^T e_k, turned node by node
+ * (Zr = Zrest[v], its 3 columns; P zeroes the clamped DOFs) */
+static void turned_column(const cfModel* fem, const double* Q, const double* Zr, const double R[9], int k, double* z) {
+  const int ndof = fem->ndof;
+  const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
+  for (int n = 0; n < fem->nnode; n++) {
+    double u[3];
+    for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
+    for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+  }
+  for (int j = 0; fem->nfixed && j < ndof; j++)
+    if (fem->fixed[j]) z[j] = 0;
+}
+
 static int rotated_apply(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int nc,
                          const double* const* b, double* const* x) {
   const cfModel* fem = fb->fem;
@@ -1909,31 +1931,15 @@ static int linear_operator_rotated(const struct cfMbsFeBody* fb, cfData* fd, str
     s->lin_have_zt = st >= 0;
     return st;
   }
-  for (int v = 0; v < fb->nvec; v++) {
+  for (int v = 0; v < fb->nvec; v++) { /* each set's nodes take its rotation R_v ... */
     if (!s->vec_used[v]) continue;
-    double S[9] = {0}, R[9];
-    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++)
-      for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[e] + a];
-    cf_polar_rotation(S, NULL, R);
-    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) memcpy(Q + 9 * fb->vec_node[e], R, sizeof R);
-    memcpy(s->rot_Rv + 9 * v, R, sizeof R);
+    double* R = s->rot_Rv + 9 * v;
+    set_rotation(fb, Q, v, R);
+    for (int e = fb->vec_ptr[v]; e < fb->vec_ptr[v + 1]; e++) memcpy(Q + 9 * fb->vec_node[e], R, 9 * sizeof(double));
   }
-  for (int v = 0; v < fb->nvec; v++) {
-    if (!s->vec_used[v]) continue;
-    const double* R = s->rot_Rv + 9 * v;
-    const double* Zr = s->Zrest + (size_t)3 * v * ndof;
-    for (int k = 0; k < 3; k++) {
-      double* z = s->Zt + (size_t)(3 * v + k) * ndof;
-      const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
-      for (int n = 0; n < fem->nnode; n++) {
-        double u[3];
-        for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
-        for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
-      }
-      for (int j = 0; fem->nfixed && j < ndof; j++) /* P: as rotated_apply */
-        if (fem->fixed[j]) z[j] = 0;
-    }
-  }
+  for (int v = 0; v < fb->nvec; v++) /* ... then the columns turned with the final Q */
+    for (int k = 0; k < 3 && s->vec_used[v]; k++)
+      turned_column(fem, Q, s->Zrest + (size_t)3 * v * ndof, s->rot_Rv + 9 * v, k, s->Zt + (size_t)(3 * v + k) * ndof);
   s->lin_have_zt = 1;
   return CF_OK;
 }
@@ -1992,23 +1998,12 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   int ncol = 0; /* columns gathered for the lockstep PCG (s->mf_now) */
   for (int v = 0; v < fb->nvec; v++) {
     if (!s->vec_used[v]) continue;
-    double S[9] = {0}, R[9];
-    for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
-      for (int a = 0; a < 9; a++) S[a] += Q[9 * fb->vec_node[k] + a];
-    cf_polar_rotation(S, NULL, R);
-    const double* Zr = s->Zrest + (size_t)3 * v * ndof;
+    double R[9];
+    set_rotation(fb, Q, v, R);
     for (int k = 0; k < 3; k++) {
       double* z = s->Zt + (size_t)(3 * v + k) * ndof;
-      if (!(clamped && s->lin_have_zt)) { /* turned from rest (a clamped part: from the last step's) */
-        const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
-        for (int n = 0; n < fem->nnode; n++) {
-          double u[3];
-          for (int a = 0; a < 3; a++) u[a] = c[0] * Zr[3 * n + a] + c[1] * Zr[ndof + 3 * n + a] + c[2] * Zr[2 * ndof + 3 * n + a];
-          for (int a = 0; a < 3; a++) z[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
-        }
-        for (int j = 0; fem->nfixed && j < ndof; j++)
-          if (fem->fixed[j]) z[j] = 0;
-      }
+      if (!(clamped && s->lin_have_zt)) /* turned from rest (a clamped part: from the last step's) */
+        turned_column(fem, Q, s->Zrest + (size_t)3 * v * ndof, R, k, z);
       if (!correct) continue;
       /* to LINEAR_Z_TOL: Z acts on the change of the joint forces within a step only (linear_y); the
        * door's hinge moved by 1e-3 of the Newton coupling's sag with 1e-2 as with 1e-6, in 1.4 PCG
