@@ -145,7 +145,10 @@ kill -INT $pid
 wait $pid
 rc=$?
 dt=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
-if [ $rc -eq 130 ] && awk "BEGIN { exit !($dt < 2.5) }" && grep -q "before the first increment converged" "$tmp/err" &&
+# The bound is half the unsanitised increment: it catches waiting for the increment's end, and leaves
+# room for one pseudo-step under ASan on a loaded 2-core machine (measured 0.3 s plain, 2.8 s in CI's
+# sanitizer stage, where 2.5 s failed).
+if [ $rc -eq 130 ] && awk "BEGIN { exit !($dt < 7) }" && grep -q "before the first increment converged" "$tmp/err" &&
    [ ! -e "$tmp/stm/static.csv" ]; then
   ok "mechanism static: exit 130 ${dt} s after SIGINT, inside its first increment, nothing written"
 else bad "mechanism static: exit $rc ${dt} s after SIGINT (the increment lasts ~14 s), stderr: $(cat "$tmp/err")"; fi
