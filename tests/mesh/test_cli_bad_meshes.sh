@@ -91,6 +91,7 @@ cases=(
   "max_iter_zero.json|{\"mesh\": \"$LUG\", $MAT, \"solver\": {\"max_iter\": 0}}|max_iter 0 must be >= 1"
   "threads_fraction.json|{\"mesh\": \"$LUG\", $MAT, \"solver\": {\"threads\": 1.5}}|\"solver.threads\" must be an integer"
   "mass_unknown.json|{\"mesh\": \"$LUG\", $MAT, \"solver\": {\"mass\": \"heavy\"}}|\"solver.mass\" = \"heavy\""
+  "rotations_unknown.json|{\"mesh\": \"$LUG\", $MAT, \"solver\": {\"rotations\": \"node\"}}|\"solver.rotations\" = \"node\": use \"element\" or \"quadrature\""
   "warm_not_bool.json|{\"mesh\": \"$LUG\", $MAT, \"solver\": {\"warm_start\": 1}}|\"solver.warm_start\" must be true or false"
   "static_zero_increments.json|{\"mesh\": \"$LUG\", $MAT, \"static\": {\"increments\": 0}}|increments, max_iter and tol must be positive"
   "tangent_unknown.json|{\"mesh\": \"$LUG\", $MAT, \"static\": {\"tangent\": \"secant\"}}|\"static.tangent\" = \"secant\""
