@@ -107,13 +107,16 @@ MUTATIONS=(
   "host/mbs/mbs_constraints.c|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md));|FE-modal joint: the bias without the modal side's curvature"
   "host/mbs/mbs_constraints.c|int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);|int st = 0;|FE-modal joint: the modal frame's axes instead of the set's measured directions"
   # the semi-recursive formulation at modal points, the RPR and PRP dyads, sessions (issue 29)
-  "host/mbs/mbs_semirecursive.c|  if (!Th) return;|  if (!Th || 1) return;|joint at a modal parent's point: the frame's turn left out"
+  "host/mbs/mbs_semirecursive.c|  if (!Th) return;|  if (!Th + 1) return;|joint at a modal parent's point: the frame's turn left out"
   "host/mbs/mbs_semirecursive.c|    cf_mbs_cross3(Zi + 3, bj, bdj);|    memset(bdj, 0, 3 * sizeof(double));|joint at a modal parent's point: the translation's b_dot dropped"
   "host/mbs/mbs_semirecursive.c|Jk[s->mb_z0[ib] + off + x] += g[x];|Jk[s->mb_z0[ib] + off + x] += 0 * g[x];|closure rows: the amplitude columns dropped"
   "host/mbs/mbs_semirecursive.c|+= same ? v : 2 * v;|+= same ? v : v;|one amplitude's two motions: the cross term counted once"
   "host/mbs/mbs_groups.c|double side = sig_pred + cu >= 0 ? 1 : -1, sigma|double side = sig_pred + cu >= 0 ? -1 : 1, sigma|RPR dyad: the other branch"
   "host/mbs/mbs_groups.c|    double sigma = cf_mbs_dot3(ea[sb], n) / den, P[3];|    double sigma = cf_mbs_dot3(ea[1 - sb], n) / den, P[3];|PRP dyad: the two sigmas swapped"
   "host/io/mbs_session.c|             : s->sr ? cf_mbs_sr_step(s->m, s->sr, s->d) : cf_mbs_step(s->m, s->d);|             : cf_mbs_step(s->m, s->d);|sessions step the global formulation"
+  # quadratic tetrahedra, one rotation per quadrature point (issue 30)
+  "host/fem/fem_model.c|  d.rotations = CF_ROTATIONS_QUADRATURE;|  d.rotations = CF_ROTATIONS_ELEMENT;|quadratic elements: one rotation per element by default"
+  "host/fem/fem_element.h|        sig[3 * i + j] = 2 * mu * eij + (i == j ? lam * tr : 0.0);|        sig[3 * i + j] = mu * eij + (i == j ? lam * tr : 0.0);|quadratic element, rotations per point: the shear stress halved"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
