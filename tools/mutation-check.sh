@@ -117,6 +117,9 @@ MUTATIONS=(
   # quadratic tetrahedra, one rotation per quadrature point (issue 30)
   "host/fem/fem_model.c|  d.rotations = CF_ROTATIONS_QUADRATURE;|  d.rotations = CF_ROTATIONS_ELEMENT;|quadratic elements: one rotation per element by default"
   "host/fem/fem_element.h|        sig[3 * i + j] = 2 * mu * eij + (i == j ? lam * tr : 0.0);|        sig[3 * i + j] = mu * eij + (i == j ? lam * tr : 0.0);|quadratic element, rotations per point: the shear stress halved"
+  # the rotated factor's model check (issue 27)
+  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_FREE 0.3|#define ROTATED_MODEL_FREE 1e30|rotated factor: a free part's model never checked"
+  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_CLAMPED 1.0|#define ROTATED_MODEL_CLAMPED 0.1|rotated factor: a clamped part's model bound 10x tighter"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);

@@ -497,6 +497,10 @@ static void mbs_summary(const MbsRun* r, double wall) {
   printf("  warnings: %d velocity and %d acceleration projections not converged; %d steps ended at Newton's round-off "
          "floor (|dq| stalled below %g m with the constraints held)\n", d->warning[CF_MBS_WARN_VEL_PROJECTION],
          d->warning[CF_MBS_WARN_ACC_PROJECTION], d->warning[CF_MBS_WARN_NEWTON_FLOOR], 100 * m->opt.tol_dq);
+  if (d->warning[CF_MBS_WARN_ROTATED_FALLBACK])
+    printf("  the rotated factor: %d steps failed with it and were taken again with the exact factor (each then "
+           "kept for 50 steps; the part's stress stiffens it beyond the matrix at rest: \"factor\": \"exact\" "
+           "avoids the failed tries)\n", d->warning[CF_MBS_WARN_ROTATED_FALLBACK]);
   printf("  wrote %s\n", r->csv.path);
 }
 

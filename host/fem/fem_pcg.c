@@ -260,6 +260,12 @@ static void apply_matfree_n(const cfModel* m, const cfMatfreeOp* op, int nx, con
       for (int i = 0; i < m->ndof; i++) y[k][i] += eps * x[k][i];
 }
 
+void cf_matfree_apply(const cfModel* m, const cfMatfreeOp* op, const double* x, double* y) {
+  apply_matfree_n(m, op, 1, &x, &y);
+}
+
+void cf_bsr_apply(const cfModel* m, const double* A, const double* x, double* y) { spmv(m, A, x, y); }
+
 static void apply_matfree(const cfModel* m, cfData* d, const void* op, const double* x, double* y) {
   (void)d;
   apply_matfree_n(m, op, 1, &x, &y);

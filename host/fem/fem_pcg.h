@@ -32,6 +32,10 @@ typedef struct cfMatfreeOp {
   double cm, ck, eps;
 } cfMatfreeOp;
 
+/* y = A x, element by element (op) or assembled (A: block CSR of m, e.g. d->A) */
+void cf_matfree_apply(const cfModel* m, const cfMatfreeOp* op, const double* x, double* y);
+void cf_bsr_apply(const cfModel* m, const double* A, const double* x, double* y);
+
 /* A d->v = d->b by the PCG with A applied by op (preconditioner d->precond or d->Pinv, clamped DOFs
  * as d->supports_active, tolerance as cf_stage_pcg with d->b_scale). v1 NULL: from d->v as it is
  * (the caller's start); else the two-vector warm start of d->v and v1 (cf_pcg_warm_start), both

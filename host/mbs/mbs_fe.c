@@ -534,6 +534,10 @@ struct cfMbsFeState {
   double lin_miss;          /* the largest element turn beyond R_p at the step's first iterate (single_miss) */
   int rot_turn;             /* "factor": "rotated": its columns turned from Zrest (rotated_turn_setup) */
   int* rot_owner;           /* [nnode] the used node sum that sets a node's rotation, or -1 */
+  double lin_coef[3];       /* "rotated": cm, ck, eps of the step's A0 (rotated_model_error) */
+  double rot_err_max;       /* ... the largest model error measured (cf_mbs_fe_linear_stats) */
+  long rot_exact_until;     /* "rotated": a failed step falls back to the exact factor until this step
+                               (cf_mbs__fe_rotated_fall_back) */
   double* rot_Rv;           /* [9 nvec] each used sum's rotation R_v at the last linearisation */
   int lin_have_v0, lin_have_zt; /* v0 of a last step to start from; Zt corrected in the last step */
   double lin_dRn[9];        /* the Newmark part of linear_rotations' rigid rotation D (the next step's
@@ -683,6 +687,61 @@ static double tet10_turn_beyond2(const cfModel* fem, int e, const double* x, con
 #define SINGLE_MISS_CLAMPED 1e-2
 
 /* returns the worst ratio of a part's miss to what it allows: above 1, linearise again */
+/* "factor": "rotated" in this step: not while a failed step's fall-back to the exact factor lasts */
+static int rotated_now(const struct cfMbsFeBody* fb, const struct cfMbsFeState* s, const cfMbsData* d) {
+  return fb->linear_rotated && d->steps >= s->rot_exact_until;
+}
+
+/* The rotated factor's model against the part's own matrix on the step's free motion v0 = A~^-1 b:
+ *   err = |b - A v0| / |b|,  A = cm M + ck K_R + eps I of the linearisation (the clamped DOFs left out),
+ * by one product with A (element by element where the forces were, else assembled). Its step's model
+ * is A~ = Q A0(rest) Q^T; where the part bends far, node and element rotations part and A~ leaves A:
+ * a linearly implicit step then takes A - A~ explicitly, which is unstable for a stiff part. Measured
+ * (largest over the run): the lug pendulum 2.9e-3 (dt 5 ms), with E x 100 2.8e-5; the door's clamped
+ * hinge 0.39 (dt 10 ms; harmless there: a clamped part's error does not add up, as its rotation miss,
+ * SINGLE_MISS_CLAMPED); the spin-up beam (free, dt 10 ms) 1e-3, 1.2e-2, 5e-2, 0.14 in its first four
+ * steps, 0.33 in the fourth's second linearisation, 1.0 at the seventh, then 1-9 as its tip went 10%
+ * off at 0.3 s and 42 m at 1.3 s. The bounds leave the lug 100x, the door 2.6x. */
+#define ROTATED_MODEL_FREE 0.3
+#define ROTATED_MODEL_CLAMPED 1.0
+static int current_A0(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, double cm, double ck, double eps);
+static double rotated_model_error(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
+  const cfModel* fem = fb->fem;
+  const double cm = s->lin_coef[0], ck = s->lin_coef[1], eps = s->lin_coef[2];
+  if (s->mf_now && s->G) {
+    const cfMatfreeOp op = {s->G, s->ye, cm, ck, eps};
+    cf_matfree_apply(fem, &op, s->v0, s->zres);
+  } else {
+    if (current_A0(fb, fd, s, cm, ck, eps) < 0) return INFINITY;
+    cf_bsr_apply(fem, fd->A, s->v0, s->zres);
+  }
+  double rr = 0, bb = 0;
+  for (int j = 0; j < fem->ndof; j++) {
+    if (fem->nfixed && fem->fixed[j]) continue;
+    const double r = s->bF[j] - s->zres[j];
+    rr += r * r, bb += s->bF[j] * s->bF[j];
+  }
+  return bb > 0 ? sqrt(rr / bb) : 0;
+}
+
+/* A step of the linear coupling that failed with "factor": "rotated" is taken again with the exact
+ * factor (its own linearisation's A0, factored), and the part keeps the exact factor for the next
+ * ROTATED_FALLBACK_STEPS steps before the rotated one is tried again. The rotated factor is the
+ * matrix at rest turned: it lacks the geometric stiffness of the part's stress, which the spin-up
+ * beam's centrifugal tension makes large (docs/mbs.md: its step failed at 0.45 s, "the leading
+ * matrix is not positive definite"). Returns the parts that fell back (0: none could). */
+#define ROTATED_FALLBACK_STEPS 50
+int cf_mbs__fe_rotated_fall_back(const cfMbsModel* m, cfMbsData* d) {
+  int n = 0;
+  for (int i = 0; i < m->nfe; i++) {
+    struct cfMbsFeState* s = &d->fe_state[i];
+    if (!rotated_now(&m->fe[i], s, d)) continue;
+    s->rot_exact_until = d->steps + 1 + ROTATED_FALLBACK_STEPS;
+    n++;
+  }
+  return n;
+}
+
 double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
   double worst = 0;
   for (int i = 0; i < m->nfe; i++) {
@@ -1947,11 +2006,12 @@ static int linear_operator_rotated(const struct cfMbsFeBody* fb, cfData* fd, str
 /* a linearisation's A0 and, with the PCG, its preconditioner; then Zt (factored: solved; PCG:
  * turned, corrected where needed) */
 static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
-                           int pass, double cm, double ck, double eps) {
+                           int pass, int rotated, double cm, double ck, double eps) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof;
-  if (fb->linear_exact) { /* A0 factored; its columns solved with the factor: exact, nothing to turn */
-    int st = current_A0(fb, fd, s, cm, ck, eps);
+  if (fb->linear_exact || (fb->linear_rotated && !rotated)) { /* A0 factored; its columns solved with the factor */
+    int st = exact_init(fb, s);
+    if (st >= 0) st = current_A0(fb, fd, s, cm, ck, eps);
     if (st >= 0) st = cf_sparse_factor(&s->sp, fd->A, fem->nfixed ? fem->fixed : NULL);
     for (int v = 0; v < fb->nvec && st >= 0; v++)
       for (int k = 0; k < 3 && st >= 0 && s->vec_used[v]; k++) {
@@ -1961,7 +2021,10 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
     s->lin_steps += pass == 0;
     return st;
   }
-  if (fb->linear_rotated) return linear_operator_rotated(fb, fd, s, pass, cm, ck, eps);
+  if (rotated) {
+    s->lin_coef[0] = cm, s->lin_coef[1] = ck, s->lin_coef[2] = eps;
+    return linear_operator_rotated(fb, fd, s, pass, cm, ck, eps);
+  }
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
@@ -2191,8 +2254,17 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
       const double* bb = s->bF;
       double* x = s->v0;
       if (fb->linear_exact || fb->linear_rotated) {
-        int st = fb->linear_exact ? cf_sparse_solve(&s->sp, s->bF, s->v0) : rotated_apply(fb, fd, s, 1, &bb, &x);
+        const int rot = rotated_now(fb, s, d);
+        int st = !rot ? cf_sparse_solve(&s->sp, s->bF, s->v0) : rotated_apply(fb, fd, s, 1, &bb, &x);
         if (st < 0) return st;
+        if (rot) { /* the rotated model against the part's own matrix, on the free motion */
+          const double err = rotated_model_error(fb, fd, s);
+          s->rot_err_max = fmax(s->rot_err_max, err);
+          const double err_max = fem->nfixed ? ROTATED_MODEL_CLAMPED : ROTATED_MODEL_FREE;
+          if (!(err <= err_max))
+            return cf_error(CF_ERR_SOLVER, "the rotated factor's model of the part misses its free motion's right side "
+                            "by %.2g of it (beyond %g)", err, err_max);
+        }
         gather(fb, d->q, s->xp);
         for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
         s->lin_v = 4 * d->step_serial + d->fe_pass;
@@ -2313,7 +2385,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
        * pendulum's energy grew by 0.3 of the swing's in 12 s at dt 10 ms) */
       rescale = s->lin_A != d->step_serial || s->lin_Apass != d->fe_pass;
       if (rescale) {
-        int st = linear_operator(m, fb, fd, s, d->fe_pass, cm, ck, eps);
+        int st = linear_operator(m, fb, fd, s, d->fe_pass, rotated_now(fb, s, d), cm, ck, eps);
         if (st < 0) return cf_error(st, "FE body '%s'%s: %s", m->body_name[fb->body], s->gpu ? " (GPU)" : "", cf_last_error());
         s->lin_A = d->step_serial, s->lin_Apass = d->fe_pass;
         s->lin_zkey = -2; /* Z's rows anew */
@@ -2399,7 +2471,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
      * and the augmented Lagrangian still contracts Phi by ~1e-6 per iteration. */
     if (lin && lin_new_z) { /* J_F Z = sym(G): the Woodbury exact for the step's model */
       /* "rotated": Z is the exact inverse of one symmetric operator, G symmetric to round-off */
-      linear_symmetric(s, ndof, !fb->linear_rotated);
+      linear_symmetric(s, ndof, !rotated_now(fb, s, d));
       memcpy(s->Gsym, s->H, sizeof(double) * (size_t)nr * nr);
     } else if (lin) {
       memcpy(s->H, s->Gsym, sizeof(double) * (size_t)nr * nr);

@@ -218,6 +218,7 @@ enum { CF_MBS_RHS_GENERAL = 0, CF_MBS_RHS_NEWTON = 1, CF_MBS_RHS_JTE = 2 };
 /* ---- mbs_fe.c (FE bodies; their part of each stage: cf_mbs__fe_kind) ---- */
 /* corotational bodies: the condensation (the solver's side) */
 int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
+int cf_mbs__fe_rotated_fall_back(const cfMbsModel* m, cfMbsData* d); /* a failed "rotated" step: the exact factor for a while */
 double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d); /* the linear coupling's one-pass check: > 1 linearises again */
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint row of a corotational body */
 void cf_mbs__set_dt(cfMbsModel* m, double h);

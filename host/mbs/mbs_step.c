@@ -78,6 +78,15 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   d->fe_pass = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   int st = step(m, d);
+  if (st < 0 && d->fe_linear && cf_mbs__fe_rotated_fall_back(m, d) > 0) {
+    /* the rotated factor's step failed (its matrix at rest lacks the stress's stiffness): the same
+     * step again with each part's exact factor (the state is the step's start again) */
+    d->warning[CF_MBS_WARN_ROTATED_FALLBACK]++;
+    d->step_serial++;
+    d->fe_pass = 0;
+    d->fe_rhs = CF_MBS_RHS_GENERAL;
+    st = step(m, d);
+  }
   d->fe_linear = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   if (st >= 0) {

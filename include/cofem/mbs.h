@@ -395,7 +395,10 @@ enum cfMbsStage { CF_MBS_STAGE_CONSTRAINTS, CF_MBS_STAGE_FORCES, CF_MBS_STAGE_AS
  * ended above its tolerance (tol_phi) after proj_iter iterations; the step goes on with it */
 /* CF_MBS_WARN_NEWTON_FLOOR: steps whose Newton iteration ended at its round-off floor (the
  * constraints held, |dq| stalled between tol_dq and 100 tol_dq) */
-enum cfMbsWarning { CF_MBS_WARN_VEL_PROJECTION, CF_MBS_WARN_ACC_PROJECTION, CF_MBS_WARN_NEWTON_FLOOR, CF_MBS_WARN_COUNT };
+/* CF_MBS_WARN_ROTATED_FALLBACK: steps of the linear coupling that failed with "factor": "rotated" and
+ * were taken again with the exact factor (which the part then keeps for 50 steps) */
+enum cfMbsWarning { CF_MBS_WARN_VEL_PROJECTION, CF_MBS_WARN_ACC_PROJECTION, CF_MBS_WARN_NEWTON_FLOOR,
+                    CF_MBS_WARN_ROTATED_FALLBACK, CF_MBS_WARN_COUNT };
 
 typedef struct cfMbsData {
   /* state */
