@@ -293,7 +293,9 @@ static double largest_stable_dt(cfMbsDef* def, int semi, double t_end, const dou
   return best;
 }
 
-static FILE* g_stable_csv; /* --label: perf/results/<label>/bench_topo_stable.csv */
+static FILE* g_stable_csv; /* --label: perf/results/<label>/bench_topo_stable.csv, opened with its first row */
+static const char* g_label;
+static char g_stable_path[700];
 static const char* g_only;  /* --only: the cases whose name starts with it (profiling one case) */
 static int skip(const char* name) { return g_only && strncmp(name, g_only, strlen(g_only)) != 0; }
 
@@ -305,6 +307,10 @@ static void stable_dt_case(const char* name, cfMbsDef* def, double t_end) {
   printf("%-22s largest stable dt of %g .. %g s over %g s: global %g s (%.4f ms/step, %.0fx real time), semi-recursive "
          "%g s (%.4f ms/step, %.0fx real time)\n", name, dts[0], dts[n - 1], t_end, dg, mg, dg / (1e-3 * mg), ds, ms,
          ds / (1e-3 * ms));
+  if (g_label && !g_stable_csv &&
+      (g_stable_csv = open_results_csv(g_label, "bench_topo_stable.csv", g_stable_path, sizeof g_stable_path)))
+    fprintf(g_stable_csv, "case,t_end,global_dt,global_cpu_ms_per_step,global_real_time,semi_dt,semi_cpu_ms_per_step,"
+                          "semi_real_time\n");
   if (g_stable_csv)
     fprintf(g_stable_csv, "%s,%g,%g,%.6g,%.4g,%g,%.6g,%.4g\n", name, t_end, dg, mg, dg / (1e-3 * mg), ds, ms, ds / (1e-3 * ms));
   fflush(stdout);
@@ -474,13 +480,14 @@ int main(int argc, char** argv) {
          "max |dq|");
   static const int kin_k[] = {1, 2, 4, 8, 16, 22, 32, 46};
   char kpath[700];
-  FILE* kcsv = label ? open_results_csv(label, "bench_topo_kinematics.csv", kpath, sizeof kpath) : NULL;
-  if (kcsv) fprintf(kcsv, "case,bodies,nq,groups,global_cpu_ms_per_step,groups_cpu_ms_per_step,max_q_diff\n");
+  FILE* kcsv = NULL; /* opened with its first row: --only on other cases leaves the last results alone */
   for (size_t i = 0; i < sizeof kin_k / sizeof kin_k[0]; i++) {
     if (quick && kin_k[i] > 8) break;
     char kname[64];
     snprintf(kname, sizeof kname, "linkage_k%d", kin_k[i]);
     if (skip(kname)) continue;
+    if (label && !kcsv && (kcsv = open_results_csv(label, "bench_topo_kinematics.csv", kpath, sizeof kpath)))
+      fprintf(kcsv, "case,bodies,nq,groups,global_cpu_ms_per_step,groups_cpu_ms_per_step,max_q_diff\n");
     cfMbsDef def;
     cf_mbs_def_init(&def);
     make_linkage(&def, kin_k[i]);
@@ -523,10 +530,7 @@ int main(int argc, char** argv) {
   if (kcsv) fclose(kcsv), printf("wrote %s\n", kpath);
   /* the largest stable step of each formulation (the energy criterion above; one run per dt) */
   printf("\n");
-  char spath[700];
-  if (label && (g_stable_csv = open_results_csv(label, "bench_topo_stable.csv", spath, sizeof spath)))
-    fprintf(g_stable_csv, "case,t_end,global_dt,global_cpu_ms_per_step,global_real_time,semi_dt,semi_cpu_ms_per_step,"
-                          "semi_real_time\n");
+  g_label = label;
   {
     cfMbsDef def;
     cf_mbs_def_init(&def);
@@ -562,8 +566,8 @@ int main(int argc, char** argv) {
       cf_mbs_def_free(&def);
     }
   }
-  if (g_stable_csv) fclose(g_stable_csv), printf("wrote %s\n", spath);
-  if (label) {
+  if (g_stable_csv) fclose(g_stable_csv), printf("wrote %s\n", g_stable_path);
+  if (label && nrow > 0) { /* (none under --only naming other cases: the last results kept) */
     char path[700];
     FILE* f = open_results_csv(label, "bench_topo.csv", path, sizeof path);
     if (!f) return 1;
