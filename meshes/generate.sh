@@ -84,6 +84,7 @@ small() {
   mesh beam_o2.geo beam_o2.msh   1.43
   # quadratic (10-node, straight-edged) members of the issue 30 comparisons and mechanism tests
   mesh lug_o2.geo lug_o2.msh     1.6
+  mesh hinge_o2.geo hinge_o2.msh 1.6
   meshp flex_rod_o2.geo flex_rod_o2_n1_20.msh n 1 nl 20
   meshp flex_rod_o2.geo flex_rod_o2_n1_40.msh n 1 nl 40
   meshp flex_rod_o2.geo flex_rod_o2_n1_80.msh n 1 nl 80

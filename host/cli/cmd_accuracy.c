@@ -36,6 +36,7 @@
 #include "cofem/ccx.h"
 #include "cofem/cofem.h"
 #include "cofem/modal.h"
+#include "fem/fem_element.h" /* the quadratic element's shape gradients (max_strain) */
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -79,6 +80,14 @@ static const CaseSpec BUILTIN[] = {
      NULL, 0, 1, 1.0},
     {"strip", "scenes/accuracy/strip.json", "strip 0.5 x 0.05 x 0.005 m twisted by a torque at its tip", 20, 0, 0,
      0, 0, 3000.0, "tip", 1, 1, 0},
+    /* quadratic tetrahedra against C3D10 on the same meshes (issue 30): statics and frequencies */
+    {"lug_o2", "scenes/accuracy/lug_o2.json",
+     "the lug on quadratic tetrahedra (lug_o2.msh, C3D10), the same pull: softer than the linear mesh, so larger strains",
+     10, 1, 0, 0, 0, 0, NULL, 0, 1, 0},
+    {"hinge_o2", "scenes/accuracy/hinge_o2.json", "the hinge on quadratic tetrahedra (hinge_o2.msh, C3D10), the same push",
+     10, 1, 0, 0, 0, 0, NULL, 0, 1, 0},
+    {"cantilever_o2", "scenes/accuracy/cantilever_o2.json",
+     "the cantilever on quadratic tetrahedra (beam_o2.msh, C3D10), P L^2/(E I) = 5", 20, 0, 0, 0, 1, 0, NULL, 0, 1, 0},
     {"lug_inplane", "scenes/accuracy/lug_inplane.json",
      "lug pulled sideways in its plane: large rotations only at large strains (a limit, not a check)", 10, 0, 0, 0, 0,
      0, NULL, 0, 0, 0},
@@ -185,6 +194,7 @@ typedef struct Case {
   double hz_ccx[NMODES], hz_cf[NMODES], hz_cf1[NMODES], hz_cf_lumped[NMODES];
   int modes_ok;
   double T1;                /* first period [s] (cofem, consistent mass) */
+  int npe;                  /* 4 (C3D4) or 10 (C3D10) */
   /* errors */
   double ref_mag, e_cr_full, e_cr_max, e_lin_full, e_lin_max, e_lin_consistency, e_nh_full;
   double el_ccx_full, el_ccx_max, el_cr_full, el_cr_max, el_lin_full; /* against the elastica */
@@ -307,9 +317,7 @@ static int case_setup(Case* c, const CaseSpec* spec, const char* scene_path, con
   if ((st = cf_make_dirs(c->dir)) < 0) return st;
   const cfMesh* mesh = &c->s.mesh;
   const int nn = mesh->nnode;
-  if (cf_mesh_npe(mesh) != 4) /* its decks, probes and mass choices are C3D4's */
-    return cf_error(CF_ERR_UNSUPPORTED, "%s: the accuracy harness compares linear tetrahedra (C3D4) only for now; "
-                    "the mesh has 10-node tetrahedra", scene_path);
+  c->npe = cf_mesh_npe(mesh);
   /* node ids as cf_mesh_write_inp writes them */
   int use_nid = mesh->node_id != NULL;
   for (int i = 0; use_nid && i < nn; i++) use_nid = mesh->node_id[i] > 0;
@@ -421,11 +429,15 @@ static int write_mesh(const Case* c, const char* name, double scale) {
   for (int i = 0; i < mesh->nnode; i++)
     fprintf(f, "%d, %.12e, %.12e, %.12e\n", c->nid[i], scale * mesh->X[3 * i], scale * mesh->X[3 * i + 1],
             scale * mesh->X[3 * i + 2]);
-  fprintf(f, "*ELEMENT, TYPE=C3D4, ELSET=EALL\n");
+  /* C3D10: cofem's node order is CalculiX's (cofem/mesh.h; test_ccx_tet10 checks it), 11 fields on
+   * one line (at most 16 per data line) */
+  const int npe = cf_mesh_npe(mesh);
+  fprintf(f, "*ELEMENT, TYPE=%s, ELSET=EALL\n", npe == 10 ? "C3D10" : "C3D4");
   for (int e = 0; e < mesh->ntet; e++) {
-    const int* t = mesh->tet + 4 * e;
-    fprintf(f, "%d, %d, %d, %d, %d\n", use_eid ? mesh->elem_id[e] : e + 1, c->nid[t[0]], c->nid[t[1]], c->nid[t[2]],
-            c->nid[t[3]]);
+    const int* t = mesh->tet + (size_t)npe * e;
+    fprintf(f, "%d", use_eid ? mesh->elem_id[e] : e + 1);
+    for (int a = 0; a < npe; a++) fprintf(f, ", %d", c->nid[t[a]]);
+    fprintf(f, "\n");
   }
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) return cf_error(CF_ERR_IO, "%s: write error", path);
@@ -546,47 +558,65 @@ static int run_ccx(const Case* c, const char* job, double* seconds) {
   return CF_OK;
 }
 
-/* largest |principal Green-Lagrange strain| over the elements for the displacement field u */
+/* largest |principal Green-Lagrange strain| of one deformation gradient F */
+static double green_strain_max(const double* F) {
+  /* E = (F^T F - I) / 2; eigenvalues of the symmetric 3x3 (trigonometric form) */
+  double G[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      G[3 * i + j] = 0.5 * (F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j] - (i == j ? 1.0 : 0.0));
+  double p1 = G[1] * G[1] + G[2] * G[2] + G[5] * G[5], q = (G[0] + G[4] + G[8]) / 3, ev[3];
+  double p2 = (G[0] - q) * (G[0] - q) + (G[4] - q) * (G[4] - q) + (G[8] - q) * (G[8] - q) + 2 * p1;
+  double p = sqrt(p2 / 6);
+  if (p < 1e-300) {
+    ev[0] = ev[1] = ev[2] = q;
+  } else {
+    double B[9];
+    for (int i = 0; i < 9; i++) B[i] = (G[i] - (i % 4 == 0 ? q : 0.0)) / p;
+    double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                      B[2] * (B[3] * B[7] - B[4] * B[6]));
+    double phi = r <= -1 ? M_PI / 3 : r >= 1 ? 0 : acos(r) / 3;
+    ev[0] = q + 2 * p * cos(phi);
+    ev[2] = q + 2 * p * cos(phi + 2 * M_PI / 3);
+    ev[1] = 3 * q - ev[0] - ev[2];
+  }
+  return fmax(fabs(ev[0]), fmax(fabs(ev[1]), fabs(ev[2])));
+}
+
+/* largest |principal Green-Lagrange strain| over the elements for the displacement field u: the
+ * linear tetrahedron's constant F, the quadratic one's F at each of its 4 quadrature points,
+ * F = sum_a (X_a + u_a) g_a^T (cf_tet10_gradients: the shape gradients at rest) */
 static double max_strain(const cfMesh* mesh, const double* u) {
+  const int npe = cf_mesh_npe(mesh);
   double worst = 0;
   for (int e = 0; e < mesh->ntet; e++) {
-    const int* t = mesh->tet + 4 * e;
-    double Dm[9], Ds[9], Di[9], F[9];
+    const int* t = mesh->tet + (size_t)npe * e;
+    double F[9];
+    if (npe == 10) {
+      double Xe[30], g[30];
+      cf_tet10_positions(mesh->X, t, Xe);
+      for (int q = 0; q < 4; q++) {
+        double xi[3];
+        cf_tet10_gauss4(q, xi);
+        cf_tet10_gradients(Xe, xi, NULL, g);
+        for (int i = 0; i < 9; i++) F[i] = 0;
+        for (int a = 0; a < 10; a++)
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) F[3 * i + j] += (Xe[3 * a + i] + u[3 * t[a] + i]) * g[3 * a + j];
+        worst = fmax(worst, green_strain_max(F));
+      }
+      continue;
+    }
+    double Dm[9], Ds[9], Di[9];
     for (int j = 0; j < 3; j++)
       for (int i = 0; i < 3; i++) {
         Dm[3 * i + j] = mesh->X[3 * t[j + 1] + i] - mesh->X[3 * t[0] + i];
         Ds[3 * i + j] = Dm[3 * i + j] + u[3 * t[j + 1] + i] - u[3 * t[0] + i];
       }
-    double det = Dm[0] * (Dm[4] * Dm[8] - Dm[5] * Dm[7]) - Dm[1] * (Dm[3] * Dm[8] - Dm[5] * Dm[6]) +
-                 Dm[2] * (Dm[3] * Dm[7] - Dm[4] * Dm[6]);
-    Di[0] = (Dm[4] * Dm[8] - Dm[5] * Dm[7]) / det; Di[1] = (Dm[2] * Dm[7] - Dm[1] * Dm[8]) / det;
-    Di[2] = (Dm[1] * Dm[5] - Dm[2] * Dm[4]) / det; Di[3] = (Dm[5] * Dm[6] - Dm[3] * Dm[8]) / det;
-    Di[4] = (Dm[0] * Dm[8] - Dm[2] * Dm[6]) / det; Di[5] = (Dm[2] * Dm[3] - Dm[0] * Dm[5]) / det;
-    Di[6] = (Dm[3] * Dm[7] - Dm[4] * Dm[6]) / det; Di[7] = (Dm[1] * Dm[6] - Dm[0] * Dm[7]) / det;
-    Di[8] = (Dm[0] * Dm[4] - Dm[1] * Dm[3]) / det;
+    cf_inv3(Dm, Di);
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) F[3 * i + j] = Ds[3 * i] * Di[j] + Ds[3 * i + 1] * Di[3 + j] + Ds[3 * i + 2] * Di[6 + j];
-    /* E = (F^T F - I) / 2; eigenvalues of the symmetric 3x3 (trigonometric form) */
-    double G[9];
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++)
-        G[3 * i + j] = 0.5 * (F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j] - (i == j ? 1.0 : 0.0));
-    double p1 = G[1] * G[1] + G[2] * G[2] + G[5] * G[5], q = (G[0] + G[4] + G[8]) / 3, ev[3];
-    double p2 = (G[0] - q) * (G[0] - q) + (G[4] - q) * (G[4] - q) + (G[8] - q) * (G[8] - q) + 2 * p1;
-    double p = sqrt(p2 / 6);
-    if (p < 1e-300) {
-      ev[0] = ev[1] = ev[2] = q;
-    } else {
-      double B[9];
-      for (int i = 0; i < 9; i++) B[i] = (G[i] - (i % 4 == 0 ? q : 0.0)) / p;
-      double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
-                        B[2] * (B[3] * B[7] - B[4] * B[6]));
-      double phi = r <= -1 ? M_PI / 3 : r >= 1 ? 0 : acos(r) / 3;
-      ev[0] = q + 2 * p * cos(phi);
-      ev[2] = q + 2 * p * cos(phi + 2 * M_PI / 3);
-      ev[1] = 3 * q - ev[0] - ev[2];
-    }
-    for (int k = 0; k < 3; k++) worst = fmax(worst, fabs(ev[k]));
+    worst = fmax(worst, green_strain_max(F));
   }
   return worst;
 }
@@ -890,7 +920,7 @@ static int run_modes(Case* c) {
   if (n < 0) return n;
   if (n < NMODES) return cf_error(CF_ERR_PARSE, "%s: %d eigenfrequencies found, %d expected", path, n, NMODES);
   c->nmodes = n;
-  /* cofem: the consistent mass, CalculiX's one-point C3D4 mass, and the lumped mass */
+  /* cofem: the consistent mass, CalculiX's (cf_mass_calculix), and the lumped mass */
   for (int variant = 0; variant < 3; variant++) {
     cfScene s2 = c->s;
     s2.def.consistent_mass = variant < 2;
@@ -900,11 +930,13 @@ static int run_modes(Case* c) {
     double w2[NMODES];
     cfModalInfo info;
     cfModalOptions o = cf_default_modal_options();
-    if (variant == 1) o.mass = CF_MODAL_MASS_ONE_POINT;
+    if (variant == 1) o.mass = CF_MODAL_MASS_CALCULIX;
     double t0 = cf_wall_time();
     st = cf_modal_solve(m, NMODES, &o, w2, NULL, &info);
     c->seconds_cf += cf_wall_time() - t0;
-    static const char* what[3] = {"consistent", "one-point (CalculiX C3D4)", "lumped"};
+    /* CalculiX's mass: the one-point rule for C3D4, the 4-point rule for C3D10 (cofem/modal.h) */
+    const char* what[3] = {"consistent", c->npe == 4 ? "one-point (CalculiX C3D4)" : "4-point rule (CalculiX C3D10)",
+                           c->npe == 4 ? "lumped" : "lumped (HRZ)"};
     double* hz = variant == 0 ? c->hz_cf : variant == 1 ? c->hz_cf1 : c->hz_cf_lumped;
     if (st >= 0) {
       printf("  modes (%s mass): %s, %d free DOFs, %.2f s, residual %.1e\n", what[variant],
@@ -1048,9 +1080,10 @@ static int cofem_dynamic(Case* c, int integrator, double scale, double dt, doubl
   cfData* d;
   int st = cf_scene_build(&s2, &m, &d);
   if (st < 0) return st;
-  /* the same discrete model as CalculiX: its C3D4 mass is the one-point rule (see modal.h), so
-   * the comparison measures the time integration and the co-rotational formulation only */
-  cf_mass_one_point(m, m->Mblk);
+  /* the same discrete model as CalculiX: its C3D4 mass is the one-point rule (see modal.h), its
+   * C3D10 mass the 4-point rule (cf_mass_calculix), so the comparison measures
+   * the time integration and the co-rotational formulation only */
+  cf_mass_calculix(m, m->Mblk);
   /* the data again, so that the preconditioner (the rotated Cholesky's factor of cm M + ck K at
    * rest) is made with this mass: with the consistent mass it was built with, generalized-alpha
    * on the slender cantilever took 6400-6700 PCG iterations per step instead of ~60 */
@@ -1393,14 +1426,16 @@ static void write_static_notes(FILE* f, const Case* cs, int nc) {
 /* 3. eigenfrequencies against CalculiX *FREQUENCY, a table per case */
 static void write_modes_table(FILE* f, const Case* cs, int nc) {
   fprintf(f, "\n### Eigenfrequencies: cofem modal analysis against CalculiX *FREQUENCY\n\n");
-  fprintf(f, "cofem's modal analysis (`cf_modal_solve`) with three mass matrices on the same stiffness: the one-point "
-             "rule rho V/16 per node pair, which is what CalculiX uses for C3D4; the exact consistent mass rho V/20 (1 + "
-             "delta_ab); the lumped mass. Errors relative to CalculiX.\n\n");
+  fprintf(f, "cofem's modal analysis (`cf_modal_solve`) with three mass matrices on the same stiffness: CalculiX's "
+             "(its element's stiffness rule: one point for C3D4, rho V/16 per node pair; the 4-point Gauss rule for "
+             "C3D10; `cf_mass_calculix`); the exact consistent mass (C3D4: rho V/20 (1 + delta_ab)); the lumped mass "
+             "(C3D10: HRZ). Errors relative to CalculiX.\n\n");
   for (int i = 0; i < nc; i++) {
     const Case* c = &cs[i];
     if (!c->modes_ok) continue;
-    fprintf(f, "| %s mode | CalculiX [Hz] | cofem, one-point mass [Hz] | error | cofem, consistent mass [Hz] | error | "
-               "cofem, lumped mass [Hz] | error |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", c->name);
+    fprintf(f, "| %s mode | CalculiX [Hz] | cofem, %s mass [Hz] | error | cofem, consistent mass [Hz] | error | "
+               "cofem, lumped mass [Hz] | error |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", c->name,
+            c->npe == 4 ? "one-point" : "4-point");
     for (int q = 0; q < c->nmodes; q++)
       fprintf(f, "| %d | %.3f | %.3f | %+.5f%% | %.3f | %+.3f%% | %.3f | %+.2f%% |\n", q + 1, c->hz_ccx[q], c->hz_cf1[q],
               100 * (c->hz_cf1[q] - c->hz_ccx[q]) / c->hz_ccx[q], c->hz_cf[q],
@@ -1440,7 +1475,7 @@ static void write_bounds(FILE* f, const Case* cs, int nc, int check_mode, int* f
             NCHECK_MODES, 100 * CHECK_FREQ, c->modes_ok ? pct4(worst, b1) : "-", ok ? "pass" : "FAIL");
     fprintf(f, "| %s | first %d eigenfrequencies within %.1f%% (cofem's consistent mass; not asserted) | %s | %s |\n",
             c->name, NCHECK_MODES, 100 * CHECK_FREQ, c->modes_ok ? pct(worst_c, b1) : "-",
-            worst_c < CHECK_FREQ ? "pass" : "not met: CalculiX's C3D4 mass is the one-point rule");
+            worst_c < CHECK_FREQ ? "pass" : "not met: CalculiX's mass is its element's integration rule");
   }
   fprintf(f, "\n");
 }
@@ -1563,7 +1598,7 @@ static int acc_parse(int argc, char** argv, AccOpts* o) {
 /* 2. --check: the quick set, and the elastica against its closed form: 1 if that is off */
 static int acc_self_check(AccOpts* o) {
   o->no_docs = o->no_plots = o->no_dyn = 1;
-  if (!o->cases && !o->nscenes) o->cases = "lug,hinge";
+  if (!o->cases && !o->nscenes) o->cases = "lug,hinge,lug_o2";
   /* the elastica against the closed form: theta' = sqrt(2 a (sin theta_L - sin theta)) gives
    * x_L = sqrt(2 sin theta_L / a); quadrature for a = 5: u_x = -0.3876278, u_z = -0.7137923 */
   double ux, uz;
@@ -1578,6 +1613,14 @@ static int acc_self_check(AccOpts* o) {
 
 /* 3. the case list: the scenes given (a built-in case's checks when its scene is named), else the
  * built-in cases (those of --cases) */
+/* name is one of the comma-separated cases (not a part of one: "lug" is not in "lug_o2") */
+static int case_listed(const char* cases, const char* name) {
+  const size_t len = strlen(name);
+  for (const char* p = cases; (p = strstr(p, name)) != NULL; p += len)
+    if ((p == cases || p[-1] == ',') && (p[len] == ',' || p[len] == '\0')) return 1;
+  return 0;
+}
+
 static int acc_case_list(const AccOpts* o, const CaseSpec** specs, char (*paths)[CF_PATH_MAX]) {
   int nc = 0;
   if (o->nscenes) {
@@ -1590,11 +1633,7 @@ static int acc_case_list(const AccOpts* o, const CaseSpec** specs, char (*paths)
   } else {
     const char* cases = o->cases;
     for (int b = 0; b < NBUILTIN; b++) {
-      if (cases) {
-        const char* p = strstr(cases, BUILTIN[b].name);
-        size_t len = strlen(BUILTIN[b].name);
-        if (!p || (p != cases && p[-1] != ',') || (p[len] != ',' && p[len] != '\0')) continue;
-      }
+      if (cases && !case_listed(cases, BUILTIN[b].name)) continue;
       specs[nc] = &BUILTIN[b];
       snprintf(paths[nc++], CF_PATH_MAX, "%s/%s", COFEM_SOURCE_DIR, BUILTIN[b].scene);
     }
@@ -1634,7 +1673,7 @@ static int acc_run_case(Case* c, const CaseSpec* spec, const char* path, const A
         worst = fmax(worst, fabs(c->hz_cf1[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
         worst_c = fmax(worst_c, fabs(c->hz_cf[q] - c->hz_ccx[q]) / c->hz_ccx[q]);
       }
-      printf("  modes: f1 %.3f Hz (CalculiX %.3f Hz); first %d within %.5f%% (one-point mass), %.3f%% (consistent)\n",
+      printf("  modes: f1 %.3f Hz (CalculiX %.3f Hz); first %d within %.5f%% (CalculiX's mass rule), %.3f%% (consistent)\n",
              c->hz_cf1[0], c->hz_ccx[0], NCHECK_MODES, 100 * worst, 100 * worst_c);
     } else {
       fprintf(stderr, "cofem accuracy: %s: %s\n", c->name, cf_last_error());

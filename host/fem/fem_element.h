@@ -703,6 +703,20 @@ CF_HD void cf_tet10_mass(const double* Xe, double rho, double* M) {
       }
 }
 
+/* CalculiX's C3D10 mass (e_c3d.f integrates it with the stiffness's 4-point rule, cf_tet10_gauss4):
+ * M_ab = rho sum_q det J_q / 24 N_a(q) N_b(q), exact for the total mass and its first moments, not
+ * for N_a N_b (degree 4) */
+CF_HD void cf_tet10_mass_gauss4(const double* Xe, double rho, double* M) {
+  for (int i = 0; i < 100; i++) M[i] = 0;
+  for (int q = 0; q < 4; q++) {
+    double xi[3], N[10], g[30];
+    cf_tet10_gauss4(q, xi);
+    const double wt = rho * cf_tet10_gradients(Xe, xi, N, g) / 24.0;
+    for (int a = 0; a < 10; a++)
+      for (int b = 0; b < 10; b++) M[10 * a + b] += wt * N[a] * N[b];
+  }
+}
+
 /* HRZ lumping (Hinton, Rock and Zienkiewicz 1976): m_a = M_aa * sum_bc M_bc / sum_b M_bb, positive
  * and of the right total where the row sums give the corners negative masses (-rho V / 20 each on
  * a straight-sided element; HRZ gives rho V / 36 to a corner and 4 rho V / 27 to an edge node). */

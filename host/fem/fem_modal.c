@@ -39,6 +39,30 @@ static void apply_K(const cfModel* m, const double* x, double* y) {
   }
 }
 
+void cf_mass_calculix(const cfModel* m, double* Mblk) {
+  if (m->npe == 4) {
+    cf_mass_one_point(m, Mblk);
+    return;
+  }
+  /* quadratic: blk_src holds 100 e + 10 a + b (fem_model.c): the element's 4-point mass, formed
+   * again only when the element changes between consecutive entries */
+  double Me[100], Xe[30];
+  int e_have = -1;
+  for (int q = 0; q < m->nnzb; q++) {
+    double s = 0;
+    for (int k = m->blk_src_ptr[q]; k < m->blk_src_ptr[q + 1]; k++) {
+      const int i = m->blk_src[k], e = i / 100, ab = i % 100;
+      if (e != e_have) {
+        cf_tet10_positions(m->X, m->tet + 10 * (size_t)e, Xe);
+        cf_tet10_mass_gauss4(Xe, m->def.rho, Me);
+        e_have = e;
+      }
+      s += Me[ab];
+    }
+    Mblk[q] = s;
+  }
+}
+
 void cf_mass_one_point(const cfModel* m, double* Mblk) {
   for (int q = 0; q < m->nnzb; q++) {
     double s = 0;
@@ -364,19 +388,14 @@ int cf_modal_solve(const cfModel* m, int k, const cfModalOptions* opt_in, double
   if (k == nf) method = CF_MODAL_DENSE; /* ARPACK needs k < free DOFs: all of them is a dense problem */
   double* own = modes ? NULL : malloc(sizeof(double) * (size_t)k * m->ndof);
   double* phi = modes ? modes : own;
-  if (opt.mass == CF_MODAL_MASS_ONE_POINT && m->npe != 4) {
-    free(map);
-    return cf_error(CF_ERR_UNSUPPORTED, "modal: the one-point mass is the linear tetrahedron's; the mesh has "
-                    "10-node tetrahedra (use the model's mass)");
-  }
-  double* Mown = opt.mass == CF_MODAL_MASS_ONE_POINT ? malloc(sizeof(double) * m->nnzb) : NULL;
+  double* Mown = opt.mass == CF_MODAL_MASS_CALCULIX ? malloc(sizeof(double) * m->nnzb) : NULL;
   const double* Mb = m->Mblk;
   if (Mown) {
-    cf_mass_one_point(m, Mown);
+    cf_mass_calculix(m, Mown);
     Mb = Mown;
   }
   int basis = 0, iterations = 0, solves = 0, st;
-  if (!phi || (opt.mass == CF_MODAL_MASS_ONE_POINT && !Mown)) st = cf_error(CF_ERR_NOMEM, "modal: out of memory for %d modes", k);
+  if (!phi || (opt.mass == CF_MODAL_MASS_CALCULIX && !Mown)) st = cf_error(CF_ERR_NOMEM, "modal: out of memory for %d modes", k);
   else if (method == CF_MODAL_DENSE) {
     st = modal_dense(m, Mb, k, map, nf, omega2, phi);
     if (st < 0 && opt.method == CF_MODAL_AUTO && k < nf) { /* e.g. a singular one-point mass: Lanczos needs no M^-1 */

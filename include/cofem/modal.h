@@ -23,11 +23,13 @@ extern "C" {
 
 enum cfModalMethod { CF_MODAL_AUTO = 0, CF_MODAL_DENSE = 1, CF_MODAL_LANCZOS = 2 };
 
-/* Which mass matrix: the model's (lumped or consistent), or the one-point rule, rho V / 16 for
- * every node pair of an element. The latter is what CalculiX 2.20 uses for C3D4 (it integrates
- * the mass with the element's single integration point; checked against ccx *FREQUENCY to all
- * printed digits): it is stiffer than the consistent mass in the higher modes. */
-enum cfModalMass { CF_MODAL_MASS_MODEL = 0, CF_MODAL_MASS_ONE_POINT = 1 };
+/* Which mass matrix: the model's (lumped or consistent), or CalculiX's: CalculiX 2.20 integrates
+ * the mass with its element's stiffness rule (e_c3d.f): one point for C3D4, rho V / 16 for every
+ * node pair of an element (checked against ccx *FREQUENCY to all printed digits), and the 4-point
+ * Gauss rule for C3D10 (degree 2, where N_a N_b is of degree 4: cofem's exact consistent mass is
+ * 1e-5 .. 2e-4 off it in the frequencies; the rule matches ccx to its printed digits). Both are
+ * stiffer than the consistent mass in the higher modes. CF_MODAL_MASS_ONE_POINT is the old name. */
+enum cfModalMass { CF_MODAL_MASS_MODEL = 0, CF_MODAL_MASS_CALCULIX = 1, CF_MODAL_MASS_ONE_POINT = 1 };
 
 typedef struct cfModalOptions {
   int method;     /* enum cfModalMethod */
@@ -69,9 +71,12 @@ typedef struct cfModalInfo {
 int cf_modal_solve(const cfModel* m, int k, const cfModalOptions* opt, double* omega2, double* modes,
                    cfModalInfo* info);
 
-/* The one-point-rule block mass (see enum cfModalMass) into Mblk [m->nnzb]. Its row sums equal
- * the lumped node masses. */
+/* The one-point-rule block mass (see enum cfModalMass) into Mblk [m->nnzb] (linear tetrahedra).
+ * Its row sums equal the lumped node masses. */
 void cf_mass_one_point(const cfModel* m, double* Mblk);
+/* CalculiX's block mass (see enum cfModalMass) into Mblk [m->nnzb]: the one-point rule for linear
+ * tetrahedra, the 4-point Gauss rule (cf_tet10_mass_gauss4) for quadratic ones. */
+void cf_mass_calculix(const cfModel* m, double* Mblk);
 
 #ifdef __cplusplus
 }
