@@ -14,7 +14,11 @@
  * stress sigma_c,e = D eps(u_c) (constant in a linear tetrahedron), and
  *     Kg_c[j][k] = sum_e V_e tr(H_j,e sigma_c,e H_k,e^T),   H_j,e = sum_a phi_j,a g_a^T,
  * the modal projection of the element geometric stiffness K_G,e = V_e G^T S G (see
- * cf_tet_geometric_stiffness), computed per chunk of elements by one dgemm per case. */
+ * cf_tet_geometric_stiffness), computed per chunk of elements by one dgemm per case.
+ * Quadratic (10-node) tetrahedra: the stress and the gradients vary in the element, so the sum runs
+ * over its 4 quadrature points q (the rule of its stiffness, cf_tet10_gauss4) with the weights
+ * W_q = det J_q / 24 in place of V_e, H_j,q = sum_a phi_j,a g_a(q)^T over its 10 nodes and
+ * sigma_c,q = D eps(u_c)(q): K_G,e = sum_q W_q G_q^T S_q G_q, as its K_e = sum_q W_q B_q^T D B_q. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,12 +43,29 @@ void cf_tet_geometric_stiffness(const double* Dm_inv, double vol, const double* 
     }
 }
 
-/* sigma = lam tr(eps) I + 2 mu eps, eps = sym(H), H = sum_a u_a g_a^T (the element's displacement gradient) */
-static void elem_stress(const cfModel* m, int e, const double* u, double lam, double mu, double* sigma) {
-  double g[12], H[9] = {0};
-  cf_shape_gradients(m->Dm_inv + 9 * (size_t)e, g);
-  const int* t = m->tet + 4 * (size_t)e;
-  for (int a = 0; a < 4; a++)
+/* The integration cells: one per linear tetrahedron (its constant gradients, weight V), four per
+ * quadratic one (its quadrature points). g [3 npe]: the shape gradients at rest, *t the element's
+ * nodes; returns the weight. */
+static int cell_count(const cfModel* m) { return m->npe == 10 ? 4 * m->ntet : m->ntet; }
+static double cell_gradients(const cfModel* m, int cell, double* g, const int** t) {
+  if (m->npe == 4) {
+    cf_shape_gradients(m->Dm_inv + 9 * (size_t)cell, g);
+    *t = m->tet + 4 * (size_t)cell;
+    return m->vol[cell];
+  }
+  const int e = cell / 4;
+  double Xe[30], xi[3];
+  *t = m->tet + 10 * (size_t)e;
+  cf_tet10_positions(m->X, *t, Xe);
+  cf_tet10_gauss4(cell % 4, xi);
+  return cf_tet10_gradients(Xe, xi, NULL, g) / 24.0;
+}
+
+/* sigma = lam tr(eps) I + 2 mu eps, eps = sym(H), H = sum_a u_a g_a^T (the displacement gradient
+ * at the cell: g, t from cell_gradients) */
+static void cell_stress(int npe, const double* g, const int* t, const double* u, double lam, double mu, double* sigma) {
+  double H[9] = {0};
+  for (int a = 0; a < npe; a++)
     for (int i = 0; i < 3; i++)
       for (int l = 0; l < 3; l++) H[3 * i + l] += u[3 * t[a] + i] * g[3 * a + l];
   double tr = H[0] + H[4] + H[8];
@@ -62,7 +83,7 @@ static int load_case_solutions(const cfModel* m, const unsigned char* held, doub
   const int sp_init = st >= 0;
   if (st < 0) goto done;
   /* K blocks from the element K_e (rest state), as cf_reduce gathers them */
-  for (int q = 0; q < m->nnzb; q++) cf_block_gather(q, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
+  for (int q = 0; q < m->nnzb; q++) cf_block_gather_n(q, m->npe, m->blk_src_ptr, m->blk_src, m->Ke, m->Mblk, 0.0, 1.0, Kb);
   st = cf_sparse_factor(&sp, Kb, held);
   double rc = st < 0 ? 0.0 : cholmod_rcond(sp.L, &sp.cc);
   if (st < 0 || !(rc > 1e-13)) {
@@ -97,8 +118,6 @@ done:
 enum { CHUNK = 256 }; /* elements per dgemm */
 
 int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
-  if (m->npe != 4)
-    return cf_error(CF_ERR_UNSUPPORTED, "geometric stiffness: linear tetrahedra only (the mesh has %d-node elements)", m->npe);
   if (r->ndof != m->ndof || r->nnode != m->nnode || !r->basis)
     return cf_error(CF_ERR_ARG, "geometric stiffness: the reduction (%d nodes) is not of this model (%d nodes)", r->nnode,
                     m->nnode);
@@ -110,8 +129,9 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
   double* Gm = malloc(sizeof(double) * (size_t)n * 9 * CHUNK); /* [n][9 CHUNK]: H_j,e row-major per element */
   double* Y = malloc(sizeof(double) * (size_t)n * 9 * CHUNK);
   double* sig = malloc(sizeof(double) * 9 * NKG * CHUNK);
+  double* wcell = malloc(sizeof(double) * CHUNK);
   int st = CF_OK;
-  if (!held || !u || !Kg || !Gm || !Y || !sig) { st = cf_error(CF_ERR_NOMEM, "geometric stiffness: out of memory"); goto done; }
+  if (!held || !u || !Kg || !Gm || !Y || !sig || !wcell) { st = cf_error(CF_ERR_NOMEM, "geometric stiffness: out of memory"); goto done; }
   int nheld = 0;
   for (int d = 0; d < ndof; d++) nheld += held[d] = m->fixed[d] != 0;
   /* the interface: its node DOFs, and the whole set of each interface point (its DOFs are numbered
@@ -132,23 +152,23 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
   if ((st = load_case_solutions(m, held, u)) < 0) goto done;
   double lam, mu;
   cf_lame(m->def.E, m->def.nu, &lam, &mu);
-  for (int e0 = 0; e0 < m->ntet; e0 += CHUNK) {
-    const int ne = m->ntet - e0 < CHUNK ? m->ntet - e0 : CHUNK, w = 9 * ne;
-    /* H_j,e = sum_a phi_j,a g_a^T for every mode j */
+  const int ncell = cell_count(m), npe = m->npe;
+  for (int e0 = 0; e0 < ncell; e0 += CHUNK) {
+    const int ne = ncell - e0 < CHUNK ? ncell - e0 : CHUNK, w = 9 * ne;
+    /* H_j,e = sum_a phi_j,a g_a^T for every mode j (e: a cell, element or quadrature point) */
     for (int el = 0; el < ne; el++) {
-      const int e = e0 + el;
-      double g[12];
-      cf_shape_gradients(m->Dm_inv + 9 * (size_t)e, g);
-      const int* t = m->tet + 4 * (size_t)e;
+      double g[30];
+      const int* t;
+      wcell[el] = cell_gradients(m, e0 + el, g, &t);
       for (int j = 0; j < n; j++) {
         const double* b = r->basis + (size_t)j * ndof;
         double* H = Gm + (size_t)j * w + 9 * el;
         for (int k = 0; k < 9; k++) H[k] = 0;
-        for (int a = 0; a < 4; a++)
+        for (int a = 0; a < npe; a++)
           for (int i = 0; i < 3; i++)
             for (int l = 0; l < 3; l++) H[3 * i + l] += b[3 * t[a] + i] * g[3 * a + l];
       }
-      for (int c = 0; c < NKG; c++) elem_stress(m, e, u + (size_t)c * ndof, lam, mu, sig + 9 * (NKG * el + c));
+      for (int c = 0; c < NKG; c++) cell_stress(npe, g, t, u + (size_t)c * ndof, lam, mu, sig + 9 * (NKG * el + c));
     }
     for (int c = 0; c < NKG; c++) {
       /* Y_j,e = V_e H_j,e sigma_c,e; then Kg_c += Y Gm^T: sum_e V_e tr(H_j sigma H_k^T) */
@@ -156,7 +176,7 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
         for (int el = 0; el < ne; el++) {
           const double *H = Gm + (size_t)j * w + 9 * el, *S = sig + 9 * (NKG * el + c);
           double* yj = Y + (size_t)j * w + 9 * el;
-          const double V = m->vol[e0 + el];
+          const double V = wcell[el];
           for (int i = 0; i < 3; i++)
             for (int k = 0; k < 3; k++)
               yj[3 * i + k] = V * (H[3 * i] * S[k] + H[3 * i + 1] * S[3 + k] + H[3 * i + 2] * S[6 + k]);
@@ -173,6 +193,6 @@ int cf_reduction_geometric(const cfModel* m, cfReduction* r) {
   r->Kg = Kg, r->nkg = NKG, Kg = NULL, r->version = 4;
   r->t_geometric = cf_wall_time() - t0;
 done:
-  free(held); free(u); free(Kg); free(Gm); free(Y); free(sig);
+  free(held); free(u); free(Kg); free(Gm); free(Y); free(sig); free(wcell);
   return st;
 }
