@@ -143,6 +143,29 @@ __global__ void __launch_bounds__(kThreads)
   if (e < ntet) cf_elem_rotate(e, tet, Dm_inv, vol, lam, mu, R, x, KR, fe);
 }
 
+/* Quadratic (10-node) tetrahedra, as host/fem/fem_polar.c and fem_assemble.c: the rotation of the
+ * centroid's deformation gradient (cf_tet10_elem_polar; node rotations, monitor, stress) and, with
+ * "rotations": "quadrature" (Gq non-NULL), one per quadrature point (cf_tet10_elem_polar_qp) */
+__global__ void __launch_bounds__(kThreads) k_polar10(int ntet, const int* tet, const double* Gc, const double* Gq,
+                                                      const double* x, double* R, double* Rq, DevState* st) {
+  int e = blockIdx.x * kThreads + threadIdx.x;
+  int inv = 0;
+  if (e < ntet) inv = cf_tet10_elem_polar(e, tet, Gc, x, R) | (Gq ? cf_tet10_elem_polar_qp(e, tet, Gq, x, Rq) : 0);
+  int count = __syncthreads_count(inv);
+  if (threadIdx.x == 0 && count > 0) atomicAdd(&st->ninverted, count);
+}
+
+/* the 30 x 30 K_R and the 30 forces: per quadrature point (Gq, Wq, Rq) or with the element's
+ * rotation and its stiffness at rest (Ke, X) */
+__global__ void __launch_bounds__(kThreads)
+    k_rotate10(int ntet, const int* tet, const double* Gq, const double* Wq, const double* Rq, const double* Ke,
+               const double* R, const double* X, double lam, double mu, const double* x, double* KR, double* fe) {
+  int e = blockIdx.x * kThreads + threadIdx.x;
+  if (e >= ntet) return;
+  if (Gq) cf_tet10_rotate_qp(e, tet, Gq, Wq, lam, mu, x, Rq, KR, fe);
+  else cf_tet10_rotate(e, tet, Ke, R, X, x, KR, fe);
+}
+
 __global__ void __launch_bounds__(kThreads)
     k_node_gather(int nnode, const int* src_ptr, const int* src, const double* fe, double* f_el) {
   int n = blockIdx.x * kThreads + threadIdx.x;
@@ -150,10 +173,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    k_block_gather(int nnzb, const int* src_ptr, const int* src, const double* KR,
+    k_block_gather(int nnzb, int npe, const int* src_ptr, const int* src, const double* KR,
                    const double* Mblk, double cm, double ck, double* A) {
   int k = blockIdx.x * kThreads + threadIdx.x;
-  if (k < nnzb) cf_block_gather(k, src_ptr, src, KR, Mblk, cm, ck, A);
+  if (k < nnzb) cf_block_gather_n(k, npe, src_ptr, src, KR, Mblk, cm, ck, A);
 }
 
 /* b = M v0 + h (f_ext + m g - f_el), in the order of apply_mass and cf_stage_assemble_system;
@@ -484,12 +507,12 @@ __global__ void __launch_bounds__(kThreads)
 /* node rotation n follows the polar of the sum of the element rotations around it by one Newton
  * correction (node_rotation of host/fem/fem_precond.c) */
 __global__ void __launch_bounds__(kThreads)
-    k_node_rotation(int nnode, const int* src_ptr, const int* src, const double* R, double* node_R) {
+    k_node_rotation(int nnode, int npe, const int* src_ptr, const int* src, const double* R, double* node_R) {
   int n = blockIdx.x * kThreads + threadIdx.x;
   if (n >= nnode) return;
   double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
-    const double* Re = R + 9 * (size_t)(src[k] >> 2);
+    const double* Re = R + 9 * (size_t)(src[k] / npe);
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
   double Rn[9];
@@ -696,6 +719,8 @@ __global__ void __launch_bounds__(kThreads)
 /* ---- the device mirror ---------------------------------------------------------------------- */
 struct cfCuda {
   int nnode, ntet, ndof, nnzb, nfixed;
+  int npe;   /* nodes per element: 4, or 10 (quadratic) */
+  int has_q; /* quadratic with rotations per quadrature point (cfModel.Gq) */
   int device;
   cfCudaOptions opt;
   int supports_active;
@@ -708,11 +733,15 @@ struct cfCuda {
 
   /* model (immutable) */
   double *X, *Dm_inv, *vol, *node_mass, *Mblk;
+  /* quadratic: the centroid's gradients [30 ne]; per quadrature point the gradients [120 ne] and
+   * weights [4 ne] (has_q), else the 30 x 30 stiffness at rest [900 ne] (cfModel's names) */
+  double *Gc, *Gq, *Wq, *Ke;
   double lam, mu; /* Lame constants of the material (K_e = V B^T D B, see cf_elem_rotate) */
   int *tet, *row_ptr, *col, *diag, *blk_src_ptr, *blk_src, *node_src_ptr, *node_src;
   unsigned char* fixed;
   /* state, inputs and per-step arrays (as in cfData) */
   double *x, *v, *f_ext, *R, *KR, *fe, *f_el, *A, *b, *Pinv;
+  double* Rq; /* [36 ne] the quadrature points' rotations (has_q; they travel with CF_CUDA_R) */
   double* v_prev; /* velocities of the step before (the warm start's second vector) */
   double* f_ext_prev; /* f_ext of the step before (generalized-alpha's load at the step's start) */
   /* generalized-alpha (allocated for that integrator only; cfData's names): a, the (sub)step's
@@ -753,8 +782,8 @@ struct cfCuda {
   MonDev* mon_dev;
 
   /* asynchronous download: device snapshot -> pinned host */
-  double *snap_x, *snap_v, *snap_R, *snap_f_el;
-  double *pin_x, *pin_v, *pin_R, *pin_f_el;
+  double *snap_x, *snap_v, *snap_R, *snap_f_el, *snap_Rq;
+  double *pin_x, *pin_v, *pin_R, *pin_f_el, *pin_Rq;
   int pending;
 };
 
@@ -763,7 +792,7 @@ namespace {
 int check_model(const cfCuda* g, const cfModel* m) {
   if (!g || !m) return cf_error(CF_ERR_ARG, "cuda: NULL backend or model");
   TRY(cf_cuda_check_model(m)); /* the method may have been changed since create */
-  if (m->nnode != g->nnode || m->ntet != g->ntet || m->nnzb != g->nnzb)
+  if (m->nnode != g->nnode || m->ntet != g->ntet || m->nnzb != g->nnzb || m->npe != g->npe)
     return cf_error(CF_ERR_ARG,
                     "cuda: model (%d nodes, %d elements, %d blocks) is not the one uploaded "
                     "(%d, %d, %d)",
@@ -805,21 +834,24 @@ int each_array(cfCuda* g, F f) {
   const size_t np = (size_t)g->npart, D = sizeof(double), I = sizeof(int);
   const size_t ga = g->ga ? nd : 0, nrot = g->amg_on ? 9 * nn : 0;
   const size_t npm = np > (size_t)blocks_for(g->ntet) ? np : (size_t)blocks_for(g->ntet); /* monitor */
+  const size_t pe = (size_t)g->npe, nk = 3 * pe, q10 = g->npe == 10 ? ne : 0, qq = g->has_q ? ne : 0;
+  const size_t ke10 = g->npe == 10 && !g->has_q ? ne : 0;
   struct {
     void** p;
     size_t bytes;
   } a[] = {
       /* model */
       {(void**)&g->X, nd * D}, {(void**)&g->Dm_inv, 9 * ne * D}, {(void**)&g->vol, ne * D},
-      {(void**)&g->node_mass, nn * D}, {(void**)&g->Mblk, nb * D}, {(void**)&g->tet, 4 * ne * I},
+      {(void**)&g->node_mass, nn * D}, {(void**)&g->Mblk, nb * D}, {(void**)&g->tet, pe * ne * I},
       {(void**)&g->row_ptr, (nn + 1) * I}, {(void**)&g->col, nb * I}, {(void**)&g->diag, nn * I},
-      {(void**)&g->blk_src_ptr, (nb + 1) * I}, {(void**)&g->blk_src, 16 * ne * I},
-      {(void**)&g->node_src_ptr, (nn + 1) * I}, {(void**)&g->node_src, 4 * ne * I},
-      {(void**)&g->fixed, nd},
+      {(void**)&g->blk_src_ptr, (nb + 1) * I}, {(void**)&g->blk_src, pe * pe * ne * I},
+      {(void**)&g->node_src_ptr, (nn + 1) * I}, {(void**)&g->node_src, pe * ne * I},
+      {(void**)&g->fixed, nd}, {(void**)&g->Gc, 30 * q10 * D}, {(void**)&g->Gq, 120 * qq * D},
+      {(void**)&g->Wq, 4 * qq * D}, {(void**)&g->Ke, 900 * ke10 * D},
       /* state, inputs, stage arrays */
       {(void**)&g->x, nd * D}, {(void**)&g->v, nd * D}, {(void**)&g->v_prev, nd * D},
-      {(void**)&g->f_ext, nd * D}, {(void**)&g->R, 9 * ne * D}, {(void**)&g->KR, 144 * ne * D},
-      {(void**)&g->fe, 12 * ne * D}, {(void**)&g->f_el, nd * D}, {(void**)&g->A, 9 * nb * D},
+      {(void**)&g->f_ext, nd * D}, {(void**)&g->R, 9 * ne * D}, {(void**)&g->KR, nk * nk * ne * D},
+      {(void**)&g->fe, nk * ne * D}, {(void**)&g->Rq, 36 * qq * D}, {(void**)&g->f_el, nd * D}, {(void**)&g->A, 9 * nb * D},
       {(void**)&g->b, nd * D}, {(void**)&g->Pinv, 9 * nn * D}, {(void**)&g->f_ext_prev, nd * D},
       {(void**)&g->node_R, nrot * D},
       /* generalized-alpha */
@@ -837,7 +869,7 @@ int each_array(cfCuda* g, F f) {
       {(void**)&g->mon_dev, sizeof(MonDev)},
       /* snapshots of the asynchronous download */
       {(void**)&g->snap_x, nd * D}, {(void**)&g->snap_v, nd * D}, {(void**)&g->snap_R, 9 * ne * D},
-      {(void**)&g->snap_f_el, nd * D},
+      {(void**)&g->snap_f_el, nd * D}, {(void**)&g->snap_Rq, 36 * qq * D},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
     int r = f(a[i].p, a[i].bytes > 0 ? a[i].bytes : 1);
@@ -918,6 +950,12 @@ double* dev_field(cfCuda* g, int bit) {
 
 int enqueue_polar(cfCuda* g) {
   CU(cudaMemsetAsync(&g->st->ninverted, 0, sizeof(int), g->s));
+  if (g->npe == 10) {
+    k_polar10<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Gc, g->has_q ? g->Gq : NULL, g->x, g->R,
+                                                          g->Rq, g->st);
+    CU_LAUNCHED(k_polar10);
+    return CF_OK;
+  }
   k_polar<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, g->x, g->R,
                                                       g->st);
   CU_LAUNCHED(k_polar);
@@ -925,9 +963,15 @@ int enqueue_polar(cfCuda* g) {
 }
 
 int enqueue_elastic(cfCuda* g) {
-  k_rotate<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, g->vol, g->lam,
-                                                       g->mu, g->R, g->x, g->KR, g->fe);
-  CU_LAUNCHED(k_rotate);
+  if (g->npe == 10) {
+    k_rotate10<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->has_q ? g->Gq : NULL, g->Wq, g->Rq,
+                                                           g->Ke, g->R, g->X, g->lam, g->mu, g->x, g->KR, g->fe);
+    CU_LAUNCHED(k_rotate10);
+  } else {
+    k_rotate<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, g->vol, g->lam,
+                                                         g->mu, g->R, g->x, g->KR, g->fe);
+    CU_LAUNCHED(k_rotate);
+  }
   k_node_gather<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src,
                                                              g->fe, g->f_el);
   CU_LAUNCHED(k_node_gather);
@@ -938,7 +982,7 @@ int enqueue_elastic(cfCuda* g) {
  * block Jacobi's inverse blocks */
 int enqueue_precond_setup(cfCuda* g, int amg) {
   if (amg) {
-    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src, g->R,
+    k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->npe, g->node_src_ptr, g->node_src, g->R,
                                                                  g->node_R);
     CU_LAUNCHED(k_node_rotation);
     return CF_OK;
@@ -952,7 +996,7 @@ int enqueue_precond_setup(cfCuda* g, int amg) {
 int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   double cm, ck; /* the CPU's own coefficients of A = cm M + ck K_R */
   cf_system_coefficients(m, h, &cm, &ck);
-  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src,
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src,
                                                              g->KR, g->Mblk, cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
   const double* gr = m->def.gravity;
@@ -1183,6 +1227,7 @@ int ensure_async_buffers(cfCuda* g) {
   if (!g->pin_x) CU(cudaMallocHost((void**)&g->pin_x, nd * sizeof(double)));
   if (!g->pin_v) CU(cudaMallocHost((void**)&g->pin_v, nd * sizeof(double)));
   if (!g->pin_R) CU(cudaMallocHost((void**)&g->pin_R, nr * sizeof(double)));
+  if (g->has_q && !g->pin_Rq) CU(cudaMallocHost((void**)&g->pin_Rq, 4 * nr * sizeof(double)));
   CU(cudaMallocHost((void**)&g->pin_f_el, nd * sizeof(double)));
   return CF_OK;
 }
@@ -1207,7 +1252,7 @@ int ga_damping(cfCuda* g, const cfModel* m, const double* y, double* out, const 
   const double al = m->def.rayleigh_alpha, be = m->def.rayleigh_beta;
   *cy = NULL;
   if (al == 0 && be == 0) return CF_OK;
-  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              al, be, g->A);
   CU_LAUNCHED(k_block_gather);
   k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, y, out);
@@ -1233,7 +1278,7 @@ int ga_initial_acceleration(GpuNewton* c) {
   CU_LAUNCHED(k_ga_acc_rhs);
   k_set_bscale<<<1, 1, 0, g->s>>>(g->st, 0.0);
   CU_LAUNCHED(k_set_bscale);
-  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              1.0, 0.0, g->A);
   CU_LAUNCHED(k_block_gather);
   k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
@@ -1352,7 +1397,7 @@ int gpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int fir
   const cfModel* m = c->m;
   double t0 = cf_wall_time();
   *pcg_iters = 0;
-  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
   k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
@@ -1507,6 +1552,21 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) part[blockIdx.x] = t;
 }
 
+/* the quadratic element's strain energy, as fem_divergence.c's cf_strain_energy_fast: per
+ * quadrature point with its rotations, else 1/2 u^T K_e u in the element's frame */
+__global__ void __launch_bounds__(kThreads)
+    k_mon_strain10(int ntet, const double* x, const int* tet, const double* Gq, const double* Wq, const double* Rq,
+                   const double* R, const double* Ke, const double* X, double lam, double mu, double* part) {
+  __shared__ double sh[kThreads];
+  const int e = blockIdx.x * kThreads + threadIdx.x;
+  double s = 0.0;
+  if (e < ntet)
+    s = Gq ? cf_tet10_strain_energy_qp(e, tet, Gq, Wq, lam, mu, Rq, x)
+           : cf_elem_strain_energy_n(R + 9 * (size_t)e, tet + 10 * (size_t)e, 10, Ke + 900 * (size_t)e, X, x);
+  const double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
 __global__ void k_mon_strain_finish(const double* part, int np, MonDev* md) {
   __shared__ double sh[kThreads];
   const double t = ordered_sum(part, np, sh);
@@ -1540,9 +1600,15 @@ int mon_stats(cfCuda* g, const cfModel* m, int kind, double h, int full, cfMonit
   k_mon_dev_finish<<<1, kThreads, 0, g->s>>>(g->mon_part + MON_NSUM * np, np, g->mon_dev);
   CU_LAUNCHED(k_mon_dev_finish);
   if (full) {
-    k_mon_strain<<<npe, kThreads, 0, g->s>>>(g->ntet, g->x, g->tet, g->Dm_inv, g->R, g->vol, g->lam, g->mu,
-                                             g->mon_part);
-    CU_LAUNCHED(k_mon_strain);
+    if (g->npe == 10) {
+      k_mon_strain10<<<npe, kThreads, 0, g->s>>>(g->ntet, g->x, g->tet, g->has_q ? g->Gq : NULL, g->Wq, g->Rq, g->R,
+                                                 g->Ke, g->X, g->lam, g->mu, g->mon_part);
+      CU_LAUNCHED(k_mon_strain10);
+    } else {
+      k_mon_strain<<<npe, kThreads, 0, g->s>>>(g->ntet, g->x, g->tet, g->Dm_inv, g->R, g->vol, g->lam, g->mu,
+                                               g->mon_part);
+      CU_LAUNCHED(k_mon_strain);
+    }
     k_mon_strain_finish<<<1, kThreads, 0, g->s>>>(g->mon_part, npe, g->mon_dev);
     CU_LAUNCHED(k_mon_strain_finish);
   }
@@ -1684,6 +1750,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   if (!g) return cf_error(CF_ERR_NOMEM, "cf_cuda_create: out of host memory");
   g->nnode = m->nnode;
   g->ntet = m->ntet;
+  g->npe = m->npe;
+  g->has_q = m->npe == 10 && m->Gq != NULL;
   g->ndof = m->ndof;
   g->nnzb = m->nnzb;
   g->nfixed = m->nfixed;
@@ -1754,18 +1822,29 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(upload_array(g->s, g->vol, m->vol, ne));
     TRY(upload_array(g->s, g->node_mass, m->node_mass, nn));
     TRY(upload_array(g->s, g->Mblk, m->Mblk, nb));
-    TRY(upload_array(g->s, g->tet, m->tet, 4 * ne));
+    const size_t pe = (size_t)m->npe, nk = 3 * pe;
+    TRY(upload_array(g->s, g->tet, m->tet, pe * ne));
     TRY(upload_array(g->s, g->row_ptr, m->row_ptr, nn + 1));
     TRY(upload_array(g->s, g->col, m->col, nb));
     TRY(upload_array(g->s, g->diag, m->diag, nn));
     TRY(upload_array(g->s, g->blk_src_ptr, m->blk_src_ptr, nb + 1));
-    TRY(upload_array(g->s, g->blk_src, m->blk_src, 16 * ne));
+    TRY(upload_array(g->s, g->blk_src, m->blk_src, pe * pe * ne));
     TRY(upload_array(g->s, g->node_src_ptr, m->node_src_ptr, nn + 1));
-    TRY(upload_array(g->s, g->node_src, m->node_src, 4 * ne));
+    TRY(upload_array(g->s, g->node_src, m->node_src, pe * ne));
     TRY(upload_array(g->s, g->fixed, m->fixed, nd));
+    if (g->npe == 10) { /* the quadratic element's data (each_array sized them) */
+      TRY(upload_array(g->s, g->Gc, m->Gc, 30 * ne));
+      if (g->has_q) {
+        TRY(upload_array(g->s, g->Gq, m->Gq, 120 * ne));
+        TRY(upload_array(g->s, g->Wq, m->Wq, 4 * ne));
+        CU(cudaMemsetAsync(g->Rq, 0, 36 * ne * sizeof(double), g->s));
+      } else {
+        TRY(upload_array(g->s, g->Ke, m->Ke, 900 * ne));
+      }
+    }
     /* scratch starts defined (a stage run alone may read it) */
-    CU(cudaMemsetAsync(g->KR, 0, 144 * ne * sizeof(double), g->s));
-    CU(cudaMemsetAsync(g->fe, 0, 12 * ne * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->KR, 0, nk * nk * ne * sizeof(double), g->s));
+    CU(cudaMemsetAsync(g->fe, 0, nk * ne * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->f_el, 0, nd * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->A, 0, 9 * nb * sizeof(double), g->s));
     CU(cudaMemsetAsync(g->b, 0, nd * sizeof(double), g->s));
@@ -1817,7 +1896,7 @@ void cf_cuda_free(cfCuda* g) {
     return 0;
   });
   if (g->sp_buf) cudaFree(g->sp_buf);
-  void* pinned[] = {g->st_host, g->pin_x, g->pin_v, g->pin_R, g->pin_f_el};
+  void* pinned[] = {g->st_host, g->pin_x, g->pin_v, g->pin_R, g->pin_f_el, g->pin_Rq};
   for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++)
     if (pinned[i]) cudaFreeHost(pinned[i]);
   for (int i = 0; i < 5; i++)
@@ -1872,12 +1951,14 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
     if (!(what & bit)) continue;
     size_t n = 0;
     /* the table takes a non-const cfData; nothing is written through it here */
-    const double* h = cf_cuda_field((cfData*)d, g->nnode, g->ntet, g->nnzb, bit, &n);
+    const double* h = cf_cuda_field((cfData*)d, g->nnode, g->ntet, g->npe, g->nnzb, bit, &n);
     TRY(upload_array(g->s, dev_field(g, bit), h, n));
   }
   if (what & CF_CUDA_B) TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
   /* the node rotations of the AMG preconditioner travel with the element rotations */
   if (g->amg_on && (what & CF_CUDA_R)) TRY(upload_array(g->s, g->node_R, d->node_R, 9 * (size_t)g->nnode));
+  /* ... and the quadrature points' rotations (quadratic elements) */
+  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(upload_array(g->s, g->Rq, d->Rq, 36 * (size_t)g->ntet));
   /* generalized-alpha: a and f_el(x) travel with their flag; a new x or v without them makes
    * the next step form them anew (as cf_data_reset does on the CPU) */
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
@@ -1903,12 +1984,13 @@ int cf_cuda_download(cfCuda* g, cfData* d, int what) {
   for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
     if (!(what & bit)) continue;
     size_t n = 0;
-    double* h = cf_cuda_field(d, g->nnode, g->ntet, g->nnzb, bit, &n);
+    double* h = cf_cuda_field(d, g->nnode, g->ntet, g->npe, g->nnzb, bit, &n);
     if (bit == CF_CUDA_ACC && !g->ga) n = 0; /* none on the device */
     TRY(download_array(g->s, h, dev_field(g, bit), n));
   }
   if (what & CF_CUDA_B) TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
   if (g->amg_on && (what & CF_CUDA_R)) TRY(download_array(g->s, d->node_R, g->node_R, 9 * (size_t)g->nnode));
+  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(download_array(g->s, d->Rq, g->Rq, 36 * (size_t)g->ntet));
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
     TRY(download_array(g->s, d->ga_f0, g->ga_f0, (size_t)g->ndof));
     d->ga_ready = g->ga_ready;
@@ -1932,6 +2014,7 @@ int cf_cuda_download_async(cfCuda* g, int what) {
   if (what & CF_CUDA_X) CU(cudaMemcpyAsync(g->snap_x, g->x, nd, cudaMemcpyDeviceToDevice, g->s));
   if (what & CF_CUDA_V) CU(cudaMemcpyAsync(g->snap_v, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
   if (what & CF_CUDA_R) CU(cudaMemcpyAsync(g->snap_R, g->R, nr, cudaMemcpyDeviceToDevice, g->s));
+  if ((what & CF_CUDA_R) && g->has_q) CU(cudaMemcpyAsync(g->snap_Rq, g->Rq, 4 * nr, cudaMemcpyDeviceToDevice, g->s));
   if (what & CF_CUDA_F_EL)
     CU(cudaMemcpyAsync(g->snap_f_el, g->f_el, nd, cudaMemcpyDeviceToDevice, g->s));
   CU(cudaEventRecord(g->ev_snap, g->s));
@@ -1942,6 +2025,8 @@ int cf_cuda_download_async(cfCuda* g, int what) {
     CU(cudaMemcpyAsync(g->pin_v, g->snap_v, nd, cudaMemcpyDeviceToHost, g->copy));
   if (what & CF_CUDA_R)
     CU(cudaMemcpyAsync(g->pin_R, g->snap_R, nr, cudaMemcpyDeviceToHost, g->copy));
+  if ((what & CF_CUDA_R) && g->has_q)
+    CU(cudaMemcpyAsync(g->pin_Rq, g->snap_Rq, 4 * nr, cudaMemcpyDeviceToHost, g->copy));
   if (what & CF_CUDA_F_EL)
     CU(cudaMemcpyAsync(g->pin_f_el, g->snap_f_el, nd, cudaMemcpyDeviceToHost, g->copy));
   CU(cudaEventRecord(g->ev_copied, g->copy));
@@ -1962,6 +2047,7 @@ int cf_cuda_download_wait(cfCuda* g, cfData* d) {
   if (g->pending & CF_CUDA_X) memcpy(d->x, g->pin_x, nd);
   if (g->pending & CF_CUDA_V) memcpy(d->v, g->pin_v, nd);
   if (g->pending & CF_CUDA_R) memcpy(d->R, g->pin_R, nr);
+  if ((g->pending & CF_CUDA_R) && g->has_q && d->Rq) memcpy(d->Rq, g->pin_Rq, 4 * nr);
   if (g->pending & CF_CUDA_F_EL) memcpy(d->f_el, g->pin_f_el, nd);
   g->pending = 0;
   d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0;
@@ -2026,7 +2112,7 @@ int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) {
 int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps) {
   TRY(check_model(g, m));
   CU(cudaSetDevice(g->device));
-  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
+  k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
   if (eps != 0) {

@@ -67,7 +67,7 @@ fi
 rm -rf "$STAGE" "$BUNDLE"
 mkdir -p "$STAGE/bin" "$STAGE/lib" "$STAGE/share/cofem/meshes/cache" "$BUNDLE"
 cp $PROGS "$STAGE/bin/"
-cp meshes/lug.msh meshes/hinge.msh "$STAGE/share/cofem/meshes/"
+cp meshes/lug.msh meshes/hinge.msh meshes/lug_o2.msh "$STAGE/share/cofem/meshes/" # lug_o2: the quadratic stages
 for part in lug hinge; do for sz in $SIZES; do
   cp "meshes/cache/${part}_$sz.msh" "$STAGE/share/cofem/meshes/cache/"
 done; done

@@ -9,10 +9,9 @@
 int cf_cuda_check_model(const cfModel* m) {
   if (!m) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model");
   const cfModelDef* def = &m->def;
-  if (m->npe != 4)
-    return cf_error(CF_ERR_UNSUPPORTED,
-                    "cf_cuda_create: the GPU's element stages are the linear tetrahedron's; the mesh has %d-node "
-                    "(quadratic) tetrahedra: use the cpu backend", m->npe);
+  if (m->npe != 4 && m->npe != 10)
+    return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_create: %d-node elements (the GPU takes 4- and 10-node tetrahedra)",
+                    m->npe);
   if (def->integrator != CF_INTEGRATOR_BACKWARD_EULER && def->integrator != CF_INTEGRATOR_GENERALIZED_ALPHA)
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU runs backward Euler and generalized-alpha only (the model asks "
@@ -37,8 +36,8 @@ int cf_cuda_check_model(const cfModel* m) {
   return CF_OK;
 }
 
-double* cf_cuda_field(cfData* d, int nnode, int ntet, int nnzb, int bit, size_t* count) {
-  const size_t nd = 3 * (size_t)nnode, ne = (size_t)ntet, nb = (size_t)nnzb;
+double* cf_cuda_field(cfData* d, int nnode, int ntet, int npe, int nnzb, int bit, size_t* count) {
+  const size_t nd = 3 * (size_t)nnode, ne = (size_t)ntet, nb = (size_t)nnzb, nk = 3 * (size_t)npe;
   size_t n = 0;
   double* p = NULL;
   switch (bit) {
@@ -47,8 +46,8 @@ double* cf_cuda_field(cfData* d, int nnode, int ntet, int nnzb, int bit, size_t*
     case CF_CUDA_V_PREV: p = d->v_prev, n = nd; break;
     case CF_CUDA_R: p = d->R, n = 9 * ne; break;
     case CF_CUDA_F_EXT: p = d->f_ext, n = nd; break;
-    case CF_CUDA_KR: p = d->KR, n = 144 * ne; break;
-    case CF_CUDA_FE: p = d->fe, n = 12 * ne; break;
+    case CF_CUDA_KR: p = d->KR, n = nk * nk * ne; break;
+    case CF_CUDA_FE: p = d->fe, n = nk * ne; break;
     case CF_CUDA_F_EL: p = d->f_el, n = nd; break;
     case CF_CUDA_A: p = d->A, n = 9 * nb; break;
     case CF_CUDA_B: p = d->b, n = nd; break;

@@ -23,10 +23,10 @@ int cf_step_finish(cfData* d, int st);
 int cf_pcg_result(const cfModel* m, cfData* d, int status, int it, double rnorm, double bnorm, double b_scale);
 
 /* The host array of d behind one field bit of enum cfCudaField (cofem/cuda.h) and its length in
- * doubles, for a model of nnode nodes, ntet elements and nnzb blocks; NULL for zero bits, several
+ * doubles, for a model of nnode nodes, ntet elements of npe nodes and nnzb blocks; NULL for zero bits, several
  * bits or an unknown one. CF_CUDA_B names d->b (its b_scale travels beside it). The upload and
  * download of kernels/fem_cuda.cu go through it. */
-double* cf_cuda_field(cfData* d, int nnode, int ntet, int nnzb, int bit, size_t* count);
+double* cf_cuda_field(cfData* d, int nnode, int ntet, int npe, int nnzb, int bit, size_t* count);
 
 /* The stages of a generalized-alpha step (fem_newton.c) on one backend: the CPU's in fem_newton.c,
  * the GPU's in kernels/fem_cuda.cu. The arrays (x, v, a, the (sub)step's start x0, v0, a0, f0 =

@@ -381,10 +381,12 @@ static int parse_fe_body(const Ctx* c, const cJSON* fx, cfMbsBodyDef* b, const c
   /* mbs_fe.c predicts, turns and checks one rotation per element (the linear coupling, the
    * reduction's rest matrices): a quadratic part in a mechanism keeps its element rotations */
   mdef.rotations = CF_ROTATIONS_ELEMENT;
-  /* quadratic parts on the GPU: the CUDA element stages are the linear element's (cf_cuda_check_model) */
+  /* quadratic parts of mechanisms on the GPU: the device stages take them (cofem run), but the
+   * mechanism's device path (mbs_fe.c: K_R downloads, the interface columns) has been checked on a
+   * device with linear tetrahedra only (tests/cuda/test_cuda_mbs_fe.c) */
   if (st >= 0 && cuda && cf_mesh_npe(&part->scene.mesh) != 4)
-    st = cf_error(CF_ERR_UNSUPPORTED, "the FE scene %s has 10-node (quadratic) tetrahedra: the GPU backend takes linear "
-                  "tetrahedra only; run this body on the CPU", scene);
+    st = cf_error(CF_ERR_UNSUPPORTED, "the FE scene %s has 10-node (quadratic) tetrahedra: an FE body of a mechanism "
+                  "on the GPU takes linear tetrahedra only (not yet checked on a device); run this body on the CPU", scene);
   if (st >= 0) st = cf_model_create(&part->scene.mesh, &mdef, &part->model);
   for (int k = 0; st >= 0 && !strcmp(sup, "clamp") && k < part->scene.nfix; k++) {
     const cfNodeSet* ns = cf_mesh_find_nset(&part->scene.mesh, part->scene.fix[k].set);

@@ -509,16 +509,16 @@ static void test_fields(const cfModel* m) {
   int covered = 0;
   for (int i = 0; i < nexp; i++) {
     size_t n = 0;
-    double* p = cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, expect[i].bit, &n);
+    double* p = cf_cuda_field(a, m->nnode, m->ntet, m->npe, m->nnzb, expect[i].bit, &n);
     CHECK(p == expect[i].p);
     CHECK(n == expect[i].n);
     covered |= expect[i].bit;
   }
   CHECK(covered == CF_CUDA_ALL); /* every bit of ALL is a field, and no field lies outside it */
   size_t n = 99;
-  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, 0, &n) == NULL && n == 0);
-  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, CF_CUDA_X | CF_CUDA_V, &n) == NULL && n == 0);
-  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, CF_CUDA_ALL + 1, &n) == NULL && n == 0);
+  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->npe, m->nnzb, 0, &n) == NULL && n == 0);
+  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->npe, m->nnzb, CF_CUDA_X | CF_CUDA_V, &n) == NULL && n == 0);
+  CHECK(cf_cuda_field(a, m->nnode, m->ntet, m->npe, m->nnzb, CF_CUDA_ALL + 1, &n) == NULL && n == 0);
 
   /* the state a step carries: a run's a, a device copy b that had another run's state; after
    * a reset of a, the state bits through the table (upload, then download) make b equal to a */
@@ -528,8 +528,8 @@ static void test_fields(const cfModel* m) {
   for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
     if (!(CF_CUDA_STATE & bit)) continue;
     size_t na = 0, nb2 = 0;
-    const double* src = cf_cuda_field(a, m->nnode, m->ntet, m->nnzb, bit, &na);
-    double* dst = cf_cuda_field(b, m->nnode, m->ntet, m->nnzb, bit, &nb2);
+    const double* src = cf_cuda_field(a, m->nnode, m->ntet, m->npe, m->nnzb, bit, &na);
+    double* dst = cf_cuda_field(b, m->nnode, m->ntet, m->npe, m->nnzb, bit, &nb2);
     if (!src) { /* a field this integrator has not (d->a): nothing to carry, on either side */
       CHECK(na == 0 && !dst && nb2 == 0);
       continue;

@@ -170,14 +170,15 @@ static void compare(const char* what, const double* gpu, const double* cpu, size
 }
 
 static void copy_data(const cfModel* m, cfData* dst, const cfData* src) {
-  size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet, nb = (size_t)m->nnzb;
+  size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nk = 3 * (size_t)m->npe;
   memcpy(dst->x, src->x, nd * sizeof(double));
   memcpy(dst->v, src->v, nd * sizeof(double));
   memcpy(dst->v_prev, src->v_prev, nd * sizeof(double));
   memcpy(dst->f_ext, src->f_ext, nd * sizeof(double));
   memcpy(dst->R, src->R, 9 * ne * sizeof(double));
-  memcpy(dst->KR, src->KR, 144 * ne * sizeof(double));
-  memcpy(dst->fe, src->fe, 12 * ne * sizeof(double));
+  memcpy(dst->KR, src->KR, nk * nk * ne * sizeof(double));
+  memcpy(dst->fe, src->fe, nk * ne * sizeof(double));
+  if (src->Rq && dst->Rq) memcpy(dst->Rq, src->Rq, 36 * ne * sizeof(double)); /* quadratic, per point */
   memcpy(dst->f_el, src->f_el, nd * sizeof(double));
   memcpy(dst->A, src->A, 9 * nb * sizeof(double));
   memcpy(dst->b, src->b, nd * sizeof(double));
@@ -225,7 +226,7 @@ static void set_load(const Case* c, double scale, double* f_ext) {
 static void test_stages(Case* c) {
   cfModel* m = c->m;
   const double h = m->def.dt;
-  const size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet, nb = (size_t)m->nnzb;
+  const size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nk = 3 * (size_t)m->npe;
   cfData *base = NULL, *ref = NULL, *gd = NULL;
   cfCuda* g = NULL;
   double *x = NULL, *y = NULL, *yg = NULL, *yc = NULL;
@@ -250,6 +251,7 @@ static void test_stages(Case* c) {
   CHECK_OK(cf_cuda_stage_polar(g, m, gd));
   CHECK_OK(cf_cuda_download(g, gd, CF_CUDA_R));
   compare("polar R", gd->R, ref->R, 9 * ne, TOL_R, 0);
+  if (ref->Rq) compare("polar Rq (quadratic, per point)", gd->Rq, ref->Rq, 36 * ne, TOL_R, 0);
   CHECK(gd->ninverted == ref->ninverted);
 
   /* elastic, on the CPU's R */
@@ -257,9 +259,8 @@ static void test_stages(Case* c) {
   cf_stage_elastic(m, ref);
   CHECK_OK(cf_cuda_stage_elastic(g, m));
   CHECK_OK(cf_cuda_download(g, gd, CF_CUDA_KR | CF_CUDA_FE | CF_CUDA_F_EL));
-  compare("elastic KR", gd->KR, ref->KR, 144 * ne, TOL_STAGE * max_abs(ref->KR, 144 * ne),
-          TOL_STAGE);
-  compare("elastic fe", gd->fe, ref->fe, 12 * ne, TOL_STAGE * max_abs(ref->fe, 12 * ne), TOL_STAGE);
+  compare("elastic KR", gd->KR, ref->KR, nk * nk * ne, TOL_STAGE * max_abs(ref->KR, nk * nk * ne), TOL_STAGE);
+  compare("elastic fe", gd->fe, ref->fe, nk * ne, TOL_STAGE * max_abs(ref->fe, nk * ne), TOL_STAGE);
   compare("elastic f_el", gd->f_el, ref->f_el, nd, TOL_STAGE * max_abs(ref->f_el, nd), TOL_STAGE);
 
   /* assembly of A, b, Pinv on the CPU's KR and f_el */
@@ -766,7 +767,7 @@ static void test_inverted(Case* c) {
   if (!dc || !dg) goto done;
   {
     /* the element's first node mirrored through the centroid of the other three */
-    const int* t = m->tet + 4 * (ne / 2);
+    const int* t = m->tet + (size_t)m->npe * (ne / 2);
     for (int i = 0; i < 3; i++) {
       double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
       dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
@@ -790,7 +791,7 @@ static void test_inverted(Case* c) {
   cf_data_reset(m, dc);
   cf_data_reset(m, dg);
   {
-    const int* t = m->tet + 4 * (ne / 2);
+    const int* t = m->tet + (size_t)m->npe * (ne / 2);
     for (int i = 0; i < 3; i++) {
       double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
       dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
@@ -1320,8 +1321,11 @@ done:
 }
 
 /* ---- cases ----------------------------------------------------------------------------------- */
+static int g_rotations = CF_ROTATIONS_QUADRATURE; /* quadratic elements' (cfModelDef.rotations) */
+
 static int setup(Case* c, double dt, int consistent_mass) {
   cfModelDef def = cf_default_model_def();
+  def.rotations = g_rotations;
   def.dt = dt;
   def.gravity[2] = -9.81;
   def.rayleigh_alpha = 0.5; /* exercise both damping terms of A */
@@ -1437,6 +1441,7 @@ int main(int argc, char** argv) {
    * the coarse levels' CSR smoothing runs here only) */
   if (quick) {
     run_box("beam 10x2x2", 10, 2, 2, 1.0, 0.1, 0.1, -3e5, 3, 0, 0);
+    run_part("lug, quadratic", "lug_o2.msh", 5e4, 3); /* the quadratic kernels under the sanitizers */
     run_box("AMG box 24x24x24", 24, 24, 24, 0.24, 0.24, 0.24, -1e6, 10, 0, 2);
     TEST_END();
   }
@@ -1447,6 +1452,12 @@ int main(int argc, char** argv) {
   printf("meshes from %s\n", mesh_dir);
   run_part("lug", "lug.msh", 5e4, 20);
   run_part("hinge", "hinge.msh", -1e3, 20);
+  /* quadratic (10-node) tetrahedra: rotations per quadrature point (the default; k_polar10,
+   * k_rotate10, k_mon_strain10), and one per element (the 30 x 30 K_e at rest) */
+  run_part("lug, quadratic", "lug_o2.msh", 5e4, 20);
+  g_rotations = CF_ROTATIONS_ELEMENT;
+  run_part("lug, quadratic, element rotations", "lug_o2.msh", 5e4, 20);
+  g_rotations = CF_ROTATIONS_QUADRATURE;
 
   /* 68,921 nodes: more partial sums than one block's threads (multi-round reductions) */
   run_box("box 40x40x40", 40, 40, 40, 0.4, 0.4, 0.4, -1e6, 4, 0, 1);

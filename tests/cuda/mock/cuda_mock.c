@@ -48,14 +48,16 @@ static void copy_fields(const cfModel* m, cfData* dst, cfData* src, int what) {
   for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
     if (!(what & bit)) continue;
     size_t n = 0, n2 = 0;
-    double* a = cf_cuda_field(dst, m->nnode, m->ntet, m->nnzb, bit, &n);
-    double* b = cf_cuda_field(src, m->nnode, m->ntet, m->nnzb, bit, &n2);
+    double* a = cf_cuda_field(dst, m->nnode, m->ntet, m->npe, m->nnzb, bit, &n);
+    double* b = cf_cuda_field(src, m->nnode, m->ntet, m->npe, m->nnzb, bit, &n2);
     memcpy(a, b, n * sizeof(double));
   }
   if (what & CF_CUDA_B) dst->b_scale = src->b_scale;
   /* AMG: the node rotations travel with R (as fem_cuda.cu's upload/download) */
   if ((what & CF_CUDA_R) && m->def.preconditioner == CF_PRECOND_AMG)
     memcpy(dst->node_R, src->node_R, sizeof(double) * 9 * m->nnode);
+  /* quadratic elements: the quadrature points' rotations travel with R too */
+  if ((what & CF_CUDA_R) && dst->Rq && src->Rq) memcpy(dst->Rq, src->Rq, sizeof(double) * 36 * m->ntet);
   /* generalized-alpha: a travels with f_el(x) and the flag (as fem_cuda.cu's upload/download) */
   if ((what & CF_CUDA_ACC) && dst->a && src->a) {
     memcpy(dst->ga_f0, src->ga_f0, sizeof(double) * m->ndof);
