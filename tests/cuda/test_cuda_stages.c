@@ -757,6 +757,23 @@ done:
 }
 
 /* ---- inverted elements: one node pushed through its opposite face ---------------------------- */
+/* element e inverted in x: its first node mirrored through the centroid of the other three
+ * corners; a quadratic element's edge nodes on that node's edges moved to the new midpoints (left
+ * in place, they kept its centroid's and points' det F positive) */
+static void invert_element(const cfModel* m, double* x, int e) {
+  const int* t = m->tet + (size_t)m->npe * e;
+  for (int i = 0; i < 3; i++) {
+    double cen = (x[3 * t[1] + i] + x[3 * t[2] + i] + x[3 * t[3] + i]) / 3;
+    x[3 * t[0] + i] = 2 * cen - x[3 * t[0] + i];
+  }
+  for (int k = 0; m->npe == 10 && k < 6; k++) {
+    int a, b;
+    cf_tet10_edge(k, &a, &b);
+    if (a != 0 && b != 0) continue;
+    for (int i = 0; i < 3; i++) x[3 * t[4 + k] + i] = 0.5 * (x[3 * t[a] + i] + x[3 * t[b] + i]);
+  }
+}
+
 static void test_inverted(Case* c) {
   cfModel* m = c->m;
   const size_t nd = (size_t)m->ndof, ne = (size_t)m->ntet;
@@ -765,14 +782,7 @@ static void test_inverted(Case* c) {
   CHECK_OK(cf_data_create(m, &dc));
   CHECK_OK(cf_data_create(m, &dg));
   if (!dc || !dg) goto done;
-  {
-    /* the element's first node mirrored through the centroid of the other three */
-    const int* t = m->tet + (size_t)m->npe * (ne / 2);
-    for (int i = 0; i < 3; i++) {
-      double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
-      dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
-    }
-  }
+  invert_element(m, dc->x, (int)(ne / 2));
   set_load(c, 1.0, dc->f_ext);
   copy_data(m, dg, dc);
   CHECK_OK(cf_cuda_create(m, dg, &g));
@@ -790,13 +800,7 @@ static void test_inverted(Case* c) {
   /* a whole step from the same state: the same warning, count and message */
   cf_data_reset(m, dc);
   cf_data_reset(m, dg);
-  {
-    const int* t = m->tet + (size_t)m->npe * (ne / 2);
-    for (int i = 0; i < 3; i++) {
-      double cen = (dc->x[3 * t[1] + i] + dc->x[3 * t[2] + i] + dc->x[3 * t[3] + i]) / 3;
-      dc->x[3 * t[0] + i] = 2 * cen - dc->x[3 * t[0] + i];
-    }
-  }
+  invert_element(m, dc->x, (int)(ne / 2));
   memcpy(dg->x, dc->x, nd * sizeof(double));
   CHECK_OK(cf_cuda_upload(g, dg, CF_CUDA_STATE));
   {
