@@ -7,6 +7,7 @@
 
 #include "cofem/cofem.h"
 #include "cofem/output.h"
+#include "reduce/reduce_internal.h"
 
 static int cmp_int(const void* a, const void* b) { return (*(const int*)a > *(const int*)b) - (*(const int*)a < *(const int*)b); }
 
@@ -35,7 +36,12 @@ static int cache_matches(const cfReduction* r, const cfModel* m, const int* node
       for (int a = 0; a < 3; a++) held += !m->fixed[3 * pts[k].nodes[i] + a];
   int free_interior = m->ndof - m->nfixed - held;
   int want = o->nmodes < free_interior ? o->nmodes : free_interior;
-  return r->nk == want;
+  if (r->nk != want) return 0;
+  /* its rigid-body modes those of its shapes (a cache written before they were found by shape
+   * may have taken slow elastic modes for rigid ones, which the modal body skips) */
+  int nrig = cf__reduction_rigid_count(m, r, o->rigid_tol);
+  if (nrig < 0) cf_clear_error();
+  return nrig == r->nrigid;
 }
 
 /* The interface nodes, sorted and unique (the order the reduction stores them in): the named

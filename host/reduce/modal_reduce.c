@@ -24,7 +24,7 @@ cfReduceOptions cf_default_reduce_options(void) {
   o.nmodes = 12;
   o.orthonormalise = 1;
   o.damping = 0.01;
-  o.rigid_tol = 1e-10;
+  o.rigid_tol = 1e-8;
   o.max_modes = 0;
   o.geometric = 0;
   o.modal = cf_default_modal_options();
@@ -169,6 +169,42 @@ done:
   return st;
 }
 
+/* 2b. B M-orthonormalised in place (Gram-Schmidt, each vector twice against the ones before: as
+ * stable as modified Gram-Schmidt), before the projection. Why: constraint modes of a slender part
+ * with a compact interface are huge and nearly parallel (a unit displacement of one node of the
+ * spin-up beam's 77 x 5 mm root face turns the 10 m beam by ~200 rad, its tip ~2000 m), so
+ * B^T K B of them cancels: the quadratic beam's reduced free-free frequencies came out at 0.110 and
+ * 0.649 Hz where the full model has 0.260 and 0.742 (a Rayleigh-Ritz value below the true one is
+ * round-off). The span, and so the reduction, is the same. Only for the orthonormalised reduction:
+ * the other keeps [Psi Phi] as the user asked. A vector that is dependent on the ones before (its
+ * M-norm below 1e-10 of what it was) is an error: the basis has fewer directions than modes. */
+static int orthonormalise_basis(const cfModel* m, cfReduction* r, const double* Mb) {
+  const int n = r->n, ndof = m->ndof;
+  double* w = malloc(sizeof(double) * (size_t)ndof);
+  double* h = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  if (!w || !h) { free(w); free(h); return cf_error(CF_ERR_NOMEM, "reduce: out of memory"); }
+  int st = CF_OK;
+  for (int j = 0; j < n && st == CF_OK; j++) {
+    double* b = r->basis + (size_t)j * ndof;
+    cf__reduce_block_mv(m, Mb, 1, b, w);
+    const double n0 = cblas_ddot(ndof, b, 1, w, 1);
+    for (int pass = 0; pass < 2 && j > 0; pass++) {
+      cf__reduce_block_mv(m, Mb, 1, b, w);
+      cblas_dgemv(CblasRowMajor, CblasNoTrans, j, ndof, 1.0, r->basis, ndof, w, 1, 0.0, h, 1);
+      cblas_dgemv(CblasRowMajor, CblasTrans, j, ndof, -1.0, r->basis, ndof, h, 1, 1.0, b, 1);
+    }
+    cf__reduce_block_mv(m, Mb, 1, b, w);
+    const double n1 = cblas_ddot(ndof, b, 1, w, 1);
+    if (!(n1 > 1e-20 * n0) || !isfinite(n1))
+      st = cf_error(CF_ERR_SOLVER, "reduce: basis vector %d of %d (%s) depends on the ones before it", j + 1, n,
+                    j < r->nb ? "a static mode" : "a normal mode");
+    else
+      cblas_dscal(ndof, 1 / sqrt(n1), b, 1);
+  }
+  free(w); free(h);
+  return st;
+}
+
 /* 3. K_r = B^T K B, M_r = B^T M B (B stored transposed: n x ndof, row-major) */
 static int project_basis(const cfModel* m, cfReduction* r, const double* Kb, const double* Mb) {
   const int n = r->n, ndof = m->ndof;
@@ -195,27 +231,158 @@ static int project_basis(const cfModel* m, cfReduction* r, const double* Kb, con
   return CF_OK;
 }
 
-/* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q */
-static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions* opt) {
-  const int n = r->n, ndof = m->ndof;
+/* The rigid motions the basis B holds, found by their shape. A free part's constraint modes span
+ * its six rigid motions (a part clamped at one node, the three rotations about it), and they are
+ * the reduced eigenproblem's zero eigenvalues; but a tolerance on w^2 cannot tell them from slow
+ * elastic modes: the old rule, |w^2| <= 1e-10 max |w^2|, took the quadratic spin-up beam's free
+ * bending modes up to 18 Hz for rigid motions (its stiffest constraint mode is at 1e6 Hz, 1e-10
+ * of whose w^2 is 10 Hz), and the modal body, which skips its rigid modes, lost seven elastic ones
+ * (the tip 48% off the corotational body; with geometric stiffening, a leading matrix not positive
+ * definite at 2.1 s). The six rigid fields R (translations, rotations about the nodes' centroid)
+ * are fitted in span(B) by M-weighted least squares, G = B M R^T, a = M_r^-1 G; the fit's residual
+ * Gram E = e M e^T, e = R - a^T B, against R M R^T, has a null vector for every rigid motion in span(B):
+ * eigenvalues (shares of the field's M-norm outside the basis) at most rigid_tol. Those motions'
+ * coefficients go into A (n x 6, row-major, the first *nr columns). Returns CF_OK or an error. */
+static int rigid_in_basis(const cfModel* m, const cfReduction* r, const double* Mb, double rigid_tol, double* A, int* nr) {
+  const int n = r->n, ndof = m->ndof, nnode = m->nnode;
   int st = CF_OK;
-  double* Q = malloc(sizeof(double) * (size_t)n * n);
-  double* Mtmp = malloc(sizeof(double) * (size_t)n * n);
-  double* Bn = NULL;
-  if (!Q || !Mtmp) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
-  memcpy(Q, r->Kr, sizeof(double) * (size_t)n * n);
-  memcpy(Mtmp, r->Mr, sizeof(double) * (size_t)n * n);
-  int info = LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', n, Q, n, Mtmp, n, r->omega2);
-  if (info != 0) {
-    st = cf_error(CF_ERR_SOLVER, "reduce: reduced eigenproblem failed (dsygvd info %d%s)", info,
-                  info > n ? ": reduced mass not positive definite, the basis is dependent" : "");
+  double c[3] = {0, 0, 0};
+  for (int p = 0; p < nnode; p++)
+    for (int a = 0; a < 3; a++) c[a] += m->X[3 * p + a] / nnode;
+  double* R = calloc(6 * (size_t)ndof, sizeof(double));  /* [6][ndof] */
+  double* MR = malloc(sizeof(double) * 6 * (size_t)ndof);
+  double* G = malloc(sizeof(double) * 6 * (size_t)n);    /* [n][6] */
+  double* Mf = malloc(sizeof(double) * (size_t)n * n);
+  double RMR[36], E[36], mu[6];
+  *nr = 0;
+  if (!R || !MR || !G || !Mf) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  for (int p = 0; p < nnode; p++) {
+    const double d[3] = {m->X[3 * p] - c[0], m->X[3 * p + 1] - c[1], m->X[3 * p + 2] - c[2]};
+    for (int a = 0; a < 3; a++) R[(size_t)a * ndof + 3 * p + a] = 1; /* translations along e_a */
+    /* rotations about e_a: e_x x d = (0, -d_z, d_y), e_y x d = (d_z, 0, -d_x), e_z x d = (-d_y, d_x, 0) */
+    double* wx = R + (size_t)3 * ndof + 3 * p;
+    double* wy = R + (size_t)4 * ndof + 3 * p;
+    double* wz = R + (size_t)5 * ndof + 3 * p;
+    wx[0] = 0, wx[1] = -d[2], wx[2] = d[1];
+    wy[0] = d[2], wy[1] = 0, wy[2] = -d[0];
+    wz[0] = -d[1], wz[1] = d[0], wz[2] = 0;
+  }
+  for (int k = 0; k < 6; k++) cf__reduce_block_mv(m, Mb, 1, R + (size_t)k * ndof, MR + (size_t)k * ndof);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, 6, ndof, 1.0, r->basis, ndof, MR, ndof, 0.0, G, 6);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 6, 6, ndof, 1.0, R, ndof, MR, ndof, 0.0, RMR, 6);
+  memcpy(Mf, r->Mr, sizeof(double) * (size_t)n * n);
+  memcpy(A, G, sizeof(double) * 6 * (size_t)n);
+  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, Mf, n) != 0 || LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, 6, Mf, n, A, 6) != 0) {
+    st = cf_error(CF_ERR_SOLVER, "reduce: the reduced mass is not positive definite: the basis is dependent");
     goto done;
   }
-  double wmax = 0;
-  for (int i = 0; i < n; i++) wmax = fmax(wmax, fabs(r->omega2[i]));
-  /* rigid-body modes: of a free part, and of a part its supports do not hold (a clamp at one node
-   * leaves its three rotations: they were labelled normal modes at 0 Hz, one negative, "0 rigid-body") */
-  for (int i = 0; i < n && fabs(r->omega2[i]) <= opt->rigid_tol * wmax; i++) r->nrigid++;
+  /* the residual fields e = R - a^T B and E = e M e^T formed from them: R M R^T - G^T a cancels to
+   * 1e-6 of R M R^T on the quadratic beam (its constraint modes make M_r ill-conditioned) */
+  cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, 6, ndof, n, -1.0, A, 6, r->basis, ndof, 1.0, R, ndof);
+  for (int k = 0; k < 6; k++) cf__reduce_block_mv(m, Mb, 1, R + (size_t)k * ndof, MR + (size_t)k * ndof);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 6, 6, ndof, 1.0, R, ndof, MR, ndof, 0.0, E, 6);
+  for (int i = 0; i < 6; i++)
+    for (int j = i + 1; j < 6; j++) E[6 * i + j] = E[6 * j + i] = 0.5 * (E[6 * i + j] + E[6 * j + i]);
+  /* E y = mu RMR y, ascending; y RMR-normalised, so A y is a unit-M-norm rigid motion when mu ~ 0 */
+  if (LAPACKE_dsygv(LAPACK_ROW_MAJOR, 1, 'V', 'U', 6, E, 6, RMR, 6, mu) != 0) {
+    st = cf_error(CF_ERR_SOLVER, "reduce: the rigid-motion fit failed (the mesh has no extent?)");
+    goto done;
+  }
+  while (*nr < 6 && mu[*nr] <= rigid_tol) (*nr)++;
+  /* A <- A Y (the first nr columns), Y = E's eigenvectors */
+  for (int i = 0; i < n; i++) {
+    double row[6];
+    for (int k = 0; k < 6; k++) {
+      double s = 0;
+      for (int l = 0; l < 6; l++) s += A[6 * (size_t)i + l] * E[6 * l + k];
+      row[k] = s;
+    }
+    memcpy(A + 6 * (size_t)i, row, sizeof row);
+  }
+done:
+  free(R); free(MR); free(G); free(Mf);
+  return st;
+}
+
+int cf__reduction_rigid_count(const cfModel* m, const cfReduction* r, double rigid_tol) {
+  double* A = malloc(sizeof(double) * 6 * (size_t)(r->n > 0 ? r->n : 1));
+  if (!A) return cf_error(CF_ERR_NOMEM, "reduce: out of memory");
+  int nr = 0, st = rigid_in_basis(m, r, m->Mblk, rigid_tol, A, &nr);
+  free(A);
+  return st < 0 ? st : nr;
+}
+
+/* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q. The rigid motions
+ * (rigid_in_basis) are set aside first: Q = [A, C Q_c], A those motions M_r-orthonormalised
+ * (w^2 = 0 exactly), C an orthonormal basis of the vectors M_r-orthogonal to them (the last n - nr
+ * columns of a full QR of M_r A), Q_c the eigenvectors of (C^T K_r C, C^T M_r C): the slow elastic
+ * modes are then never mixed with the rigid ones by round-off (eps max w^2 is 4e-3 rad^2/s^2 on
+ * the quadratic beam, its first bending mode 0.06). */
+static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions* opt, const double* Mb) {
+  const int n = r->n, ndof = m->ndof;
+  int st = CF_OK, nr = 0;
+  double* Q = malloc(sizeof(double) * (size_t)n * n);
+  double* Mtmp = malloc(sizeof(double) * (size_t)n * n);
+  double* A = malloc(sizeof(double) * 6 * (size_t)n);
+  double *Bn = NULL, *C = NULL, *T = NULL, *Kc = NULL;
+  if (!Q || !Mtmp || !A) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  if ((st = rigid_in_basis(m, r, Mb, opt->rigid_tol, A, &nr)) < 0) goto done;
+  const int nc = n - nr;
+  if (nr == 0) {
+    memcpy(Q, r->Kr, sizeof(double) * (size_t)n * n);
+    memcpy(Mtmp, r->Mr, sizeof(double) * (size_t)n * n);
+    int info = LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', n, Q, n, Mtmp, n, r->omega2);
+    if (info != 0) {
+      st = cf_error(CF_ERR_SOLVER, "reduce: reduced eigenproblem failed (dsygvd info %d%s)", info,
+                    info > n ? ": reduced mass not positive definite, the basis is dependent" : "");
+      goto done;
+    }
+  } else {
+    C = malloc(sizeof(double) * (size_t)n * n);
+    T = malloc(sizeof(double) * (size_t)n * n);
+    Kc = malloc(sizeof(double) * (size_t)(nc > 0 ? nc : 1) * (nc > 0 ? nc : 1));
+    double tau[6], g[36];
+    if (!C || !T || !Kc) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+    /* A <- A L^-T, L L^T = A^T M_r A (A's nr columns, stride 6) */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nr, n, 1.0, r->Mr, n, A, 6, 0.0, T, nr); /* M_r A */
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nr, nr, n, 1.0, A, 6, T, nr, 0.0, g, nr);
+    if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', nr, g, nr) != 0) {
+      st = cf_error(CF_ERR_SOLVER, "reduce: the rigid motions of the basis are dependent");
+      goto done;
+    }
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, n, nr, 1.0, g, nr, A, 6);
+    /* C: the last nc columns of the full QR of M_r A */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nr, n, 1.0, r->Mr, n, A, 6, 0.0, C, n);
+    if (LAPACKE_dgeqrf(LAPACK_ROW_MAJOR, n, nr, C, n, tau) != 0 || LAPACKE_dorgqr(LAPACK_ROW_MAJOR, n, n, nr, C, n, tau) != 0) {
+      st = cf_error(CF_ERR_SOLVER, "reduce: the QR of the rigid motions failed");
+      goto done;
+    }
+    const double* Cc = C + nr; /* n x nc, leading dimension n */
+    if (nc > 0) {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nc, n, 1.0, r->Kr, n, Cc, n, 0.0, T, nc);
+      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nc, nc, n, 1.0, Cc, n, T, nc, 0.0, Kc, nc);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nc, n, 1.0, r->Mr, n, Cc, n, 0.0, T, nc);
+      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nc, nc, n, 1.0, Cc, n, T, nc, 0.0, Mtmp, nc);
+      for (int i = 0; i < nc; i++)
+        for (int j = i + 1; j < nc; j++) {
+          Kc[i * nc + j] = Kc[j * nc + i] = 0.5 * (Kc[i * nc + j] + Kc[j * nc + i]);
+          Mtmp[i * nc + j] = Mtmp[j * nc + i] = 0.5 * (Mtmp[i * nc + j] + Mtmp[j * nc + i]);
+        }
+      int info = LAPACKE_dsygvd(LAPACK_ROW_MAJOR, 1, 'V', 'U', nc, Kc, nc, Mtmp, nc, r->omega2 + nr);
+      if (info != 0) {
+        st = cf_error(CF_ERR_SOLVER, "reduce: reduced eigenproblem failed (dsygvd info %d%s)", info,
+                      info > nc ? ": reduced mass not positive definite, the basis is dependent" : "");
+        goto done;
+      }
+    }
+    /* Q = [A, C Q_c] */
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < nr; k++) Q[(size_t)i * n + k] = A[6 * (size_t)i + k];
+    if (nc > 0)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, nc, nc, 1.0, Cc, n, Kc, nc, 0.0, Q + nr, n);
+    for (int k = 0; k < nr; k++) r->omega2[k] = 0;
+  }
+  r->nrigid = nr;
   cf_reduction_set_damping(r, opt->damping);
   if (opt->orthonormalise) {
     /* deterministic signs: the largest |component| of each B q_j positive */
@@ -241,7 +408,7 @@ static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions
     r->orthonormal = 1;
   }
 done:
-  free(Q); free(Mtmp); free(Bn);
+  free(Q); free(Mtmp); free(Bn); free(A); free(C); free(T); free(Kc);
   return st;
 }
 
@@ -448,11 +615,12 @@ int cf_reduce_points(const cfModel* m, const int* bnodes_in, int nbnode_in, cons
   double t3 = cf_wall_time();
   r->t_normal = t3 - t2;
 
+  if (opt.orthonormalise && (st = orthonormalise_basis(m, r, Mb)) < 0) goto done;
   if ((st = project_basis(m, r, Kb, Mb)) < 0) goto done;
   double t4 = cf_wall_time();
   r->t_project = t4 - t3;
 
-  if ((st = reduced_eigen(m, r, &opt)) < 0) goto done;
+  if ((st = reduced_eigen(m, r, &opt, Mb)) < 0) goto done;
   double t5 = cf_wall_time();
   r->t_ortho = t5 - t4;
 

@@ -5,6 +5,8 @@
 
 /* y = A x with the model's 3x3 blocks A (or scalar blocks times I when scalar) */
 void cf__reduce_block_mv(const cfModel* m, const double* A, int scalar, const double* x, double* y);
+/* the number of rigid motions in span(r->basis) (modal_reduce.c, rigid_in_basis), or an error */
+int cf__reduction_rigid_count(const cfModel* m, const cfReduction* r, double rigid_tol);
 
 /* An interface point's geometry: its nodes, centroid X_P and the inverse of
  * I_w = sum_n (|r_n|^2 1 - r_n r_n^T), r_n = X_n - X_P. */

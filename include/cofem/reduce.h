@@ -66,8 +66,9 @@ typedef struct cfReduceOptions {
   int orthonormalise;  /* 1 (default): B <- B Q (ADAMS); 0: keep [Psi Phi] (K_r, M_r full) */
   double damping;      /* modal damping ratio of every elastic mode (default 0.01); negative:
                         * ADAMS' default rule, 1% below 100 Hz, 10% below 1 kHz, 100% above */
-  double rigid_tol;    /* unsupported part: modes with |w^2| <= rigid_tol * max |w^2| are rigid
-                        * (default 1e-10) */
+  double rigid_tol;    /* rigid-body modes: the rigid motions in the basis's span, found by shape
+                        * (a rigid field whose share of its mass norm outside the span is at most
+                        * rigid_tol, default 1e-8; 7e-15 measured on the quadratic spin-up beam), never by a tolerance on w^2 */
   int geometric;       /* 1: also the modes' geometric stiffness (cf_reduction_geometric), computed
                         * by cf_modal_part_load (cf_reduce itself leaves it out); default 0 */
   int max_modes;       /* 0 (default): no limit; else the basis less its rigid-body modes may not
