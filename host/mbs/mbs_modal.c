@@ -41,6 +41,9 @@ struct cfMbsModalBody {
   int gstiff;                          /* cfMbsModalDef.geometric_stiffening */
   double* Kg;                          /* [CF_REDUCTION_NKG nm nm] geometric stiffness per unit load case, or
                                           NULL (no geometric stiffening) */
+  double* gs_th;                       /* [3 nm] the modes' interface rotations (body axes) of a free part's
+                                          reduction (cf_reduction_interface_rotations), or NULL: the rate
+                                          that loads the stiffening is the interface's, not the frame's */
 };
 
 cfMbsModalDef cf_mbs_default_modal_def(void) {
@@ -188,7 +191,7 @@ static void cf_mbs__modal_free(cfMbsModel* m) {
   for (int i = 0; i < m->nmodal && m->modal; i++) {
     struct cfMbsModalBody* mb = &m->modal[i];
     free(mb->P), free(mb->T), free(mb->S), free(mb->Myy), free(mb->w2), free(mb->zeta), free(mb->X), free(mb->Phi);
-    free(mb->pt_s), free(mb->pt_Phi), free(mb->pt_Th), free(mb->pt_rot), free(mb->dir_Phi), free(mb->Kg);
+    free(mb->pt_s), free(mb->pt_Phi), free(mb->pt_Th), free(mb->pt_rot), free(mb->dir_Phi), free(mb->Kg), free(mb->gs_th);
   }
   free(m->modal);
   m->modal = NULL;
@@ -247,6 +250,14 @@ static int cf_mbs__modal_compile(const cfMbsDef* def, cfMbsModel* m) {
         for (int j = 0; j < nm; j++)
           for (int k = 0; k < nm; k++)
             mb->Kg[((size_t)c * nm + j) * nm + k] = r->Kg[((size_t)c * n + f0 + j) * n + f0 + k];
+      double* th = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
+      if (!th) return cf_error(CF_ERR_NOMEM, "mechanism: out of memory");
+      if (cf_reduction_interface_rotations(r, md->X, th)) {
+        mb->gs_th = malloc(sizeof(double) * 3 * (size_t)k1);
+        if (!mb->gs_th) { free(th); return cf_error(CF_ERR_NOMEM, "mechanism: out of memory"); }
+        memcpy(mb->gs_th, th + 3 * (size_t)f0, sizeof(double) * 3 * (size_t)nm);
+      }
+      free(th);
     }
     /* modal points: means of their nodes' rest positions and mode rows */
     mb->npoint = md->npoint;
@@ -553,13 +564,32 @@ static void coupling(const struct cfMbsModalBody* mb, const double* qf, const do
  * (A = [e1 e2 e3] orthonormal, A' = A Omega) the symmetric part Omega^2 = -A'^T A' is taken from the
  * velocities, (Omega^2)_ab = -e_a' . e_b', exact at every Newton iterate; the skew part Omega' and r''
  * from the accelerations af (CF_MBS_GSTIFF_ACCELERATIONS only: gstiff_acc), else left out (af NULL). */
-static void gstiff_lambda(const double* qf, const double* vf, const double* af, const double* g, double* lam) {
+/* With th (a free part's modes' interface rotations, cf_reduction_interface_rotations) the rate is the
+ * interface's, w_I = w + sum_j th_j yd_j (body axes; w the frame's, w_a = 1/2 eps_abc e_c . e_b'), and
+ * Omega^2's part is lambda_ab = |w_I|^2 delta_ab - w_I,a w_I,b (= e_a' . e_b' for w_I = w). Why: the
+ * stress is that of the part held at its interface (the joint holds it there), and a free-interface
+ * body's floating frame turns against its interface with the modes: on the quadratic spin-up beam
+ * (its root set welded to the hub) the frame's turn about the beam's axis, weakly held (0.006 kg m^2),
+ * oscillated through the rate terms lambda_xz = -w_z w_x of the bending load cases (Kg ~ 1e7) and
+ * grew until the leading matrix lost its definiteness at 1.6 s (w_x^2 3200 rad^2/s^2 at the end); the
+ * interface's rate is the hub's. */
+static void gstiff_lambda(const double* qf, const double* vf, const double* af, const double* g, const double* th,
+                          const double* yd, int nm, double* lam) {
+  double w[3] = {0, 0, 0};
+  if (th) {
+    for (int a = 0; a < 3; a++) {
+      const int b = (a + 1) % 3, c = (a + 2) % 3; /* w_a = 1/2 (e_c . e_b' - e_b . e_c') */
+      w[a] = 0.5 * (cf_mbs_dot3(qf + 3 + 3 * c, vf + 3 + 3 * b) - cf_mbs_dot3(qf + 3 + 3 * b, vf + 3 + 3 * c));
+      for (int j = 0; j < nm; j++) w[a] += th[3 * j + a] * yd[j];
+    }
+  }
+  const double w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
   for (int a = 0; a < 3; a++) {
     const double *ea = qf + 3 + 3 * a, *ead = vf + 3 + 3 * a;
     for (int b = 0; b < 3; b++) {
       const double *eb = qf + 3 + 3 * b, *ebd = vf + 3 + 3 * b;
       double skew = af ? 0.5 * (cf_mbs_dot3(ea, af + 3 + 3 * b) - cf_mbs_dot3(eb, af + 3 + 3 * a)) : 0;
-      lam[3 * a + b] = cf_mbs_dot3(ead, ebd) - skew;
+      lam[3 * a + b] = (th ? (a == b ? w2 : 0) - w[a] * w[b] : cf_mbs_dot3(ead, ebd)) - skew;
     }
     double ga[3] = {g[0] - (af ? af[0] : 0), g[1] - (af ? af[1] : 0), g[2] - (af ? af[2] : 0)};
     lam[9 + a] = cf_mbs_dot3(ea, ga);
@@ -581,7 +611,8 @@ static int gstiff_matrix(const cfMbsModel* m, const struct cfMbsModalBody* mb, c
   if (!mb->Kg) return 0;
   const int nm = mb->nm, b = m->body_qadr[mb->body];
   double lam[CF_REDUCTION_NKG];
-  gstiff_lambda(q + b, qd + b, mb->gstiff == CF_MBS_GSTIFF_ACCELERATIONS ? qdd + b : NULL, g, lam);
+  gstiff_lambda(q + b, qd + b, mb->gstiff == CF_MBS_GSTIFF_ACCELERATIONS ? qdd + b : NULL, g, mb->gs_th,
+                qd + m->body_qadr[mb->blk0], nm, lam);
   memset(Kl, 0, sizeof(double) * (size_t)nm * nm);
   for (int c = 0; c < CF_REDUCTION_NKG; c++) {
     if (lam[c] == 0) continue;

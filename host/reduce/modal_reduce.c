@@ -312,6 +312,40 @@ int cf__reduction_rigid_count(const cfModel* m, const cfReduction* r, double rig
   return st < 0 ? st : nr;
 }
 
+int cf_reduction_interface_rotations(const cfReduction* r, const double* X, double* theta) {
+  const int n = r->n, ndof = r->ndof, ni = r->nbnode;
+  if (ni < 3 || r->npoint > 0 || r->nrigid != 6 || !r->basis) return 0;
+  double c[3] = {0, 0, 0}, J[9] = {0}, Ji[9];
+  for (int i = 0; i < ni; i++)
+    for (int a = 0; a < 3; a++) c[a] += X[3 * r->bnodes[i] + a] / ni;
+  /* the rotation part of the least-squares rigid fit about the centroid (where the translation
+   * decouples): J theta = sum d x (u - mean u), J = sum |d|^2 I - d d^T */
+  for (int i = 0; i < ni; i++) {
+    const double* Xi = X + 3 * r->bnodes[i];
+    const double d[3] = {Xi[0] - c[0], Xi[1] - c[1], Xi[2] - c[2]};
+    const double d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) J[3 * a + b] += (a == b ? d2 : 0) - d[a] * d[b];
+  }
+  const double tr = J[0] + J[4] + J[8];
+  if (!(cf_det3(J) > 1e-12 * tr * tr * tr)) return 0; /* collinear nodes: no rotation about their line */
+  cf_inv3(J, Ji);
+  for (int j = 0; j < n; j++) {
+    const double* b = r->basis + (size_t)j * ndof;
+    double um[3] = {0, 0, 0}, mom[3] = {0, 0, 0};
+    for (int i = 0; i < ni; i++)
+      for (int a = 0; a < 3; a++) um[a] += b[3 * r->bnodes[i] + a] / ni;
+    for (int i = 0; i < ni; i++) {
+      const int p = r->bnodes[i];
+      const double d[3] = {X[3 * p] - c[0], X[3 * p + 1] - c[1], X[3 * p + 2] - c[2]};
+      const double u[3] = {b[3 * p] - um[0], b[3 * p + 1] - um[1], b[3 * p + 2] - um[2]};
+      mom[0] += d[1] * u[2] - d[2] * u[1], mom[1] += d[2] * u[0] - d[0] * u[2], mom[2] += d[0] * u[1] - d[1] * u[0];
+    }
+    for (int a = 0; a < 3; a++) theta[3 * j + a] = Ji[3 * a] * mom[0] + Ji[3 * a + 1] * mom[1] + Ji[3 * a + 2] * mom[2];
+  }
+  return 1;
+}
+
 /* 4. the reduced eigenproblem K_r Q = M_r Q Lambda; orthonormalise B <- B Q. The rigid motions
  * (rigid_in_basis) are set aside first: Q = [A, C Q_c], A those motions M_r-orthonormalised
  * (w^2 = 0 exactly), C an orthonormal basis of the vectors M_r-orthogonal to them (the last n - nr

@@ -161,6 +161,16 @@ void cf_reduction_free(cfReduction* r);
  * singular K, out of memory. */
 int cf_reduction_geometric(const cfModel* m, cfReduction* r);
 
+/* Each mode's rotation at the interface of a free part (no supports: six rigid-body modes; plain
+ * interface nodes, at least three and not in a line, no interface points): theta [3 n], mode j's
+ * rows 3j..3j+2, the rotation part of the least-squares rigid fit of the interface nodes'
+ * displacements in mode j (body axes, radians per unit amplitude). X: the mesh's rest positions.
+ * Returns 1, or 0 (theta untouched) where the part is supported or its interface measures no
+ * rotation. The geometric stiffening's reference: the inertial loads' stress is computed with the
+ * interface held, so the fibre rotations it resists, and the frame rate that loads it, are those
+ * of the interface (docs/craig-bampton.md, "Geometric stiffening"). */
+int cf_reduction_interface_rotations(const cfReduction* r, const double* X, double* theta);
+
 /* The geometric stiffness of one linear tetrahedron under the uniform Cauchy stress sigma [9]
  * (symmetric, row-major): K_G,e = V G^T S G, S = blockdiag(sigma, sigma, sigma), G the 9 x 12
  * gradient operator (du_i/dX_j = sum_a g_a,j u_a,i); block (a, b) = V (g_a . sigma g_b) I3.
