@@ -192,9 +192,16 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
   /* K_C = C^T K C */
   for (int j = 0; j < nc; j++) cf__reduce_block_mv(m, Kb, 0, C + (size_t)j * ndof, KC + (size_t)j * ndof);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nc, nc, ndof, 1.0, C, ndof, KC, ndof, 0.0, KCC, nc);
-  double kscale = 0;
+  /* the KKT rows' scale: K_C's largest diagonal, or K's own where the static fields carry no strain
+   * energy beyond round-off (a free part's single rigid point: its six fields are its rigid motions,
+   * A is square and decides c alone); the exact-zero test this replaces let round-off decide
+   * whether such a reduction was refused */
+  double kscale = 0, kdiag = 0;
   for (int j = 0; j < nc; j++) kscale = fmax(kscale, KCC[(size_t)j * nc + j]);
-  if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, "reduce: the static fields carry no strain energy"); goto done; }
+  for (int n = 0; n < m->nnode; n++)
+    for (int a = 0; a < 3; a++) kdiag = fmax(kdiag, Kb[9 * (size_t)m->diag[n] + 4 * a]);
+  if (!isfinite(kscale)) { st = cf_error(CF_ERR_SOLVER, "reduce: the static fields' stiffness is not finite"); goto done; }
+  if (!(kscale > 1e-12 * kdiag)) kscale = kdiag;
   for (int i = 0; i < nc; i++)
     for (int j = 0; j < nc; j++) kkt[(size_t)i * N + j] = 0.5 * (KCC[(size_t)i * nc + j] + KCC[(size_t)j * nc + i]) / kscale;
   for (int j = nplain; j < nc; j++) /* the blocked fields (all zero): c_j = 0 */
