@@ -16,9 +16,12 @@
 # MUT_TIMEOUT (per test, seconds, default 600), MUT_EXCLUDE (a ctest -E regex replacing EXCLUDE),
 # MUT_BASELINE (the unmutated suite's failing tests, space-separated: skips the baseline run).
 #
-# A mutation is "file|old text|new text|what it breaks": the first occurrence of the old text
+# A mutation is "file|old text|new text|what it breaks[|id]": the first occurrence of the old text
 # (a fixed string, one line) is replaced; the run refuses a mutation whose text is not found
-# (the code moved on: update the list) or that changes more than one line.
+# (the code moved on: update the list) or that changes more than one line. Its id is its
+# position (M01 ..) unless it names one: docs/testing.md's table also has hand-run rows (a
+# mutation of more than one line), and the ids must stay those of the table. Writing the table
+# keeps the hand-run rows (ids this list does not have).
 set -u
 root=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel) || exit 1
 MUTATIONS=(
@@ -98,28 +101,34 @@ MUTATIONS=(
   "host/mbs/mbs_fe.c|          fd->f_ext[3 * tn[r / 3] + r % 3] -= rb * s;|          fd->f_ext[3 * tn[r / 3] + r % 3] -= 0.5 * rb * s;|FE bodies in mechanisms: the Rayleigh beta force halved"
   "host/mbs/mbs_kinematics.c|  if (!m->nfe) return cf_mbs__project_velocities(m, d, 0.0);|  return cf_mbs__project_velocities(m, d, 0.0);|FE mechanisms' initial velocities projected in the mass metric"
   # the linear coupling's rotated factor: a free part turned as a whole
-  "host/mbs/mbs_fe.c|    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;|    whole = 0;|linear coupling, rotated factor: a free part turned node by node"
+  "host/mbs/mbs_fe.c|    whole = spread2 <= LINEAR_ROT_SPREAD * LINEAR_ROT_SPREAD;|    whole = 0;|linear coupling, rotated factor: a free part turned node by node|M60"
   # angle drivers at FE sets, joints between FE and modal sets (issue 27)
-  "host/mbs/mbs_constraints.c|const double scos = (s == 1) != gmeas ? 1 : -1;|const double scos = (s == 1) != gmeas ? -1 : 1;|angle driver at an FE set: the -cos term's sign flipped"
-  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B));|angle driver at an FE set: the bias without its co' terms"
-  "host/mbs/mbs_constraints.c|const double co = c->ft_s[t] * cf_mbs__fe_term_coef(d, c, t);|const double co = c->ft_s[t];|linear coupling: the driver's coefficient left out of the interface columns' J_F"
-  "host/mbs/mbs_constraints.c|for (int a = 0; a < 3; a++) B[a] += o.M[a];|for (int a = 0; a < 3; a++) B[a] += 0 * o.M[a];|FE-modal joint: the modal set's part left out of the condensed rows' J_F"
-  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md));|FE-modal joint: the bias without the modal side's curvature"
-  "host/mbs/mbs_constraints.c|int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);|int st = 0;|FE-modal joint: the modal frame's axes instead of the set's measured directions"
+  "host/mbs/mbs_constraints.c|const double scos = (s == 1) != gmeas ? 1 : -1;|const double scos = (s == 1) != gmeas ? -1 : 1;|angle driver at an FE set: the -cos term's sign flipped|M61"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B) + 2 * co[1] * (cf_mbs_dot3(Sd, B) + cf_mbs_dot3(S, Bd)));|v += c->ft_s[k] * (co[2] * cf_mbs_dot3(S, B));|angle driver at an FE set: the bias without its co' terms|M62"
+  "host/mbs/mbs_constraints.c|const double co = c->ft_s[t] * cf_mbs__fe_term_coef(d, c, t);|const double co = c->ft_s[t];|linear coupling: the driver's coefficient left out of the interface columns' J_F|M63"
+  "host/mbs/mbs_constraints.c|for (int a = 0; a < 3; a++) B[a] += o.M[a];|for (int a = 0; a < 3; a++) B[a] += 0 * o.M[a];|FE-modal joint: the modal set's part left out of the condensed rows' J_F|M64"
+  "host/mbs/mbs_constraints.c|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md) + cf_mbs_dot3(S, Mc));|v += c->ft_s[k] * co[0] * (2 * cf_mbs_dot3(Sd, Md));|FE-modal joint: the bias without the modal side's curvature|M65"
+  "host/mbs/mbs_constraints.c|int st = fe_axis_modal_side(def, m, x, c, (int)((dir[k] - fo) / 3) + 1);|int st = 0;|FE-modal joint: the modal frame's axes instead of the set's measured directions|M66"
   # the semi-recursive formulation at modal points, the RPR and PRP dyads, sessions (issue 29)
-  "host/mbs/mbs_semirecursive.c|  if (!Th) return;|  if (!Th + 1) return;|joint at a modal parent's point: the frame's turn left out"
-  "host/mbs/mbs_semirecursive.c|    cf_mbs_cross3(Zi + 3, bj, bdj);|    memset(bdj, 0, 3 * sizeof(double));|joint at a modal parent's point: the translation's b_dot dropped"
-  "host/mbs/mbs_semirecursive.c|Jk[s->mb_z0[ib] + off + x] += g[x];|Jk[s->mb_z0[ib] + off + x] += 0 * g[x];|closure rows: the amplitude columns dropped"
-  "host/mbs/mbs_semirecursive.c|+= same ? v : 2 * v;|+= same ? v : v;|one amplitude's two motions: the cross term counted once"
-  "host/mbs/mbs_groups.c|double side = sig_pred + cu >= 0 ? 1 : -1, sigma|double side = sig_pred + cu >= 0 ? -1 : 1, sigma|RPR dyad: the other branch"
-  "host/mbs/mbs_groups.c|    double sigma = cf_mbs_dot3(ea[sb], n) / den, P[3];|    double sigma = cf_mbs_dot3(ea[1 - sb], n) / den, P[3];|PRP dyad: the two sigmas swapped"
-  "host/io/mbs_session.c|             : s->sr ? cf_mbs_sr_step(s->m, s->sr, s->d) : cf_mbs_step(s->m, s->d);|             : cf_mbs_step(s->m, s->d);|sessions step the global formulation"
+  "host/mbs/mbs_semirecursive.c|  if (!Th) return;|  if (!Th + 1) return;|joint at a modal parent's point: the frame's turn left out|M67"
+  "host/mbs/mbs_semirecursive.c|    cf_mbs_cross3(Zi + 3, bj, bdj);|    memset(bdj, 0, 3 * sizeof(double));|joint at a modal parent's point: the translation's b_dot dropped|M68"
+  "host/mbs/mbs_semirecursive.c|Jk[s->mb_z0[ib] + off + x] += g[x];|Jk[s->mb_z0[ib] + off + x] += 0 * g[x];|closure rows: the amplitude columns dropped|M70"
+  "host/mbs/mbs_semirecursive.c|+= same ? v : 2 * v;|+= same ? v : v;|one amplitude's two motions: the cross term counted once|M71"
+  "host/mbs/mbs_groups.c|double side = sig_pred + cu >= 0 ? 1 : -1, sigma|double side = sig_pred + cu >= 0 ? -1 : 1, sigma|RPR dyad: the other branch|M72"
+  "host/mbs/mbs_groups.c|    double sigma = cf_mbs_dot3(ea[sb], n) / den, P[3];|    double sigma = cf_mbs_dot3(ea[1 - sb], n) / den, P[3];|PRP dyad: the two sigmas swapped|M73"
+  "host/io/mbs_session.c|             : s->sr ? cf_mbs_sr_step(s->m, s->sr, s->d) : cf_mbs_step(s->m, s->d);|             : cf_mbs_step(s->m, s->d);|sessions step the global formulation|M74"
   # quadratic tetrahedra, one rotation per quadrature point (issue 30)
-  "host/fem/fem_model.c|  d.rotations = CF_ROTATIONS_QUADRATURE;|  d.rotations = CF_ROTATIONS_ELEMENT;|quadratic elements: one rotation per element by default"
-  "host/fem/fem_element.h|        sig[3 * i + j] = 2 * mu * eij + (i == j ? lam * tr : 0.0);|        sig[3 * i + j] = mu * eij + (i == j ? lam * tr : 0.0);|quadratic element, rotations per point: the shear stress halved"
+  "host/fem/fem_model.c|  d.rotations = CF_ROTATIONS_QUADRATURE;|  d.rotations = CF_ROTATIONS_ELEMENT;|quadratic elements: one rotation per element by default|M75"
+  "host/fem/fem_element.h|        sig[3 * i + j] = 2 * mu * eij + (i == j ? lam * tr : 0.0);|        sig[3 * i + j] = mu * eij + (i == j ? lam * tr : 0.0);|quadratic element, rotations per point: the shear stress halved|M76"
   # the rotated factor's model check (issue 27)
-  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_FREE 0.3|#define ROTATED_MODEL_FREE 1e30|rotated factor: a free part's model never checked"
-  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_CLAMPED 1.0|#define ROTATED_MODEL_CLAMPED 0.1|rotated factor: a clamped part's model bound 10x tighter"
+  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_FREE 0.3|#define ROTATED_MODEL_FREE 1e30|rotated factor: a free part's model never checked|M77"
+  "host/mbs/mbs_fe.c|#define ROTATED_MODEL_CLAMPED 1.0|#define ROTATED_MODEL_CLAMPED 0.1|rotated factor: a clamped part's model bound 10x tighter|M78"
+  # the reduction's rigid-body modes by shape, its basis orthonormalised (issue 30)
+  "host/reduce/modal_reduce.c|  while (*nr < 6 && mu[*nr] <= rigid_tol) (*nr)++;|  while (*nr < 6 && mu[*nr] <= rigid_tol * 1e-30) (*nr)++;|rigid-body modes: the shape test's tolerance 1e-30 of its own (none found)|M79"
+  "host/reduce/modal_reduce.c|  if (opt.orthonormalise && (st = orthonormalise_basis(m, r, Mb)) < 0) goto done;|  if (0 && opt.orthonormalise && (st = orthonormalise_basis(m, r, Mb)) < 0) goto done;|the basis not orthonormalised before the projection|M80"
+  # geometric stiffening loaded by the interface's rate; a free part held by one rigid point (issue 30)
+  "host/mbs/mbs_modal.c|      if (cf_reduction_interface_rotations(r, md->X, th)) {|      if (0 && cf_reduction_interface_rotations(r, md->X, th)) {|geometric stiffening of a free-interface body: the frame's rate, not the interface's|M81"
+  "host/reduce/reduce_points.c|  if (!(kscale > 1e-12 * kdiag)) kscale = kdiag;|  if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, \"no strain energy\"); goto done; }|the static fields' scale: back to the exact-zero test|M82"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
@@ -138,8 +147,13 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+id_of() { # the id of mutation $1 (0-based index): its own fifth field, or its position
+  local f o n w x
+  IFS='|' read -r f o n w x <<<"${MUTATIONS[$1]}"
+  if [ -n "$x" ]; then echo "$x"; else printf 'M%02d' $(($1 + 1)); fi
+}
 if [ "$list" -eq 1 ]; then
-  for i in "${!MUTATIONS[@]}"; do IFS='|' read -r f o n w <<<"${MUTATIONS[$i]}"; printf 'M%02d  %-28s %s\n' $((i + 1)) "$f" "$w"; done
+  for i in "${!MUTATIONS[@]}"; do IFS='|' read -r f o n w x <<<"${MUTATIONS[$i]}"; printf '%s  %-28s %s\n' "$(id_of "$i")" "$f" "$w"; done
   exit 0
 fi
 jobs=${MUT_JOBS:-2} tmo=${MUT_TIMEOUT:-600}
@@ -180,11 +194,16 @@ ncaught=0 ntotal=0
 order=("${!MUTATIONS[@]}")
 if [ -n "$only" ]; then # in the order given
   order=()
-  for id in ${only//,/ }; do order+=($((10#${id#M} - 1))); done
+  for id in ${only//,/ }; do
+    k=-1
+    for j in "${!MUTATIONS[@]}"; do [ "$((10#$(id_of "$j" | tr -d M)))" -eq "$((10#${id#M}))" ] && k=$j; done
+    [ "$k" -ge 0 ] || { echo "no mutation $id (--list)" >&2; exit 2; }
+    order+=("$k")
+  done
 fi
 for i in "${order[@]}"; do
-  id=$(printf 'M%02d' $((i + 1)))
-  IFS='|' read -r file old new what <<<"${MUTATIONS[$i]}"
+  id=$(id_of "$i")
+  IFS='|' read -r file old new what _ <<<"${MUTATIONS[$i]}"
   ntotal=$((ntotal + 1))
   if ! OLD="$old" NEW="$new" perl -0pi -e 'BEGIN{$o=$ENV{OLD};$n=$ENV{NEW}} s/\Q$o\E/$n/ or exit 3' "$work/$file"; then
     echo "$id: text not found in $file (the code changed: update the list)"
@@ -222,6 +241,12 @@ echo "$table"
 if [ "$docs" -eq 1 ] && [ -z "$only" ]; then
   doc="$root/docs/testing.md"
   if grep -q '<!-- mutation-table -->' "$doc" 2>/dev/null; then
+    # the hand-run rows of the table (ids not in this list) kept, every row in id order
+    ran=" $(for i in "${!MUTATIONS[@]}"; do id_of "$i"; done | tr '\n' ' ')"
+    kept=$(sed -n '/<!-- mutation-table -->/,/<!-- \/mutation-table -->/p' "$doc" | grep -E '^\| M[0-9]+ \|' |
+      while IFS= read -r row; do rid=$(echo "$row" | awk -F'|' '{gsub(/ /, "", $2); print $2}'); [[ "$ran" == *" $rid "* ]] || echo "$row"; done)
+    body=$( (printf '%s\n' "${rows[@]}"; [ -n "$kept" ] && echo "$kept") | sort -t'|' -k2.3n)
+    table=$(echo "$table" | grep -vE '^\| M[0-9]+ \|'; echo "$body")
     TABLE="$table" perl -0pi -e 's/(<!-- mutation-table -->\n).*?(<!-- \/mutation-table -->)/$1$ENV{TABLE}\n$2/s' "$doc"
     echo "table written to $doc"
   else
