@@ -645,6 +645,13 @@ CF_HD void cf_tet10_gauss4(int q, double* xi) {
   xi[2] = q == 3 ? a : b;
 }
 
+/* Quadrature point q (0..3) of the 4-point rule on the element at Xe: its shape values N[10] (or
+ * NULL) and gradients g[30] (cf_tet10_gradients); returns its weight det J_q / 24 (<= 0: inverted
+ * there). The one place the rule's points and weights are applied: stiffness, CalculiX's mass, the
+ * model's per-point gradients (fem_model.c), the modes' geometric stiffness (reduce_geometric.c) and
+ * the accuracy harness's strains. */
+CF_HD double cf_tet10_point(const double* Xe, int q, double* N, double* g);
+
 /* Gather the element's rest positions Xe[30] */
 CF_HD void cf_tet10_positions(const double* X, const int* t, double* Xe) {
   for (int a = 0; a < 10; a++)
@@ -659,6 +666,12 @@ CF_HD void cf_iso_block_add(double w, double lam, double mu, const double* ga, c
     for (int j = 0; j < 3; j++) K[stride * i + j] += w * (lam * ga[i] * gb[j] + mu * ga[j] * gb[i] + (i == j ? mu * dot : 0.0));
 }
 
+CF_HD double cf_tet10_point(const double* Xe, int q, double* N, double* g) {
+  double xi[3];
+  cf_tet10_gauss4(q, xi);
+  return cf_tet10_gradients(Xe, xi, N, g) / 24.0;
+}
+
 /* K_e = sum_q w_q det J_q B_q^T D B_q (4-point rule), block (a,b) =
  * w det J [lam g_a g_b^T + mu g_b g_a^T + mu (g_a . g_b) I]. Returns the smallest det J of the
  * quadrature points (<= 0: the element is inverted or too curved); *vol = sum_q w_q det J_q. */
@@ -668,11 +681,9 @@ CF_HD double cf_tet10_stiffness(const double* Xe, double E, double nu, double* K
   for (int i = 0; i < 900; i++) Ke[i] = 0;
   *vol = 0;
   for (int q = 0; q < 4; q++) {
-    double xi[3], g[30];
-    cf_tet10_gauss4(q, xi);
-    const double det = cf_tet10_gradients(Xe, xi, 0, g);
-    if (det < min_det) min_det = det;
-    const double w = det / 24.0;
+    double g[30];
+    const double w = cf_tet10_point(Xe, q, 0, g);
+    if (24.0 * w < min_det) min_det = 24.0 * w;
     *vol += w;
     for (int a = 0; a < 10; a++)
       for (int b = 0; b < 10; b++) cf_iso_block_add(w, lam, mu, g + 3 * a, g + 3 * b, Ke + 3 * a * 30 + 3 * b, 30);
@@ -709,9 +720,8 @@ CF_HD void cf_tet10_mass(const double* Xe, double rho, double* M) {
 CF_HD void cf_tet10_mass_gauss4(const double* Xe, double rho, double* M) {
   for (int i = 0; i < 100; i++) M[i] = 0;
   for (int q = 0; q < 4; q++) {
-    double xi[3], N[10], g[30];
-    cf_tet10_gauss4(q, xi);
-    const double wt = rho * cf_tet10_gradients(Xe, xi, N, g) / 24.0;
+    double N[10], g[30];
+    const double wt = rho * cf_tet10_point(Xe, q, N, g);
     for (int a = 0; a < 10; a++)
       for (int b = 0; b < 10; b++) M[10 * a + b] += wt * N[a] * N[b];
   }

@@ -161,11 +161,7 @@ int cf_model_create(const cfMesh* mesh, const cfModelDef* def, cfModel** out) {
       cf_tet10_mass(Xe, def->rho, m->Me + 100 * (size_t)e);
       const double centroid[3] = {0.25, 0.25, 0.25};
       if (!(cf_tet10_gradients(Xe, centroid, NULL, m->Gc + 30 * (size_t)e) > 0)) min_det_j = 0;
-      for (int q = 0; m->Gq && q < 4; q++) {
-        double xi[3];
-        cf_tet10_gauss4(q, xi);
-        m->Wq[4 * (size_t)e + q] = cf_tet10_gradients(Xe, xi, NULL, m->Gq + 120 * (size_t)e + 30 * q) / 24.0;
-      }
+      for (int q = 0; m->Gq && q < 4; q++) m->Wq[4 * (size_t)e + q] = cf_tet10_point(Xe, q, NULL, m->Gq + 120 * (size_t)e + 30 * q);
     }
     if (!(m->vol[e] > 0) || !(min_det_j > 0)) {
       int id = mesh->elem_id ? mesh->elem_id[e] : e + 1;

@@ -54,11 +54,14 @@ static double cell_gradients(const cfModel* m, int cell, double* g, const int** 
     return m->vol[cell];
   }
   const int e = cell / 4;
-  double Xe[30], xi[3];
   *t = m->tet + 10 * (size_t)e;
+  if (m->Gq) { /* the model's own per-point gradients and weights (fem_model.c) */
+    memcpy(g, m->Gq + 120 * (size_t)e + 30 * (cell % 4), sizeof(double) * 30);
+    return m->Wq[cell];
+  }
+  double Xe[30];
   cf_tet10_positions(m->X, *t, Xe);
-  cf_tet10_gauss4(cell % 4, xi);
-  return cf_tet10_gradients(Xe, xi, NULL, g) / 24.0;
+  return cf_tet10_point(Xe, cell % 4, NULL, g);
 }
 
 /* sigma = lam tr(eps) I + 2 mu eps, eps = sym(H), H = sum_a u_a g_a^T (the displacement gradient
