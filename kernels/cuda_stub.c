@@ -60,6 +60,12 @@ int cf_cuda_download_async(cfCuda* g, int what) {
 int cf_cuda_download_wait(cfCuda* g, cfData* d) {
   return unsupported("cf_cuda_download_wait");
 }
+int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h) {
+  (void)g;
+  if (h2d) *h2d = 0;
+  if (d2h) *d2h = 0;
+  return unsupported("cf_cuda_bus_bytes");
+}
 int cf_cuda_sync(cfCuda* g) {
   return unsupported("cf_cuda_sync");
 }

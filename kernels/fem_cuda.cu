@@ -726,6 +726,7 @@ struct cfCuda {
   int supports_active;
   int sys_jacobi; /* cf_cuda_system formed block Jacobi (a backend with AMG: for a mass-only A) */
   char name[256];
+  unsigned long long bus_h2d, bus_d2h; /* bytes copied over the bus (cf_cuda_bus_bytes) */
   cudaStream_t s;    /* all compute, in order */
   cudaStream_t copy; /* asynchronous downloads */
   cudaEvent_t ev[5]; /* stage boundaries of the last step (timers) */
@@ -800,17 +801,20 @@ int check_model(const cfCuda* g, const cfModel* m) {
   return CF_OK;
 }
 
+/* host <-> device copies on the backend's compute stream, counted in g->bus_h2d / bus_d2h */
 template <class T>
-int upload_array(cudaStream_t s, T* dst, const T* src, size_t count) {
+int upload_array(cfCuda* g, T* dst, const T* src, size_t count) {
   if (count == 0) return CF_OK;
-  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyHostToDevice, g->s));
+  g->bus_h2d += count * sizeof(T);
   return CF_OK;
 }
 
 template <class T>
-int download_array(cudaStream_t s, T* dst, const T* src, size_t count) {
+int download_array(cfCuda* g, T* dst, const T* src, size_t count) {
   if (count == 0) return CF_OK;
-  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost, s));
+  CU(cudaMemcpyAsync(dst, src, count * sizeof(T), cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += count * sizeof(T);
   return CF_OK;
 }
 
@@ -1202,6 +1206,7 @@ int run_pcg(cfCuda* g, const cfModel* m) {
       for (int i = 0; i < k; i++) TRY(enqueue_iteration(g));
     }
     CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+    g->bus_d2h += sizeof(DevState);
     TRY(sync_stream(g->s, "PCG iterations"));
     if (g->st_host->done) break;
     if (batch >= max_batches)
@@ -1382,6 +1387,7 @@ int gpu_residual(void* ctx, const double* par, double h, double* out) {
   k_ga_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, 6);
   CU_LAUNCHED(k_ga_finish);
   CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += sizeof(DevState);
   TRY(sync_stream(g->s, "generalized-alpha residual"));
   for (int k = 0; k < 6; k++) out[k] = g->st_host->ga_out[k];
   c->d->ninverted = g->st_host->ninverted;
@@ -1428,6 +1434,7 @@ int gpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int fir
   k_ga_finish<<<1, kThreads, 0, g->s>>>(g->st, g->part_warm, g->npart, 1);
   CU_LAUNCHED(k_ga_finish);
   CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += sizeof(DevState);
   TRY(sync_stream(g->s, "generalized-alpha Newton update"));
   *dx2 = g->st_host->ga_out[0];
   c->d->timer[CF_STAGE_PCG] += cf_wall_time() - t0;
@@ -1614,12 +1621,14 @@ int mon_stats(cfCuda* g, const cfModel* m, int kind, double h, int full, cfMonit
   }
   MonDev md;
   CU(cudaMemcpyAsync(&md, g->mon_dev, sizeof md, cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += sizeof md;
   TRY(sync_stream(g->s, "divergence monitor"));
   memset(st, 0, sizeof *st);
   st->bad_dof = md.bad == 0x7fffffff ? -1 : md.bad;
   if (st->bad_dof >= 0) {
     CU(cudaMemcpy(&st->bad_x, g->x + st->bad_dof, sizeof(double), cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(&st->bad_v, g->v + st->bad_dof, sizeof(double), cudaMemcpyDeviceToHost));
+    g->bus_d2h += 2 * sizeof(double);
   }
   st->dev = sqrt(md.dev2);
   st->dev_node = md.dev_node;
@@ -1817,29 +1826,29 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     TRY(sparse_setup(g));
 
     const size_t nn = (size_t)m->nnode, ne = (size_t)m->ntet, nb = (size_t)m->nnzb, nd = 3 * nn;
-    TRY(upload_array(g->s, g->X, m->X, nd));
-    TRY(upload_array(g->s, g->Dm_inv, m->Dm_inv, 9 * ne));
-    TRY(upload_array(g->s, g->vol, m->vol, ne));
-    TRY(upload_array(g->s, g->node_mass, m->node_mass, nn));
-    TRY(upload_array(g->s, g->Mblk, m->Mblk, nb));
+    TRY(upload_array(g, g->X, m->X, nd));
+    TRY(upload_array(g, g->Dm_inv, m->Dm_inv, 9 * ne));
+    TRY(upload_array(g, g->vol, m->vol, ne));
+    TRY(upload_array(g, g->node_mass, m->node_mass, nn));
+    TRY(upload_array(g, g->Mblk, m->Mblk, nb));
     const size_t pe = (size_t)m->npe, nk = 3 * pe;
-    TRY(upload_array(g->s, g->tet, m->tet, pe * ne));
-    TRY(upload_array(g->s, g->row_ptr, m->row_ptr, nn + 1));
-    TRY(upload_array(g->s, g->col, m->col, nb));
-    TRY(upload_array(g->s, g->diag, m->diag, nn));
-    TRY(upload_array(g->s, g->blk_src_ptr, m->blk_src_ptr, nb + 1));
-    TRY(upload_array(g->s, g->blk_src, m->blk_src, pe * pe * ne));
-    TRY(upload_array(g->s, g->node_src_ptr, m->node_src_ptr, nn + 1));
-    TRY(upload_array(g->s, g->node_src, m->node_src, pe * ne));
-    TRY(upload_array(g->s, g->fixed, m->fixed, nd));
+    TRY(upload_array(g, g->tet, m->tet, pe * ne));
+    TRY(upload_array(g, g->row_ptr, m->row_ptr, nn + 1));
+    TRY(upload_array(g, g->col, m->col, nb));
+    TRY(upload_array(g, g->diag, m->diag, nn));
+    TRY(upload_array(g, g->blk_src_ptr, m->blk_src_ptr, nb + 1));
+    TRY(upload_array(g, g->blk_src, m->blk_src, pe * pe * ne));
+    TRY(upload_array(g, g->node_src_ptr, m->node_src_ptr, nn + 1));
+    TRY(upload_array(g, g->node_src, m->node_src, pe * ne));
+    TRY(upload_array(g, g->fixed, m->fixed, nd));
     if (g->npe == 10) { /* the quadratic element's data (each_array sized them) */
-      TRY(upload_array(g->s, g->Gc, m->Gc, 30 * ne));
+      TRY(upload_array(g, g->Gc, m->Gc, 30 * ne));
       if (g->has_q) {
-        TRY(upload_array(g->s, g->Gq, m->Gq, 120 * ne));
-        TRY(upload_array(g->s, g->Wq, m->Wq, 4 * ne));
+        TRY(upload_array(g, g->Gq, m->Gq, 120 * ne));
+        TRY(upload_array(g, g->Wq, m->Wq, 4 * ne));
         CU(cudaMemsetAsync(g->Rq, 0, 36 * ne * sizeof(double), g->s));
       } else {
-        TRY(upload_array(g->s, g->Ke, m->Ke, 900 * ne));
+        TRY(upload_array(g, g->Ke, m->Ke, 900 * ne));
       }
     }
     /* scratch starts defined (a stage run alone may read it) */
@@ -1922,7 +1931,7 @@ const char* cf_cuda_device_name(const cfCuda* g) {
 int cf_cuda_set_forces(cfCuda* g, const double* f_ext) {
   if (!g || !f_ext) return cf_error(CF_ERR_ARG, "cf_cuda_set_forces: NULL argument");
   CU(cudaSetDevice(g->device));
-  TRY(upload_array(g->s, g->f_ext, f_ext, (size_t)g->ndof));
+  TRY(upload_array(g, g->f_ext, f_ext, (size_t)g->ndof));
   /* the host array may be reused as soon as we return */
   return sync_stream(g->s, "cf_cuda_set_forces");
 }
@@ -1940,6 +1949,13 @@ int cf_cuda_sync(cfCuda* g) {
   return sync_stream(g->copy, "cf_cuda_sync (copy stream)");
 }
 
+int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h) {
+  if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_bus_bytes: no backend");
+  if (h2d) *h2d = g->bus_h2d;
+  if (d2h) *d2h = g->bus_d2h;
+  return CF_OK;
+}
+
 int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
   if (!g || !d) return cf_error(CF_ERR_ARG, "cf_cuda_upload: NULL argument");
   if (what & ~CF_CUDA_ALL)
@@ -1952,17 +1968,17 @@ int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
     size_t n = 0;
     /* the table takes a non-const cfData; nothing is written through it here */
     const double* h = cf_cuda_field((cfData*)d, g->nnode, g->ntet, g->npe, g->nnzb, bit, &n);
-    TRY(upload_array(g->s, dev_field(g, bit), h, n));
+    TRY(upload_array(g, dev_field(g, bit), h, n));
   }
-  if (what & CF_CUDA_B) TRY(upload_array(g->s, &g->st->b_scale, &d->b_scale, 1));
+  if (what & CF_CUDA_B) TRY(upload_array(g, &g->st->b_scale, &d->b_scale, 1));
   /* the node rotations of the AMG preconditioner travel with the element rotations */
-  if (g->amg_on && (what & CF_CUDA_R)) TRY(upload_array(g->s, g->node_R, d->node_R, 9 * (size_t)g->nnode));
+  if (g->amg_on && (what & CF_CUDA_R)) TRY(upload_array(g, g->node_R, d->node_R, 9 * (size_t)g->nnode));
   /* ... and the quadrature points' rotations (quadratic elements) */
-  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(upload_array(g->s, g->Rq, d->Rq, 36 * (size_t)g->ntet));
+  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(upload_array(g, g->Rq, d->Rq, 36 * (size_t)g->ntet));
   /* generalized-alpha: a and f_el(x) travel with their flag; a new x or v without them makes
    * the next step form them anew (as cf_data_reset does on the CPU) */
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
-    TRY(upload_array(g->s, g->ga_f0, d->ga_f0, (size_t)g->ndof));
+    TRY(upload_array(g, g->ga_f0, d->ga_f0, (size_t)g->ndof));
     g->ga_ready = d->ga_ready;
   } else if (what & (CF_CUDA_X | CF_CUDA_V | CF_CUDA_ACC)) {
     g->ga_ready = 0;
@@ -1986,13 +2002,13 @@ int cf_cuda_download(cfCuda* g, cfData* d, int what) {
     size_t n = 0;
     double* h = cf_cuda_field(d, g->nnode, g->ntet, g->npe, g->nnzb, bit, &n);
     if (bit == CF_CUDA_ACC && !g->ga) n = 0; /* none on the device */
-    TRY(download_array(g->s, h, dev_field(g, bit), n));
+    TRY(download_array(g, h, dev_field(g, bit), n));
   }
-  if (what & CF_CUDA_B) TRY(download_array(g->s, &d->b_scale, &g->st->b_scale, 1));
-  if (g->amg_on && (what & CF_CUDA_R)) TRY(download_array(g->s, d->node_R, g->node_R, 9 * (size_t)g->nnode));
-  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(download_array(g->s, d->Rq, g->Rq, 36 * (size_t)g->ntet));
+  if (what & CF_CUDA_B) TRY(download_array(g, &d->b_scale, &g->st->b_scale, 1));
+  if (g->amg_on && (what & CF_CUDA_R)) TRY(download_array(g, d->node_R, g->node_R, 9 * (size_t)g->nnode));
+  if (g->has_q && (what & CF_CUDA_R) && d->Rq) TRY(download_array(g, d->Rq, g->Rq, 36 * (size_t)g->ntet));
   if (g->ga && (what & CF_CUDA_ACC) && d->a) {
-    TRY(download_array(g->s, d->ga_f0, g->ga_f0, (size_t)g->ndof));
+    TRY(download_array(g, d->ga_f0, g->ga_f0, (size_t)g->ndof));
     d->ga_ready = g->ga_ready;
   }
   TRY(sync_stream(g->s, "cf_cuda_download"));
@@ -2020,15 +2036,30 @@ int cf_cuda_download_async(cfCuda* g, int what) {
   CU(cudaEventRecord(g->ev_snap, g->s));
   CU(cudaStreamWaitEvent(g->copy, g->ev_snap, 0));
   if (what & CF_CUDA_X)
-    CU(cudaMemcpyAsync(g->pin_x, g->snap_x, nd, cudaMemcpyDeviceToHost, g->copy));
+    {
+      CU(cudaMemcpyAsync(g->pin_x, g->snap_x, nd, cudaMemcpyDeviceToHost, g->copy));
+      g->bus_d2h += nd;
+    }
   if (what & CF_CUDA_V)
-    CU(cudaMemcpyAsync(g->pin_v, g->snap_v, nd, cudaMemcpyDeviceToHost, g->copy));
+    {
+      CU(cudaMemcpyAsync(g->pin_v, g->snap_v, nd, cudaMemcpyDeviceToHost, g->copy));
+      g->bus_d2h += nd;
+    }
   if (what & CF_CUDA_R)
-    CU(cudaMemcpyAsync(g->pin_R, g->snap_R, nr, cudaMemcpyDeviceToHost, g->copy));
+    {
+      CU(cudaMemcpyAsync(g->pin_R, g->snap_R, nr, cudaMemcpyDeviceToHost, g->copy));
+      g->bus_d2h += nr;
+    }
   if ((what & CF_CUDA_R) && g->has_q)
-    CU(cudaMemcpyAsync(g->pin_Rq, g->snap_Rq, 4 * nr, cudaMemcpyDeviceToHost, g->copy));
+    {
+      CU(cudaMemcpyAsync(g->pin_Rq, g->snap_Rq, 4 * nr, cudaMemcpyDeviceToHost, g->copy));
+      g->bus_d2h += 4 * nr;
+    }
   if (what & CF_CUDA_F_EL)
-    CU(cudaMemcpyAsync(g->pin_f_el, g->snap_f_el, nd, cudaMemcpyDeviceToHost, g->copy));
+    {
+      CU(cudaMemcpyAsync(g->pin_f_el, g->snap_f_el, nd, cudaMemcpyDeviceToHost, g->copy));
+      g->bus_d2h += nd;
+    }
   CU(cudaEventRecord(g->ev_copied, g->copy));
   g->pending |= what;
   return CF_OK;
@@ -2059,6 +2090,7 @@ int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d) {
   CU(cudaSetDevice(g->device));
   TRY(enqueue_polar(g));
   CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += sizeof(DevState);
   TRY(sync_stream(g->s, "k_polar"));
   if (d) d->ninverted = g->st_host->ninverted;
   return CF_OK;
@@ -2094,6 +2126,7 @@ int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c) {
                      g->s));
   TRY(enqueue_warm_start(g, m->def.pcg_tol));
   CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  g->bus_d2h += sizeof(DevState);
   TRY(sync_stream(g->s, "k_warm_*"));
   if (c) {
     c[0] = g->st_host->wc0;
@@ -2133,16 +2166,16 @@ static int solve_columns(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const
   const size_t nd = (size_t)g->ndof;
   for (int c = 0; c < nrhs; c++) {
     if (!b[c] || !x[c]) return cf_error(CF_ERR_ARG, "cf_cuda_solve: NULL column %d", c);
-    TRY(upload_array(g->s, g->b, b[c], nd));
+    TRY(upload_array(g, g->b, b[c], nd));
     k_set_bscale<<<1, 1, 0, g->s>>>(g->st, 0.0); /* the tolerance relative to |b| */
     CU_LAUNCHED(k_set_bscale);
     if (warm)
-      TRY(upload_array(g->s, g->v, x[c], nd)); /* the start; run_pcg zeroes it without def.warm_start */
+      TRY(upload_array(g, g->v, x[c], nd)); /* the start; run_pcg zeroes it without def.warm_start */
     else
       CU(cudaMemsetAsync(g->v, 0, nd * sizeof(double), g->s));
     TRY(run_pcg(g, m));
     int st = record_pcg(g, m, d);
-    TRY(download_array(g->s, x[c], g->v, nd));
+    TRY(download_array(g, x[c], g->v, nd));
     TRY(sync_stream(g->s, "cf_cuda_solve"));
     if (st != CF_OK) return st;
   }
@@ -2168,7 +2201,7 @@ int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   CU(cudaSetDevice(g->device));
   const size_t nd = (size_t)g->ndof;
   /* p and q are PCG scratch: free between solves */
-  TRY(upload_array(g->s, g->p, x, nd));
+  TRY(upload_array(g, g->p, x, nd));
   if (spmv == CF_CUDA_SPMV_CUSPARSE) {
     TRY(sparse_spmv(g, g->p, g->q));
   } else {
@@ -2176,7 +2209,7 @@ int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
                                                         g->q);
     CU_LAUNCHED(k_spmv);
   }
-  TRY(download_array(g->s, y, g->q, nd));
+  TRY(download_array(g, y, g->q, nd));
   return sync_stream(g->s, "cf_cuda_apply_A");
 }
 
@@ -2186,10 +2219,10 @@ int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
   CU(cudaSetDevice(g->device));
   const size_t nd = (size_t)g->ndof;
   /* r and z are PCG scratch, free between solves; the V-cycle's kernels run while done is 0 */
-  TRY(upload_array(g->s, g->r, r, nd));
+  TRY(upload_array(g, g->r, r, nd));
   CU(cudaMemsetAsync(&g->st->done, 0, sizeof(int), g->s));
   TRY(enqueue_amg(g));
-  TRY(download_array(g->s, z, g->z, nd));
+  TRY(download_array(g, z, g->z, nd));
   return sync_stream(g->s, "cf_cuda_apply_amg");
 }
 
@@ -2225,6 +2258,7 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     CU(cudaEventRecord(g->ev[4], g->s));
     /* the final state carries the polar count too; one sync ends the step */
     CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+    g->bus_d2h += sizeof(DevState);
     return sync_stream(g->s, "cf_cuda_step");
   }();
   if (saved) d->ninverted = g->st_host->ninverted; /* read back with the PCG's scalars */

@@ -477,6 +477,12 @@ static void mbs_summary(const MbsRun* r, double wall) {
       printf("  FE body %d, linear coupling: %.1f PCG iterations per step for its free motion; interface columns "
              "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
              (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
+    unsigned long long up = 0, down = 0;
+    if (cf_mbs_fe_bus_bytes(m, d, k, &up, &down) >= 0)
+      printf("  FE body %d on the GPU: %llu bytes to the device and %llu back over the run, the model's upload "
+             "included (%.0f kB a step)\n", k, up, down, (double)(up + down) / 1e3 / (double)(done ? done : 1));
+    else
+      cf_clear_error();
   }
   if (m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0)
     printf("  linear coupling: %ld of %ld steps linearised twice (a part, or one of its elements, turned by more "

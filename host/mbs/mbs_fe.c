@@ -1090,6 +1090,15 @@ long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, l
   return m->fe[ib].a0_pcg ? d->fe_data[ib]->pcg_iters_total : 0;
 }
 
+int cf_mbs_fe_bus_bytes(const cfMbsModel* m, const cfMbsData* d, int ib, unsigned long long* h2d,
+                        unsigned long long* d2h) {
+  if (h2d) *h2d = 0;
+  if (d2h) *d2h = 0;
+  if (ib < 0 || ib >= m->nfe || !d->fe_state[ib].gpu)
+    return cf_error(CF_ERR_ARG, "FE body %d has no GPU backend", ib);
+  return cf_cuda_bus_bytes(d->fe_state[ib].gpu, h2d, d2h);
+}
+
 double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib) {
   double mass = 0;
   for (int n = 0; n < m->fe[ib].nnode; n++) mass += m->fe[ib].fem->node_mass[n];

@@ -121,6 +121,11 @@ int cf_cuda_download_async(cfCuda* g, int what);
 int cf_cuda_download_wait(cfCuda* g, cfData* d);
 /* Wait for all work queued on the device. */
 int cf_cuda_sync(cfCuda* g);
+/* The bytes copied between the host and this backend's device since cf_cuda_create: *h2d host to
+ * device, *d2h device to host (the model's upload included; either pointer may be NULL). What a
+ * mechanism's FE body moves over the bus per step is the difference across the step
+ * (cf_mbs_fe_bus_bytes). */
+int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h);
 
 /* The stages on their own, on the device copy of the state (for tests and benchmarks); each
  * blocks until done. polar writes d->ninverted; pcg writes d->pcg_iters, d->pcg_residual,

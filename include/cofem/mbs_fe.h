@@ -91,6 +91,12 @@ long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, l
  * iterations of the free-motion solves and of the corrections (any pointer may be NULL). */
 void cf_mbs_fe_linear_stats(const cfMbsModel* m, const cfMbsData* d, int ib, long* steps, long* checked,
                             long* corrected, long* free_iters, long* corr_iters);
+/* The bytes FE body ib's GPU backend ("backend": "cuda") has copied between the host and the device
+ * since the data was made, the model's upload included (cf_cuda_bus_bytes): per step, the
+ * difference across cf_mbs_step. Returns CF_OK, or CF_ERR_ARG (both set to 0) for a body without
+ * a device. */
+int cf_mbs_fe_bus_bytes(const cfMbsModel* m, const cfMbsData* d, int ib, unsigned long long* h2d,
+                        unsigned long long* d2h);
 /* Nodes of the scene's FE bodies (lumped and corotational; modal bodies not counted): the size
  * cf_default_threads (cofem/fem.h) takes for a mechanism. */
 long cf_mbs_scene_fe_nodes(const cfMbsScene* s);

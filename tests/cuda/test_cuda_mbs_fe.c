@@ -6,7 +6,9 @@
  *     the same with AMG (the Newton matrix's hierarchy; block Jacobi for the projections);
  *  2. the door on the clamped hinge (the clamped DOFs projected on the device), 20 steps: the door;
  *  3. the PCG iterations of both (the same algorithm: equal but for the round-off of the sums);
- *  4. the linear coupling (solver.coupling "linear"): the lug with AMG, 30 steps.
+ *  4. the linear coupling (solver.coupling "linear"): the lug with AMG, 30 steps;
+ *  5. the bytes each GPU body moved over the bus per step (cf_mbs_fe_bus_bytes), with the time they
+ *     cost at 25 GB/s: the mesh's today, where issue 27 asks for the interface's only.
  * Bounds: two runs whose Newton iterations each converged to |dq| <= 1e-9 m (the mechanism's
  * tolerance) may sit that far apart per step; the CPU's PCG and exact-factor runs are 8.7e-13 m
  * apart (test_mbs_fe_pcg), so TOL_X = 1e-9 m leaves the GPU's round-off a thousand times that.
@@ -24,15 +26,31 @@
 #define TOL_ITERS_AMG 0.10   /* the same with AMG: 3-8 iterations a solve, where the device's round-off
                                 can move the stop by one in a solve (not yet measured on a device) */
 
+/* The bytes a GPU body moves over the bus per step (issue 27: the interface's numbers only is the
+ * target; today the linear coupling moves the mesh's positions up and its forces and rotations
+ * down), and what they cost at a PCIe 5 x16 link's ~25 GB/s of pageable copies (an estimate, not a
+ * measurement). At least the positions go up each step: a counter that misses copies fails. */
+static void bus(const char* what, const Run* gpu) {
+  const double per_step = gpu->bus_h2d + gpu->bus_d2h, mesh = 8.0 * gpu->ndof;
+  printf("%s: the bus per step %.0f bytes up, %.0f down (%.1f x the mesh's positions, %d DOFs); at 25 GB/s "
+         "%.3f ms a step\n", what, gpu->bus_h2d, gpu->bus_d2h, per_step / mesh, gpu->ndof, per_step / 25e9 * 1e3);
+  CHECK(gpu->bus_h2d >= mesh);
+  CHECK(gpu->bus_d2h > 0);
+}
+
+static void compare_tol(const char* what, const Run* gpu, const Run* cpu, double tol_iters, double tol_x, double tol_reaction);
 static void compare(const char* what, const Run* gpu, const Run* cpu, double tol_iters) {
+  compare_tol(what, gpu, cpu, tol_iters, TOL_X, TOL_REACTION);
+}
+static void compare_tol(const char* what, const Run* gpu, const Run* cpu, double tol_iters, double tol_x, double tol_reaction) {
   double dx = dist3(gpu->centre, cpu->centre);
   double dit = fabs((double)gpu->pcg - (double)cpu->pcg) / (double)(cpu->pcg > 0 ? cpu->pcg : 1);
   printf("%s: GPU vs CPU %.2e m apart (bound %g), reaction %.9f vs %.9f N, PCG iterations %ld vs %ld (%.2f%%, "
          "bound %g%%), Newton %d vs %d\n",
-         what, dx, TOL_X, gpu->reaction, cpu->reaction, gpu->pcg, cpu->pcg, 100 * dit, 100 * tol_iters, gpu->newton,
+         what, dx, tol_x, gpu->reaction, cpu->reaction, gpu->pcg, cpu->pcg, 100 * dit, 100 * tol_iters, gpu->newton,
          cpu->newton);
-  CHECK(dx < TOL_X);
-  CHECK_CLOSE(gpu->reaction, cpu->reaction, 1e-9, TOL_REACTION);
+  CHECK(dx < tol_x);
+  CHECK_CLOSE(gpu->reaction, cpu->reaction, 1e-9, tol_reaction);
   CHECK(gpu->pcg > 0);
   CHECK(dit <= tol_iters);
 }
@@ -51,6 +69,7 @@ int main(void) {
   lug_json(json, sizeof json, ", \"factor\": \"pcg\", \"backend\": \"cuda\"");
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
   compare("lug hung at its eye, 30 steps of 10 ms", &gpu, &cpu, TOL_ITERS_TOTAL);
+  bus("lug, Newton coupling", &gpu);
 
   /* AMG: the hierarchy of the Newton matrix (the host's, uploaded at create), block Jacobi for the
    * projections' mass-only solves (the graph recaptured at each switch) */
@@ -66,6 +85,7 @@ int main(void) {
   CHECK_OK(hinge_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"amg\", \"backend\": \"cuda\""));
   CHECK_OK(run(json, kHingePath, 20, -1, -1, "door", &gpu));
   compare("door on the clamped hinge, AMG, 20 steps", &gpu, &cpu, TOL_ITERS_AMG);
+  bus("door's hinge, Newton coupling", &gpu);
 
   /* the linear coupling (its two linearisations per step, the interface columns turned on the host
    * and corrected on the device): the lug with AMG */
@@ -74,9 +94,16 @@ int main(void) {
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &cpu));
   lug_json(json, sizeof json, ", \"factor\": \"pcg\", \"preconditioner\": \"amg\", \"backend\": \"cuda\"");
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
-  /* iterations: the device's free-motion solve starts from the last solution, the CPU's from the
-   * best combination of the last two (cf_pcg_warm_start): 662 against 501 with the mock */
-  compare("lug, linear coupling, AMG, 30 steps of 10 ms", &gpu, &cpu, 0.5);
+  /* Not the same algorithm on both sides: the CPU's linear coupling applies A0 element by element
+   * from the rotated gradients (lin_mf) and starts the free-motion solve from the best combination
+   * of the last two solutions (cf_pcg_warm_start), the device forms K_R and starts from the last.
+   * With the mock (the device's bookkeeping on the CPU's stages) they are 1.4e-6 m and 2.6e-4 of the
+   * pin reaction apart after 30 steps, 473 PCG iterations against 229: the spread of the linear
+   * coupling's own variants (test_mbs_linear_coupling: the rotated factor's pin reaction 1.8e-4 off
+   * the Newton coupling's), so the bounds are those of a physical comparison, not of round-off:
+   * 1e-5 m, 1e-3 of the reaction, twice the iterations (the mock's 1.07 above). */
+  compare_tol("lug, linear coupling, AMG, 30 steps of 10 ms", &gpu, &cpu, 2.0, 1e-5, 1e-3);
+  bus("lug, linear coupling", &gpu);
   g_run_coupling = -1;
   TEST_END();
 }

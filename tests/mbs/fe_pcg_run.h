@@ -41,6 +41,8 @@ typedef struct {
   long pcg;         /* PCG iterations of FE body 0 */
   long pcg_z;       /* ... of them, the interface columns' */
   int newton;       /* Newton iterations, all steps */
+  int ndof;         /* FE body 0's DOFs */
+  double bus_h2d, bus_d2h; /* bytes FE body 0's GPU backend copied per step after the first (0 on the CPU) */
 } Run;
 
 /* nstep steps of the scene; precond >= 0 replaces the FE scene's preconditioner, warm >= 0 its
@@ -58,10 +60,19 @@ static int run(const char* json, const char* path, int nstep, int precond, int w
   cfMbsData* d = NULL;
   st = cf_mbs_model_create(&s.def, &m);
   if (st >= 0) st = cf_mbs_data_create(m, &d);
+  unsigned long long h0 = 0, d0 = 0, h1 = 0, d1 = 0;
+  const int on_gpu = st >= 0 && cf_mbs_fe_bus_bytes(m, d, 0, &h0, &d0) >= 0;
+  if (!on_gpu) cf_clear_error();
   for (int k = 0; st >= 0 && k < nstep; k++) {
     st = cf_mbs_step(m, d);
     r->newton += d->iters;
+    if (k == 0 && on_gpu) cf_mbs_fe_bus_bytes(m, d, 0, &h0, &d0);
   }
+  if (st >= 0 && on_gpu && nstep > 1) {
+    cf_mbs_fe_bus_bytes(m, d, 0, &h1, &d1);
+    r->bus_h2d = (double)(h1 - h0) / (nstep - 1), r->bus_d2h = (double)(d1 - d0) / (nstep - 1);
+  }
+  if (st >= 0) r->ndof = 3 * s.flex[0]->model->nnode;
   if (st >= 0) {
     int ib = 0;
     if (rigid) {

@@ -26,7 +26,29 @@ struct cfCuda {
    * NULL) while block Jacobi serves a mass-only A */
   struct cfPrecond* amg;
   double amg_coef[3];
+  unsigned long long h2d, d2h; /* cf_cuda_bus_bytes: the arrays fem_cuda.cu copies (its 64-byte status
+                                  reads and the model's upload left out) */
 };
+/* the bytes of the fields `what` as fem_cuda.cu's upload/download copy them */
+static unsigned long long field_bytes(const cfModel* m, const cfData* d, int what) {
+  unsigned long long b = 0;
+  for (int bit = 1; bit <= CF_CUDA_ALL; bit <<= 1) {
+    if (!(what & bit)) continue;
+    size_t n = 0;
+    (void)cf_cuda_field((cfData*)d, m->nnode, m->ntet, m->npe, m->nnzb, bit, &n);
+    b += n * sizeof(double);
+  }
+  if (what & CF_CUDA_B) b += sizeof(double);
+  if ((what & CF_CUDA_R) && m->def.preconditioner == CF_PRECOND_AMG) b += sizeof(double) * 9 * (size_t)m->nnode;
+  if ((what & CF_CUDA_R) && d->Rq) b += sizeof(double) * 36 * (size_t)m->ntet;
+  if ((what & CF_CUDA_ACC) && d->a) b += sizeof(double) * (size_t)m->ndof;
+  return b;
+}
+int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h) {
+  if (h2d) *h2d = g->h2d;
+  if (d2h) *d2h = g->d2h;
+  return 0;
+}
 
 cfCudaOptions cf_cuda_default_options(void) {
   cfCudaOptions o;
@@ -97,7 +119,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   return CF_OK;
 }
 void cf_cuda_free(cfCuda* g) { if (!g) return; if (g->amg && !g->d->precond) g->d->precond = g->amg; cf_data_free(g->d); cf_data_free(g->snap); free(g); }
-int cf_cuda_set_forces(cfCuda* g, const double* f) { memcpy(g->d->f_ext, f, sizeof(double) * g->m->ndof); return 0; }
+int cf_cuda_set_forces(cfCuda* g, const double* f) { memcpy(g->d->f_ext, f, sizeof(double) * g->m->ndof); g->h2d += sizeof(double) * g->m->ndof; return 0; }
 int cf_cuda_set_supports(cfCuda* g, int a) { g->supports = a ? 1 : 0; return 0; }
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   cfData* p = g->d;
@@ -124,17 +146,25 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   return st;
 }
 int cf_cuda_upload(cfCuda* g, const cfData* d, int what) {
+  g->h2d += field_bytes(g->m, g->d, what);
   copy_fields(g->m, g->d, (cfData*)d, what);
   ga_upload_rule(g->m, g->d, what);
   return 0;
 }
 int cf_cuda_download(cfCuda* g, cfData* d, int what) {
+  g->d2h += field_bytes(g->m, g->d, what);
   copy_fields(g->m, d, g->d, what);
   double t0 = cf_wall_time();
   d->timer[CF_STAGE_TRANSFER] += cf_wall_time() - t0 + 1e-9;
   return 0;
 }
-int cf_cuda_download_async(cfCuda* g, int what) { copy_fields(g->m, g->snap, g->d, what); g->pending |= what; return 0; }
+int cf_cuda_download_async(cfCuda* g, int what) {
+  g->d2h += field_bytes(g->m, g->d, what & (CF_CUDA_X | CF_CUDA_V | CF_CUDA_R | CF_CUDA_F_EL)) -
+            ((what & CF_CUDA_R) && g->m->def.preconditioner == CF_PRECOND_AMG ? sizeof(double) * 9 * (size_t)g->m->nnode : 0);
+  copy_fields(g->m, g->snap, g->d, what);
+  g->pending |= what;
+  return 0;
+}
 int cf_cuda_download_wait(cfCuda* g, cfData* d) { copy_fields(g->m, d, g->snap, g->pending); g->pending = 0; return 0; }
 int cf_cuda_sync(cfCuda* g) { return 0; }
 int cf_cuda_stage_polar(cfCuda* g, const cfModel* m, cfData* d) { cf_stage_polar(m, g->d); if (d) d->ninverted = g->d->ninverted; return 0; }
@@ -168,6 +198,7 @@ int cf_cuda_stage_warm_start(cfCuda* g, const cfModel* m, double* c) {
 }
 int cf_cuda_stage_update(cfCuda* g, const cfModel* m, double h) { cf_stage_update(m, g->d, h); return 0; }
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
+  g->h2d += sizeof(double) * g->m->ndof, g->d2h += sizeof(double) * g->m->ndof;
   for (int i = 0; i < g->m->nnode; i++) cf_bsr_row(i, g->m->row_ptr, g->m->col, g->d->A, x, y);
   return 0;
 }
@@ -186,6 +217,7 @@ int cf_cuda_monitor_stats(cfCuda* g, const cfModel* m, int full, cfMonitorStats*
 }
 int cf_cuda_apply_amg(cfCuda* g, const double* r, double* z) {
   if (g->m->def.preconditioner != CF_PRECOND_AMG) return cf_error(CF_ERR_ARG, "mock: no AMG");
+  g->h2d += sizeof(double) * g->m->ndof, g->d2h += sizeof(double) * g->m->ndof;
   g->d->supports_active = g->supports;
   return cf_precond_apply(g->m, g->d, r, z);
 }
@@ -219,6 +251,7 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
   cfData* p = g->d;
   p->supports_active = g->supports;
   for (int c = 0; c < nrhs; c++) {
+    g->h2d += sizeof(double) * m->ndof * (warm ? 2 : 1), g->d2h += sizeof(double) * m->ndof;
     memcpy(p->b, b[c], sizeof(double) * m->ndof);
     p->b_scale = 0;
     if (warm) memcpy(p->v, x[c], sizeof(double) * m->ndof);
