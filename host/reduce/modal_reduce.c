@@ -372,7 +372,8 @@ static int reduced_eigen(const cfModel* m, cfReduction* r, const cfReduceOptions
       goto done;
     }
   } else {
-    C = malloc(sizeof(double) * (size_t)n * n);
+    C = calloc((size_t)n * n, sizeof(double)); /* zeroed: LAPACKE_dorgqr checks all of it for NaN (its last
+                                                  n - nr columns are outputs, and malloc's garbage failed it under ASan) */
     T = malloc(sizeof(double) * (size_t)n * n);
     Kc = malloc(sizeof(double) * (size_t)(nc > 0 ? nc : 1) * (nc > 0 ? nc : 1));
     double tau[6], g[36];
