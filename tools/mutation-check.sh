@@ -129,6 +129,7 @@ MUTATIONS=(
   # geometric stiffening loaded by the interface's rate; a free part held by one rigid point (issue 30)
   "host/mbs/mbs_modal.c|      if (cf_reduction_interface_rotations(r, md->X, th)) {|      if (0 && cf_reduction_interface_rotations(r, md->X, th)) {|geometric stiffening of a free-interface body: the frame's rate, not the interface's|M81"
   "host/reduce/reduce_points.c|  if (!(kscale > 1e-12 * kdiag)) kscale = kdiag;|  if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, \"no strain energy\"); goto done; }|the static fields' scale: back to the exact-zero test|M82"
+  "host/mbs/mbs_modal.c|      for (int j = 0; j < nm; j++) w[a] += th[3 * j + a] * yd[j];|      for (int j = 0; j < nm; j++) w[a] -= th[3 * j + a] * yd[j];|geometric stiffening: the modes' interface rotation rate with its sign flipped|M83"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);

@@ -246,27 +246,25 @@ static int project_basis(const cfModel* m, cfReduction* r, const double* Kb, con
 static int rigid_in_basis(const cfModel* m, const cfReduction* r, const double* Mb, double rigid_tol, double* A, int* nr) {
   const int n = r->n, ndof = m->ndof, nnode = m->nnode;
   int st = CF_OK;
-  double c[3] = {0, 0, 0};
-  for (int p = 0; p < nnode; p++)
-    for (int a = 0; a < 3; a++) c[a] += m->X[3 * p + a] / nnode;
   double* R = calloc(6 * (size_t)ndof, sizeof(double));  /* [6][ndof] */
   double* MR = malloc(sizeof(double) * 6 * (size_t)ndof);
   double* G = malloc(sizeof(double) * 6 * (size_t)n);    /* [n][6] */
   double* Mf = malloc(sizeof(double) * (size_t)n * n);
+  int* all = malloc(sizeof(int) * (size_t)(nnode > 0 ? nnode : 1));
   double RMR[36], E[36], mu[6];
+  cfPointGeometry whole;
   *nr = 0;
-  if (!R || !MR || !G || !Mf) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  if (!R || !MR || !G || !Mf || !all) { st = cf_error(CF_ERR_NOMEM, "reduce: out of memory"); goto done; }
+  /* the six rigid fields: the unit motions of the whole mesh as one rigid point about its centroid
+   * (only the nodes and the centroid: the motions need no I_w^-1, which a very slender mesh would
+   * refuse as collinear) */
+  memset(&whole, 0, sizeof whole);
+  whole.nodes = all, whole.nnode = nnode;
   for (int p = 0; p < nnode; p++) {
-    const double d[3] = {m->X[3 * p] - c[0], m->X[3 * p + 1] - c[1], m->X[3 * p + 2] - c[2]};
-    for (int a = 0; a < 3; a++) R[(size_t)a * ndof + 3 * p + a] = 1; /* translations along e_a */
-    /* rotations about e_a: e_x x d = (0, -d_z, d_y), e_y x d = (d_z, 0, -d_x), e_z x d = (-d_y, d_x, 0) */
-    double* wx = R + (size_t)3 * ndof + 3 * p;
-    double* wy = R + (size_t)4 * ndof + 3 * p;
-    double* wz = R + (size_t)5 * ndof + 3 * p;
-    wx[0] = 0, wx[1] = -d[2], wx[2] = d[1];
-    wy[0] = d[2], wy[1] = 0, wy[2] = -d[0];
-    wz[0] = -d[1], wz[1] = d[0], wz[2] = 0;
+    all[p] = p;
+    for (int a = 0; a < 3; a++) whole.x[a] += m->X[3 * p + a] / nnode;
   }
+  for (int k = 0; k < 6; k++) cf__point_rigid_motion(m, &whole, k, R + (size_t)k * ndof);
   for (int k = 0; k < 6; k++) cf__reduce_block_mv(m, Mb, 1, R + (size_t)k * ndof, MR + (size_t)k * ndof);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, 6, ndof, 1.0, r->basis, ndof, MR, ndof, 0.0, G, 6);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 6, 6, ndof, 1.0, R, ndof, MR, ndof, 0.0, RMR, 6);
@@ -300,7 +298,7 @@ static int rigid_in_basis(const cfModel* m, const cfReduction* r, const double* 
     memcpy(A + 6 * (size_t)i, row, sizeof row);
   }
 done:
-  free(R); free(MR); free(G); free(Mf);
+  free(R); free(MR); free(G); free(Mf); free(all);
   return st;
 }
 
@@ -313,35 +311,20 @@ int cf__reduction_rigid_count(const cfModel* m, const cfReduction* r, double rig
 }
 
 int cf_reduction_interface_rotations(const cfReduction* r, const double* X, double* theta) {
-  const int n = r->n, ndof = r->ndof, ni = r->nbnode;
-  if (ni < 3 || r->npoint > 0 || r->nrigid != 6 || !r->basis) return 0;
-  double c[3] = {0, 0, 0}, J[9] = {0}, Ji[9];
-  for (int i = 0; i < ni; i++)
-    for (int a = 0; a < 3; a++) c[a] += X[3 * r->bnodes[i] + a] / ni;
-  /* the rotation part of the least-squares rigid fit about the centroid (where the translation
-   * decouples): J theta = sum d x (u - mean u), J = sum |d|^2 I - d d^T */
-  for (int i = 0; i < ni; i++) {
-    const double* Xi = X + 3 * r->bnodes[i];
-    const double d[3] = {Xi[0] - c[0], Xi[1] - c[1], Xi[2] - c[2]};
-    const double d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-    for (int a = 0; a < 3; a++)
-      for (int b = 0; b < 3; b++) J[3 * a + b] += (a == b ? d2 : 0) - d[a] * d[b];
+  if (r->nbnode < 3 || r->npoint > 0 || r->nrigid != 6 || !r->basis) return 0;
+  /* the interface as one rigid point's set (reduce_points.c's fit; it reads only the positions) */
+  cfModel mx;
+  memset(&mx, 0, sizeof mx);
+  mx.X = (double*)X;
+  cfPointGeometry g;
+  if (cf__point_geometry(&mx, r->bnodes, r->nbnode, &g) < 0) { /* collinear: no rotation about their line */
+    cf_clear_error();
+    return 0;
   }
-  const double tr = J[0] + J[4] + J[8];
-  if (!(cf_det3(J) > 1e-12 * tr * tr * tr)) return 0; /* collinear nodes: no rotation about their line */
-  cf_inv3(J, Ji);
-  for (int j = 0; j < n; j++) {
-    const double* b = r->basis + (size_t)j * ndof;
-    double um[3] = {0, 0, 0}, mom[3] = {0, 0, 0};
-    for (int i = 0; i < ni; i++)
-      for (int a = 0; a < 3; a++) um[a] += b[3 * r->bnodes[i] + a] / ni;
-    for (int i = 0; i < ni; i++) {
-      const int p = r->bnodes[i];
-      const double d[3] = {X[3 * p] - c[0], X[3 * p + 1] - c[1], X[3 * p + 2] - c[2]};
-      const double u[3] = {b[3 * p] - um[0], b[3 * p + 1] - um[1], b[3 * p + 2] - um[2]};
-      mom[0] += d[1] * u[2] - d[2] * u[1], mom[1] += d[2] * u[0] - d[0] * u[2], mom[2] += d[0] * u[1] - d[1] * u[0];
-    }
-    for (int a = 0; a < 3; a++) theta[3 * j + a] = Ji[3 * a] * mom[0] + Ji[3 * a + 1] * mom[1] + Ji[3 * a + 2] * mom[2];
+  for (int j = 0; j < r->n; j++) {
+    double p[6];
+    cf__point_fit(&mx, &g, r->basis + (size_t)j * r->ndof, p);
+    memcpy(theta + 3 * (size_t)j, p + 3, sizeof(double) * 3);
   }
   return 1;
 }

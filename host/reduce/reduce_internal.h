@@ -20,7 +20,11 @@ typedef struct cfPointGeometry {
 int cf__point_geometry(const cfModel* m, const int* nodes, int nnode, cfPointGeometry* g);
 /* bit a: the rigid unit motion a of the point moves a DOF the model fixes */
 unsigned cf__point_blocked_dofs(const cfModel* m, const cfPointGeometry* g);
+/* p = the least-squares rigid motion (translation of the centroid, small rotation) of the set's
+ * displacements u [ndof] */
 void cf__point_fit(const cfModel* m, const cfPointGeometry* g, const double* u, double p[6]);
+/* v's entries at the set's nodes = the point's unit motion a (e_a, or e_(a-3) x r_n) */
+void cf__point_rigid_motion(const cfModel* m, const cfPointGeometry* g, int a, double* v);
 int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, const unsigned char* fixed_i,
                            const cfPointGeometry* geo, const cfInterfacePoint* pts, int npoint, int nplain);
 int cf__point_motions(const cfModel* m, cfReduction* r, const cfPointGeometry* geo);

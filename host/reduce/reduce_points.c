@@ -65,7 +65,7 @@ void cf__point_fit(const cfModel* m, const cfPointGeometry* g, const double* u, 
 }
 
 /* unit motion a of the rigid point on its set's DOFs of v: u_n = e_a (a < 3), e_(a-3) x r_n */
-static void rigid_motion(const cfModel* m, const cfPointGeometry* g, int a, double* v) {
+void cf__point_rigid_motion(const cfModel* m, const cfPointGeometry* g, int a, double* v) {
   for (int k = 0; k < g->nnode; k++) {
     const int n = g->nodes[k];
     double r[3], e[3] = {0, 0, 0};
@@ -84,7 +84,7 @@ unsigned cf__point_blocked_dofs(const cfModel* m, const cfPointGeometry* g) {
   double* v = calloc((size_t)m->ndof, sizeof(double));
   if (!v) return CF_POINT_ALL_DOFS;
   for (int a = 0; a < 6; a++) {
-    rigid_motion(m, g, a, v);
+    cf__point_rigid_motion(m, g, a, v);
     for (int k = 0; k < g->nnode; k++)
       for (int c = 0; c < 3; c++) {
         int d = 3 * g->nodes[k] + c;
@@ -168,7 +168,7 @@ int cf__point_static_modes(const cfModel* m, cfReduction* r, const double* Kb, c
       int k = (j - nplain) / 6, a = (j - nplain) % 6;
       if (pts[k].kind == CF_POINT_RIGID) {
         if (blocked[k] >> a & 1u) continue; /* not a field of this part: c_j = 0 (unit diagonal below) */
-        rigid_motion(m, &geo[k], a, col);
+        cf__point_rigid_motion(m, &geo[k], a, col);
       }
       else fit_transpose(m, &geo[k], a, rhs);
     }
