@@ -1291,8 +1291,14 @@ int ga_initial_acceleration(GpuNewton* c) {
   CU_LAUNCHED(k_jacobi);
   TRY(dcopy(g, g->ga_v0, g->v));
   CU(cudaMemsetAsync(g->v, 0, (size_t)g->ndof * sizeof(double), g->s));
-  TRY(run_pcg(g, m));
-  int st = record_pcg(g, m, c->d);
+  /* block Jacobi for the mass, with or without AMG (the CPU's initial_acceleration, fem_newton.c, sets its
+   * precond aside): the hierarchy is of the Newton matrix */
+  const int amg = g->amg_on;
+  g->amg_on = 0;
+  int st = run_pcg(g, m);
+  g->amg_on = amg;
+  if (st < 0) return st;
+  st = record_pcg(g, m, c->d);
   TRY(dcopy(g, g->acc, g->v));
   TRY(dcopy(g, g->v, g->ga_v0));
   k_ga_zero_held<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, uf, g->acc, g->acc);
@@ -1406,9 +1412,10 @@ int gpu_solve(void* ctx, double cm, double ck, double s, double b_scale, int fir
   k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src, g->KR, g->Mblk,
                                                              cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
-  k_jacobi<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->diag, g->A, g->fixed, g->supports_active,
-                                                        g->Pinv);
-  CU_LAUNCHED(k_jacobi);
+  /* its preconditioner: block Jacobi of A, or AMG's node rotations of the current R (the CPU's
+   * cf_precond_update; the hierarchy, uploaded at create, is of cf_system_coefficients' Newton
+   * matrix at rest, as the CPU's) */
+  TRY(enqueue_precond_setup(g, g->amg_on));
   k_ga_rhs<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, s, g->ga_r, g->b);
   CU_LAUNCHED(k_ga_rhs);
   k_set_bscale<<<1, 1, 0, g->s>>>(g->st, b_scale);

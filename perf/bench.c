@@ -40,6 +40,11 @@
  * PCG bytes per iteration: what the GPU's block-Jacobi iteration moves at least (each array read
  * or written once per kernel: A, its indices, the vectors, Pinv; the GPU kernels of
  * kernels/fem_cuda.cu), and the bandwidth it implies, bytes x iterations / PCG stage time.
+ * GPU bytes per step (gpu_step_bytes): what each stage of the GPU's step moves at least, its time
+ * at --gpu-gbs (the limit) and, on the GPU, the measured stage time over it; in bench.csv as
+ * gpu_bytes_* / amg_gpu_bytes_* (elem: polar, assemble and update; pcg; step).
+ * --budget CSV: no steps; the byte budget of each case of a measured bench.csv (a GPU run's) with
+ * its iterations, against its stage times at --gpu-gbs (docs/cuda.md, "The step's bytes").
  * Writes <out>/bench.csv; exits 1 when a case was skipped (a mesh missing) or failed. Every figure printed is measured in this run, except the byte count. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -79,6 +84,11 @@ static double thread_cpu_time(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* the GPU step's bytes by stage (gpu_step_bytes, below) */
+typedef struct StepBytes {
+  double polar, assemble, pcg_fixed, per_iter, update;
+} StepBytes;
+
 typedef struct Result {
   double ms_median, ms_min, ms_mean;
   double setup_ms[3]; /* model build, data (+ factorisation), backend (GPU upload) */
@@ -89,7 +99,9 @@ typedef struct Result {
   /* AMG only: bytes per V-cycle, operator complexity, hierarchy setup, its levels */
   double amg_bytes, amg_opc, amg_setup_ms;
   double amg_value_bytes; /* of amg_bytes, the matrices' values (half of them go with amg_float) */
+  double amg_gpu_bytes;   /* amg_bytes as the GPU moves them (its coarsest level a dense inverse) */
   char amg_desc[1024];
+  StepBytes gpu; /* the GPU step's bytes for this run's model and preconditioner */
 } Result;
 
 /* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
@@ -108,6 +120,78 @@ static int g_warmup = 3;
  * t = Q^T r and z = Q y (node_R 72, vectors in and out 48 per node, each twice), the projection */
 static double amg_rotation_bytes(int nnode) {
   return 2 * (72.0 + 48.0) * nnode + 3.0 * nnode;
+}
+
+/* The bytes the GPU's backward-Euler step (cf_cuda_step, kernels/fem_cuda.cu) moves at least,
+ * stage by stage as its event timers split it: each kernel reading and writing each of its arrays
+ * once (indices 4 B, doubles 8 B, flags 1 B; block rows' vector reads counted once per node, the
+ * caches' best case). At the card's copy bandwidth these are the step's physical limit, the
+ * ratio of a measured stage time to its limit how far the kernel is from it (issue 28). E
+ * elements of npe nodes, N nodes, B blocks of A; S = npe E element-node entries, npe^2 E the
+ * element blocks the assembly gathers.
+ *   polar      k_polar: tet 4 npe, Dm_inv 72, x 24 npe, R 72 written, per element (quadratic:
+ *              k_polar10, the centroid's gradients 240, R, and with a rotation per point Gq 960
+ *              and Rq 288)
+ *   assemble   k_rotate: tet, Dm_inv, vol 8, R, x, K_R 72 npe^2 and the forces 24 npe written
+ *              (quadratic with rotations per point: Gq, Wq 32, Rq; else K_e 7200, R, X 240);
+ *              k_node_gather: S (src 4 + forces 24) + N (ptr 4 + f_el 24); k_block_gather: npe^2
+ *              E (src 4 + K_R block 72) + B (ptr 4 + M block 72 + A 72 written); k_rhs: B (col 4
+ *              + M block 72) + N (row_ptr 4, mass 8, v, f_ext, f_el, b 24 each, fixed 1 x 3);
+ *              the preconditioner: AMG's k_node_rotation S (src 4 + R 72) + N (ptr 4 + node R 72),
+ *              or block Jacobi's k_jacobi N (diag 4, A's diagonal block 72, fixed 3, Pinv 72)
+ *   pcg        fixed: the warm start (two copies of v 2 x 48 N, k_warm_project 99 N, two SpMVs
+ *              2 (76 B + 52 N), k_warm_sums 123 N, k_warm_combine 72 N) and the PCG's start
+ *              (k_pcg_init_r 75 N, the SpMV of x 76 B + 55 N, and one iteration's preconditioner
+ *              and vector work); then per iteration pcg_bytes_per_iter (block Jacobi) or that plus
+ *              one V-cycle and its rotations (AMG), as the estimate below
+ *   update     k_update_x: v read, x read and written, 72 N */
+static StepBytes gpu_step_bytes(const cfModel* m, int amg, double vcycle_bytes) {
+  const double E = m->ntet, N = m->nnode, B = m->nnzb, npe = m->npe, S = npe * E, EB = npe * npe * E;
+  const int quad = m->npe == 10, per_point = quad && m->Gq != NULL;
+  StepBytes b;
+  b.polar = E * (4 * npe + 24 * npe + 72) + (quad ? E * 240 + (per_point ? E * (960 + 288) : 0) : E * 72);
+  double rotate = E * (4 * npe + 24 * npe + 72 * npe * npe + 24 * npe);
+  if (!quad) rotate += E * (72 + 8 + 72);
+  else if (per_point) rotate += E * (960 + 32 + 288);
+  else rotate += E * (7200 + 72 + 240);
+  const double node_gather = S * (4 + 24) + N * (4 + 24);
+  const double block_gather = EB * (4 + 72) + B * (4 + 72 + 72);
+  const double rhs = B * (4 + 72) + N * (4 + 8 + 4 * 24 + 3);
+  const double precond = amg ? S * (4 + 72) + N * (4 + 72) : N * (4 + 72 + 3 + 72);
+  b.assemble = rotate + node_gather + block_gather + rhs + precond;
+  b.per_iter = pcg_bytes_per_iter(m) + (amg ? vcycle_bytes + amg_rotation_bytes(m->nnode) : 0);
+  const double warm = m->def.warm_start ? 2 * 48 * N + 99 * N + 2 * (76 * B + 52 * N) + 123 * N + 72 * N : 0;
+  b.pcg_fixed = warm + 75 * N + 76 * B + 55 * N + (b.per_iter - pcg_bytes_per_iter(m)) + 273 * N;
+  b.update = 72 * N;
+  return b;
+}
+
+/* the bytes of a step of `iters` PCG iterations */
+static double step_bytes_total(const StepBytes* b, double iters) {
+  return b->polar + b->assemble + b->pcg_fixed + iters * b->per_iter + b->update;
+}
+
+/* The byte budget of one run's step: per stage the bytes (MB), their time at gbs (the limit, ms)
+ * and, when the run was on the GPU (measured), the stage's measured time over that limit. */
+static void print_budget(const char* what, const Result* r, double gbs, int measured) {
+  if (isnan(r->iters)) return;
+  const double by[4] = {r->gpu.polar, r->gpu.assemble, r->gpu.pcg_fixed + r->iters * r->gpu.per_iter, r->gpu.update};
+  const int stage[4] = {CF_STAGE_POLAR, CF_STAGE_ASSEMBLE, CF_STAGE_PCG, CF_STAGE_UPDATE};
+  const char* name[4] = {"polar", "assemble", "pcg", "update"};
+  double tot = 0, tms = 0;
+  printf("%-10s GPU bytes per step, %s (%.1f PCG it; the kernels' minimum), limit at %.0f GB/s%s:", "", what, r->iters,
+         gbs, measured ? ", measured / limit" : "");
+  for (int k = 0; k < 4; k++) {
+    const double lim = by[k] / (gbs * 1e9) * 1e3;
+    tot += by[k], tms += r->stage_ms[stage[k]];
+    printf(" %s %.2f MB %.4f ms", name[k], by[k] / 1e6, lim);
+    if (measured) printf(" (%.1fx)", r->stage_ms[stage[k]] / lim);
+    printf(k < 3 ? "," : ";");
+  }
+  const double lim = tot / (gbs * 1e9) * 1e3;
+  printf(" step %.2f MB %.4f ms", tot / 1e6, lim);
+  if (measured) printf(" (stages %.1fx, whole step %.1fx)", tms / lim, r->ms_median / lim);
+  printf("\n");
 }
 
 /* warm-up and timed steps on sim, or on the CUDA backend g when sim is NULL (the float AMG
@@ -187,11 +271,12 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   double w1 = cf_wall_time();
   if (st >= 0) st = cf_data_create(m, &d);
   double w2 = cf_wall_time();
-  r->amg_bytes = r->amg_opc = r->amg_setup_ms = r->amg_value_bytes = NAN;
+  r->amg_bytes = r->amg_opc = r->amg_setup_ms = r->amg_value_bytes = r->amg_gpu_bytes = NAN;
   r->amg_desc[0] = '\0';
   double setup_s;
   if (st >= 0 && cf_precond_amg_info(d, &r->amg_bytes, &r->amg_opc, &setup_s, r->amg_desc, sizeof r->amg_desc))
-    r->amg_setup_ms = 1e3 * setup_s, r->amg_value_bytes = cf_precond_amg_value_bytes(d);
+    r->amg_setup_ms = 1e3 * setup_s, r->amg_value_bytes = cf_precond_amg_value_bytes(d),
+    r->amg_gpu_bytes = cf_precond_amg_gpu_bytes(d, NULL);
   if (st >= 0) st = cf_sim_create(m, d, backend, &sim);
   double w3 = cf_wall_time();
   r->setup_ms[0] = 1e3 * (w1 - w0);
@@ -204,6 +289,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   }
   if (st < 0) goto done;
   r->pcg_bytes = pcg_bytes_per_iter(m);
+  r->gpu = gpu_step_bytes(m, precond == CF_PRECOND_AMG, r->amg_gpu_bytes);
   st = timed_steps(c, m, d, load, sim, NULL, steps, ms, cpu, r);
   if (st >= 0 && r32 && !strcmp(cf_sim_backend_name(sim), "cuda")) {
     cf_sim_free(sim); /* its device memory back before the second backend's */
@@ -262,6 +348,126 @@ static int in_list(const char* list, const char* name) {
   return 0;
 }
 
+/* ---- --budget CSV: the byte budget of a measured GPU run ------------------------------------- */
+/* the value of column `key` in a CSV row (fields split at commas), NAN when absent or "nan" */
+static double csv_value(char* const* head, int nhead, char* const* row, int nrow, const char* key) {
+  for (int k = 0; k < nhead && k < nrow; k++)
+    if (!strcmp(head[k], key)) {
+      char* end = NULL;
+      double v = strtod(row[k], &end);
+      return end != row[k] ? v : NAN;
+    }
+  return NAN;
+}
+
+static int split_csv(char* line, char** f, int max) {
+  int n = 0;
+  line[strcspn(line, "\r\n")] = 0;
+  for (char* p = line; n < max;) {
+    f[n++] = p;
+    char* c = strchr(p, ',');
+    if (!c) break;
+    *c = 0;
+    p = c + 1;
+  }
+  return n;
+}
+
+/* For each case of a measured bench.csv (a GPU run's: tools/gpu-check.sh's bench.csv), its model
+ * built here (and, where the row ran AMG, its hierarchy: the V-cycle's bytes), the byte budget of
+ * its step (gpu_step_bytes) with the row's PCG iterations, against the row's measured stage times
+ * at gbs GB/s (the card's measured copy bandwidth). Runs no step. */
+static int budget_of_run(const char* csv_path, const Case* cases, int ncases, const char* meshes, double gbs) {
+  FILE* f = fopen(csv_path, "r");
+  if (!f) {
+    fprintf(stderr, "cofem_bench --budget: cannot read %s: %s\n", csv_path, strerror(errno));
+    return 2;
+  }
+  static char hline[8192], line[8192];
+  char *head[128], *row[128];
+  if (!fgets(hline, sizeof hline, f)) {
+    fclose(f);
+    fprintf(stderr, "cofem_bench --budget: %s is empty\n", csv_path);
+    return 2;
+  }
+  const int nhead = split_csv(hline, head, 128);
+  printf("GPU step byte budget of %s at %.0f GB/s: each stage's bytes (the kernels' minimum, gpu_step_bytes in "
+         "perf/bench.c), its time at that bandwidth (the limit) and the measured time over the limit\n", csv_path, gbs);
+  printf("%-10s %-13s %6s | %9s %9s %9s %9s %9s | %8s %8s %7s | %s\n", "case", "precond.", "it", "polar MB",
+         "assem. MB", "pcg MB", "update MB", "step MB", "limit ms", "step ms", "ratio", "stage ratios polar/assemble/pcg/update");
+  int nbad = 0;
+  while (fgets(line, sizeof line, f)) {
+    const int nrow = split_csv(line, row, 128);
+    if (nrow < 2) continue;
+    const Case* c = NULL;
+    for (int k = 0; k < ncases; k++)
+      if (!strcmp(cases[k].name, row[0])) c = &cases[k];
+    if (!c) {
+      printf("%-10s not a case of cofem_bench: skipped\n", row[0]);
+      continue;
+    }
+    cfMesh mesh;
+    char path[4200];
+    if (c->mesh) snprintf(path, sizeof path, "%s/%s", meshes, c->mesh);
+    int st = c->mesh ? cf_mesh_read(path, &mesh) : cf_mesh_box(c->nx, c->ny, c->nz, 1.0, 0.1, 0.1, &mesh);
+    if (st < 0) {
+      printf("%-10s skipped: %s\n", c->name, cf_last_error());
+      nbad++;
+      continue;
+    }
+    for (int amg = 0; amg < 2; amg++) {
+      const char* pre = amg ? "amg_" : "";
+      char key[64];
+      snprintf(key, sizeof key, amg ? "amg_pcg_iters" : "pcg_iters_warm");
+      const double iters = csv_value(head, nhead, row, nrow, key);
+      if (isnan(iters)) continue;
+      cfModelDef def = cf_default_model_def();
+      def.warm_start = 1;
+      def.pcg_max_iter = 5000;
+      def.preconditioner = amg ? CF_PRECOND_AMG : CF_PRECOND_BLOCK_JACOBI;
+      cfModel* m = NULL;
+      cfData* d = NULL;
+      const cfNodeSet* fix = cf_mesh_find_nset(&mesh, c->fixed);
+      st = fix ? cf_model_create(&mesh, &def, &m) : cf_error(CF_ERR_ARG, "set %s missing", c->fixed);
+      if (st >= 0) st = cf_model_fix_nodes(m, fix->nodes, fix->count, 7);
+      if (st >= 0 && amg) st = cf_data_create(m, &d);
+      if (st < 0) {
+        printf("%-10s %s failed: %s\n", c->name, amg ? "AMG" : "block-Jacobi", cf_last_error());
+        nbad++;
+      } else {
+        const StepBytes b = gpu_step_bytes(m, amg, amg ? cf_precond_amg_gpu_bytes(d, NULL) : 0);
+        const double by[4] = {b.polar, b.assemble, b.pcg_fixed + iters * b.per_iter, b.update};
+        static const char* const stage_key[4] = {"polar_ms", "assemble_ms", "pcg_ms", "update_ms"};
+        const double tot = step_bytes_total(&b, iters), lim = tot / (gbs * 1e9) * 1e3;
+        snprintf(key, sizeof key, amg ? "amg_ms_per_step" : "ms_per_step_median");
+        const double ms = csv_value(head, nhead, row, nrow, key);
+        printf("%-10s %-13s %6.1f | %9.2f %9.2f %9.2f %9.3f %9.2f | %8.4f %8.3f %6.1fx |", c->name,
+               amg ? "AMG" : "block-Jacobi", iters, by[0] / 1e6, by[1] / 1e6, by[2] / 1e6, by[3] / 1e6, tot / 1e6, lim,
+               ms, ms / lim);
+        for (int k = 0; k < 4; k++) {
+          snprintf(key, sizeof key, "%s%s", pre, stage_key[k]);
+          const double sm = csv_value(head, nhead, row, nrow, key);
+          printf(" %s", isnan(sm) ? "-" : "");
+          if (!isnan(sm)) printf("%.1fx", sm / (by[k] / (gbs * 1e9) * 1e3));
+        }
+        printf("\n");
+        if (amg) { /* where the V-cycle's bytes go: the coarsest level's dense inverse, the values */
+          double dense = 0;
+          const double vc = cf_precond_amg_gpu_bytes(d, &dense);
+          printf("%-10s %-13s %6s   V-cycle %.1f MB: the coarsest level's dense inverse %.1f MB, the other levels' "
+                 "matrix values %.1f MB (half of them with amg_float)\n", "", "", "", vc / 1e6, dense / 1e6,
+                 cf_precond_amg_value_bytes(d) / 1e6);
+        }
+      }
+      cf_data_free(d);
+      cf_model_free(m);
+    }
+    cf_mesh_free(&mesh);
+  }
+  fclose(f);
+  return nbad ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   const char* label = "local";
   const char* meshes = NULL; /* --meshes DIR */
@@ -272,6 +478,7 @@ int main(int argc, char** argv) {
   const char* only = NULL; /* --case NAME: run that case alone */
   const char* amg_skip = ""; /* --amg-skip LIST */
   const char* scene_path = NULL; /* --scene FILE */
+  const char* budget_csv = NULL; /* --budget CSV */
   Case user = {"mesh", NULL, 0, 0, 0, NULL, NULL, {0, 0, 0}, NULL}; /* --mesh FILE --fixed --load --force */
   static const char* const backends[] = {"cpu", "cuda", "auto", NULL};
   int threads = 0, b = 0;
@@ -297,6 +504,7 @@ int main(int argc, char** argv) {
     else if (v && !strcmp(a, "--meshes")) meshes = v;
     else if (v && !strcmp(a, "--out")) out = v;
     else if (v && !strcmp(a, "--scene")) scene_path = v;
+    else if (v && !strcmp(a, "--budget")) budget_csv = v;
     else if (v && !strcmp(a, "--mesh")) user.mesh = v;
     else if (v && !strcmp(a, "--fixed")) user.fixed = v;
     else if (v && !strcmp(a, "--load")) user.load = v;
@@ -309,7 +517,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -350,11 +558,18 @@ int main(int argc, char** argv) {
       {"hinge_100k", "cache/hinge_100k.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}, NULL},
       {"hinge_1m", "cache/hinge_1m.msh", 0, 0, 0, "support", "load", {0, 0, -2e4}, NULL},
   };
-  const int ncase_base = user_case ? 1 : big ? 6 : 5;
-  const int ncase = user_case ? 1 : ncase_base + (fam ? (big ? 6 : 4) : 0);
   char data_meshes[4096];
   snprintf(data_meshes, sizeof data_meshes, "%s/meshes", cf_data_dir());
   if (!meshes) meshes = is_dir("meshes") ? "meshes" : data_meshes;
+  if (budget_csv) {
+    Case all[sizeof cases / sizeof cases[0] + sizeof family / sizeof family[0]];
+    const int nc = (int)(sizeof cases / sizeof cases[0]), nf = (int)(sizeof family / sizeof family[0]);
+    memcpy(all, cases, sizeof cases);
+    memcpy(all + nc, family, sizeof family);
+    return budget_of_run(budget_csv, all, nc + nf, meshes, gpu_gbs);
+  }
+  const int ncase_base = user_case ? 1 : big ? 6 : 5;
+  const int ncase = user_case ? 1 : ncase_base + (fam ? (big ? 6 : 4) : 0);
   char dir[1024];
   if (out) snprintf(dir, sizeof dir, "%s", out);
   else snprintf(dir, sizeof dir, "perf/results/%s", label);
@@ -376,7 +591,8 @@ int main(int argc, char** argv) {
                "setup_model_ms,setup_data_ms,setup_backend_ms,rotchol_setup_data_ms,dt_ms,amg_ms_per_step,amg_pcg_iters,"
                "amg_ms_per_step_mean,amg_cpu_ms_per_step,amg_setup_data_ms,amg_setup_hierarchy_ms,amg_bytes_per_vcycle,"
                "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms,amg_f32_ms_per_step,amg_f32_pcg_iters,amg_f32_pcg_ms,"
-               "amg_f32_bytes_per_vcycle\n");
+               "amg_f32_bytes_per_vcycle,gpu_bytes_elem,gpu_bytes_pcg,gpu_bytes_step,amg_gpu_bytes_elem,amg_gpu_bytes_pcg,"
+               "amg_gpu_bytes_step,amg_polar_ms,amg_assemble_ms,amg_update_ms\n");
   if (scene_path)
     printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
            backend, omp_get_max_threads(), steps, g_warmup, scene_path, scene.def.dt, scene.def.pcg_tol);
@@ -428,6 +644,7 @@ int main(int argc, char** argv) {
       st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc, NULL, NULL);
     amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
     amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
+    for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
     /* AMG on the CPU and, since the GPU runs it too (kernels/fem_cuda_amg.cu), on the GPU; its
      * failure leaves the block-Jacobi row standing */
     /* --amg-f32: the float V-cycle right after, on the same hierarchy; its failure (or a
@@ -445,7 +662,8 @@ int main(int argc, char** argv) {
       if (sa < 0) {
         printf("%-10s AMG failed: %s\n", c->name, cf_last_error());
         amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
-        amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
+        amg.amg_setup_ms = amg.setup_ms[1] = NAN;
+        for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
         nfailed++;
       }
     }
@@ -517,8 +735,20 @@ int main(int argc, char** argv) {
         q += len + (e ? 1 : 0);
       }
     }
+    /* the GPU step's byte budget (gpu_step_bytes), measured against on the GPU */
+    const int on_gpu = !strcmp(backend, "cuda");
+    print_budget("block-Jacobi", &warm, gpu_gbs, on_gpu);
+    print_budget("AMG", &amg, gpu_gbs, on_gpu);
+    const double nan_ = NAN;
+    const double bj_b[3] = {isnan(warm.iters) ? nan_ : warm.gpu.polar + warm.gpu.assemble + warm.gpu.update,
+                            isnan(warm.iters) ? nan_ : warm.gpu.pcg_fixed + warm.iters * warm.gpu.per_iter,
+                            isnan(warm.iters) ? nan_ : step_bytes_total(&warm.gpu, warm.iters)};
+    const double am_b[3] = {isnan(amg.iters) ? nan_ : amg.gpu.polar + amg.gpu.assemble + amg.gpu.update,
+                            isnan(amg.iters) ? nan_ : amg.gpu.pcg_fixed + amg.iters * amg.gpu.per_iter,
+                            isnan(amg.iters) ? nan_ : step_bytes_total(&amg.gpu, amg.iters)};
     fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g,"
-                 "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f,%.4f,%.1f,%.4f,%.0f\n",
+                 "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f,%.4f,%.1f,%.4f,%.0f,"
+                 "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.4f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, dt_ms / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
@@ -526,7 +756,8 @@ int main(int argc, char** argv) {
             warm.ms_mean, rc.ms_mean, warm.setup_ms[0], warm.setup_ms[1], warm.setup_ms[2], rc.setup_ms[1], dt_ms,
             amg.ms_median, amg.iters, amg.ms_mean, amg.cpu_ms_median, amg.setup_ms[1], amg.amg_setup_ms, amg.amg_bytes,
             amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg, a32.ms_median, a32.iters, a32.stage_ms[CF_STAGE_PCG],
-            a32_bytes);
+            a32_bytes, bj_b[0], bj_b[1], bj_b[2], am_b[0], am_b[1], am_b[2], amg.stage_ms[CF_STAGE_POLAR],
+            amg.stage_ms[CF_STAGE_ASSEMBLE], amg.stage_ms[CF_STAGE_UPDATE]);
     fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     if (!c->scene) cf_mesh_free(&mesh);
   }

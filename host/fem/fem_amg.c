@@ -854,7 +854,17 @@ static double csr_bytes(const cfCsr* a) {
   return 12.0 * a->ptr[a->nrow] + 4.0 * (a->nrow + 1) + 8.0 * a->ncol + 8.0 * a->nrow;
 }
 
+static double bytes_per_cycle(const cfAmg* amg, int dense_coarsest, double* op_complexity);
+
 double cf_amg_bytes_per_cycle(const cfAmg* amg, double* op_complexity) {
+  return bytes_per_cycle(amg, 0, op_complexity);
+}
+
+double cf_amg_bytes_per_cycle_gpu(const cfAmg* amg) {
+  return bytes_per_cycle(amg, 1, NULL);
+}
+
+static double bytes_per_cycle(const cfAmg* amg, int dense_coarsest, double* op_complexity) {
   double bytes = 0, nnz0 = 0, nnz = 0;
   const int deg = amg->opt.cheb_degree;
   for (int l = 0; l < amg->nlevel; l++) {
@@ -862,6 +872,10 @@ double cf_amg_bytes_per_cycle(const cfAmg* amg, double* op_complexity) {
     const double nz = L->bval ? 9.0 * L->nb : (double)L->A.ptr[L->n];
     if (l == 0) nnz0 = nz;
     nnz += nz;
+    if (l == amg->nlevel - 1 && dense_coarsest) { /* the dense inverse, b read, x written */
+      bytes += 8.0 * (double)L->n * L->n + 16.0 * L->n;
+      continue;
+    }
     if (l == amg->nlevel - 1) { /* both triangular solves read the factor */
       const double lnz = amg->L ? (amg->L->is_super ? (double)amg->L->xsize : (double)amg->L->nzmax) : 0;
       bytes += 2 * 12.0 * lnz + 16.0 * L->n;

@@ -71,6 +71,9 @@ void cf_amg_spmv(const cfAmg* amg, int l, const double* x, double* y);
  * the coarsest level: its Cholesky factor twice) and the operator complexity sum nnz(A_l) /
  * nnz(A_0) (scalar entries). */
 double cf_amg_bytes_per_cycle(const cfAmg* amg, double* op_complexity);
+/* The same on the GPU (kernels/fem_cuda_amg.cu), whose coarsest level is a dense inverse (one
+ * warp per row reads its n_c^2 doubles) instead of the CPU's two triangular solves. */
+double cf_amg_bytes_per_cycle_gpu(const cfAmg* amg);
 /* Of these, the bytes of the matrices' values (8 per entry: A's 2 cheb_degree products per
  * level, P and R once each; the coarsest level's factor not counted): what a V-cycle with the
  * values stored as float (the GPU's cfCudaOptions.amg_float) moves less, by half. */

@@ -23,10 +23,6 @@ int cf_cuda_check_model(const cfModel* m) {
                     "use the cpu backend",
                     def->dyn_tangent == CF_DYN_TANGENT_SYM_CONSISTENT ? "the symmetric consistent tangent"
                                                                        : "another tangent");
-  if (def->preconditioner == CF_PRECOND_AMG && def->integrator != CF_INTEGRATOR_BACKWARD_EULER)
-    return cf_error(CF_ERR_UNSUPPORTED,
-                    "cf_cuda_create: the GPU runs AMG with backward Euler only (the model asks for "
-                    "generalized-alpha); use block Jacobi or the cpu backend");
   if (def->preconditioner != CF_PRECOND_BLOCK_JACOBI && def->preconditioner != CF_PRECOND_AMG)
     return cf_error(CF_ERR_UNSUPPORTED,
                     "cf_cuda_create: the GPU preconditions with block Jacobi and AMG only (the model "

@@ -564,6 +564,16 @@ int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_com
   return 1;
 }
 
+double cf_precond_amg_gpu_bytes(const cfData* d, double* dense_bytes) {
+  const struct cfPrecond* p = d->precond;
+  if (dense_bytes) *dense_bytes = 0;
+  if (!p || !p->amg_free) return 0;
+  const cfAmg* a = p->amg_supports ? p->amg_supports : p->amg_free;
+  const double nc = a->lev[a->nlevel - 1].n;
+  if (dense_bytes) *dense_bytes = 8 * nc * nc;
+  return cf_amg_bytes_per_cycle_gpu(a);
+}
+
 double cf_precond_amg_value_bytes(const cfData* d) {
   const struct cfPrecond* p = d->precond;
   if (!p || !p->amg_free) return 0;

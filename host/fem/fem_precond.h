@@ -46,6 +46,9 @@ int cf_precond_amg_info(const cfData* d, double* bytes_per_cycle, double* op_com
  * hierarchy; cf_amg_value_bytes_per_cycle): a V-cycle with float values (the GPU's
  * cfCudaOptions.amg_float) moves half of them less. 0 when d has no AMG. */
 double cf_precond_amg_value_bytes(const cfData* d);
+/* cf_precond_amg_info's bytes per V-cycle as the GPU moves them (cf_amg_bytes_per_cycle_gpu: the
+ * coarsest level a dense inverse, of which dense_bytes, if not NULL: 8 n_c^2); 0 when d has no AMG. */
+double cf_precond_amg_gpu_bytes(const cfData* d, double* dense_bytes);
 /* The AMG hierarchy the preconditioner applies with the supports active (supports = 1; NULL when
  * the part has no fixed DOFs) or off (0); NULL when d has no AMG preconditioner. For the CUDA
  * backend, which uploads both. */

@@ -63,7 +63,7 @@ enum cfPreconditioner { CF_PRECOND_BLOCK_JACOBI = 0, CF_PRECOND_ROTATED_CHOLESKY
 /* The preconditioner "auto" stands for: on the GPU (gpu = 1) AMG with backward Euler (measured on
  * an H200: 10x fewer ms per step than block Jacobi on the 1.3k-tetrahedra lug, 12x on the 1M lug,
  * perf/results/NVIDIA-H200/), block Jacobi with the other integrators (the GPU runs AMG with
- * backward Euler only); on the CPU the rotated Cholesky below CF_PRECOND_AUTO_AMG_TETS tetrahedra
+ * generalized-alpha when asked, since 2026-11-29, but that path has not yet run on a device); on the CPU the rotated Cholesky below CF_PRECOND_AUTO_AMG_TETS tetrahedra
  * and AMG from there. integrator: enum cfIntegrator. */
 int cf_preconditioner_auto(int ntet, int integrator, int gpu);
 /* "block-Jacobi", "rotated-Cholesky", "AMG", "auto" */

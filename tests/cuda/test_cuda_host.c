@@ -291,7 +291,8 @@ static void test_check_model(void) {
   cfModelDef p = def;
   p.preconditioner = CF_PRECOND_ROTATED_CHOLESKY;
   refused(p, -1, "block Jacobi and AMG only (the model asks for the rotated Cholesky)", "rotated Cholesky");
-  /* AMG runs on the GPU with backward Euler (fem_cuda_amg.cu), not with generalized-alpha */
+  /* AMG runs on the GPU (fem_cuda_amg.cu) with backward Euler and (since 2026-11-29) with
+   * generalized-alpha: its hierarchy is of cf_system_coefficients' Newton matrix, as the CPU's */
   p.preconditioner = CF_PRECOND_AMG;
   m = make_model(p);
   if (m) CHECK_OK(cf_cuda_check_model(m));
@@ -299,7 +300,12 @@ static void test_check_model(void) {
   cfModelDef pa = ga;
   pa.dyn_tangent = CF_DYN_TANGENT_KR;
   pa.preconditioner = CF_PRECOND_AMG;
-  refused(pa, -1, "AMG with backward Euler only (the model asks for generalized-alpha)", "AMG, generalized-alpha");
+  m = make_model(pa);
+  if (m) CHECK_OK(cf_cuda_check_model(m));
+  cf_model_free(m);
+  /* "auto" keeps block Jacobi for generalized-alpha on the GPU until its AMG path has run on a device */
+  CHECK(cf_preconditioner_auto(1000, CF_INTEGRATOR_GENERALIZED_ALPHA, 1) == CF_PRECOND_BLOCK_JACOBI);
+  CHECK(cf_preconditioner_auto(1000, CF_INTEGRATOR_BACKWARD_EULER, 1) == CF_PRECOND_AMG);
 }
 
 
