@@ -173,6 +173,22 @@ for r in rows:
     if r["case"].endswith("_1m") and bw > 0:
         print("%-11s at the copy bandwidth one iteration would take %.3f ms: %.0f iterations/step -> %.1f ms/step"
               % ("", mb * 1e6 / (bw * 1e9) * 1e3, it, it * mb * 1e6 / (bw * 1e9) * 1e3))
+# the step's byte budget (cofem_bench's gpu_step_bytes: each stage's minimum bytes) at the measured
+# copy bandwidth, against the measured times (docs/cuda.md, "The step's bytes")
+if bw > 0 and rows and "gpu_bytes_step" in rows[0]:
+    print("byte budget at %.0f GB/s: step MB, limit ms, measured ms, measured/limit (element stages: polar + assemble + update; pcg)" % bw)
+    print("case        precond.      step MB  limit ms  step ms  ratio | elem. ratio  pcg ratio")
+    for r in rows:
+        f = lambda k: float(r[k]) if r.get(k) not in (None, "", "nan") else float("nan")
+        for name, pre, ms_key in (("block-Jacobi", "", "ms_per_step_median"), ("AMG", "amg_", "amg_ms_per_step")):
+            step_b, elem_b, pcg_b = f(pre + "gpu_bytes_step"), f(pre + "gpu_bytes_elem"), f(pre + "gpu_bytes_pcg")
+            if step_b != step_b:
+                continue
+            lim = step_b / (bw * 1e9) * 1e3
+            ms = f(ms_key)
+            elem_ms = f(pre + "polar_ms") + f(pre + "assemble_ms") + f(pre + "update_ms")
+            print("%-11s %-12s %8.1f %9.4f %8.3f %5.1fx | %10.1fx %9.1fx" % (r["case"], name, step_b / 1e6, lim, ms,
+                  ms / lim, elem_ms / (elem_b / (bw * 1e9) * 1e3), f(pre + "pcg_ms") / (pcg_b / (bw * 1e9) * 1e3)))
 PY
 fi
 # ---- 7. AMG with float matrices (amg_float): after everything above, in the time left --------------
