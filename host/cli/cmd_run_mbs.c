@@ -99,9 +99,12 @@ typedef struct MbsRun {
   double worst[3];      /* the largest position, velocity, acceleration violations */
   char threads_note[160]; /* cf_cli_mbs_threads: one thread on small FE bodies */
   int static_start;       /* --static: the run starts from static equilibrium */
+  unsigned long long* bus0; /* [2 nfe] each GPU FE body's bus bytes (to, from the device) before the
+                               first step: the per-step figure leaves the model's upload out */
 } MbsRun;
 
 static void mbs_free(MbsRun* r) {
+  free(r->bus0);
   free_frames(r->frame_files, r->frame_t, r->nframe_cap * r->s.nflex);
   cf_mbs_sr_free(r->sr);
   cf_mbs_group_kin_free(r->gk);
@@ -478,10 +481,14 @@ static void mbs_summary(const MbsRun* r, double wall) {
              "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
              (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
     unsigned long long up = 0, down = 0;
-    if (cf_mbs_fe_bus_bytes(m, d, k, &up, &down) >= 0)
-      printf("  FE body %d on the GPU: %llu bytes to the device and %llu back over the run, the model's upload "
-             "included (%.0f kB a step)\n", k, up, down, (double)(up + down) / 1e3 / (double)(done ? done : 1));
-    else
+    if (cf_mbs_fe_bus_bytes(m, d, k, &up, &down) >= 0) {
+      /* the steps' own traffic: the model's upload and the initial accelerations' before the first */
+      const unsigned long long up0 = r->bus0 ? r->bus0[2 * k] : 0, down0 = r->bus0 ? r->bus0[2 * k + 1] : 0;
+      printf("  FE body %d on the GPU: %llu bytes to the device and %llu back over the run (%llu and %llu of them "
+             "before the first step: the model, the initial accelerations); the steps' %.1f kB up and %.1f kB down a "
+             "step\n", k, up, down, up0, down0, (double)(up - up0) / 1e3 / (double)(done ? done : 1),
+             (double)(down - down0) / 1e3 / (double)(done ? done : 1));
+    } else
       cf_clear_error();
   }
   if (m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0)
@@ -533,6 +540,9 @@ int cf_cmd_run_mbs(int argc, char** argv) {
 
   cf_mbs_energy(r.m, r.d, &r.T0, &r.V0);
   cf_mbs_violation(r.m, r.d, r.worst);
+  r.bus0 = r.m->nfe ? calloc(2 * (size_t)r.m->nfe, sizeof *r.bus0) : NULL;
+  for (int k = 0; r.bus0 && k < r.m->nfe; k++)
+    if (cf_mbs_fe_bus_bytes(r.m, r.d, k, &r.bus0[2 * k], &r.bus0[2 * k + 1]) < 0) cf_clear_error();
   write_row(r.csv.f, r.m, r.d, s, 0);
   int st = cf_cli_csv_row(&r.csv);
   if (st >= 0) st = write_frames(r.m, r.d, s, r.out_dir, r.frame_files, r.frame_t, &r.nframe, r.nframe_cap);
