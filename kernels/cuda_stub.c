@@ -60,6 +60,13 @@ int cf_cuda_download_async(cfCuda* g, int what) {
 int cf_cuda_download_wait(cfCuda* g, cfData* d) {
   return unsupported("cf_cuda_download_wait");
 }
+int cf_cuda_kernel_times(const cfCuda* g, double* ms, long* steps) {
+  (void)g;
+  for (int k = 0; ms && k < CF_CUDA_KT_COUNT; k++) ms[k] = 0;
+  if (steps) *steps = 0;
+  return unsupported("cf_cuda_kernel_times");
+}
+
 int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h) {
   (void)g;
   if (h2d) *h2d = 0;

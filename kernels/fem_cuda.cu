@@ -730,6 +730,11 @@ struct cfCuda {
   cudaStream_t s;    /* all compute, in order */
   cudaStream_t copy; /* asynchronous downloads */
   cudaEvent_t ev[5]; /* stage boundaries of the last step (timers) */
+  /* cfCudaOptions.kernel_timers: the kernel groups' boundaries of a step (kmark), their summed
+   * times and the steps timed (cf_cuda_kernel_times) */
+  cudaEvent_t kev[CF_CUDA_KT_COUNT + 1];
+  double kt_ms[CF_CUDA_KT_COUNT];
+  long kt_steps;
   cudaEvent_t ev_snap, ev_copied;
 
   /* model (immutable) */
@@ -952,6 +957,12 @@ double* dev_field(cfCuda* g, int bit) {
 
 /* ---- launch helpers: enqueue on g->s, no sync ----------------------------------------------- */
 
+/* boundary k of the kernel timers (cfCudaOptions.kernel_timers; kernel group k - 1 ends, k begins) */
+int kmark(cfCuda* g, int k) {
+  if (g->opt.kernel_timers) CU(cudaEventRecord(g->kev[k], g->s));
+  return CF_OK;
+}
+
 int enqueue_polar(cfCuda* g) {
   CU(cudaMemsetAsync(&g->st->ninverted, 0, sizeof(int), g->s));
   if (g->npe == 10) {
@@ -976,10 +987,11 @@ int enqueue_elastic(cfCuda* g) {
                                                          g->mu, g->R, g->x, g->KR, g->fe);
     CU_LAUNCHED(k_rotate);
   }
+  TRY(kmark(g, CF_CUDA_KT_NODE_GATHER));
   k_node_gather<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_src_ptr, g->node_src,
                                                              g->fe, g->f_el);
   CU_LAUNCHED(k_node_gather);
-  return CF_OK;
+  return kmark(g, CF_CUDA_KT_BLOCK_GATHER);
 }
 
 /* the preconditioner of the device's A: AMG's node rotations from R (its hierarchy is fixed), or
@@ -1003,6 +1015,7 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   k_block_gather<<<blocks_for(g->nnzb), kThreads, 0, g->s>>>(g->nnzb, g->npe, g->blk_src_ptr, g->blk_src,
                                                              g->KR, g->Mblk, cm, ck, g->A);
   CU_LAUNCHED(k_block_gather);
+  TRY(kmark(g, CF_CUDA_KT_RHS));
   const double* gr = m->def.gravity;
   k_rhs<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, g->node_mass, g->v,
                                          g->f_ext, g->f_el, g->fixed, g->supports_active, h, gr[0],
@@ -1010,6 +1023,7 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   CU_LAUNCHED(k_rhs);
   k_finish_bscale<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->part2, g->npart, h);
   CU_LAUNCHED(k_finish_bscale);
+  TRY(kmark(g, CF_CUDA_KT_PRECOND));
   /* as cf_stage_assemble_system with d->precond: the node rotations, no Pinv */
   return enqueue_precond_setup(g, g->amg_on);
 }
@@ -1753,6 +1767,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     return cf_error(CF_ERR_ARG, "cf_cuda_create: unknown SpMV kind %d", o.spmv);
   if (o.amg_float != 0 && o.amg_float != 1)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: amg_float = %d must be 0 or 1", o.amg_float);
+  if (o.kernel_timers != 0 && o.kernel_timers != 1)
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: kernel_timers = %d must be 0 or 1", o.kernel_timers);
   if (o.check_every < 1 || o.check_every > 1024)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
                     o.check_every);
@@ -1817,6 +1833,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     CU(cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking));
     CU(cudaStreamCreateWithFlags(&g->copy, cudaStreamNonBlocking));
     for (int i = 0; i < 5; i++) CU(cudaEventCreate(&g->ev[i]));
+    for (int i = 0; g->opt.kernel_timers && i <= CF_CUDA_KT_COUNT; i++) CU(cudaEventCreate(&g->kev[i]));
     CU(cudaEventCreateWithFlags(&g->ev_snap, cudaEventDisableTiming));
     CU(cudaEventCreateWithFlags(&g->ev_copied, cudaEventDisableTiming));
     CUSP(cusparseCreate(&g->sp));
@@ -1917,6 +1934,8 @@ void cf_cuda_free(cfCuda* g) {
     if (pinned[i]) cudaFreeHost(pinned[i]);
   for (int i = 0; i < 5; i++)
     if (g->ev[i]) cudaEventDestroy(g->ev[i]);
+  for (int i = 0; i <= CF_CUDA_KT_COUNT; i++)
+    if (g->kev[i]) cudaEventDestroy(g->kev[i]);
   if (g->ev_snap) cudaEventDestroy(g->ev_snap);
   if (g->ev_copied) cudaEventDestroy(g->ev_copied);
   if (g->s) cudaStreamDestroy(g->s);
@@ -1960,6 +1979,15 @@ int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long lo
   if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_bus_bytes: no backend");
   if (h2d) *h2d = g->bus_h2d;
   if (d2h) *d2h = g->bus_d2h;
+  return CF_OK;
+}
+
+int cf_cuda_kernel_times(const cfCuda* g, double* ms, long* steps) {
+  if (!g || !ms) return cf_error(CF_ERR_ARG, "cf_cuda_kernel_times: NULL argument");
+  if (!g->opt.kernel_timers)
+    return cf_error(CF_ERR_ARG, "cf_cuda_kernel_times: the backend was created without cfCudaOptions.kernel_timers");
+  for (int k = 0; k < CF_CUDA_KT_COUNT; k++) ms[k] = g->kt_ms[k];
+  if (steps) *steps = g->kt_steps;
   return CF_OK;
 }
 
@@ -2246,8 +2274,10 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   int saved = 0; /* v_prev holds v0: the state can be put back */
   int st = [&]() -> int {
     CU(cudaEventRecord(g->ev[0], g->s));
+    TRY(kmark(g, CF_CUDA_KT_POLAR));
     TRY(enqueue_polar(g));
     CU(cudaEventRecord(g->ev[1], g->s));
+    TRY(kmark(g, CF_CUDA_KT_ROTATE)); /* the velocity copies below go with k_rotate */
     /* as cf_step: v_prev (the step before's velocities) is the warm start's second vector, in
      * p; then v_prev = v0, unprojected, every step, warm start or not */
     const size_t nd = (size_t)g->ndof * sizeof(double);
@@ -2257,12 +2287,16 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     TRY(enqueue_elastic(g));
     TRY(enqueue_assemble(g, m, h));
     CU(cudaEventRecord(g->ev[2], g->s));
+    TRY(kmark(g, CF_CUDA_KT_WARM));
     if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
+    TRY(kmark(g, CF_CUDA_KT_PCG));
     TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
     if (g->st_host->status < 0) return CF_OK; /* the solve failed: no update (record_pcg says why) */
     CU(cudaEventRecord(g->ev[3], g->s));
+    TRY(kmark(g, CF_CUDA_KT_UPDATE));
     TRY(enqueue_update(g, h));
     CU(cudaEventRecord(g->ev[4], g->s));
+    TRY(kmark(g, CF_CUDA_KT_COUNT));
     /* the final state carries the polar count too; one sync ends the step */
     CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
     g->bus_d2h += sizeof(DevState);
@@ -2291,6 +2325,12 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     CU(cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]));
     d->timer[stages[i]] += 1e-3 * (double)ms;
   }
+  for (int k = 0; g->opt.kernel_timers && k < CF_CUDA_KT_COUNT; k++) {
+    float ms = 0;
+    CU(cudaEventElapsedTime(&ms, g->kev[k], g->kev[k + 1]));
+    g->kt_ms[k] += (double)ms;
+  }
+  if (g->opt.kernel_timers) g->kt_steps++;
   d->ninverted = g->st_host->ninverted;
   if (m->def.divergence_check) { /* work dx = h v1, F = f_ext (cf_step's); decided at the step's end time */
     cfMonitorStats ms;

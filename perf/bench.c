@@ -43,6 +43,9 @@
  * GPU bytes per step (gpu_step_bytes): what each stage of the GPU's step moves at least, its time
  * at --gpu-gbs (the limit) and, on the GPU, the measured stage time over it; in bench.csv as
  * gpu_bytes_* / amg_gpu_bytes_* (elem: polar, assemble and update; pcg; step).
+ * --kernel-times (a GPU backend): each run again from rest on a backend with kernel timers
+ * (cfCudaOptions.kernel_timers): ms per step of each kernel group of the step against its bytes'
+ * limit (the element stages kernel by kernel).
  * --budget CSV: no steps; the byte budget of each case of a measured bench.csv (a GPU run's) with
  * its iterations, against its stage times at --gpu-gbs (docs/cuda.md, "The step's bytes").
  * Writes <out>/bench.csv; exits 1 when a case was skipped (a mesh missing) or failed. Every figure printed is measured in this run, except the byte count. */
@@ -87,6 +90,9 @@ static double thread_cpu_time(void) {
 /* the GPU step's bytes by stage (gpu_step_bytes, below) */
 typedef struct StepBytes {
   double polar, assemble, pcg_fixed, per_iter, update;
+  /* by kernel group (CF_CUDA_KT_*, cf_cuda_kernel_times); kernel[CF_CUDA_KT_PCG] without the
+   * iterations' per_iter */
+  double kernel[CF_CUDA_KT_COUNT];
 } StepBytes;
 
 typedef struct Result {
@@ -102,6 +108,8 @@ typedef struct Result {
   double amg_gpu_bytes;   /* amg_bytes as the GPU moves them (its coarsest level a dense inverse) */
   char amg_desc[1024];
   StepBytes gpu; /* the GPU step's bytes for this run's model and preconditioner */
+  int have_kernel_ms;                 /* --kernel-times on the GPU: kernel_ms is set */
+  double kernel_ms[CF_CUDA_KT_COUNT]; /* ms per timed step by kernel group (cf_cuda_kernel_times) */
 } Result;
 
 /* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
@@ -163,6 +171,9 @@ static StepBytes gpu_step_bytes(const cfModel* m, int amg, double vcycle_bytes) 
   const double warm = m->def.warm_start ? 2 * 48 * N + 99 * N + 2 * (76 * B + 52 * N) + 123 * N + 72 * N : 0;
   b.pcg_fixed = warm + 75 * N + 76 * B + 55 * N + (b.per_iter - pcg_bytes_per_iter(m)) + 273 * N;
   b.update = 72 * N;
+  const double k[CF_CUDA_KT_COUNT] = {b.polar, rotate, node_gather, block_gather, rhs, precond, warm,
+                                      b.pcg_fixed - warm, b.update};
+  memcpy(b.kernel, k, sizeof k);
   return b;
 }
 
@@ -194,18 +205,35 @@ static void print_budget(const char* what, const Result* r, double gbs, int meas
   printf("\n");
 }
 
+/* --kernel-times: each kernel group's measured ms per step against its bytes' limit at gbs */
+static void print_kernel_times(const char* what, const Result* r, double gbs) {
+  if (!r->have_kernel_ms || isnan(r->iters)) return;
+  printf("%-10s GPU kernels, %s, ms per step (measured / the limit at %.0f GB/s):", "", what, gbs);
+  for (int k = 0; k < CF_CUDA_KT_COUNT; k++) {
+    const double by = r->gpu.kernel[k] + (k == CF_CUDA_KT_PCG ? r->iters * r->gpu.per_iter : 0);
+    printf(" %s %.4f (%.1fx)%s", cf_cuda_kernel_time_name(k), r->kernel_ms[k],
+           r->kernel_ms[k] / (by / (gbs * 1e9) * 1e3), k + 1 < CF_CUDA_KT_COUNT ? "," : "\n");
+  }
+}
+
+/* --kernel-times: a run on the GPU is repeated on a backend with kernel timers */
+static int g_kernel_times = 0;
+
 /* warm-up and timed steps on sim, or on the CUDA backend g when sim is NULL (the float AMG
  * variant, which cf_sim cannot ask for); the figures into r. ms, cpu: [steps] scratch. */
 static int timed_steps(const Case* c, const cfModel* m, cfData* d, const cfNodeSet* load, cfSim* sim, cfCuda* g,
                        int steps, double* ms, double* cpu, Result* r) {
   int st = CF_OK;
   long it0 = 0;
-  double t_stage0[CF_STAGE_COUNT];
+  double t_stage0[CF_STAGE_COUNT], kt0[CF_CUDA_KT_COUNT];
   const int warmup = g_warmup;
   for (int k = 0; k < steps + warmup; k++) {
     if (k == warmup) {
       it0 = d->pcg_iters_total;
       memcpy(t_stage0, d->timer, sizeof t_stage0);
+      /* a backend with kernel timers: their sums at the first timed step (0 = none) */
+      r->have_kernel_ms = g && cf_cuda_kernel_times(g, kt0, NULL) >= 0;
+      if (g && !r->have_kernel_ms) cf_clear_error();
     }
     if (c->scene) {
       cf_scene_forces(c->scene, (k + 1) * m->def.dt, 1.0, d->f_ext);
@@ -236,6 +264,8 @@ static int timed_steps(const Case* c, const cfModel* m, cfData* d, const cfNodeS
     r->cpu_ms_median = cpu[steps / 2];
     r->iters = (double)(d->pcg_iters_total - it0) / steps;
     for (int s = 0; s < CF_STAGE_COUNT; s++) r->stage_ms[s] = 1e3 * (d->timer[s] - t_stage0[s]) / steps;
+    if (r->have_kernel_ms && cf_cuda_kernel_times(g, r->kernel_ms, NULL) >= 0)
+      for (int k = 0; k < CF_CUDA_KT_COUNT; k++) r->kernel_ms[k] = (r->kernel_ms[k] - kt0[k]) / steps;
   }
   return st < 0 ? st : CF_OK;
 }
@@ -290,8 +320,27 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   if (st < 0) goto done;
   r->pcg_bytes = pcg_bytes_per_iter(m);
   r->gpu = gpu_step_bytes(m, precond == CF_PRECOND_AMG, r->amg_gpu_bytes);
+  r->have_kernel_ms = 0;
   st = timed_steps(c, m, d, load, sim, NULL, steps, ms, cpu, r);
-  if (st >= 0 && r32 && !strcmp(cf_sim_backend_name(sim), "cuda")) {
+  const int on_cuda = !strcmp(cf_sim_backend_name(sim), "cuda");
+  if (st >= 0 && on_cuda && g_kernel_times) {
+    /* --kernel-times: the same steps from rest on a backend with kernel timers (their events
+     * between kernels are not in the run's own figures); its failure is reported, not the run's */
+    cf_sim_free(sim);
+    sim = NULL;
+    cf_data_reset(m, d);
+    cfCudaOptions o = cf_cuda_default_options();
+    o.kernel_timers = 1;
+    cfCuda* g = NULL;
+    Result rk = *r;
+    int sk = cf_cuda_create_ex(m, d, &o, &g);
+    if (sk >= 0) sk = timed_steps(c, m, d, load, NULL, g, steps, ms, cpu, &rk);
+    cf_cuda_free(g);
+    if (sk < 0) printf("%-10s kernel timers failed: %s\n", c->name, cf_last_error());
+    r->have_kernel_ms = sk >= 0 && rk.have_kernel_ms;
+    memcpy(r->kernel_ms, rk.kernel_ms, sizeof r->kernel_ms);
+  }
+  if (st >= 0 && r32 && on_cuda) {
     cf_sim_free(sim); /* its device memory back before the second backend's */
     sim = NULL;
     cf_data_reset(m, d);
@@ -493,6 +542,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--no-amg")) { no_amg = 1; continue; }
     if (!strcmp(a, "--amg-f32")) { amg_f32 = 1; continue; }
     if (!strcmp(a, "--amg-only")) { amg_only = 1; continue; }
+    if (!strcmp(a, "--kernel-times")) { g_kernel_times = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
@@ -517,7 +567,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--kernel-times] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -739,6 +789,8 @@ int main(int argc, char** argv) {
     const int on_gpu = !strcmp(backend, "cuda");
     print_budget("block-Jacobi", &warm, gpu_gbs, on_gpu);
     print_budget("AMG", &amg, gpu_gbs, on_gpu);
+    print_kernel_times("block-Jacobi", &warm, gpu_gbs);
+    print_kernel_times("AMG", &amg, gpu_gbs);
     const double nan_ = NAN;
     const double bj_b[3] = {isnan(warm.iters) ? nan_ : warm.gpu.polar + warm.gpu.assemble + warm.gpu.update,
                             isnan(warm.iters) ? nan_ : warm.gpu.pcg_fixed + warm.iters * warm.gpu.per_iter,

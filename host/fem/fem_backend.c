@@ -55,3 +55,9 @@ double* cf_cuda_field(cfData* d, int nnode, int ntet, int npe, int nnzb, int bit
   if (count) *count = p ? n : 0;
   return p;
 }
+
+const char* cf_cuda_kernel_time_name(int k) {
+  static const char* const name[CF_CUDA_KT_COUNT] = {"polar",   "rotate", "node_gather", "block_gather", "rhs",
+                                                     "precond", "warm",   "pcg",         "update"};
+  return k >= 0 && k < CF_CUDA_KT_COUNT ? name[k] : "?";
+}

@@ -39,7 +39,19 @@ typedef struct cfCudaOptions {
                       inverse blocks, the coarsest solve and the PCG itself stay double. The
                       cycle remains a fixed symmetric operator (the PCG stays valid); a few more
                       iterations at most. 0: all double (default). Ignored without AMG. */
+  int kernel_timers; /* 1: CUDA events between the kernels of each backward-Euler cf_cuda_step
+                        (cf_cuda_kernel_times: the element stages kernel by kernel); 0 (default):
+                        only the four stage timers of cfData.timer */
 } cfCudaOptions;
+
+/* The kernels (and groups of them) cf_cuda_kernel_times splits a backward-Euler step into:
+ * k_polar; the two velocity copies and k_rotate (K_R and the element forces); k_node_gather (f_el);
+ * k_block_gather (A); k_rhs and its b_scale; the preconditioner's setup (AMG's node rotations or
+ * block Jacobi's inverse blocks); the warm start; the PCG; k_update_x. */
+enum { CF_CUDA_KT_POLAR, CF_CUDA_KT_ROTATE, CF_CUDA_KT_NODE_GATHER, CF_CUDA_KT_BLOCK_GATHER, CF_CUDA_KT_RHS,
+       CF_CUDA_KT_PRECOND, CF_CUDA_KT_WARM, CF_CUDA_KT_PCG, CF_CUDA_KT_UPDATE, CF_CUDA_KT_COUNT };
+/* "polar", "rotate", ... for CF_CUDA_KT_*; "?" outside */
+const char* cf_cuda_kernel_time_name(int k);
 
 cfCudaOptions cf_cuda_default_options(void);
 
@@ -50,7 +62,8 @@ int cf_cuda_available(char* why, int n);
 int cf_cuda_device_available(int device, char* why, int n);
 
 /* CF_OK if the GPU implements the model's method (backward Euler or generalized-alpha with Newton
- * iterations, the K_R tangent, block-Jacobi PCG, or AMG PCG with backward Euler; lumped or
+ * iterations, the K_R tangent, block-Jacobi or AMG PCG (AMG with generalized-alpha not yet run on a
+ * device); lumped or
  * consistent mass, Rayleigh damping, warm or cold start); else CF_ERR_UNSUPPORTED with a message
  * naming what the model asks for. Needs no device; cf_cuda_create calls it first.
  * The divergence monitor (def.divergence_check) runs on the GPU too: cf_cuda_step computes its
@@ -126,6 +139,10 @@ int cf_cuda_sync(cfCuda* g);
  * mechanism's FE body moves over the bus per step is the difference across the step
  * (cf_mbs_fe_bus_bytes). */
 int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h);
+/* ms[CF_CUDA_KT_COUNT]: the milliseconds of each kernel group summed over the backward-Euler steps
+ * since cf_cuda_create, and *steps their number; CF_ERR_ARG when the backend was created without
+ * cfCudaOptions.kernel_timers. */
+int cf_cuda_kernel_times(const cfCuda* g, double* ms, long* steps);
 
 /* The stages on their own, on the device copy of the state (for tests and benchmarks); each
  * blocks until done. polar writes d->ninverted; pcg writes d->pcg_iters, d->pcg_residual,

@@ -44,6 +44,10 @@ static unsigned long long field_bytes(const cfModel* m, const cfData* d, int wha
   if ((what & CF_CUDA_ACC) && d->a) b += sizeof(double) * (size_t)m->ndof;
   return b;
 }
+int cf_cuda_kernel_times(const cfCuda* g, double* ms, long* steps) {
+  (void)g, (void)ms, (void)steps;
+  return cf_error(CF_ERR_UNSUPPORTED, "mock: no kernels to time");
+}
 int cf_cuda_bus_bytes(const cfCuda* g, unsigned long long* h2d, unsigned long long* d2h) {
   if (h2d) *h2d = g->h2d;
   if (d2h) *d2h = g->d2h;
