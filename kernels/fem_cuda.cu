@@ -233,6 +233,21 @@ __global__ void __launch_bounds__(kThreads)
   if (i < ndof) x[i] += h * v[i];
 }
 
+/* the step graph's update (cfCudaOptions.step_graph): as k_update_x, skipped when the solve failed
+ * (a right side not finite: cf_cuda_step does not update then, and puts v back) */
+__global__ void __launch_bounds__(kThreads)
+    k_update_x_ok(int ndof, double h, const double* v, double* x, const DevState* st) {
+  int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < ndof && st->status >= 0) x[i] += h * v[i];
+}
+
+/* the step graph's PCG loop (a conditional WHILE node): one more iteration while the solve is not
+ * done; the iteration cap is the kernels' own (they set done at max_iter), the bound here only
+ * stops a loop whose done flag a bug never set */
+__global__ void k_pcg_loop_set(const DevState* st, cudaGraphConditionalHandle loop) {
+  cudaGraphSetConditional(loop, !st->done && st->it <= st->max_iter);
+}
+
 /* ---- PCG kernels ---------------------------------------------------------------------------- */
 
 __device__ void project3(int n, const unsigned char* fixed, int use_fixed, double* y) {
@@ -764,6 +779,14 @@ struct cfCuda {
   DevState* st;
   DevState* st_host; /* pinned mirror, read at PCG check points and at the end of a step */
 
+  /* cfCudaOptions.step_graph: the whole backward-Euler step as one graph (capture_step), the
+   * parameters it was captured with, the stream its PCG loop's body is captured on; capturing: the
+   * stream is being captured (event records become graph nodes, record_event) */
+  cudaGraphExec_t step_exec;
+  double step_key[12];
+  cudaStream_t body_s;
+  int capturing;
+
   /* PCG batch as a CUDA graph (captured on first use; all arguments are fixed pointers) */
   cudaGraphExec_t graph;
   int graph_k;
@@ -958,8 +981,15 @@ double* dev_field(cfCuda* g, int bit) {
 /* ---- launch helpers: enqueue on g->s, no sync ----------------------------------------------- */
 
 /* boundary k of the kernel timers (cfCudaOptions.kernel_timers; kernel group k - 1 ends, k begins) */
+int record_event(cfCuda* g, cudaEvent_t e) {
+  /* in a capture a plain record only orders streams; External makes it an event node of the graph */
+  if (g->capturing) CU(cudaEventRecordWithFlags(e, g->s, cudaEventRecordExternal));
+  else CU(cudaEventRecord(e, g->s));
+  return CF_OK;
+}
+
 int kmark(cfCuda* g, int k) {
-  if (g->opt.kernel_timers) CU(cudaEventRecord(g->kev[k], g->s));
+  if (g->opt.kernel_timers) TRY(record_event(g, g->kev[k]));
   return CF_OK;
 }
 
@@ -1177,9 +1207,8 @@ int capture_batch(cfCuda* g) {
   return CF_OK;
 }
 
-/* Block-Jacobi PCG for A v = b (as cf_stage_pcg); the host reads st back every check_every
- * iterations. Leaves the final DevState in g->st_host. */
-int run_pcg(cfCuda* g, const cfModel* m) {
+/* the PCG's start: its state reset, r = b - A x, the first z and p (every kernel a no-op once done) */
+int enqueue_pcg_start(cfCuda* g, const cfModel* m) {
   const int use_fixed = g->supports_active && g->nfixed > 0;
   k_pcg_reset<<<1, 1, 0, g->s>>>(g->st, m->def.pcg_tol, m->def.pcg_max_iter, use_fixed,
                                  m->def.warm_start);
@@ -1203,7 +1232,13 @@ int run_pcg(cfCuda* g, const cfModel* m) {
   }
   k_pcg_finish_init<<<1, kThreads, 0, g->s>>>(g->st, g->part0, g->part1, g->npart);
   CU_LAUNCHED(k_pcg_finish_init);
+  return CF_OK;
+}
 
+/* The PCG for A v = b (as cf_stage_pcg; block Jacobi or AMG); the host reads st back every
+ * check_every iterations. Leaves the final DevState in g->st_host. */
+int run_pcg(cfCuda* g, const cfModel* m) {
+  TRY(enqueue_pcg_start(g, m));
   const int graphs = g->opt.use_graphs && g->opt.spmv == CF_CUDA_SPMV_OWN;
   /* cusparseSpMV cannot read the device's `done` flag: batched, it would run up to
    * check_every - 1 full products after convergence. So the cuSPARSE path checks after every
@@ -1229,6 +1264,126 @@ int run_pcg(cfCuda* g, const cfModel* m) {
                       "iteration count %d, cap %d)",
                       batch, k, g->st_host->it, m->def.pcg_max_iter);
   }
+  return CF_OK;
+}
+
+/* ---- the whole backward-Euler step as one CUDA graph (cfCudaOptions.step_graph) --------------
+ * Small parts spend their step in launches and host syncs (docs/cuda.md, "The step's bytes": the
+ * lug at 21x its bytes' limit). Here the step is one graph launch and one sync: polar, elastic,
+ * assembly, warm start and the PCG's start as in cf_cuda_step, then the PCG's iterations in a
+ * conditional WHILE node (CUDA 12.4: its body one iteration and k_pcg_loop_set, which ends the
+ * loop on the device as soon as the solve is done: no empty iterations, no host check points),
+ * the guarded update and the DevState copied to the pinned host mirror. A graph keeps its
+ * kernels' arguments, so it is captured again when one of them changes (step_graph_key). */
+
+/* what the step graph's kernels were given: dt, the PCG's tolerance and cap, warm start, gravity,
+ * A's coefficients, the supports and the AMG hierarchy (graph_key) */
+void step_graph_key(const cfCuda* g, const cfModel* m, double* key) {
+  double cm, ck;
+  cf_system_coefficients(m, m->def.dt, &cm, &ck);
+  const double k[12] = {m->def.dt, m->def.pcg_tol, (double)m->def.pcg_max_iter, (double)m->def.warm_start,
+                        m->def.gravity[0], m->def.gravity[1], m->def.gravity[2], cm, ck,
+                        (double)g->supports_active, (double)graph_key(g), (double)g->nfixed};
+  memcpy(key, k, sizeof k);
+}
+
+/* the step's kernels, as cf_cuda_step enqueues them, onto the capturing stream g->s */
+int enqueue_step_body(cfCuda* g, const cfModel* m) {
+  const double h = m->def.dt;
+  const size_t nd = (size_t)g->ndof * sizeof(double);
+  TRY(record_event(g, g->ev[0]));
+  TRY(kmark(g, CF_CUDA_KT_POLAR));
+  TRY(enqueue_polar(g));
+  TRY(record_event(g, g->ev[1]));
+  TRY(kmark(g, CF_CUDA_KT_ROTATE));
+  if (m->def.warm_start) CU(cudaMemcpyAsync(g->p, g->v_prev, nd, cudaMemcpyDeviceToDevice, g->s));
+  CU(cudaMemcpyAsync(g->v_prev, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
+  TRY(enqueue_elastic(g));
+  TRY(enqueue_assemble(g, m, h));
+  TRY(record_event(g, g->ev[2]));
+  TRY(kmark(g, CF_CUDA_KT_WARM));
+  if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
+  TRY(kmark(g, CF_CUDA_KT_PCG));
+  TRY(enqueue_pcg_start(g, m));
+  /* the loop: its condition set from the start's state, then a WHILE node after the capture's
+   * current nodes, whose body is captured on a stream of its own into the node's graph */
+  cudaStreamCaptureStatus cs;
+  cudaGraph_t graph = NULL;
+  const cudaGraphNode_t* deps = NULL;
+  const cudaGraphEdgeData* edges = NULL;
+  size_t ndeps = 0;
+  CU(cudaStreamGetCaptureInfo(g->s, &cs, NULL, &graph, NULL, NULL, NULL));
+  cudaGraphConditionalHandle loop;
+  CU(cudaGraphConditionalHandleCreate(&loop, graph, 0, cudaGraphCondAssignDefault));
+  k_pcg_loop_set<<<1, 1, 0, g->s>>>(g->st, loop);
+  CU_LAUNCHED(k_pcg_loop_set);
+  CU(cudaStreamGetCaptureInfo(g->s, &cs, NULL, &graph, &deps, &edges, &ndeps));
+  /* all of it zero but what is set (the reserved members must be), the union by its padding */
+  cudaGraphNodeParams cp = {cudaGraphNodeTypeConditional, {0, 0, 0}, {{0}}, 0};
+  cp.conditional.handle = loop;
+  cp.conditional.type = cudaGraphCondTypeWhile;
+  cp.conditional.size = 1;
+  cudaGraphNode_t node;
+  CU(cudaGraphAddNode(&node, graph, deps, edges, ndeps, &cp));
+  CU(cudaStreamUpdateCaptureDependencies(g->s, &node, NULL, 1, cudaStreamSetCaptureDependencies));
+  cudaGraph_t body = cp.conditional.phGraph_out[0];
+  CU(cudaStreamBeginCaptureToGraph(g->body_s, body, NULL, NULL, 0, cudaStreamCaptureModeThreadLocal));
+  cudaStream_t main_s = g->s;
+  g->s = g->body_s; /* the iteration's launches go to the body's stream */
+  int st = enqueue_iteration(g);
+  if (st >= 0) {
+    k_pcg_loop_set<<<1, 1, 0, g->s>>>(g->st, loop);
+    st = cudaGetLastError() == cudaSuccess ? CF_OK : cf_error(CF_ERR_CUDA, "k_pcg_loop_set: launch failed");
+  }
+  g->s = main_s;
+  cudaError_t e = cudaStreamEndCapture(g->body_s, &body);
+  if (st < 0) return st;
+  if (e != cudaSuccess) return cf_cuda_fail(e, "cudaStreamEndCapture (the PCG loop's body)", __FILE__, __LINE__);
+  TRY(record_event(g, g->ev[3]));
+  TRY(kmark(g, CF_CUDA_KT_UPDATE));
+  k_update_x_ok<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, h, g->v, g->x, g->st);
+  CU_LAUNCHED(k_update_x_ok);
+  TRY(record_event(g, g->ev[4]));
+  TRY(kmark(g, CF_CUDA_KT_COUNT));
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  return CF_OK;
+}
+
+/* the step graph for the model's current parameters: kept, or captured anew */
+int capture_step(cfCuda* g, const cfModel* m) {
+  double key[12];
+  step_graph_key(g, m, key);
+  if (g->step_exec && !memcmp(key, g->step_key, sizeof key)) return CF_OK;
+  if (g->step_exec) {
+    CU(cudaGraphExecDestroy(g->step_exec));
+    g->step_exec = NULL;
+  }
+  if (!g->body_s) CU(cudaStreamCreateWithFlags(&g->body_s, cudaStreamNonBlocking));
+  CU(cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal));
+  g->capturing = 1;
+  int st = enqueue_step_body(g, m);
+  g->capturing = 0;
+  cudaGraph_t graph = NULL;
+  cudaError_t e = cudaStreamEndCapture(g->s, &graph);
+  if (st < 0) {
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return cf_error(st, "%s (while capturing the step graph; cfCudaOptions.step_graph = 0 avoids it)", msg);
+  }
+  if (e != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    return cf_cuda_fail(e, "cudaStreamEndCapture (the step graph)", __FILE__, __LINE__);
+  }
+  e = cudaGraphInstantiate(&g->step_exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    g->step_exec = NULL;
+    return cf_cuda_fail(e, "cudaGraphInstantiate (the step graph; conditional nodes need a CUDA 12.4 driver)",
+                        __FILE__, __LINE__);
+  }
+  memcpy(g->step_key, key, sizeof key);
   return CF_OK;
 }
 
@@ -1769,6 +1924,11 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     return cf_error(CF_ERR_ARG, "cf_cuda_create: amg_float = %d must be 0 or 1", o.amg_float);
   if (o.kernel_timers != 0 && o.kernel_timers != 1)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: kernel_timers = %d must be 0 or 1", o.kernel_timers);
+  if (o.step_graph != 0 && o.step_graph != 1)
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: step_graph = %d must be 0 or 1", o.step_graph);
+  if (o.step_graph && (!o.use_graphs || o.spmv != CF_CUDA_SPMV_OWN))
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: step_graph needs use_graphs and the own SpMV (a library SpMV cannot "
+                    "read the device's done flag inside the graph's loop)");
   if (o.check_every < 1 || o.check_every > 1024)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
                     o.check_every);
@@ -1917,6 +2077,8 @@ void cf_cuda_free(cfCuda* g) {
   if (g->s) cudaStreamSynchronize(g->s);
   if (g->copy) cudaStreamSynchronize(g->copy);
   if (g->graph) cudaGraphExecDestroy(g->graph);
+  if (g->step_exec) cudaGraphExecDestroy(g->step_exec);
+  if (g->body_s) cudaStreamDestroy(g->body_s);
   if (g->spA) cusparseDestroySpMat(g->spA);
   if (g->spx) cusparseDestroyDnVec(g->spx);
   if (g->spy) cusparseDestroyDnVec(g->spy);
@@ -2272,7 +2434,14 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
   if (m->def.integrator == CF_INTEGRATOR_GENERALIZED_ALPHA) return ga_step(g, m, d);
   const double h = m->def.dt;
   int saved = 0; /* v_prev holds v0: the state can be put back */
-  int st = [&]() -> int {
+  const int step_graph = g->opt.step_graph;
+  int st = step_graph ? [&]() -> int {
+    TRY(capture_step(g, m)); /* on first use, and again when its parameters changed */
+    CU(cudaGraphLaunch(g->step_exec, g->s));
+    saved = 1; /* v_prev = v0 is the graph's second copy */
+    g->bus_d2h += sizeof(DevState);
+    return sync_stream(g->s, "cf_cuda_step (the step graph)");
+  }() : [&]() -> int {
     CU(cudaEventRecord(g->ev[0], g->s));
     TRY(kmark(g, CF_CUDA_KT_POLAR));
     TRY(enqueue_polar(g));

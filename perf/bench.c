@@ -46,6 +46,8 @@
  * --kernel-times (a GPU backend): each run again from rest on a backend with kernel timers
  * (cfCudaOptions.kernel_timers): ms per step of each kernel group of the step against its bytes'
  * limit (the element stages kernel by kernel).
+ * --step-graph (a GPU backend): each run again with the whole step as one CUDA graph
+ * (cfCudaOptions.step_graph): its ms per step beside the batched graphs' (columns sg_*).
  * --budget CSV: no steps; the byte budget of each case of a measured bench.csv (a GPU run's) with
  * its iterations, against its stage times at --gpu-gbs (docs/cuda.md, "The step's bytes").
  * Writes <out>/bench.csv; exits 1 when a case was skipped (a mesh missing) or failed. Every figure printed is measured in this run, except the byte count. */
@@ -110,6 +112,7 @@ typedef struct Result {
   StepBytes gpu; /* the GPU step's bytes for this run's model and preconditioner */
   int have_kernel_ms;                 /* --kernel-times on the GPU: kernel_ms is set */
   double kernel_ms[CF_CUDA_KT_COUNT]; /* ms per timed step by kernel group (cf_cuda_kernel_times) */
+  double sg_ms_median, sg_iters;      /* --step-graph: the same steps as one graph each */
 } Result;
 
 /* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
@@ -218,6 +221,8 @@ static void print_kernel_times(const char* what, const Result* r, double gbs) {
 
 /* --kernel-times: a run on the GPU is repeated on a backend with kernel timers */
 static int g_kernel_times = 0;
+/* --step-graph: a run on the GPU is repeated with the whole step as one graph */
+static int g_step_graph = 0;
 
 /* warm-up and timed steps on sim, or on the CUDA backend g when sim is NULL (the float AMG
  * variant, which cf_sim cannot ask for); the figures into r. ms, cpu: [steps] scratch. */
@@ -270,6 +275,18 @@ static int timed_steps(const Case* c, const cfModel* m, cfData* d, const cfNodeS
   return st < 0 ? st : CF_OK;
 }
 
+/* the same steps again from rest (cf_data_reset, as cf_sim_reset) on a CUDA backend created with
+ * options o; the figures into rx */
+static int rerun_gpu(const Case* c, const cfModel* m, cfData* d, const cfNodeSet* load, const cfCudaOptions* o,
+                     int steps, double* ms, double* cpu, Result* rx) {
+  cf_data_reset(m, d);
+  cfCuda* g = NULL;
+  int st = cf_cuda_create_ex(m, d, o, &g);
+  if (st >= 0) st = timed_steps(c, m, d, load, NULL, g, steps, ms, cpu, rx);
+  cf_cuda_free(g);
+  return st;
+}
+
 /* r32 (AMG on the GPU only, else NULL): after the run, the same steps again with the float
  * V-cycle (cfCudaOptions.amg_float) on the same hierarchy, so that its host setup (seconds at
  * 1M tetrahedra) is paid once: the state back at rest (cf_data_reset, as cf_sim_reset), a
@@ -302,6 +319,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   if (st >= 0) st = cf_data_create(m, &d);
   double w2 = cf_wall_time();
   r->amg_bytes = r->amg_opc = r->amg_setup_ms = r->amg_value_bytes = r->amg_gpu_bytes = NAN;
+  r->sg_ms_median = r->sg_iters = NAN;
   r->amg_desc[0] = '\0';
   double setup_s;
   if (st >= 0 && cf_precond_amg_info(d, &r->amg_bytes, &r->amg_opc, &setup_s, r->amg_desc, sizeof r->amg_desc))
@@ -323,39 +341,39 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   r->have_kernel_ms = 0;
   st = timed_steps(c, m, d, load, sim, NULL, steps, ms, cpu, r);
   const int on_cuda = !strcmp(cf_sim_backend_name(sim), "cuda");
-  if (st >= 0 && on_cuda && g_kernel_times) {
-    /* --kernel-times: the same steps from rest on a backend with kernel timers (their events
-     * between kernels are not in the run's own figures); its failure is reported, not the run's */
+  /* the GPU variants, each the same steps from rest on a backend of its own (the run's device
+   * memory given back first), so that the hierarchy's host setup is paid once; a variant's failure
+   * is reported, not the run's */
+  if (st >= 0 && on_cuda && (g_kernel_times || g_step_graph || r32)) {
     cf_sim_free(sim);
     sim = NULL;
-    cf_data_reset(m, d);
+  }
+  if (st >= 0 && on_cuda && g_kernel_times) {
+    /* --kernel-times: the kernel timers' events are not in the run's own figures */
     cfCudaOptions o = cf_cuda_default_options();
     o.kernel_timers = 1;
-    cfCuda* g = NULL;
     Result rk = *r;
-    int sk = cf_cuda_create_ex(m, d, &o, &g);
-    if (sk >= 0) sk = timed_steps(c, m, d, load, NULL, g, steps, ms, cpu, &rk);
-    cf_cuda_free(g);
+    int sk = rerun_gpu(c, m, d, load, &o, steps, ms, cpu, &rk);
     if (sk < 0) printf("%-10s kernel timers failed: %s\n", c->name, cf_last_error());
     r->have_kernel_ms = sk >= 0 && rk.have_kernel_ms;
     memcpy(r->kernel_ms, rk.kernel_ms, sizeof r->kernel_ms);
   }
+  if (st >= 0 && on_cuda && g_step_graph) {
+    /* --step-graph: the whole step as one graph (cfCudaOptions.step_graph) */
+    cfCudaOptions o = cf_cuda_default_options();
+    o.step_graph = 1;
+    Result rs = *r;
+    int ss = rerun_gpu(c, m, d, load, &o, steps, ms, cpu, &rs);
+    if (ss < 0) printf("%-10s one graph per step failed: %s\n", c->name, cf_last_error());
+    else r->sg_ms_median = rs.ms_median, r->sg_iters = rs.iters;
+  }
   if (st >= 0 && r32 && on_cuda) {
-    cf_sim_free(sim); /* its device memory back before the second backend's */
-    sim = NULL;
-    cf_data_reset(m, d);
     cfCudaOptions o = cf_cuda_default_options();
     o.amg_float = 1;
-    cfCuda* g = NULL;
-    const double t0 = cf_wall_time();
-    int s2 = cf_cuda_create_ex(m, d, &o, &g);
     r32->setup_ms[0] = r->setup_ms[0];
-    r32->setup_ms[1] = NAN; /* the hierarchy is r's */
-    r32->setup_ms[2] = 1e3 * (cf_wall_time() - t0);
+    r32->setup_ms[1] = r32->setup_ms[2] = NAN; /* the hierarchy is r's; its backend's create not timed apart */
     r32->pcg_bytes = r->pcg_bytes;
-    if (s2 >= 0) s2 = timed_steps(c, m, d, load, NULL, g, steps, ms, cpu, r32);
-    cf_cuda_free(g);
-    *st32 = s2;
+    *st32 = rerun_gpu(c, m, d, load, &o, steps, ms, cpu, r32);
   }
 done:
   free(ms);
@@ -543,6 +561,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--amg-f32")) { amg_f32 = 1; continue; }
     if (!strcmp(a, "--amg-only")) { amg_only = 1; continue; }
     if (!strcmp(a, "--kernel-times")) { g_kernel_times = 1; continue; }
+    if (!strcmp(a, "--step-graph")) { g_step_graph = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
@@ -567,7 +586,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--kernel-times] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--kernel-times] [--step-graph] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -642,7 +661,7 @@ int main(int argc, char** argv) {
                "amg_ms_per_step_mean,amg_cpu_ms_per_step,amg_setup_data_ms,amg_setup_hierarchy_ms,amg_bytes_per_vcycle,"
                "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms,amg_f32_ms_per_step,amg_f32_pcg_iters,amg_f32_pcg_ms,"
                "amg_f32_bytes_per_vcycle,gpu_bytes_elem,gpu_bytes_pcg,gpu_bytes_step,amg_gpu_bytes_elem,amg_gpu_bytes_pcg,"
-               "amg_gpu_bytes_step,amg_polar_ms,amg_assemble_ms,amg_update_ms\n");
+               "amg_gpu_bytes_step,amg_polar_ms,amg_assemble_ms,amg_update_ms,sg_ms_per_step,amg_sg_ms_per_step\n");
   if (scene_path)
     printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
            backend, omp_get_max_threads(), steps, g_warmup, scene_path, scene.def.dt, scene.def.pcg_tol);
@@ -678,6 +697,7 @@ int main(int argc, char** argv) {
     if (amg_only) { /* the block-Jacobi and rotated-Cholesky runs left out: their columns nan */
       memset(&warm, 0, sizeof warm);
       warm.ms_median = warm.ms_min = warm.ms_mean = warm.cpu_ms_median = warm.iters = NAN;
+      warm.sg_ms_median = warm.sg_iters = NAN;
       for (int k = 0; k < 3; k++) warm.setup_ms[k] = NAN;
       for (int k = 0; k < CF_STAGE_COUNT; k++) warm.stage_ms[k] = NAN;
     } else {
@@ -693,6 +713,7 @@ int main(int argc, char** argv) {
     if (st >= 0 && !amg_only && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
       st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc, NULL, NULL);
     amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
+    amg.sg_ms_median = amg.sg_iters = NAN;
     amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
     for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
     /* AMG on the CPU and, since the GPU runs it too (kernels/fem_cuda_amg.cu), on the GPU; its
@@ -712,6 +733,7 @@ int main(int argc, char** argv) {
       if (sa < 0) {
         printf("%-10s AMG failed: %s\n", c->name, cf_last_error());
         amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
+    amg.sg_ms_median = amg.sg_iters = NAN;
         amg.amg_setup_ms = amg.setup_ms[1] = NAN;
         for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
         nfailed++;
@@ -791,6 +813,11 @@ int main(int argc, char** argv) {
     print_budget("AMG", &amg, gpu_gbs, on_gpu);
     print_kernel_times("block-Jacobi", &warm, gpu_gbs);
     print_kernel_times("AMG", &amg, gpu_gbs);
+    if (g_step_graph && on_gpu)
+      printf("%-10s one graph per step (step_graph): block-Jacobi %.3f ms/step (%.1f it; batched %.3f: %.2fx), "
+             "AMG %.3f ms/step (%.1f it; batched %.3f: %.2fx)\n", "", warm.sg_ms_median, warm.sg_iters,
+             warm.ms_median, warm.ms_median / warm.sg_ms_median, amg.sg_ms_median, amg.sg_iters, amg.ms_median,
+             amg.ms_median / amg.sg_ms_median);
     const double nan_ = NAN;
     const double bj_b[3] = {isnan(warm.iters) ? nan_ : warm.gpu.polar + warm.gpu.assemble + warm.gpu.update,
                             isnan(warm.iters) ? nan_ : warm.gpu.pcg_fixed + warm.iters * warm.gpu.per_iter,
@@ -800,7 +827,7 @@ int main(int argc, char** argv) {
                             isnan(amg.iters) ? nan_ : step_bytes_total(&amg.gpu, amg.iters)};
     fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g,"
                  "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f,%.4f,%.1f,%.4f,%.0f,"
-                 "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.4f\n",
+                 "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, dt_ms / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
@@ -809,7 +836,7 @@ int main(int argc, char** argv) {
             amg.ms_median, amg.iters, amg.ms_mean, amg.cpu_ms_median, amg.setup_ms[1], amg.amg_setup_ms, amg.amg_bytes,
             amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg, a32.ms_median, a32.iters, a32.stage_ms[CF_STAGE_PCG],
             a32_bytes, bj_b[0], bj_b[1], bj_b[2], am_b[0], am_b[1], am_b[2], amg.stage_ms[CF_STAGE_POLAR],
-            amg.stage_ms[CF_STAGE_ASSEMBLE], amg.stage_ms[CF_STAGE_UPDATE]);
+            amg.stage_ms[CF_STAGE_ASSEMBLE], amg.stage_ms[CF_STAGE_UPDATE], warm.sg_ms_median, amg.sg_ms_median);
     fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     if (!c->scene) cf_mesh_free(&mesh);
   }

@@ -22,7 +22,8 @@
 # amg_float, docs/cuda.md "AMG in float"): test_cuda_stages --amg-f32 (appended to stages.log),
 # compute-sanitizer memcheck on its --quick (appended to memcheck.log), cofem_bench --amg-only
 # --amg-f32 (appended to bench.log, its CSV too), and a table of it in summary.txt; then the
-# element stages kernel by kernel (cofem_bench --kernel-times on the lug and lug_1m).
+# step kernel by kernel (cofem_bench --kernel-times on the lug, the hinge and lug_1m) and, on the
+# lug and the hinge, the whole step as one graph (--step-graph).
 # Exit 0 when every part passed, 1 otherwise. Arguments: [BUNDLE_DIR] (default build-gpu/bundle).
 set -u
 cd "$(dirname "$0")/.."
@@ -236,18 +237,21 @@ for r in rows:
     print("%-11s %s | %s | %s" % (r["case"], dbl, flt, ratio))
 PY
 else f32_part "cofem_bench --amg-only --amg-f32" skip; fi
-# the element stages kernel by kernel (cofem_bench --kernel-times: CUDA events between the kernels,
-# cfCudaOptions.kernel_timers), the lug and lug_1m, against each kernel's byte limit (docs/cuda.md,
-# "The step's bytes"); appended to bench.log, its lines to the summary
+# the step kernel by kernel (cofem_bench --kernel-times: CUDA events between the kernels,
+# cfCudaOptions.kernel_timers) against each kernel's byte limit (docs/cuda.md, "The step's
+# bytes"), and on the small parts the whole step as one graph (--step-graph: cfCudaOptions.
+# step_graph, the PCG in a conditional loop) beside the batched graphs; appended to bench.log, its
+# lines to the summary
 T=$(f32_budget 60 30)
 if [ "$T" -gt 0 ]; then
-  for kc in lug lug_1m; do
-    { echo "== cofem_bench --backend cuda --family --big --case $kc --steps 5 --no-cold --kernel-times --gpu-gbs ${BW:-3000} (limit ${T} s)"
-      timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --case "$kc" --steps 5 --no-cold --kernel-times \
+  for kc in lug hinge lug_1m; do
+    SG=--step-graph; [ "$kc" = lug_1m ] && SG=""
+    { echo "== cofem_bench --backend cuda --family --big --case $kc --steps 10 --no-cold --kernel-times $SG --gpu-gbs ${BW:-3000} (limit ${T} s)"
+      timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --case "$kc" --steps 10 --no-cold --kernel-times $SG \
         --gpu-gbs "${BW:-3000}" --meshes "$MESHES" --out "$W/bench-kt-$kc"; echo "exit $?"; } >"$W/bench-kt.log" 2>&1
     cat "$W/bench-kt.log" >>"$OUT/bench.log"
-    grep -E "GPU kernels|GPU bytes per step" "$W/bench-kt.log" | sed "s/^ */         $kc /" | tee -a "$S"
-    f32_part "cofem_bench --kernel-times --case $kc" "$(grep -E '^exit [0-9]+$' "$W/bench-kt.log" | tail -1 | awk '{print $2}')"
+    grep -E "GPU kernels|GPU bytes per step|one graph per step" "$W/bench-kt.log" | sed "s/^ */         $kc /" | tee -a "$S"
+    f32_part "cofem_bench --kernel-times $SG --case $kc" "$(grep -E '^exit [0-9]+$' "$W/bench-kt.log" | tail -1 | awk '{print $2}')"
     T=$(f32_budget 60 30)
     [ "$T" -gt 0 ] || break
   done

@@ -39,6 +39,14 @@ typedef struct cfCudaOptions {
                       inverse blocks, the coarsest solve and the PCG itself stay double. The
                       cycle remains a fixed symmetric operator (the PCG stays valid); a few more
                       iterations at most. 0: all double (default). Ignored without AMG. */
+  int step_graph;    /* 1: each backward-Euler cf_cuda_step is one CUDA graph launch and one host
+                        sync: polar to update, the PCG's iterations in a conditional WHILE node that
+                        ends on the device when the solve is done (no empty iterations, no check
+                        points; a driver for CUDA 12.4 or later); captured at the first step and
+                        again when dt, the PCG's tolerance or cap, gravity or the supports change.
+                        Needs use_graphs and CF_CUDA_SPMV_OWN. 0 (default): the PCG in batches of
+                        check_every iterations with a sync after each. Not yet run on a device
+                        (2026-11-29). */
   int kernel_timers; /* 1: CUDA events between the kernels of each backward-Euler cf_cuda_step
                         (cf_cuda_kernel_times: the element stages kernel by kernel); 0 (default):
                         only the four stage timers of cfData.timer */

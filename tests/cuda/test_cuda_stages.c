@@ -540,6 +540,20 @@ static void run_gpu(Case* c, const cfCudaOptions* o, const char* label, const Tr
   }
   CHECK(d->steps == c->steps);
   CHECK(fabs(d->t - c->steps * m->def.dt) <= 1e-9 * c->steps * m->def.dt);
+  if (o->kernel_timers) {
+    /* the kernel groups' events lie between the stages' own: their sum is the four stages' */
+    double kt[CF_CUDA_KT_COUNT], sum = 0;
+    long n = 0;
+    CHECK_OK(cf_cuda_kernel_times(g, kt, &n));
+    for (int k = 0; k < CF_CUDA_KT_COUNT; k++) sum += kt[k];
+    const double stages = 1e3 * (d->timer[CF_STAGE_POLAR] + d->timer[CF_STAGE_ASSEMBLE] + d->timer[CF_STAGE_PCG] +
+                                 d->timer[CF_STAGE_UPDATE]);
+    printf("  %-34s %ld steps timed; kernel groups %.3f ms, the stages %.3f ms (", "kernel timers:", n, sum, stages);
+    for (int k = 0; k < CF_CUDA_KT_COUNT; k++)
+      printf("%s %.3f%s", cf_cuda_kernel_time_name(k), kt[k], k + 1 < CF_CUDA_KT_COUNT ? ", " : ")\n");
+    CHECK(n == c->steps);
+    CHECK(fabs(sum - stages) <= 0.05 * stages + 0.01 * c->steps);
+  }
   if (verbose)
     printf("  timers: polar %.3g s, assemble %.3g s, pcg %.3g s, update %.3g s, transfer %.3g s\n",
            d->timer[CF_STAGE_POLAR], d->timer[CF_STAGE_ASSEMBLE], d->timer[CF_STAGE_PCG],
@@ -712,6 +726,9 @@ static void test_amg(Case* c) {
       ob.use_graphs = 0;
       ob.check_every = 3;
       run_gpu(c, &ob, "AMG: steps GPU (no graphs, check 3)", NULL, &ga, &gb);
+      cfCudaOptions os = o; /* the whole step as one graph (test_steps), the V-cycle in its loop */
+      os.step_graph = 1;
+      run_gpu(c, &os, "AMG: steps GPU (one graph per step)", NULL, &ga, &gb);
     }
   }
   traj_free(&cpu);
@@ -721,20 +738,31 @@ static void test_amg(Case* c) {
 }
 
 static void test_steps(Case* c) {
-  Traj cpu, ga, gb, gc;
+  Traj cpu, ga, gb, gc, gs;
   memset(&cpu, 0, sizeof cpu);
   memset(&ga, 0, sizeof ga);
   memset(&gb, 0, sizeof gb);
   memset(&gc, 0, sizeof gc);
+  memset(&gs, 0, sizeof gs);
   int n = c->m->ndof;
-  if (!traj_alloc(&cpu, c->steps, n) || !traj_alloc(&ga, c->steps, n) ||
-      !traj_alloc(&gb, c->steps, n) || !traj_alloc(&gc, c->steps, n)) {
+  if (!traj_alloc(&cpu, c->steps, n) || !traj_alloc(&ga, c->steps, n) || !traj_alloc(&gb, c->steps, n) ||
+      !traj_alloc(&gc, c->steps, n) || !traj_alloc(&gs, c->steps, n)) {
     CHECK(!"out of memory");
   } else {
     run_cpu(c, &cpu);
     cfCudaOptions o = cf_cuda_default_options();
     run_gpu(c, &o, "steps GPU (graphs) vs CPU", &cpu, NULL, &ga);
+    /* the whole step as one graph, its PCG in a conditional loop (not yet run on a device when
+     * written): the same kernels in the same order, so the same bits and iterations as the batched
+     * graphs (their no-op iterations after convergence change nothing); the supports released and
+     * restored make it capture again. In --quick too, for the sanitizers. */
+    cfCudaOptions os = o;
+    os.step_graph = 1;
+    run_gpu(c, &os, "steps GPU (one graph per step)", NULL, &ga, &gs);
     if (c->big || quick) goto done;
+    cfCudaOptions ok = o;
+    ok.kernel_timers = 1;
+    run_gpu(c, &ok, "steps GPU (kernel timers)", NULL, &ga, &gs);
     cfCudaOptions ob = o;
     ob.use_graphs = 0;
     ob.check_every = 3;
@@ -754,6 +782,7 @@ done:
   traj_free(&ga);
   traj_free(&gb);
   traj_free(&gc);
+  traj_free(&gs);
 }
 
 /* ---- inverted elements: one node pushed through its opposite face ---------------------------- */
