@@ -376,6 +376,64 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) part[blockIdx.x] = t;
 }
 
+/* CF_CUDA_SPMV_WARP: one warp per block row. A row's blocks are contiguous (9 doubles each), so
+ * lane l reads the row's doubles l, l + 32, ... (each load of the warp coalesced, where a thread
+ * per row streams its ~1 KB alone) and adds A_j x_col into the partial of the block row j % 9 / 3
+ * it belongs to; the three partials are summed over the warp by a fixed shuffle tree (deterministic;
+ * the CPU's cf_bsr_row sums in row order: round-off apart). y: lane 0's. */
+__device__ void warp_bsr_row(int n, const int* row_ptr, const int* col, const double* A, const double* x, int lane,
+                             double* y0, double* y1, double* y2) {
+  const long j1 = 9 * (long)row_ptr[n + 1];
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (long j = 9 * (long)row_ptr[n] + lane; j < j1; j += 32) {
+    const long k = j / 9;
+    const int c = (int)(j - 9 * k), r = c / 3;
+    const double a = A[j] * x[3 * (long)col[k] + (c - 3 * r)];
+    if (r == 0) s0 += a;
+    else if (r == 1) s1 += a;
+    else s2 += a;
+  }
+  for (int off = 16; off > 0; off >>= 1) {
+    s0 += __shfl_down_sync(0xffffffffu, s0, off);
+    s1 += __shfl_down_sync(0xffffffffu, s1, off);
+    s2 += __shfl_down_sync(0xffffffffu, s2, off);
+  }
+  *y0 = s0, *y1 = s1, *y2 = s2;
+}
+
+/* k_spmv_dot with a warp per row (warp_bsr_row): the grid of g->npart blocks strides over the rows,
+ * kThreads / 32 at a time per block, so the partials keep their count */
+__global__ void __launch_bounds__(kThreads)
+    k_spmv_dot_warp(int nnode, const int* row_ptr, const int* col, const double* A, const unsigned char* fixed,
+                    const double* p, double* q, const DevState* st, double* part) {
+  __shared__ double sh[kThreads];
+  if (st->done) return; /* uniform over the grid */
+  const int lane = threadIdx.x & 31, warps = kThreads / 32;
+  double s = 0;
+  for (int n = blockIdx.x * warps + (threadIdx.x >> 5); n < nnode; n += gridDim.x * warps) {
+    double y0, y1, y2;
+    warp_bsr_row(n, row_ptr, col, A, p, lane, &y0, &y1, &y2);
+    if (lane == 0) {
+      q[3 * n] = y0, q[3 * n + 1] = y1, q[3 * n + 2] = y2;
+      project3(n, fixed, st->use_fixed, q);
+      for (int i = 0; i < 3; i++) s += p[3 * n + i] * q[3 * n + i];
+    }
+  }
+  double t = block_sum(s, sh);
+  if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+/* y = A x, a warp per row, no projection (the warm start's products, cf_cuda_apply_A) */
+__global__ void __launch_bounds__(kThreads)
+    k_spmv_warp(int nnode, const int* row_ptr, const int* col, const double* A, const double* x, double* y) {
+  const int lane = threadIdx.x & 31, warps = kThreads / 32;
+  for (int n = blockIdx.x * warps + (threadIdx.x >> 5); n < nnode; n += gridDim.x * warps) {
+    double y0, y1, y2;
+    warp_bsr_row(n, row_ptr, col, A, x, lane, &y0, &y1, &y2);
+    if (lane == 0) y[3 * n] = y0, y[3 * n + 1] = y1, y[3 * n + 2] = y2;
+  }
+}
+
 /* the same projection and partial after a library SpMV */
 __global__ void __launch_bounds__(kThreads)
     k_project_dot(int nnode, const unsigned char* fixed, const double* p, double* q,
@@ -1058,6 +1116,18 @@ int enqueue_assemble(cfCuda* g, const cfModel* m, double h) {
   return enqueue_precond_setup(g, g->amg_on);
 }
 
+/* y = A x on g->s by the own kernels (a thread or, CF_CUDA_SPMV_WARP, a warp per row) */
+int enqueue_spmv_plain(cfCuda* g, const double* x, double* y) {
+  if (g->opt.spmv == CF_CUDA_SPMV_WARP) {
+    k_spmv_warp<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, x, y);
+    CU_LAUNCHED(k_spmv_warp);
+    return CF_OK;
+  }
+  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, x, y);
+  CU_LAUNCHED(k_spmv);
+  return CF_OK;
+}
+
 /* the PCG's starting guess from v = v0 and v1 (in p), a copy of the velocities of the step before
  * (as cf_pcg_warm_start; cf_cuda_step fills p); A v0 and A v1 in q and z */
 int enqueue_warm_start(cfCuda* g, double tol) {
@@ -1066,11 +1136,8 @@ int enqueue_warm_start(cfCuda* g, double tol) {
   k_warm_project<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v,
                                                               v1);
   CU_LAUNCHED(k_warm_project);
-  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->v,
-                                                      Av0);
-  CU_LAUNCHED(k_spmv);
-  k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, v1, Av1);
-  CU_LAUNCHED(k_spmv);
+  TRY(enqueue_spmv_plain(g, g->v, Av0));
+  TRY(enqueue_spmv_plain(g, v1, Av1));
   k_warm_sums<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, use_fixed, g->v, v1, Av0, Av1,
                                                g->b, g->part_warm, g->npart);
   CU_LAUNCHED(k_warm_sums);
@@ -1120,6 +1187,10 @@ int enqueue_spmv_dot(cfCuda* g, const double* src) {
     TRY(sparse_spmv(g, src, g->q));
     k_project_dot<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->fixed, src, g->q, g->st, g->part0);
     CU_LAUNCHED(k_project_dot);
+  } else if (g->opt.spmv == CF_CUDA_SPMV_WARP) {
+    k_spmv_dot_warp<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->fixed, src, g->q, g->st,
+                                                     g->part0);
+    CU_LAUNCHED(k_spmv_dot_warp);
   } else {
     k_spmv_dot<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->fixed, src,
                                                 g->q, g->st, g->part0);
@@ -1239,7 +1310,7 @@ int enqueue_pcg_start(cfCuda* g, const cfModel* m) {
  * check_every iterations. Leaves the final DevState in g->st_host. */
 int run_pcg(cfCuda* g, const cfModel* m) {
   TRY(enqueue_pcg_start(g, m));
-  const int graphs = g->opt.use_graphs && g->opt.spmv == CF_CUDA_SPMV_OWN;
+  const int graphs = g->opt.use_graphs && g->opt.spmv != CF_CUDA_SPMV_CUSPARSE;
   /* cusparseSpMV cannot read the device's `done` flag: batched, it would run up to
    * check_every - 1 full products after convergence. So the cuSPARSE path checks after every
    * iteration (one sync each): it is the comparison path, not the fast one. */
@@ -1918,7 +1989,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   if (!m || !d) return cf_error(CF_ERR_ARG, "cf_cuda_create: NULL model or data");
   TRY(cf_cuda_check_model(m)); /* before any device call: the same refusal without a GPU */
   cfCudaOptions o = opt ? *opt : cf_cuda_default_options();
-  if (o.spmv != CF_CUDA_SPMV_OWN && o.spmv != CF_CUDA_SPMV_CUSPARSE)
+  if (o.spmv != CF_CUDA_SPMV_OWN && o.spmv != CF_CUDA_SPMV_CUSPARSE && o.spmv != CF_CUDA_SPMV_WARP)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: unknown SpMV kind %d", o.spmv);
   if (o.amg_float != 0 && o.amg_float != 1)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: amg_float = %d must be 0 or 1", o.amg_float);
@@ -1926,8 +1997,8 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     return cf_error(CF_ERR_ARG, "cf_cuda_create: kernel_timers = %d must be 0 or 1", o.kernel_timers);
   if (o.step_graph != 0 && o.step_graph != 1)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: step_graph = %d must be 0 or 1", o.step_graph);
-  if (o.step_graph && (!o.use_graphs || o.spmv != CF_CUDA_SPMV_OWN))
-    return cf_error(CF_ERR_ARG, "cf_cuda_create: step_graph needs use_graphs and the own SpMV (a library SpMV cannot "
+  if (o.step_graph && (!o.use_graphs || o.spmv == CF_CUDA_SPMV_CUSPARSE))
+    return cf_error(CF_ERR_ARG, "cf_cuda_create: step_graph needs use_graphs and an own SpMV (a library SpMV cannot "
                     "read the device's done flag inside the graph's loop)");
   if (o.check_every < 1 || o.check_every > 1024)
     return cf_error(CF_ERR_ARG, "cf_cuda_create: check_every = %d must lie in [1, 1024]",
@@ -2056,6 +2127,9 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
     if (g->amg_on) { /* the hierarchies, level 0 on the model's pattern just uploaded */
       if (amg_sup) TRY(cf_cuda_amg_create(amg_sup, o.amg_float, g->row_ptr, g->col, g->s, &g->amg_sup));
       TRY(cf_cuda_amg_create(amg_free, o.amg_float, g->row_ptr, g->col, g->s, &g->amg_free));
+      /* CF_CUDA_SPMV_WARP: level 0's products a warp per row too */
+      cf_cuda_amg_set_warp_spmv(g->amg_sup, o.spmv == CF_CUDA_SPMV_WARP);
+      cf_cuda_amg_set_warp_spmv(g->amg_free, o.spmv == CF_CUDA_SPMV_WARP);
     }
     TRY(sync_stream(g->s, "model upload"));
     return cf_cuda_upload(g, d, CF_CUDA_STATE | CF_CUDA_F_EXT); /* with the node rotations */
@@ -2393,7 +2467,7 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
 
 int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   if (!g || !x || !y) return cf_error(CF_ERR_ARG, "cf_cuda_apply_A: NULL argument");
-  if (spmv != CF_CUDA_SPMV_OWN && spmv != CF_CUDA_SPMV_CUSPARSE)
+  if (spmv != CF_CUDA_SPMV_OWN && spmv != CF_CUDA_SPMV_CUSPARSE && spmv != CF_CUDA_SPMV_WARP)
     return cf_error(CF_ERR_ARG, "cf_cuda_apply_A: unknown SpMV kind %d", spmv);
   CU(cudaSetDevice(g->device));
   const size_t nd = (size_t)g->ndof;
@@ -2401,6 +2475,9 @@ int cf_cuda_apply_A(cfCuda* g, int spmv, const double* x, double* y) {
   TRY(upload_array(g, g->p, x, nd));
   if (spmv == CF_CUDA_SPMV_CUSPARSE) {
     TRY(sparse_spmv(g, g->p, g->q));
+  } else if (spmv == CF_CUDA_SPMV_WARP) {
+    k_spmv_warp<<<g->npart, kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->p, g->q);
+    CU_LAUNCHED(k_spmv_warp);
   } else {
     k_spmv<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->A, g->p,
                                                         g->q);

@@ -2,6 +2,7 @@
  *
  *   rotate      k_amg_rotate_in / _out   t = Q^T r (fixed DOFs zeroed), z = Q y     per node
  *   level 0     k_amg_bsr                 w = A0 x, A0's 3x3 blocks (cf_bsr_row)   per block row
+ *               k_amg_bsr_warp            the same, a warp per block row (CF_CUDA_SPMV_WARP)
  *   levels >= 1 k_amg_csr                 y (+)= A x for A, P and R: one warp per row
  *   smoother    k_amg_cheb_first          r = b (- A x), d = D^-1 r / theta, x (+)= d   per node
  *               k_amg_cheb_step           r -= A d, d = c1 d + c2 D^-1 r, x += d       per node
@@ -97,6 +98,35 @@ __global__ void __launch_bounds__(kThreads)
   if (*done) return;
   int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < nnode) amg_bsr_row(i, row_ptr, col, val, x, y);
+}
+
+/* k_amg_bsr with a warp per block row (the backend's CF_CUDA_SPMV_WARP, fem_cuda.cu's
+ * warp_bsr_row): lane l reads the row's values l, l + 32, ... coalesced, each into the partial of
+ * its block row, then a butterfly sum in a fixed order */
+template <class T>
+__global__ void __launch_bounds__(kThreads)
+    k_amg_bsr_warp(int nnode, const int* row_ptr, const int* col, const T* val, const double* x, double* y,
+                   const int* done) {
+  if (*done) return;
+  const long gt = (long)blockIdx.x * kThreads + threadIdx.x;
+  const int row = (int)(gt / kWarp), lane = (int)(gt % kWarp);
+  if (row >= nnode) return; /* whole warps leave together */
+  const long j1 = 9 * (long)row_ptr[row + 1];
+  double s0 = 0, s1 = 0, s2 = 0;
+  for (long j = 9 * (long)row_ptr[row] + lane; j < j1; j += kWarp) {
+    const long k = j / 9;
+    const int c = (int)(j - 9 * k), r = c / 3;
+    const double a = (double)val[j] * x[3 * (long)col[k] + (c - 3 * r)];
+    if (r == 0) s0 += a;
+    else if (r == 1) s1 += a;
+    else s2 += a;
+  }
+  for (int off = kWarp / 2; off > 0; off >>= 1) {
+    s0 += __shfl_xor_sync(0xffffffffu, s0, off);
+    s1 += __shfl_xor_sync(0xffffffffu, s1, off);
+    s2 += __shfl_xor_sync(0xffffffffu, s2, off);
+  }
+  if (lane == 0) y[3 * row] = s0, y[3 * row + 1] = s1, y[3 * row + 2] = s2;
 }
 
 /* y[i] = (add ? y[i] : 0) + sum_k val[k] x[col[k]], one warp per row, lanes strided, then a
@@ -203,6 +233,7 @@ struct AmgDevLevel {
   int *Pptr, *Pcol, *Rptr, *Rcol;
   DevVal Pval, Rval;
   double *x, *b, *r, *d, *w;
+  int warp; /* level 0: its products a warp per block row (cf_cuda_amg_set_warp_spmv) */
   /* Chebyshev: 1 / theta and (c1, c2) of the terms 1 .. degree - 1 */
   double theta, c1[kMaxDegree], c2[kMaxDegree];
 };
@@ -305,7 +336,15 @@ int csr_launch(int nrow, const int* ptr, const int* col, const DevVal& val, cuda
 }
 
 int level_spmv(const AmgDevLevel* L, cudaStream_t s, const double* x, double* y, const int* done) {
-  if (L->bptr) {
+  if (L->bptr && L->warp) {
+    if (L->bval.f)
+      k_amg_bsr_warp<float><<<warp_blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval.f, x, y,
+                                                                      done);
+    else
+      k_amg_bsr_warp<double><<<warp_blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval.d, x,
+                                                                       y, done);
+    CU_LAUNCHED(k_amg_bsr_warp);
+  } else if (L->bptr) {
     if (L->bval.f)
       k_amg_bsr<float><<<blocks(L->nnode), kThreads, 0, s>>>(L->nnode, L->bptr, L->bcol, L->bval.f, x, y, done);
     else
@@ -496,6 +535,10 @@ void cf_cuda_amg_free(cfCudaAmg* a) {
 }
 
 double cf_cuda_amg_bytes_per_apply(const cfCudaAmg* a) { return a ? a->bytes_per_apply : 0; }
+
+void cf_cuda_amg_set_warp_spmv(cfCudaAmg* a, int on) {
+  if (a && a->nlevel > 0) a->lev[0].warp = on ? 1 : 0;
+}
 
 int cf_cuda_amg_apply(cfCudaAmg* a, cudaStream_t s, const double* node_R, const unsigned char* fixed,
                       int zero_fixed, const double* r, double* z, const int* done) {

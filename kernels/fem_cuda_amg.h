@@ -33,6 +33,9 @@ size_t cf_cuda_amg_bytes(const cfAmg* amg, int f32);
 int cf_cuda_amg_create(const cfAmg* amg, int f32, const int* row_ptr_dev, const int* col_dev, cudaStream_t s,
                        cfCudaAmg** out);
 void cf_cuda_amg_free(cfCudaAmg* a);
+/* Level 0's products a warp per block row (on: 1; the backend's CF_CUDA_SPMV_WARP) or a thread
+ * per block row (0, the default). */
+void cf_cuda_amg_set_warp_spmv(cfCudaAmg* a, int on);
 /* Enqueue z = Q AMG(A0) Q^T r on s: node_R [9 nnode] the node rotations (row-major), fixed
  * DOFs of t = Q^T r zeroed when zero_fixed (the supports' hierarchy), done: the PCG's flag. */
 int cf_cuda_amg_apply(cfCudaAmg* a, cudaStream_t s, const double* node_R, const unsigned char* fixed,

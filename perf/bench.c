@@ -48,6 +48,8 @@
  * limit (the element stages kernel by kernel).
  * --step-graph (a GPU backend): each run again with the whole step as one CUDA graph
  * (cfCudaOptions.step_graph): its ms per step beside the batched graphs' (columns sg_*).
+ * --spmv-warp (a GPU backend): each run again with the warp-per-row SpMV (CF_CUDA_SPMV_WARP): its
+ * ms per step and PCG stage beside the thread-per-row kernel's, the PCG's GB/s (columns warp_*).
  * --budget CSV: no steps; the byte budget of each case of a measured bench.csv (a GPU run's) with
  * its iterations, against its stage times at --gpu-gbs (docs/cuda.md, "The step's bytes").
  * Writes <out>/bench.csv; exits 1 when a case was skipped (a mesh missing) or failed. Every figure printed is measured in this run, except the byte count. */
@@ -113,6 +115,7 @@ typedef struct Result {
   int have_kernel_ms;                 /* --kernel-times on the GPU: kernel_ms is set */
   double kernel_ms[CF_CUDA_KT_COUNT]; /* ms per timed step by kernel group (cf_cuda_kernel_times) */
   double sg_ms_median, sg_iters;      /* --step-graph: the same steps as one graph each */
+  double warp_ms_median, warp_pcg_ms; /* --spmv-warp: the same steps with the warp-per-row SpMV */
 } Result;
 
 /* bytes one block-Jacobi PCG iteration of the GPU moves at least: k_spmv_dot (A 72 + col 4 per
@@ -223,6 +226,8 @@ static void print_kernel_times(const char* what, const Result* r, double gbs) {
 static int g_kernel_times = 0;
 /* --step-graph: a run on the GPU is repeated with the whole step as one graph */
 static int g_step_graph = 0;
+/* --spmv-warp: a run on the GPU is repeated with the warp-per-row SpMV */
+static int g_spmv_warp = 0;
 
 /* warm-up and timed steps on sim, or on the CUDA backend g when sim is NULL (the float AMG
  * variant, which cf_sim cannot ask for); the figures into r. ms, cpu: [steps] scratch. */
@@ -319,7 +324,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   if (st >= 0) st = cf_data_create(m, &d);
   double w2 = cf_wall_time();
   r->amg_bytes = r->amg_opc = r->amg_setup_ms = r->amg_value_bytes = r->amg_gpu_bytes = NAN;
-  r->sg_ms_median = r->sg_iters = NAN;
+  r->sg_ms_median = r->sg_iters = r->warp_ms_median = r->warp_pcg_ms = NAN;
   r->amg_desc[0] = '\0';
   double setup_s;
   if (st >= 0 && cf_precond_amg_info(d, &r->amg_bytes, &r->amg_opc, &setup_s, r->amg_desc, sizeof r->amg_desc))
@@ -344,7 +349,7 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
   /* the GPU variants, each the same steps from rest on a backend of its own (the run's device
    * memory given back first), so that the hierarchy's host setup is paid once; a variant's failure
    * is reported, not the run's */
-  if (st >= 0 && on_cuda && (g_kernel_times || g_step_graph || r32)) {
+  if (st >= 0 && on_cuda && (g_kernel_times || g_step_graph || g_spmv_warp || r32)) {
     cf_sim_free(sim);
     sim = NULL;
   }
@@ -366,6 +371,15 @@ static int run(const cfMesh* mesh, const Case* c, int warm, int precond, int ste
     int ss = rerun_gpu(c, m, d, load, &o, steps, ms, cpu, &rs);
     if (ss < 0) printf("%-10s one graph per step failed: %s\n", c->name, cf_last_error());
     else r->sg_ms_median = rs.ms_median, r->sg_iters = rs.iters;
+  }
+  if (st >= 0 && on_cuda && g_spmv_warp) {
+    /* --spmv-warp: the PCG's SpMV (and the warm start's) a warp per block row */
+    cfCudaOptions o = cf_cuda_default_options();
+    o.spmv = CF_CUDA_SPMV_WARP;
+    Result rw = *r;
+    int sw = rerun_gpu(c, m, d, load, &o, steps, ms, cpu, &rw);
+    if (sw < 0) printf("%-10s the warp-per-row SpMV failed: %s\n", c->name, cf_last_error());
+    else r->warp_ms_median = rw.ms_median, r->warp_pcg_ms = rw.stage_ms[CF_STAGE_PCG];
   }
   if (st >= 0 && r32 && on_cuda) {
     cfCudaOptions o = cf_cuda_default_options();
@@ -562,6 +576,7 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--amg-only")) { amg_only = 1; continue; }
     if (!strcmp(a, "--kernel-times")) { g_kernel_times = 1; continue; }
     if (!strcmp(a, "--step-graph")) { g_step_graph = 1; continue; }
+    if (!strcmp(a, "--spmv-warp")) { g_spmv_warp = 1; continue; }
     if (v && !strcmp(a, "--label")) label = v;
     else if (v && !strcmp(a, "--steps")) st = cf_parse_int(a, v, 1, 100000000, &steps);
     else if (v && !strcmp(a, "--threads")) st = cf_parse_int(a, v, 1, 1024, &threads);
@@ -586,7 +601,7 @@ int main(int argc, char** argv) {
                  : cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
       if (st >= 0 && tok) st = cf_error(CF_ERR_ARG, "%s: three components FX,FY,FZ [N]", a);
     } else {
-      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--kernel-times] [--step-graph] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
+      fprintf(stderr, "usage: cofem_bench [--label NAME] [--steps N] [--threads T] [--backend cpu|cuda|auto] [--big] [--family] [--case NAME] [--meshes DIR] [--out DIR] [--warmup N] [--no-cold] [--no-amg] [--amg-skip LIST] [--amg-f32] [--amg-only] [--gpu-gbs GBS] [--kernel-times] [--step-graph] [--spmv-warp] [--budget CSV] [--scene FILE | --mesh FILE --fixed SET --load SET --force FX,FY,FZ]\n");
       return 2;
     }
     if (st < 0) {
@@ -661,7 +676,8 @@ int main(int argc, char** argv) {
                "amg_ms_per_step_mean,amg_cpu_ms_per_step,amg_setup_data_ms,amg_setup_hierarchy_ms,amg_bytes_per_vcycle,"
                "amg_op_complexity,amg_pcg_ms,gpu_est_bj_ms,gpu_est_amg_ms,amg_f32_ms_per_step,amg_f32_pcg_iters,amg_f32_pcg_ms,"
                "amg_f32_bytes_per_vcycle,gpu_bytes_elem,gpu_bytes_pcg,gpu_bytes_step,amg_gpu_bytes_elem,amg_gpu_bytes_pcg,"
-               "amg_gpu_bytes_step,amg_polar_ms,amg_assemble_ms,amg_update_ms,sg_ms_per_step,amg_sg_ms_per_step\n");
+               "amg_gpu_bytes_step,amg_polar_ms,amg_assemble_ms,amg_update_ms,sg_ms_per_step,amg_sg_ms_per_step,warp_ms_per_step,"
+               "warp_pcg_ms,amg_warp_ms_per_step,amg_warp_pcg_ms\n");
   if (scene_path)
     printf("cofem_bench: backend %s, %d threads, %d steps after %d warm-up, scene %s (its dt %g s, PCG tol %g, loads)\n",
            backend, omp_get_max_threads(), steps, g_warmup, scene_path, scene.def.dt, scene.def.pcg_tol);
@@ -697,7 +713,7 @@ int main(int argc, char** argv) {
     if (amg_only) { /* the block-Jacobi and rotated-Cholesky runs left out: their columns nan */
       memset(&warm, 0, sizeof warm);
       warm.ms_median = warm.ms_min = warm.ms_mean = warm.cpu_ms_median = warm.iters = NAN;
-      warm.sg_ms_median = warm.sg_iters = NAN;
+      warm.sg_ms_median = warm.sg_iters = warm.warp_ms_median = warm.warp_pcg_ms = NAN;
       for (int k = 0; k < 3; k++) warm.setup_ms[k] = NAN;
       for (int k = 0; k < CF_STAGE_COUNT; k++) warm.stage_ms[k] = NAN;
     } else {
@@ -713,7 +729,7 @@ int main(int argc, char** argv) {
     if (st >= 0 && !amg_only && !strcmp(backend, "cpu") && mesh.ntet <= 200000)
       st = run(&mesh, c, 1, CF_PRECOND_ROTATED_CHOLESKY, steps, backend, &rc, NULL, NULL);
     amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
-    amg.sg_ms_median = amg.sg_iters = NAN;
+    amg.sg_ms_median = amg.sg_iters = amg.warp_ms_median = amg.warp_pcg_ms = NAN;
     amg.amg_setup_ms = amg.setup_ms[1] = amg.stage_ms[CF_STAGE_PCG] = NAN;
     for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
     /* AMG on the CPU and, since the GPU runs it too (kernels/fem_cuda_amg.cu), on the GPU; its
@@ -733,7 +749,7 @@ int main(int argc, char** argv) {
       if (sa < 0) {
         printf("%-10s AMG failed: %s\n", c->name, cf_last_error());
         amg.ms_median = amg.ms_mean = amg.cpu_ms_median = amg.iters = amg.amg_bytes = amg.amg_opc = NAN;
-    amg.sg_ms_median = amg.sg_iters = NAN;
+    amg.sg_ms_median = amg.sg_iters = amg.warp_ms_median = amg.warp_pcg_ms = NAN;
         amg.amg_setup_ms = amg.setup_ms[1] = NAN;
         for (int k = 0; k < CF_STAGE_COUNT; k++) amg.stage_ms[k] = NAN;
         nfailed++;
@@ -813,6 +829,16 @@ int main(int argc, char** argv) {
     print_budget("AMG", &amg, gpu_gbs, on_gpu);
     print_kernel_times("block-Jacobi", &warm, gpu_gbs);
     print_kernel_times("AMG", &amg, gpu_gbs);
+    if (g_spmv_warp && on_gpu) {
+      const double bj_b = warm.gpu.pcg_fixed + warm.iters * warm.gpu.per_iter;
+      const double am_b = amg.gpu.pcg_fixed + amg.iters * amg.gpu.per_iter;
+      printf("%-10s warp-per-row SpMV: block-Jacobi %.3f ms/step, PCG %.3f ms (%.0f GB/s; a thread per row %.3f ms, "
+             "%.0f GB/s); AMG %.3f ms/step, PCG %.3f ms (%.0f GB/s; a thread per row %.3f ms, %.0f GB/s)\n", "",
+             warm.warp_ms_median, warm.warp_pcg_ms, bj_b / (1e-3 * warm.warp_pcg_ms) / 1e9,
+             warm.stage_ms[CF_STAGE_PCG], bj_b / (1e-3 * warm.stage_ms[CF_STAGE_PCG]) / 1e9, amg.warp_ms_median,
+             amg.warp_pcg_ms, am_b / (1e-3 * amg.warp_pcg_ms) / 1e9, amg.stage_ms[CF_STAGE_PCG],
+             am_b / (1e-3 * amg.stage_ms[CF_STAGE_PCG]) / 1e9);
+    }
     if (g_step_graph && on_gpu)
       printf("%-10s one graph per step (step_graph): block-Jacobi %.3f ms/step (%.1f it; batched %.3f: %.2fx), "
              "AMG %.3f ms/step (%.1f it; batched %.3f: %.2fx)\n", "", warm.sg_ms_median, warm.sg_iters,
@@ -827,7 +853,7 @@ int main(int argc, char** argv) {
                             isnan(amg.iters) ? nan_ : step_bytes_total(&amg.gpu, amg.iters)};
     fprintf(csv, "%s,%s,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.1f,%.1f,%.4f,%.1f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.0f,%.2f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%g,"
                  "%.4f,%.1f,%.4f,%.4f,%.2f,%.2f,%.0f,%.3f,%.4f,%.3f,%.3f,%.4f,%.1f,%.4f,%.0f,"
-                 "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
+                 "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n",
             c->name, backend, omp_get_max_threads(), mesh.nnode, mesh.ntet, 3 * mesh.nnode, warm.ms_median,
             warm.ms_min, dt_ms / warm.ms_median, warm.iters, cold.iters, rc.ms_median, rc.iters, warm.stage_ms[0],
             warm.stage_ms[1], warm.stage_ms[2], warm.stage_ms[3], warm.stage_ms[4], rc.stage_ms[0], rc.stage_ms[1],
@@ -836,7 +862,8 @@ int main(int argc, char** argv) {
             amg.ms_median, amg.iters, amg.ms_mean, amg.cpu_ms_median, amg.setup_ms[1], amg.amg_setup_ms, amg.amg_bytes,
             amg.amg_opc, amg.stage_ms[CF_STAGE_PCG], est_bj, est_amg, a32.ms_median, a32.iters, a32.stage_ms[CF_STAGE_PCG],
             a32_bytes, bj_b[0], bj_b[1], bj_b[2], am_b[0], am_b[1], am_b[2], amg.stage_ms[CF_STAGE_POLAR],
-            amg.stage_ms[CF_STAGE_ASSEMBLE], amg.stage_ms[CF_STAGE_UPDATE], warm.sg_ms_median, amg.sg_ms_median);
+            amg.stage_ms[CF_STAGE_ASSEMBLE], amg.stage_ms[CF_STAGE_UPDATE], warm.sg_ms_median, amg.sg_ms_median,
+            warm.warp_ms_median, warm.warp_pcg_ms, amg.warp_ms_median, amg.warp_pcg_ms);
     fflush(csv); /* a run stopped by a time limit keeps the rows it finished */
     if (!c->scene) cf_mesh_free(&mesh);
   }

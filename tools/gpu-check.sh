@@ -22,8 +22,9 @@
 # amg_float, docs/cuda.md "AMG in float"): test_cuda_stages --amg-f32 (appended to stages.log),
 # compute-sanitizer memcheck on its --quick (appended to memcheck.log), cofem_bench --amg-only
 # --amg-f32 (appended to bench.log, its CSV too), and a table of it in summary.txt; then the
-# step kernel by kernel (cofem_bench --kernel-times on the lug, the hinge and lug_1m) and, on the
-# lug and the hinge, the whole step as one graph (--step-graph).
+# step kernel by kernel (cofem_bench --kernel-times on the lug, the hinge and lug_1m), the
+# warp-per-row SpMV beside the thread-per-row one (--spmv-warp) and, on the lug and the hinge, the
+# whole step as one graph (--step-graph).
 # Exit 0 when every part passed, 1 otherwise. Arguments: [BUNDLE_DIR] (default build-gpu/bundle).
 set -u
 cd "$(dirname "$0")/.."
@@ -246,12 +247,12 @@ T=$(f32_budget 60 30)
 if [ "$T" -gt 0 ]; then
   for kc in lug hinge lug_1m; do
     SG=--step-graph; [ "$kc" = lug_1m ] && SG=""
-    { echo "== cofem_bench --backend cuda --family --big --case $kc --steps 10 --no-cold --kernel-times $SG --gpu-gbs ${BW:-3000} (limit ${T} s)"
-      timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --case "$kc" --steps 10 --no-cold --kernel-times $SG \
+    { echo "== cofem_bench --backend cuda --family --big --case $kc --steps 10 --no-cold --kernel-times --spmv-warp $SG --gpu-gbs ${BW:-3000} (limit ${T} s)"
+      timeout "$T" $LB "$W/bin/cofem_bench" --backend cuda --family --big --case "$kc" --steps 10 --no-cold --kernel-times --spmv-warp $SG \
         --gpu-gbs "${BW:-3000}" --meshes "$MESHES" --out "$W/bench-kt-$kc"; echo "exit $?"; } >"$W/bench-kt.log" 2>&1
     cat "$W/bench-kt.log" >>"$OUT/bench.log"
-    grep -E "GPU kernels|GPU bytes per step|one graph per step" "$W/bench-kt.log" | sed "s/^ */         $kc /" | tee -a "$S"
-    f32_part "cofem_bench --kernel-times $SG --case $kc" "$(grep -E '^exit [0-9]+$' "$W/bench-kt.log" | tail -1 | awk '{print $2}')"
+    grep -E "GPU kernels|GPU bytes per step|one graph per step|warp-per-row SpMV" "$W/bench-kt.log" | sed "s/^ */         $kc /" | tee -a "$S"
+    f32_part "cofem_bench --kernel-times --spmv-warp $SG --case $kc" "$(grep -E '^exit [0-9]+$' "$W/bench-kt.log" | tail -1 | awk '{print $2}')"
     T=$(f32_budget 60 30)
     [ "$T" -gt 0 ] || break
   done

@@ -24,7 +24,10 @@ typedef struct cfCuda cfCuda;
 /* Block SpMV used by the PCG */
 enum cfCudaSpmv {
   CF_CUDA_SPMV_OWN = 0,     /* one thread per block row, body cf_bsr_row (default) */
-  CF_CUDA_SPMV_CUSPARSE = 1 /* cusparseSpMV on a 3x3 BSR descriptor (row-major blocks) */
+  CF_CUDA_SPMV_CUSPARSE = 1, /* cusparseSpMV on a 3x3 BSR descriptor (row-major blocks) */
+  CF_CUDA_SPMV_WARP = 2      /* one warp per block row, the row's values read coalesced (issue 28:
+                                the thread-per-row kernel reaches ~40% of the copy bandwidth at 1M);
+                                not yet run on a device (2026-11-29) */
 };
 
 typedef struct cfCudaOptions {
@@ -32,7 +35,7 @@ typedef struct cfCudaOptions {
   int spmv;        /* enum cfCudaSpmv */
   int check_every; /* PCG: read the convergence flag back every this many iterations (8) */
   int use_graphs;  /* PCG: launch each batch of check_every iterations as one CUDA graph (1);
-                      only with CF_CUDA_SPMV_OWN */
+                      only with the own SpMVs (CF_CUDA_SPMV_OWN, CF_CUDA_SPMV_WARP) */
   int amg_float;   /* AMG (CF_PRECOND_AMG): 1 stores the V-cycle's matrices (A0's blocks on level
                       0, the coarser levels' A, P and R) as float, halving the bytes of their
                       values; the products still sum in double, the vectors, the smoother's
@@ -44,7 +47,7 @@ typedef struct cfCudaOptions {
                         ends on the device when the solve is done (no empty iterations, no check
                         points; a driver for CUDA 12.4 or later); captured at the first step and
                         again when dt, the PCG's tolerance or cap, gravity or the supports change.
-                        Needs use_graphs and CF_CUDA_SPMV_OWN. 0 (default): the PCG in batches of
+                        Needs use_graphs and an own SpMV. 0 (default): the PCG in batches of
                         check_every iterations with a sync after each. Not yet run on a device
                         (2026-11-29). */
   int kernel_timers; /* 1: CUDA events between the kernels of each backward-Euler cf_cuda_step

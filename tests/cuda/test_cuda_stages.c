@@ -340,6 +340,8 @@ static void test_stages(Case* c) {
     compare("spmv own", yg, y, nd, TOL_SPMV * rowabs, 0);
     CHECK_OK(cf_cuda_apply_A(g, CF_CUDA_SPMV_CUSPARSE, x, yc));
     compare("spmv cuSPARSE", yc, y, nd, TOL_SPMV * rowabs, 0);
+    CHECK_OK(cf_cuda_apply_A(g, CF_CUDA_SPMV_WARP, x, yc)); /* a warp per row, its sums in a shuffle tree */
+    compare("spmv warp per row", yc, y, nd, TOL_SPMV * rowabs, 0);
   }
 
   /* PCG on the CPU's A, b, Pinv from the same warm start */
@@ -622,6 +624,18 @@ static void test_amg_solve(Case* c) {
     CHECK_OK(cf_cuda_apply_amg(g, r, zg));
     compare(sup ? "AMG V-cycle z (supports)" : "AMG V-cycle z (free body)", zg, zc, nd,
             TOL_AMG_Z * max_abs(zc, nd), 0);
+    /* level 0's products a warp per row (CF_CUDA_SPMV_WARP): the same V-cycle, round-off apart */
+    cfCudaOptions ow = cf_cuda_default_options();
+    ow.spmv = CF_CUDA_SPMV_WARP;
+    cfCuda* gw = NULL;
+    CHECK_OK(cf_cuda_create_ex(m, base, &ow, &gw));
+    if (gw) {
+      CHECK_OK(cf_cuda_set_supports(gw, sup));
+      CHECK_OK(cf_cuda_apply_amg(gw, r, zg));
+      compare(sup ? "AMG V-cycle z, warp rows (supports)" : "AMG V-cycle z, warp rows (free body)", zg, zc, nd,
+              TOL_AMG_Z * max_abs(zc, nd), 0);
+    }
+    cf_cuda_free(gw);
   }
   ref->supports_active = base->supports_active;
   CHECK_OK(cf_cuda_set_supports(g, base->supports_active));
@@ -729,6 +743,9 @@ static void test_amg(Case* c) {
       cfCudaOptions os = o; /* the whole step as one graph (test_steps), the V-cycle in its loop */
       os.step_graph = 1;
       run_gpu(c, &os, "AMG: steps GPU (one graph per step)", NULL, &ga, &gb);
+      cfCudaOptions ow = o; /* the PCG's SpMV a warp per row (test_steps) */
+      ow.spmv = CF_CUDA_SPMV_WARP;
+      run_gpu(c, &ow, "AMG: steps GPU (warp SpMV) vs CPU", &cpu, NULL, &gb);
     }
   }
   traj_free(&cpu);
@@ -759,6 +776,11 @@ static void test_steps(Case* c) {
     cfCudaOptions os = o;
     os.step_graph = 1;
     run_gpu(c, &os, "steps GPU (one graph per step)", NULL, &ga, &gs);
+    /* the warp-per-row SpMV (not yet run on a device when written): the CPU's trajectory and
+     * iterations within the bounds of the other SpMVs; in --quick too (its shuffles under racecheck) */
+    cfCudaOptions ow = o;
+    ow.spmv = CF_CUDA_SPMV_WARP;
+    run_gpu(c, &ow, "steps GPU (warp SpMV) vs CPU", &cpu, NULL, &gs);
     if (c->big || quick) goto done;
     cfCudaOptions ok = o;
     ok.kernel_timers = 1;
