@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "cofem/cuda.h"
+#include "cuda_bsr_warp.h"
 #include "cuda_util.h"
 #include "fem/fem_backend.h"
 #include "fem_cuda_amg.h"
@@ -376,33 +377,9 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) part[blockIdx.x] = t;
 }
 
-/* CF_CUDA_SPMV_WARP: one warp per block row. A row's blocks are contiguous (9 doubles each), so
- * lane l reads the row's doubles l, l + 32, ... (each load of the warp coalesced, where a thread
- * per row streams its ~1 KB alone) and adds A_j x_col into the partial of the block row j % 9 / 3
- * it belongs to; the three partials are summed over the warp by a fixed shuffle tree (deterministic;
- * the CPU's cf_bsr_row sums in row order: round-off apart). y: lane 0's. */
-__device__ void warp_bsr_row(int n, const int* row_ptr, const int* col, const double* A, const double* x, int lane,
-                             double* y0, double* y1, double* y2) {
-  const long j1 = 9 * (long)row_ptr[n + 1];
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (long j = 9 * (long)row_ptr[n] + lane; j < j1; j += 32) {
-    const long k = j / 9;
-    const int c = (int)(j - 9 * k), r = c / 3;
-    const double a = A[j] * x[3 * (long)col[k] + (c - 3 * r)];
-    if (r == 0) s0 += a;
-    else if (r == 1) s1 += a;
-    else s2 += a;
-  }
-  for (int off = 16; off > 0; off >>= 1) {
-    s0 += __shfl_down_sync(0xffffffffu, s0, off);
-    s1 += __shfl_down_sync(0xffffffffu, s1, off);
-    s2 += __shfl_down_sync(0xffffffffu, s2, off);
-  }
-  *y0 = s0, *y1 = s1, *y2 = s2;
-}
-
-/* k_spmv_dot with a warp per row (warp_bsr_row): the grid of g->npart blocks strides over the rows,
- * kThreads / 32 at a time per block, so the partials keep their count */
+/* k_spmv_dot with a warp per row (CF_CUDA_SPMV_WARP: cf_warp_bsr_row, cuda_bsr_warp.h): the grid
+ * of g->npart blocks strides over the rows, kThreads / 32 at a time per block, so the partials keep
+ * their count and order */
 __global__ void __launch_bounds__(kThreads)
     k_spmv_dot_warp(int nnode, const int* row_ptr, const int* col, const double* A, const unsigned char* fixed,
                     const double* p, double* q, const DevState* st, double* part) {
@@ -412,7 +389,7 @@ __global__ void __launch_bounds__(kThreads)
   double s = 0;
   for (int n = blockIdx.x * warps + (threadIdx.x >> 5); n < nnode; n += gridDim.x * warps) {
     double y0, y1, y2;
-    warp_bsr_row(n, row_ptr, col, A, p, lane, &y0, &y1, &y2);
+    cf_warp_bsr_row(n, row_ptr, col, A, p, lane, &y0, &y1, &y2);
     if (lane == 0) {
       q[3 * n] = y0, q[3 * n + 1] = y1, q[3 * n + 2] = y2;
       project3(n, fixed, st->use_fixed, q);
@@ -429,7 +406,7 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x & 31, warps = kThreads / 32;
   for (int n = blockIdx.x * warps + (threadIdx.x >> 5); n < nnode; n += gridDim.x * warps) {
     double y0, y1, y2;
-    warp_bsr_row(n, row_ptr, col, A, x, lane, &y0, &y1, &y2);
+    cf_warp_bsr_row(n, row_ptr, col, A, x, lane, &y0, &y1, &y2);
     if (lane == 0) y[3 * n] = y0, y[3 * n + 1] = y1, y[3 * n + 2] = y2;
   }
 }

@@ -31,6 +31,7 @@
 #include <lapacke.h>
 
 #include "cofem/status.h"
+#include "cuda_bsr_warp.h"
 #include "cuda_util.h"
 #include "fem/fem_element.h"
 
@@ -100,9 +101,7 @@ __global__ void __launch_bounds__(kThreads)
   if (i < nnode) amg_bsr_row(i, row_ptr, col, val, x, y);
 }
 
-/* k_amg_bsr with a warp per block row (the backend's CF_CUDA_SPMV_WARP, fem_cuda.cu's
- * warp_bsr_row): lane l reads the row's values l, l + 32, ... coalesced, each into the partial of
- * its block row, then a butterfly sum in a fixed order */
+/* k_amg_bsr with a warp per block row (the backend's CF_CUDA_SPMV_WARP: cf_warp_bsr_row) */
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     k_amg_bsr_warp(int nnode, const int* row_ptr, const int* col, const T* val, const double* x, double* y,
@@ -111,22 +110,9 @@ __global__ void __launch_bounds__(kThreads)
   const long gt = (long)blockIdx.x * kThreads + threadIdx.x;
   const int row = (int)(gt / kWarp), lane = (int)(gt % kWarp);
   if (row >= nnode) return; /* whole warps leave together */
-  const long j1 = 9 * (long)row_ptr[row + 1];
-  double s0 = 0, s1 = 0, s2 = 0;
-  for (long j = 9 * (long)row_ptr[row] + lane; j < j1; j += kWarp) {
-    const long k = j / 9;
-    const int c = (int)(j - 9 * k), r = c / 3;
-    const double a = (double)val[j] * x[3 * (long)col[k] + (c - 3 * r)];
-    if (r == 0) s0 += a;
-    else if (r == 1) s1 += a;
-    else s2 += a;
-  }
-  for (int off = kWarp / 2; off > 0; off >>= 1) {
-    s0 += __shfl_xor_sync(0xffffffffu, s0, off);
-    s1 += __shfl_xor_sync(0xffffffffu, s1, off);
-    s2 += __shfl_xor_sync(0xffffffffu, s2, off);
-  }
-  if (lane == 0) y[3 * row] = s0, y[3 * row + 1] = s1, y[3 * row + 2] = s2;
+  double y0, y1, y2;
+  cf_warp_bsr_row(row, row_ptr, col, val, x, lane, &y0, &y1, &y2);
+  if (lane == 0) y[3 * row] = y0, y[3 * row + 1] = y1, y[3 * row + 2] = y2;
 }
 
 /* y[i] = (add ? y[i] : 0) + sum_k val[k] x[col[k]], one warp per row, lanes strided, then a
