@@ -16,7 +16,7 @@
  *             k_finish_*     one block sums the partials in a fixed order (deterministic)
  *             k_update_xrz   x += a p, r -= a q, z = P r, partials of r.r and r.z
  *             k_update_p     p = z + beta p
- *   update    k_update_x     x += h v
+ *   update    k_update_x     x += h v (the step: k_update_x_ok, none after a failed solve)
  *
  * The PCG scalars (alpha, beta, norms, iteration count, a `done` flag) live on the device; the
  * kernels of an iteration return at once when `done` is set, so the host launches iterations
@@ -1212,6 +1212,31 @@ int enqueue_iteration(cfCuda* g) {
   return CF_OK;
 }
 
+/* Ends the capture of g->s begun for `what` and instantiates its graph into *exec; st: the status
+ * of what was enqueued in it (an error is returned with `what` and the option that avoids it). */
+int end_capture(cfCuda* g, int st, const char* what, const char* avoid, cudaGraphExec_t* exec) {
+  cudaGraph_t graph = NULL;
+  cudaError_t e = cudaStreamEndCapture(g->s, &graph);
+  if (st < 0 || e != cudaSuccess) {
+    char msg[768];
+    if (st >= 0) st = cf_cuda_fail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return cf_error(st, "%s (while capturing %s; %s avoids it)", msg, what, avoid);
+  }
+  e = cudaGraphInstantiate(exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) {
+    *exec = NULL;
+    char msg[768];
+    cf_cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__); /* its message, extended below */
+    snprintf(msg, sizeof msg, "%s", cf_last_error());
+    return cf_error(CF_ERR_CUDA, "%s (%s; %s avoids it)", msg, what, avoid);
+  }
+  return CF_OK;
+}
+
 /* which hierarchy the AMG kernels of a captured graph use (0 without AMG) */
 int graph_key(const cfCuda* g) { return g->amg_on ? 1 + (g->supports_active && g->amg_sup) : 0; }
 
@@ -1230,26 +1255,7 @@ int capture_batch(cfCuda* g) {
   CU(cudaStreamBeginCapture(g->s, cudaStreamCaptureModeThreadLocal));
   int st = CF_OK;
   for (int i = 0; i < k && st >= 0; i++) st = enqueue_iteration(g);
-  cudaGraph_t graph = NULL;
-  cudaError_t e = cudaStreamEndCapture(g->s, &graph);
-  if (st < 0) {
-    char msg[768];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    if (graph) cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    return cf_error(
-        st, "%s (while capturing the PCG graph; cfCudaOptions.use_graphs = 0 avoids it)", msg);
-  }
-  if (e != cudaSuccess) {
-    if (graph) cudaGraphDestroy(graph);
-    return cf_cuda_fail(e, "cudaStreamEndCapture", __FILE__, __LINE__);
-  }
-  e = cudaGraphInstantiate(&g->graph, graph, 0);
-  cudaGraphDestroy(graph);
-  if (e != cudaSuccess) {
-    g->graph = NULL;
-    return cf_cuda_fail(e, "cudaGraphInstantiate", __FILE__, __LINE__);
-  }
+  TRY(end_capture(g, st, "the PCG graph", "cfCudaOptions.use_graphs = 0", &g->graph));
   g->graph_k = k;
   g->graph_key = graph_key(g);
   return CF_OK;
@@ -1335,23 +1341,46 @@ void step_graph_key(const cfCuda* g, const cfModel* m, double* key) {
   memcpy(key, k, sizeof k);
 }
 
-/* the step's kernels, as cf_cuda_step enqueues them, onto the capturing stream g->s */
-int enqueue_step_body(cfCuda* g, const cfModel* m) {
-  const double h = m->def.dt;
+/* A backward-Euler step before its PCG, as cf_step: polar; v_prev (the step before's velocities)
+ * as the warm start's second vector in p, then v_prev = v0, unprojected, every step, warm start or
+ * not (*saved: v_prev holds v0, the state can be put back); the element forces, K_R, A, b and the
+ * preconditioner; the warm start. With the stage events and the kernel marks between. */
+int enqueue_step_front(cfCuda* g, const cfModel* m, int* saved) {
   const size_t nd = (size_t)g->ndof * sizeof(double);
   TRY(record_event(g, g->ev[0]));
   TRY(kmark(g, CF_CUDA_KT_POLAR));
   TRY(enqueue_polar(g));
   TRY(record_event(g, g->ev[1]));
-  TRY(kmark(g, CF_CUDA_KT_ROTATE));
+  TRY(kmark(g, CF_CUDA_KT_ROTATE)); /* the velocity copies go with k_rotate */
   if (m->def.warm_start) CU(cudaMemcpyAsync(g->p, g->v_prev, nd, cudaMemcpyDeviceToDevice, g->s));
   CU(cudaMemcpyAsync(g->v_prev, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
+  *saved = 1;
   TRY(enqueue_elastic(g));
-  TRY(enqueue_assemble(g, m, h));
+  TRY(enqueue_assemble(g, m, m->def.dt));
   TRY(record_event(g, g->ev[2]));
   TRY(kmark(g, CF_CUDA_KT_WARM));
   if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
-  TRY(kmark(g, CF_CUDA_KT_PCG));
+  return kmark(g, CF_CUDA_KT_PCG);
+}
+
+/* ... and after it: the update (k_update_x_ok: none when the right side was not finite) and the
+ * DevState, which carries the polar's count too, into the pinned host mirror */
+int enqueue_step_back(cfCuda* g, const cfModel* m) {
+  TRY(record_event(g, g->ev[3]));
+  TRY(kmark(g, CF_CUDA_KT_UPDATE));
+  k_update_x_ok<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, m->def.dt, g->v, g->x, g->st);
+  CU_LAUNCHED(k_update_x_ok);
+  TRY(record_event(g, g->ev[4]));
+  TRY(kmark(g, CF_CUDA_KT_COUNT));
+  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+  return CF_OK; /* the caller counts the copy when it runs (not when it is captured) */
+}
+
+/* the step graph's kernels onto the capturing stream g->s: the step's front, the PCG's start and
+ * its loop, the step's back */
+int enqueue_step_body(cfCuda* g, const cfModel* m) {
+  int saved = 0;
+  TRY(enqueue_step_front(g, m, &saved));
   TRY(enqueue_pcg_start(g, m));
   /* the loop: its condition set from the start's state, then a WHILE node after the capture's
    * current nodes, whose body is captured on a stream of its own into the node's graph */
@@ -1387,14 +1416,7 @@ int enqueue_step_body(cfCuda* g, const cfModel* m) {
   cudaError_t e = cudaStreamEndCapture(g->body_s, &body);
   if (st < 0) return st;
   if (e != cudaSuccess) return cf_cuda_fail(e, "cudaStreamEndCapture (the PCG loop's body)", __FILE__, __LINE__);
-  TRY(record_event(g, g->ev[3]));
-  TRY(kmark(g, CF_CUDA_KT_UPDATE));
-  k_update_x_ok<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, h, g->v, g->x, g->st);
-  CU_LAUNCHED(k_update_x_ok);
-  TRY(record_event(g, g->ev[4]));
-  TRY(kmark(g, CF_CUDA_KT_COUNT));
-  CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
-  return CF_OK;
+  return enqueue_step_back(g, m);
 }
 
 /* the step graph for the model's current parameters: kept, or captured anew */
@@ -1411,26 +1433,8 @@ int capture_step(cfCuda* g, const cfModel* m) {
   g->capturing = 1;
   int st = enqueue_step_body(g, m);
   g->capturing = 0;
-  cudaGraph_t graph = NULL;
-  cudaError_t e = cudaStreamEndCapture(g->s, &graph);
-  if (st < 0) {
-    char msg[768];
-    snprintf(msg, sizeof msg, "%s", cf_last_error());
-    if (graph) cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    return cf_error(st, "%s (while capturing the step graph; cfCudaOptions.step_graph = 0 avoids it)", msg);
-  }
-  if (e != cudaSuccess) {
-    if (graph) cudaGraphDestroy(graph);
-    return cf_cuda_fail(e, "cudaStreamEndCapture (the step graph)", __FILE__, __LINE__);
-  }
-  e = cudaGraphInstantiate(&g->step_exec, graph, 0);
-  cudaGraphDestroy(graph);
-  if (e != cudaSuccess) {
-    g->step_exec = NULL;
-    return cf_cuda_fail(e, "cudaGraphInstantiate (the step graph; conditional nodes need a CUDA 12.4 driver)",
-                        __FILE__, __LINE__);
-  }
+  TRY(end_capture(g, st, "the step graph (its conditional loop needs a CUDA 12.4 driver)",
+                  "cfCudaOptions.step_graph = 0", &g->step_exec));
   memcpy(g->step_key, key, sizeof key);
   return CF_OK;
 }
@@ -2493,37 +2497,15 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     TRY(capture_step(g, m)); /* on first use, and again when its parameters changed */
     CU(cudaGraphLaunch(g->step_exec, g->s));
     saved = 1; /* v_prev = v0 is the graph's second copy */
-    g->bus_d2h += sizeof(DevState);
+    g->bus_d2h += sizeof(DevState); /* its DevState copy */
     return sync_stream(g->s, "cf_cuda_step (the step graph)");
   }() : [&]() -> int {
-    CU(cudaEventRecord(g->ev[0], g->s));
-    TRY(kmark(g, CF_CUDA_KT_POLAR));
-    TRY(enqueue_polar(g));
-    CU(cudaEventRecord(g->ev[1], g->s));
-    TRY(kmark(g, CF_CUDA_KT_ROTATE)); /* the velocity copies below go with k_rotate */
-    /* as cf_step: v_prev (the step before's velocities) is the warm start's second vector, in
-     * p; then v_prev = v0, unprojected, every step, warm start or not */
-    const size_t nd = (size_t)g->ndof * sizeof(double);
-    if (m->def.warm_start) CU(cudaMemcpyAsync(g->p, g->v_prev, nd, cudaMemcpyDeviceToDevice, g->s));
-    CU(cudaMemcpyAsync(g->v_prev, g->v, nd, cudaMemcpyDeviceToDevice, g->s));
-    saved = 1;
-    TRY(enqueue_elastic(g));
-    TRY(enqueue_assemble(g, m, h));
-    CU(cudaEventRecord(g->ev[2], g->s));
-    TRY(kmark(g, CF_CUDA_KT_WARM));
-    if (m->def.warm_start) TRY(enqueue_warm_start(g, m->def.pcg_tol));
-    TRY(kmark(g, CF_CUDA_KT_PCG));
+    TRY(enqueue_step_front(g, m, &saved));
     TRY(run_pcg(g, m)); /* syncs at its check points; leaves the solve's DevState in st_host */
     if (g->st_host->status < 0) return CF_OK; /* the solve failed: no update (record_pcg says why) */
-    CU(cudaEventRecord(g->ev[3], g->s));
-    TRY(kmark(g, CF_CUDA_KT_UPDATE));
-    TRY(enqueue_update(g, h));
-    CU(cudaEventRecord(g->ev[4], g->s));
-    TRY(kmark(g, CF_CUDA_KT_COUNT));
-    /* the final state carries the polar count too; one sync ends the step */
-    CU(cudaMemcpyAsync(g->st_host, g->st, sizeof(DevState), cudaMemcpyDeviceToHost, g->s));
+    TRY(enqueue_step_back(g, m));
     g->bus_d2h += sizeof(DevState);
-    return sync_stream(g->s, "cf_cuda_step");
+    return sync_stream(g->s, "cf_cuda_step"); /* one sync ends the step */
   }();
   if (saved) d->ninverted = g->st_host->ninverted; /* read back with the PCG's scalars */
   if (st >= 0) st = record_pcg(g, m, d); /* CF_ERR_ARG for a non-finite right side */

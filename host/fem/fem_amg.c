@@ -872,13 +872,11 @@ static double bytes_per_cycle(const cfAmg* amg, int dense_coarsest, double* op_c
     const double nz = L->bval ? 9.0 * L->nb : (double)L->A.ptr[L->n];
     if (l == 0) nnz0 = nz;
     nnz += nz;
-    if (l == amg->nlevel - 1 && dense_coarsest) { /* the dense inverse, b read, x written */
-      bytes += 8.0 * (double)L->n * L->n + 16.0 * L->n;
-      continue;
-    }
-    if (l == amg->nlevel - 1) { /* both triangular solves read the factor */
+    if (l == amg->nlevel - 1) { /* the coarsest: b read, x written, and */
       const double lnz = amg->L ? (amg->L->is_super ? (double)amg->L->xsize : (double)amg->L->nzmax) : 0;
-      bytes += 2 * 12.0 * lnz + 16.0 * L->n;
+      bytes += (dense_coarsest ? 8.0 * (double)L->n * L->n /* the device's dense inverse */
+                               : 2 * 12.0 * lnz) /* both triangular solves reading the factor */
+               + 16.0 * L->n;
       continue;
     }
     /* 2 deg products with A; per Chebyshev step r -= w (3 vectors), w = D^-1 r (2 and the
