@@ -22,6 +22,8 @@
 
 #include "cofem/mbs.h"
 
+typedef struct cfMbsStepCoef cfMbsStepCoef; /* mbs_internal.h */
+
 typedef struct cfMbsBodyKind {
   const char* name;
   /* ---- definition and model ---- */
@@ -58,6 +60,30 @@ typedef struct cfMbsBodyKind {
   double (*kinetic)(const cfMbsModel* m, const cfMbsData* d);
   /* its potential energy beyond the rigid blocks' gravity (gravity of its blocks, strain) */
   double (*potential)(const cfMbsModel* m, const cfMbsData* d);
+  /* ---- coordinates a kind integrates itself within a dynamic step (issue 27) ----
+   * A kind may own coordinate ranges in a step (cf_mbs_step, from its start to its end, the
+   * monitor's undo included): the step's generic loops (mbs_step.c, the projections' updates) then
+   * leave them out, and the kind's ops below do their part of each, and its solves (mbs_solver.c)
+   * keep the ranges' part of a solution to themselves (read by `update` and `project_add` only).
+   * The linear coupling's corotational bodies own their nodes, so that a body on the GPU can keep
+   * them on the device with only its interface crossing the bus (docs/cuda.md). All NULL for a kind
+   * that owns nothing. */
+  /* its ranges [lo, hi) in this step into lohi (at most cap pairs); returns their count */
+  int (*own)(const cfMbsModel* m, cfMbsData* d, int* lohi, int cap);
+  /* cf_mbs__save_state's and cf_mbs__restore_state's part of its ranges */
+  void (*save)(const cfMbsModel* m, cfMbsData* d);
+  void (*restore)(const cfMbsModel* m, cfMbsData* d);
+  /* the predictor and the integrator's constants (cf_mbs__predict_range) */
+  void (*predict)(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c);
+  /* qd, qdd of the Newton iterate (cf_mbs__rates_range) */
+  void (*rates)(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c);
+  /* q += its part of the last solve (the Newton update); returns its largest |dq| (fmax: a NaN is
+   * left out, as the generic loop does; the next constraint evaluation sees it) */
+  double (*update)(const cfMbsModel* m, cfMbsData* d);
+  /* qd (which 0) or qdd (1) += its part of the last solve (a projection's correction) */
+  void (*project_add)(const cfMbsModel* m, cfMbsData* d, int which);
+  /* the algorithmic acceleration of the accepted step (cf_mbs__accept_range) */
+  void (*accept)(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c);
 } cfMbsBodyKind;
 
 /* the kinds, defined at the end of their files */

@@ -545,6 +545,10 @@ struct cfMbsFeState {
   double* xprev;            /* [ndof] the part's positions at the start of step lin_prev_step */
   long lin_prev_step;       /* d->steps of xprev and lin_dRn (-1: none) */
   long lin_steps, lin_checked, lin_corrected, lin_free_iters, lin_corr_iters; /* cf_mbs_fe_linear_stats */
+  /* the body's own coordinates in a step of the linear coupling (mbs_body_kind.h, "own"): its node
+   * blocks [own_lo, own_hi) of q; its solves leave their part of the solution in y, which the
+   * Newton update and the projections add (fe_update, fe_project_add) */
+  int owned, own_lo, own_hi;
 };
 
 /* The same on the CUDA backend ("backend": "cuda"): x uploaded, polar and elastic (K_R, element
@@ -2561,6 +2565,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
     }
     for (int k = 0; k < nr; k++) /* y -= Z H (r + w) */
       axpy_n(-s->w[k], s->Z + (size_t)k * ndof, s->y, ndof);
+    if (s->owned) continue; /* the body's own coordinates: kept in y (fe_update, fe_project_add) */
     for (int n = 0; n < fb->nnode; n++)
       for (int a3 = 0; a3 < 3; a3++) x[fb->qadr[n] + a3] = s->y[3 * n + a3];
   }
@@ -2607,6 +2612,70 @@ long cf_mbs_scene_fe_nodes(const cfMbsScene* s) {
   return n;
 }
 
+/* ---- own coordinates (mbs_body_kind.h, "own") -------------------------------------------------
+ * In a step of the linear coupling a corotational body integrates its node coordinates itself: the
+ * generic loops of the step leave its blocks out and these do the same per coordinate (the
+ * mbs_internal.h range functions), over its blocks (the padding of the last block included, as the
+ * generic loops did). The condensed solve keeps the body's part of a solution, y (cf_mbs__fe_solve);
+ * the Newton update and the projections add it here. A body on the GPU will keep these on the
+ * device (docs/cuda.md, "Why the mesh crosses"): these ops are where it does. */
+static int fe_own(const cfMbsModel* m, cfMbsData* d, int* lohi, int cap) {
+  int n = 0;
+  for (int i = 0; d->fe_state && i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    struct cfMbsFeState* s = &d->fe_state[i];
+    s->owned = lohi && n < cap && fb->corotational && fb->linear && d->fe_linear;
+    if (!s->owned) continue;
+    s->own_lo = m->body_qadr[fb->blk[0]], s->own_hi = m->body_qadr[fb->blk[fb->nblk - 1]] + CF_MBS_BODY_NQ;
+    lohi[2 * n] = s->own_lo, lohi[2 * n + 1] = s->own_hi, n++;
+  }
+  return n;
+}
+
+#define FE_FOR_OWNED(m, d, s)                                                \
+  for (int i_ = 0; i_ < (m)->nfe && (d)->fe_state; i_++)                     \
+    for (struct cfMbsFeState* s = &(d)->fe_state[i_]; s && s->owned; s = NULL)
+
+static void fe_save(const cfMbsModel* m, cfMbsData* d) {
+  FE_FOR_OWNED(m, d, s) cf_mbs__save_range(m, d, s->own_lo, s->own_hi, 0);
+}
+
+static void fe_restore(const cfMbsModel* m, cfMbsData* d) {
+  FE_FOR_OWNED(m, d, s) cf_mbs__save_range(m, d, s->own_lo, s->own_hi, 1);
+}
+
+static void fe_predict(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
+  FE_FOR_OWNED(m, d, s) cf_mbs__predict_range(c, d, s->own_lo, s->own_hi);
+}
+
+static void fe_rates(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
+  FE_FOR_OWNED(m, d, s) cf_mbs__rates_range(c, d, s->own_lo, s->own_hi);
+}
+
+static void fe_accept(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
+  FE_FOR_OWNED(m, d, s) cf_mbs__accept_range(m, c, d, s->own_lo, s->own_hi);
+}
+
+/* x[node coordinates] += the last solve's y; its largest |y| (fmax: NaN left out) */
+static double fe_add_solution(const cfMbsModel* m, cfMbsData* d, double* x) {
+  double mx = 0;
+  FE_FOR_OWNED(m, d, s) {
+    const struct cfMbsFeBody* fb = &m->fe[i_];
+    for (int n = 0; n < fb->nnode; n++)
+      for (int a = 0; a < 3; a++) {
+        const double y = s->y[3 * n + a];
+        x[fb->qadr[n] + a] += y, mx = fmax(mx, fabs(y));
+      }
+  }
+  return mx;
+}
+
+static double fe_update(const cfMbsModel* m, cfMbsData* d) { return fe_add_solution(m, d, d->q); }
+
+static void fe_project_add(const cfMbsModel* m, cfMbsData* d, int which) {
+  fe_add_solution(m, d, which ? d->qdd : d->qd);
+}
+
 /* ---- the FE body kind (mbs_body_kind.h) ---- */
 /* the FE data of each body, then the corotational bodies' condensation state */
 static int fe_data_create(const cfMbsModel* m, cfMbsData* d) {
@@ -2647,6 +2716,14 @@ const cfMbsBodyKind cf_mbs__fe_kind = {
     .apply_mass = fe_apply_mass,
     .kinetic = cf_mbs__fe_kinetic_offdiag,
     .potential = cf_mbs__fe_potential,
+    .own = fe_own,
+    .save = fe_save,
+    .restore = fe_restore,
+    .predict = fe_predict,
+    .rates = fe_rates,
+    .update = fe_update,
+    .project_add = fe_project_add,
+    .accept = fe_accept,
 };
 
 /* for mbs_drive.c: node count and the extra nodal forces now (NULL: none) */

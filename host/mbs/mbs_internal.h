@@ -145,6 +145,70 @@ void cf_mbs__describe_scale(const cfMbsModel* m, const cfMbsData* d, char* out, 
 /* d->save = (q, qd, qdd, lambda) at the start of a step; a failed step goes back to it */
 void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d);
 void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d);
+/* The integrator's coefficients (mbs_step.c, step_coef): generalized-alpha's am, af, gamma, beta
+ * (rho_inf = 1: the trapezoidal rule), qd = c_qd q + qd_hat, qdd = c_qdd q + qdd_hat, and the Newton
+ * matrix's cC, cK. The per-coordinate updates of a step are the functions below, over a range of
+ * coordinates: the generic loops run them over the coordinates no body kind owns (d->gen), a kind
+ * that owns coordinates in the step (mbs_body_kind.h, "own") over its own, or its device's copy. */
+typedef struct cfMbsStepCoef {
+  double h, am, af, gamma, beta;
+  double c_qd, c_qdd, cC, cK;
+  int trapezoidal; /* rho_inf >= 1: eq. 35 exactly */
+} cfMbsStepCoef;
+cfMbsStepCoef cf_mbs__step_coef(const cfMbsModel* m);
+/* the state at the step's start into d->save (layout: q, qd, qdd [nq each], lambda [ncon], acc [nq]) */
+static inline void cf_mbs__save_range(const cfMbsModel* m, cfMbsData* d, int lo, int hi, int restore) {
+  const int n = m->nq;
+  double* live[4] = {d->q, d->qd, d->qdd, d->acc};
+  const size_t off[4] = {0, (size_t)n, 2 * (size_t)n, 3 * (size_t)n + (size_t)m->ncon};
+  for (int k = 0; k < 4; k++) {
+    double *a = live[k] + lo, *b = d->save + off[k] + lo;
+    memcpy(restore ? a : b, restore ? b : a, sizeof(double) * (size_t)(hi - lo));
+  }
+}
+/* the predictor and the integrator's constants qd_hat, qdd_hat (mbs_step.c, "integrator constants") */
+static inline void cf_mbs__predict_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  const double h = c->h;
+  if (c->trapezoidal)
+    for (int i = lo; i < hi; i++) {
+      d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
+      d->qdd_hat[i] = -(4 / (h * h) * d->q[i] + 4 / h * d->qd[i] + d->qdd[i]);
+      d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
+    }
+  else
+    for (int i = lo; i < hi; i++) {
+      double a0 = d->acc[i], ab = (c->af * d->qdd[i] - c->am * a0) / (1 - c->am); /* a1 = ab + (1-af)/(1-am) qdd1 */
+      double qstar = d->q[i] + h * d->qd[i] + h * h * ((0.5 - c->beta) * a0 + c->beta * ab);
+      d->qdd_hat[i] = -c->c_qdd * qstar;
+      d->qd_hat[i] = d->qd[i] + h * ((1 - c->gamma) * a0 + c->gamma * ab) - c->c_qd * qstar;
+      d->q[i] += h * d->qd[i]; /* no acceleration term: with FE bodies it is dominated by the
+                                  unresolved stiff modes (the first step's accelerations have no
+                                  elastic forces yet), which puts the predictor far off */
+    }
+}
+/* qd, qdd of the Newton iterate q */
+static inline void cf_mbs__rates_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  for (int i = lo; i < hi; i++) {
+    d->qd[i] = c->c_qd * d->q[i] + d->qd_hat[i];
+    d->qdd[i] = c->c_qdd * d->q[i] + d->qdd_hat[i];
+  }
+}
+/* the algorithmic acceleration of the accepted state (qdd0 is still in d->save) */
+static inline void cf_mbs__accept_range(const cfMbsModel* m, const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  if (c->trapezoidal) memcpy(d->acc + lo, d->qdd + lo, sizeof(double) * (size_t)(hi - lo));
+  else
+    for (int i = lo; i < hi; i++)
+      d->acc[i] = ((1 - c->af) * d->qdd[i] + c->af * d->save[2 * (size_t)m->nq + i] - c->am * d->acc[i]) / (1 - c->am);
+}
+/* the coordinates no kind owns in this step, as [lo, hi) pairs d->gen[0 .. 2 d->ngen) (all of them
+ * outside cf_mbs_step); cf_mbs__own_ranges asks the kinds at a step's start, cf_mbs__own_none ends it */
+#define CF_MBS_FOR_GEN(d, i)                   \
+  for (int g_ = 0; g_ < (d)->ngen; g_++)       \
+    for (int i = (d)->gen[2 * g_]; i < (d)->gen[2 * g_ + 1]; i++)
+#define CF_MBS_FOR_GEN_RANGE(d, lo, hi)        \
+  for (int g_ = 0, lo, hi; g_ < (d)->ngen && (lo = (d)->gen[2 * g_], hi = (d)->gen[2 * g_ + 1], 1); g_++)
+void cf_mbs__own_ranges(const cfMbsModel* m, cfMbsData* d);
+void cf_mbs__own_none(const cfMbsModel* m, cfMbsData* d);
 
 /* ---- mbs_kinematics.c ---- */
 /* Newton on Phi(q, t) = 0 with minimum-norm corrections (the initial assembly and the position

@@ -84,7 +84,9 @@ int cf_mbs__project(const cfMbsModel* m, cfMbsData* d, int which, double cM, dou
   d->fe_rhs = CF_MBS_RHS_GENERAL;
   if (st < 0) return st;
   if (st > 0) d->warning[which ? CF_MBS_WARN_ACC_PROJECTION : CF_MBS_WARN_VEL_PROJECTION]++; /* not converged */
-  for (int i = 0; i < m->nq; i++) x[i] += d->x[i];
+  CF_MBS_FOR_GEN(d, i) x[i] += d->x[i];
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->project_add) cf_mbs__body_kinds[k]->project_add(m, d, which);
   if (which) d->phidd_max = res;
   else d->phid_max = res;
   return CF_OK;

@@ -753,7 +753,7 @@ void cf_mbs_data_free(cfMbsData* d) {
   free(d->joint_angle); free(d->Ax);
   free(d->r); free(d->x); free(d->dq); free(d->w); free(d->qd_hat); free(d->qdd_hat); free(d->sigma);
   free(d->econ); free(d->con_pen);
-  free(d->save); free(d->acc);
+  free(d->save); free(d->acc); free(d->gen);
   free(d->body_load); free(d->driver_f); free(d->con_off);
   if (d->modal_force)
     for (int i = 0; i < d->nmodal_force; i++) free(d->modal_force[i]);
@@ -793,6 +793,9 @@ int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out) {
   CF_MBS_ALLOC(d->con_pen, nc);
   CF_MBS_ALLOC(d->acc, n);
   CF_MBS_ALLOC(d->save, 4 * n + nc);
+  d->gen = malloc(sizeof(int) * (size_t)(2 * m->nbody + 4)); /* a kind owns at most one range per body */
+  if (d->gen) d->ngen = 1, d->gen[0] = 0, d->gen[1] = n;
+  ok = ok && d->gen;
   d->body_load = calloc((size_t)(9 * m->nbody + 1), sizeof(double));
   d->driver_f = calloc((size_t)(m->ndriver + 1), sizeof(cfMbsFunc));
   d->con_off = calloc((size_t)(nc + 1), 1);

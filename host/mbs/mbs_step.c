@@ -15,22 +15,50 @@
 #include "cofem/fem.h"
 #include "mbs/mbs_internal.h"
 
+/* the kinds that own coordinates in this step save and restore them (mbs_body_kind.h, "own") */
 void cf_mbs__save_state(const cfMbsModel* m, cfMbsData* d) {
-  int n = m->nq;
-  memcpy(d->save, d->q, sizeof(double) * (size_t)n);
-  memcpy(d->save + n, d->qd, sizeof(double) * (size_t)n);
-  memcpy(d->save + 2 * n, d->qdd, sizeof(double) * (size_t)n);
-  memcpy(d->save + 3 * n, d->lambda, sizeof(double) * (size_t)m->ncon);
-  memcpy(d->save + 3 * n + m->ncon, d->acc, sizeof(double) * (size_t)n);
+  for (int g = 0; g < d->ngen; g++) cf_mbs__save_range(m, d, d->gen[2 * g], d->gen[2 * g + 1], 0);
+  memcpy(d->save + 3 * m->nq, d->lambda, sizeof(double) * (size_t)m->ncon);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->save) cf_mbs__body_kinds[k]->save(m, d);
 }
 
 void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d) {
-  int n = m->nq;
-  memcpy(d->q, d->save, sizeof(double) * (size_t)n);
-  memcpy(d->qd, d->save + n, sizeof(double) * (size_t)n);
-  memcpy(d->qdd, d->save + 2 * n, sizeof(double) * (size_t)n);
-  memcpy(d->lambda, d->save + 3 * n, sizeof(double) * (size_t)m->ncon);
-  memcpy(d->acc, d->save + 3 * n + m->ncon, sizeof(double) * (size_t)n);
+  for (int g = 0; g < d->ngen; g++) cf_mbs__save_range(m, d, d->gen[2 * g], d->gen[2 * g + 1], 1);
+  memcpy(d->lambda, d->save + 3 * m->nq, sizeof(double) * (size_t)m->ncon);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->restore) cf_mbs__body_kinds[k]->restore(m, d);
+}
+
+/* d->gen: [0, nq) less the ranges the kinds own in this step */
+void cf_mbs__own_ranges(const cfMbsModel* m, cfMbsData* d) {
+  const int cap = m->nbody + 1;
+  int* own = d->gen + 2; /* the owned pairs, sorted, then turned into their complement in place */
+  int nown = 0;
+  for (int k = 0; k < cf_mbs__nbody_kinds && nown < cap; k++)
+    if (cf_mbs__body_kinds[k]->own) nown += cf_mbs__body_kinds[k]->own(m, d, own + 2 * nown, cap - nown);
+  for (int a = 1; a < nown; a++) /* insertion sort by lo (a handful of bodies) */
+    for (int b = a; b > 0 && own[2 * b] < own[2 * b - 2]; b--) {
+      int t0 = own[2 * b], t1 = own[2 * b + 1];
+      own[2 * b] = own[2 * b - 2], own[2 * b + 1] = own[2 * b - 1];
+      own[2 * b - 2] = t0, own[2 * b - 1] = t1;
+    }
+  /* the complement: gaps before each owned range and after the last (pair j of gen is written at
+   * 2 j, before owned pair j at 2 j + 2 is overwritten: read it first) */
+  int lo = 0, ng = 0;
+  for (int j = 0; j < nown; j++) {
+    const int olo = own[2 * j], ohi = own[2 * j + 1];
+    if (olo > lo) d->gen[2 * ng] = lo, d->gen[2 * ng + 1] = olo, ng++;
+    lo = ohi;
+  }
+  if (m->nq > lo) d->gen[2 * ng] = lo, d->gen[2 * ng + 1] = m->nq, ng++;
+  d->ngen = ng;
+}
+
+void cf_mbs__own_none(const cfMbsModel* m, cfMbsData* d) {
+  d->ngen = 1, d->gen[0] = 0, d->gen[1] = m->nq;
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->own) cf_mbs__body_kinds[k]->own(m, d, NULL, 0);
 }
 
 /* Generalized-alpha (Chung-Hulbert parameters from rho_inf; Arnold-Bruls form: the equations of
@@ -41,14 +69,9 @@ void cf_mbs__restore_state(const cfMbsModel* m, cfMbsData* d) {
  * (1 - am), gamma' = gamma (1 - af) / (1 - am), and the Newton matrix of (37) becomes
  * M + gamma' h C + beta' h^2 (alpha Phi_q^T Phi_q + K). rho_inf = 1 is the trapezoidal rule
  * (am = af = 0, beta = 1/4, gamma = 1/2, a = qdd), computed exactly as eq. 35. */
-typedef struct StepCoef {
-  double am, af, gamma, beta;
-  double c_qd, c_qdd, cC, cK; /* qd = c_qd q + qd_hat, qdd = c_qdd q + qdd_hat; matrix coefficients */
-} StepCoef;
-
-static StepCoef step_coef(const cfMbsModel* m) {
+cfMbsStepCoef cf_mbs__step_coef(const cfMbsModel* m) {
   double h = m->opt.dt, r = m->opt.rho_inf;
-  StepCoef c = {0, 0, 0.5, 0.25, 2 / h, 4 / (h * h), h / 2, h * h / 4};
+  cfMbsStepCoef c = {h, 0, 0, 0.5, 0.25, 2 / h, 4 / (h * h), h / 2, h * h / 4, r >= 1};
   if (r < 1) {
     c.am = (2 * r - 1) / (r + 1), c.af = r / (r + 1);
     c.gamma = 0.5 - c.am + c.af, c.beta = 0.25 * (1 - c.am + c.af) * (1 - c.am + c.af);
@@ -59,7 +82,7 @@ static StepCoef step_coef(const cfMbsModel* m) {
 }
 
 void cf_mbs__step_coefficients(const cfMbsModel* m, double* cC, double* cK) {
-  StepCoef sc = step_coef(m);
+  cfMbsStepCoef sc = cf_mbs__step_coef(m);
   *cC = sc.cC, *cK = sc.cK;
 }
 
@@ -77,6 +100,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   d->fe_linear = m->opt.coupling == CF_MBS_COUPLING_LINEAR && m->nfe > 0 && !d->constraint_hessian;
   d->fe_pass = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
+  cf_mbs__own_ranges(m, d);
   int st = step(m, d);
   if (st < 0 && d->fe_linear && cf_mbs__fe_rotated_fall_back(m, d) > 0) {
     /* the rotated factor's step failed (its matrix at rest lacks the stress's stiffness): the same
@@ -93,6 +117,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     int sm = cf_mbs__monitor_check(m, d);
     if (sm < 0) { /* undone: the state of the step's start */
       cf_mbs__restore_state(m, d);
+      cf_mbs__own_none(m, d);
       d->t -= m->opt.dt;
       d->steps--;
       char prefix[80];
@@ -100,42 +125,29 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
       return cf_mbs__rethrow(sm, prefix);
     }
   }
+  cf_mbs__own_none(m, d);
   return st;
 }
 
 static int step(const cfMbsModel* m, cfMbsData* d) {
   int n = m->nq, nc = m->ncon;
-  StepCoef sc = step_coef(m);
+  cfMbsStepCoef sc = cf_mbs__step_coef(m);
   double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, h2 = sc.cK;
   double a = m->opt.rho_inf >= 1 ? alpha * h * h / 4 : alpha * sc.cK;
   cf_mbs__save_state(m, d);
   d->newton_dq0 = d->newton_dq = INFINITY; /* no update yet */
   /* integrator constants and predictor */
-  if (m->opt.rho_inf >= 1)
-    for (int i = 0; i < n; i++) {
-      d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
-      d->qdd_hat[i] = -(4 / (h * h) * d->q[i] + 4 / h * d->qd[i] + d->qdd[i]);
-      d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
-    }
-  else
-    for (int i = 0; i < n; i++) {
-      double a0 = d->acc[i], ab = (sc.af * d->qdd[i] - sc.am * a0) / (1 - sc.am); /* a1 = ab + (1-af)/(1-am) qdd1 */
-      double qstar = d->q[i] + h * d->qd[i] + h * h * ((0.5 - sc.beta) * a0 + sc.beta * ab);
-      d->qdd_hat[i] = -sc.c_qdd * qstar;
-      d->qd_hat[i] = d->qd[i] + h * ((1 - sc.gamma) * a0 + sc.gamma * ab) - sc.c_qd * qstar;
-      d->q[i] += h * d->qd[i]; /* no acceleration term: with FE bodies it is dominated by the
-                                  unresolved stiff modes (the first step's accelerations have no
-                                  elastic forces yet), which puts the predictor far off */
-    }
+  CF_MBS_FOR_GEN_RANGE(d, lo, hi) cf_mbs__predict_range(&sc, d, lo, hi);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->predict) cf_mbs__body_kinds[k]->predict(m, d, &sc);
   double dqmax = INFINITY, phimax = 0;
   double dq_hist[3] = {INFINITY, INFINITY, INFINITY}; /* |dq| of the last three updates, newest first */
   double phi_pred = 0; /* max |Phi| at the predictor */
   int it, converged = 0, st = CF_OK, pass_checked = 0;
   for (it = 0;; it++) {
-    for (int i = 0; i < n; i++) {
-      d->qd[i] = sc.c_qd * d->q[i] + d->qd_hat[i];
-      d->qdd[i] = sc.c_qdd * d->q[i] + d->qdd_hat[i];
-    }
+    CF_MBS_FOR_GEN_RANGE(d, lo, hi) cf_mbs__rates_range(&sc, d, lo, hi);
+    for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+      if (cf_mbs__body_kinds[k]->rates) cf_mbs__body_kinds[k]->rates(m, d, &sc);
     double t0 = cf_wall_time();
     cf_mbs__eval_phi(m, d, d->q, t1, 1);
     d->timer[CF_MBS_STAGE_CONSTRAINTS] += cf_wall_time() - t0;
@@ -203,7 +215,9 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
     if (st < 0) break;
     dq_hist[2] = dq_hist[1], dq_hist[1] = dq_hist[0], dq_hist[0] = dqmax;
     dqmax = 0;
-    for (int i = 0; i < n; i++) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));
+    CF_MBS_FOR_GEN(d, i) d->q[i] += d->dq[i], dqmax = fmax(dqmax, fabs(d->dq[i]));
+    for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+      if (cf_mbs__body_kinds[k]->update) dqmax = fmax(dqmax, cf_mbs__body_kinds[k]->update(m, d));
     if (it == 0) d->newton_dq0 = dqmax;
     d->newton_dq = dqmax;
   }
@@ -256,10 +270,9 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
   }
   for (int i = 0; i < nc; i++) d->reaction[i] = d->lambda[i] + d->sigma[i];
   /* the algorithmic acceleration of the new state (qdd0 is still in d->save) */
-  if (m->opt.rho_inf >= 1) memcpy(d->acc, d->qdd, sizeof(double) * (size_t)n);
-  else
-    for (int i = 0; i < n; i++)
-      d->acc[i] = ((1 - sc.af) * d->qdd[i] + sc.af * d->save[2 * n + i] - sc.am * d->acc[i]) / (1 - sc.am);
+  CF_MBS_FOR_GEN_RANGE(d, lo, hi) cf_mbs__accept_range(m, &sc, d, lo, hi);
+  for (int k = 0; k < cf_mbs__nbody_kinds; k++)
+    if (cf_mbs__body_kinds[k]->accept) cf_mbs__body_kinds[k]->accept(m, d, &sc);
   d->steps++;
   d->iters_total += it;
   if (it > d->iters_max) d->iters_max = it;

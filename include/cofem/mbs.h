@@ -455,6 +455,9 @@ typedef struct cfMbsData {
                                 predicted rotations: mbs_fe.c, cf_mbs__fe_single_miss) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
+  int ngen;                  /* the coordinates the generic loops of a step run over, as [lo, hi) pairs */
+  int* gen;                  /* [2 ngen]: all of them but those a body kind owns in the step (a linearly
+                                coupled corotational body's nodes: mbs_body_kind.h, "own") */
   double asm_coef[5];        /* cM, cC, cK, a, eps of the last cf_mbs__assemble (the condensed FE blocks
                                 are formed by cf_mbs__factor with them) */
   /* last step */
