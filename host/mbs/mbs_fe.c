@@ -419,7 +419,7 @@ static void axpy_n(double a, const double* restrict x, double* restrict y, int n
  * fe = V sigma(Ds(x) G_e - I) G_e^T, G_e = Dm^-1 R_e^T; a third of cf_elem_rotate's work. */
 static void fe_stage_forces(const cfModel* m, cfData* fd, double* G);
 static void fe_stages(const struct cfMbsFeBody* fb, cfData* fd, const double* q, double* G) {
-  gather(fb, q, fd->x);
+  if (q) gather(fb, q, fd->x); /* else fd->x is set */
   cf_stage_polar(fb->fem, fd);
   fe_stage_forces(fb->fem, fd, G);
 }
@@ -549,7 +549,17 @@ struct cfMbsFeState {
    * blocks [own_lo, own_hi) of q; its solves leave their part of the solution in y, which the
    * Newton update and the projections add (fe_update, fe_project_add) */
   int owned, own_lo, own_hi;
+  double* ost;              /* [OS_N][ndof] the owned coordinates (mesh order), OS_* below */
+  int *mir, nmir;           /* the nodes whose coordinates the step also keeps in d's q, qd, qdd: those
+                               of every node block (12 coordinates) with a node of a weighted node
+                               sum (the joints' and points' sets), which the generic code reads */
+  unsigned char* mir_flag;  /* [nnode] 1: a node of mir */
 };
+/* the owned store's arrays: the state, the state at the step's start, the integrator's constants,
+ * and the body's own forces (f_ext - f_el + m g: its part of d->Q, which keeps the generic force
+ * elements' at the mirrored nodes) */
+enum { OS_Q, OS_QD, OS_QDD, OS_ACC, OS_SAVE_Q, OS_SAVE_QD, OS_SAVE_QDD, OS_SAVE_ACC, OS_QD_HAT, OS_QDD_HAT, OS_F, OS_N };
+#define OST(s, k, ndof) ((s)->ost + (size_t)(k) * (size_t)(ndof))
 
 /* The same on the CUDA backend ("backend": "cuda"): x uploaded, polar and elastic (K_R, element
  * forces, f_el) on the device, f_el (and K_R for the Rayleigh term -beta K_R v) downloaded; K_R
@@ -557,7 +567,7 @@ struct cfMbsFeState {
  * finite) and its status for the next cf_mbs__fe_factor. */
 static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* q) {
   const cfModel* m = fb->fem;
-  gather(fb, q, fd->x);
+  if (q) gather(fb, q, fd->x); /* else fd->x is set */
   int st = cf_cuda_upload(s->gpu, fd, CF_CUDA_X);
   if (st >= 0) st = cf_cuda_stage_polar(s->gpu, m, fd);
   if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, m);
@@ -618,29 +628,27 @@ static void turn_blocks(const double T[9], double* R, int n) {
  * A second linearisation, where cf_mbs__fe_single_miss asks for one, is fe_stages' at the first
  * Newton iterate (d->fe_pass): the polar there. */
 static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, cfData* fd,
-                             struct cfMbsFeState* s, const double* q, double* G) {
+                             struct cfMbsFeState* s, double* G) {
   const cfModel* fem = fb->fem;
   const double h = m->opt.dt;
-  const int n = m->nq;
+  const int ndof = fem->ndof;
+  /* the step's start from the body's store (the linear coupling's bodies own their nodes) */
+  const double *xn = OST(s, OS_SAVE_Q, ndof), *vn = OST(s, OS_SAVE_QD, ndof), *an = OST(s, OS_SAVE_ACC, ndof);
   double D[9];
-  for (int k = 0; k < fb->nnode; k++)
-    for (int a = 0; a < 3; a++) {
-      const int j = fb->qadr[k] + a;
-      fd->x[3 * k + a] = d->save[j] + h * d->save[n + j] + 0.5 * h * h * d->save[3 * n + m->ncon + j];
-    }
-  rigid_turn(fem, d->save, fb->qadr, fd->x, NULL, D);
+  for (int j = 0; j < ndof; j++) fd->x[j] = xn[j] + h * vn[j] + 0.5 * h * h * an[j];
+  rigid_turn(fem, xn, NULL, fd->x, NULL, D);
   double Dn[9];
   memcpy(Dn, D, sizeof D);
   if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
     double Ra[9], Mi[9];
-    rigid_turn(fem, s->xprev, NULL, d->save, fb->qadr, Ra);
+    rigid_turn(fem, s->xprev, NULL, xn, NULL, Ra);
     cf_mul3_nt(Ra, s->lin_dRn, Mi);
     cf_mul3(Mi, Dn, D);
   }
   memcpy(s->lin_dRn, Dn, sizeof Dn);
-  gather(fb, d->save, s->xprev);
+  memcpy(s->xprev, xn, sizeof(double) * (size_t)ndof);
   s->lin_prev_step = d->steps;
-  gather(fb, d->save, fd->x); /* q_n */
+  memcpy(fd->x, xn, sizeof(double) * (size_t)ndof); /* q_n */
   /* one Newton correction of the polar from the last step's R_p, which predicted these rotations to
    * the step's miss (the lug pendulum: 1e-6 rad; the correction's error is its square). Where an
    * element bent more, the check after the first iterate linearises again with the full polar. */
@@ -650,7 +658,7 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
     CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
   turn_blocks(D, fd->R, fem->ntet);
   if (fd->node_R) turn_blocks(D, fd->node_R, fem->nnode); /* their warm start turned alike */
-  gather(fb, q, fd->x);
+  memcpy(fd->x, OST(s, OS_Q, ndof), sizeof(double) * (size_t)ndof);
   fe_stage_forces(fem, fd, G);
 }
 
@@ -754,8 +762,7 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
     if (d->fe_state[i].gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
     const cfModel* fem = fb->fem;
     const cfData* fd = d->fe_data[i];
-    double* x = d->fe_state[i].zres;
-    gather(fb, d->q, x);
+    const double* x = OST(&d->fe_state[i], OS_Q, fem->ndof); /* its own nodes (fe_own) */
     double t2 = 0;
     for (int e = 0; e < fem->ntet; e++) {
       const double a = fem->npe == 10 ? tet10_turn_beyond2(fem, e, x, fd->R) : cf_elem_turn_beyond2(e, fem->tet, fem->Dm_inv, x, fd->R);
@@ -792,19 +799,24 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
      * elsewhere K_R is needed at once and cf_elem_rotate forms it with the forces for less */
     if (mf && !lin_mf && (fb->exact_factor || fb->a0_pcg) && !s->fb_on)
       mf = d->steps == s->key_step && s->key_uses >= 2 && d->newton_dq <= 1e-2 * d->newton_dq0;
+    /* a body that owns its coordinates in this step: positions and velocities from its store, its
+     * forces into it (own_begin) */
+    const int own = s && s->owned;
+    if (own) memcpy(fd->x, OST(s, OS_Q, fem->ndof), sizeof(double) * (size_t)fem->ndof);
+    const double* qx = own ? NULL : q; /* NULL: fd->x is set */
     if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
-      fe_stages_cuda(fb, fd, s, q);
+      fe_stages_cuda(fb, fd, s, qx);
     else if (s && fb->linear && d->fe_linear && d->fe_pass == 0)
-      linear_rotations(m, d, fb, fd, s, q, mf ? s->G : NULL);
+      linear_rotations(m, d, fb, fd, s, mf ? s->G : NULL);
     else if (s && fb->linear && d->fe_linear && s->lin_miss < LINEAR_MISS_STEP && fem->npe == 4) {
       /* the second linearisation, where the first iterate turned its elements little beyond R_p:
        * one Newton correction of their polar from there (its error the miss squared, 1e-5 rad on
        * the door's hinge; the full polar was a fifth of its step, with the same trajectory) */
-      gather(fb, q, fd->x);
+      if (qx) gather(fb, qx, fd->x);
       CF_FOR(fem, e, fem->ntet, fem->ntet > 4096, cf_elem_polar_step(e, fem->tet, fem->Dm_inv, fd->x, fd->R));
       fe_stage_forces(fem, fd, mf ? s->G : NULL);
     } else
-      fe_stages(fb, fd, q, mf ? s->G : NULL);
+      fe_stages(fb, fd, qx, mf ? s->G : NULL);
     if (s) s->kr_stale = mf && !s->gpu;
     /* f_ext in the FE data: loads, then -beta K_R v (element products) */
     memset(fd->f_ext, 0, sizeof(double) * 3 * (size_t)fb->nnode);
@@ -817,8 +829,9 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
         for (int a = 0; a < 3; a++) fd->f_ext[3 * fb->vec_node[k] + a] += sc[0] * fb->vec_w[k] * L->force[a];
     }
+    if (own) memcpy(fd->v, OST(s, OS_QD, fem->ndof), sizeof(double) * (size_t)fem->ndof);
     if (rb != 0) {
-      gather(fb, qd, fd->v);
+      if (!own) gather(fb, qd, fd->v);
       const int npe = fem->npe, nk = 3 * npe;
       for (int e = 0; e < fem->ntet; e++) {
         const double* K = fd->KR + (size_t)nk * nk * e;
@@ -831,7 +844,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       }
     }
     if (ra != 0 && fb->corotational) { /* -alpha M v with the scene's (consistent) mass; lumped: below */
-      gather(fb, qd, fd->v);
+      if (!own) gather(fb, qd, fd->v);
       for (int n = 0; n < fb->nnode; n++)
         for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++)
           for (int a = 0; a < 3; a++) fd->f_ext[3 * n + a] -= ra * fem->Mblk[p] * fd->v[3 * fem->col[p] + a];
@@ -840,6 +853,12 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     if (extra)
       for (int k = 0; k < 3 * fb->nnode; k++) fd->f_ext[k] += extra[k];
     double ral = fb->corotational ? 0 : ra;
+    if (own) { /* d->Q keeps the force elements' at the body's mirrored nodes (linear_bF) */
+      double* F = OST(s, OS_F, fem->ndof);
+      for (int n = 0; n < fb->nnode; n++)
+        for (int a = 0; a < 3; a++) F[3 * n + a] = fd->f_ext[3 * n + a] - fd->f_el[3 * n + a] + fem->node_mass[n] * g[a];
+      continue;
+    }
     for (int n = 0; n < fb->nnode; n++) {
       double mn = fem->node_mass[n];
       double* Qn = d->Q + fb->qadr[n];
@@ -881,11 +900,11 @@ static void cf_mbs__fe_assemble(const cfMbsModel* m, cfMbsData* d, double cC, do
 
 /* y += the off-diagonal blocks of the corotational bodies' (consistent) mass times x (the diagonal
  * is in Mbar) */
-static void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const double* x, double* y) {
+static void cf_mbs__fe_mass_offdiag(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
-    if (!fb->corotational) continue;
+    if (!fb->corotational || (d->fe_state && d->fe_state[i].owned)) continue; /* owned: its own (linear_bF) */
     for (int n = 0; n < fb->nnode; n++)
       for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++) {
         if (p == fem->diag[n] || fem->Mblk[p] == 0) continue;
@@ -1199,6 +1218,7 @@ static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b) {
 enum { LSYM_CHUNK = 256 }; /* linear_symmetric's chunk of Z's columns (and psd_clamp's n^2 + n: nrow < 256) */
 
 static void rotated_turn_setup(const struct cfMbsFeBody* fb, struct cfMbsFeState* s);
+static int own_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s);
 static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s) {
   const cfModel* fem = fb->fem;
   const int ndof = fem->ndof, nv = fb->nvec;
@@ -1220,6 +1240,7 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
   /* the sums the body's equations use (a revolute's f measure, kept for its angle, is in none) */
   s->vec_used = calloc((size_t)(nv + 1), 1);
   if (!s->vec_used) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
+  if (own_create(m, fb, s) < 0) return cf_error(CF_ERR_NOMEM, "mechanism data: out of memory");
   for (int k = 0; k < s->nrow; k++)
     for (int t = 0; t < m->con[s->row[k]].nft; t++)
       if (m->con[s->row[k]].ft_fe[t] == fb - m->fe) s->vec_used[m->con[s->row[k]].ft_vec[t]] = 1;
@@ -1371,6 +1392,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     free(s->Zrest), free(s->rot_owner), free(s->rot_Rv), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
+    free(s->ost), free(s->mir), free(s->mir_flag);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -2250,6 +2272,29 @@ static void linear_ze0(struct cfMbsFeState* s, int ndof) {
   }
 }
 
+/* The body's part of the step's Newton residual (mbs_step.c: r = -h^2 (M qdd + J^T e - Q)) into bF,
+ * from its own store: the generic loops leave its coordinates out, but for r's J^T e at its
+ * mirrored nodes (cf_mbs__apply_M leaves them zero before cf_mbs__jacT_mult_add) and d->Q's force
+ * elements there (its own forces are OS_F). The mass is cf_mbs__apply_M's for its blocks: the
+ * diagonal of the consistent mass in Mbar, then the rest (cf_mbs__fe_mass_offdiag), in that order. */
+static void linear_bF(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
+                      const double* r) {
+  const cfModel* fem = fb->fem;
+  const int ndof = fem->ndof;
+  const double sc = d->fe_rhs_scale, *a = OST(s, OS_QDD, ndof), *F = OST(s, OS_F, ndof);
+  for (int n = 0; n < fb->nnode; n++) {
+    double y[3];
+    const double mn = fem->Mblk[fem->diag[n]];
+    for (int k = 0; k < 3; k++) y[k] = mn * a[3 * n + k];
+    for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++) {
+      if (p == fem->diag[n] || fem->Mblk[p] == 0) continue;
+      for (int k = 0; k < 3; k++) y[k] += fem->Mblk[p] * a[3 * fem->col[p] + k];
+    }
+    const int q = fb->qadr[n];
+    for (int k = 0; k < 3; k++) s->bF[3 * n + k] = sc * (y[k] + r[q + k] - (d->Q[q + k] + F[3 * n + k]));
+  }
+}
+
 static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
                     const double* b) {
   const cfModel* fem = fb->fem;
@@ -2259,8 +2304,9 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
     memset(s->y, 0, sizeof(double) * (size_t)ndof);
     for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
   } else {
+    const double* xq = OST(s, OS_Q, ndof); /* the body's own nodes (fe_own) */
     if (s->lin_v != 4 * d->step_serial + d->fe_pass) { /* the step's (pass's) first right side, solved */
-      gather(fb, b, s->bF);
+      linear_bF(m, d, fb, s, b);
       for (int j = 0; fem->nfixed && j < ndof; j++)
         if (fem->fixed[j]) s->bF[j] = 0;
       cfData* fd = d->fe_data[fb - m->fe];
@@ -2278,15 +2324,14 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
             return cf_error(CF_ERR_SOLVER, "the rotated factor's model of the part misses its free motion's right side "
                             "by %.2g of it (beyond %g)", err, err_max);
         }
-        gather(fb, d->q, s->xp);
+        memcpy(s->xp, xq, sizeof(double) * (size_t)ndof);
         for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
         s->lin_v = 4 * d->step_serial + d->fe_pass;
         linear_ze0(s, ndof);
         goto combine;
       }
       if (d->fe_pass > 0) { /* the second linearisation: from the first's, b_F(x_1) ~ b_F(x_p) - A0 (x_1 - x_p) */
-        gather(fb, d->q, s->zres);
-        for (int j = 0; j < ndof; j++) s->v0[j] -= s->zres[j] - s->xp[j];
+        for (int j = 0; j < ndof; j++) s->v0[j] -= xq[j] - s->xp[j];
       } else if (!s->lin_have_v0 || !fem->def.warm_start) {
         memset(s->v0, 0, sizeof(double) * (size_t)ndof);
       } else {
@@ -2310,7 +2355,7 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
         memcpy(s->v0last, s->v0, sizeof(double) * (size_t)ndof);
         s->lin_have_v0++;
       }
-      gather(fb, d->q, s->xp);
+      memcpy(s->xp, xq, sizeof(double) * (size_t)ndof);
       for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
       s->lin_v = 4 * d->step_serial + d->fe_pass;
       linear_ze0(s, ndof);
@@ -2320,8 +2365,7 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
      * solve; Z itself follows rows whose gradient moves within the linearisation (a virtual pin's
      * axes between two FE bodies: with Z (s e - e0) the pin's Newton iteration diverged, the
      * double four-bar with three flexible bars at its first step) */
-    gather(fb, d->q, s->y);
-    for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (s->y[j] - s->xp[j]) - s->ze0[j];
+    for (int j = 0; j < ndof; j++) s->y[j] = s->v0[j] - (xq[j] - s->xp[j]) - s->ze0[j];
     for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
   }
   for (int k = 0; k < nr; k++) { /* s->w: the joint part's multipliers (overwritten by cf_mbs__fe_solve next) */
@@ -2619,15 +2663,81 @@ long cf_mbs_scene_fe_nodes(const cfMbsScene* s) {
  * generic loops did). The condensed solve keeps the body's part of a solution, y (cf_mbs__fe_solve);
  * the Newton update and the projections add it here. A body on the GPU will keep these on the
  * device (docs/cuda.md, "Why the mesh crosses"): these ops are where it does. */
+/* the store and the mirrored nodes (linear_create) */
+static int own_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  const int nn = fb->nnode;
+  s->ost = malloc(sizeof(double) * (size_t)OS_N * 3 * (size_t)nn);
+  s->mir = malloc(sizeof(int) * (size_t)(nn + 1));
+  s->mir_flag = calloc((size_t)nn + 1, 1);
+  unsigned char* blk = calloc((size_t)m->nbody + 1, 1);
+  if (!s->ost || !s->mir || !s->mir_flag || !blk) return free(blk), CF_ERR_NOMEM;
+  for (int e = 0; e < fb->vec_ptr[fb->nvec]; e++) blk[fb->node_blk[fb->vec_node[e]]] = 1;
+  s->nmir = 0;
+  for (int n = 0; n < nn; n++)
+    if (blk[fb->node_blk[n]]) s->mir[s->nmir++] = n, s->mir_flag[n] = 1;
+  free(blk);
+  return CF_OK;
+}
+
+/* d's q, qd, qdd at the mirrored nodes from the store */
+static void own_mirror(const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d) {
+  const int ndof = 3 * fb->nnode;
+  double* live[3] = {d->q, d->qd, d->qdd};
+  for (int k = 0; k < 3; k++) {
+    const double* src = OST(s, OS_Q + k, ndof);
+    for (int j = 0; j < s->nmir; j++) {
+      const int n = s->mir[j];
+      memcpy(live[k] + fb->qadr[n], src + 3 * n, 3 * sizeof(double));
+    }
+  }
+}
+
+/* the arrays of d a step's generic code must not read at the body's unmirrored nodes */
+static void own_poison(const cfMbsModel* m, const struct cfMbsFeBody* fb, const struct cfMbsFeState* s, cfMbsData* d,
+                       double value) {
+  const int n = m->nq;
+  double* arr[] = {d->q, d->qd, d->qdd, d->acc, d->qd_hat, d->qdd_hat, d->r, d->Q, d->dq, d->x, d->w,
+                   d->save, d->save + n, d->save + 2 * (size_t)n, d->save + 3 * (size_t)n + m->ncon};
+  for (int k = 0; k < (int)(sizeof arr / sizeof arr[0]); k++)
+    for (int nd = 0; nd < fb->nnode; nd++)
+      if (!s->mir_flag[nd])
+        for (int a = 0; a < 3; a++) arr[k][fb->qadr[nd] + a] = value;
+}
+
+/* into the store at the step's start; back into d at its end (the next step, or any reader of the
+ * mechanism's state, sees it there) */
+static void own_begin(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d) {
+  const int ndof = 3 * fb->nnode;
+  const double* live[4] = {d->q, d->qd, d->qdd, d->acc};
+  for (int k = 0; k < 4; k++) gather(fb, live[k], OST(s, OS_Q + k, ndof));
+  if (d->debug_poison_owned) own_poison(m, fb, s, d, NAN);
+}
+
+static void own_end(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d) {
+  const int ndof = 3 * fb->nnode, n = m->nq;
+  if (d->debug_poison_owned) own_poison(m, fb, s, d, 0);
+  double* live[8] = {d->q, d->qd, d->qdd, d->acc, d->save, d->save + n, d->save + 2 * (size_t)n, d->save + 3 * (size_t)n + m->ncon};
+  for (int k = 0; k < 8; k++) {
+    const double* src = OST(s, OS_Q + k, ndof);
+    for (int nd = 0; nd < fb->nnode; nd++) memcpy(live[k] + fb->qadr[nd], src + 3 * nd, 3 * sizeof(double));
+  }
+}
+
 static int fe_own(const cfMbsModel* m, cfMbsData* d, int* lohi, int cap) {
   int n = 0;
   for (int i = 0; d->fe_state && i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     struct cfMbsFeState* s = &d->fe_state[i];
-    s->owned = lohi && n < cap && fb->corotational && fb->linear && d->fe_linear;
+    if (!lohi) { /* the step's end */
+      if (s->owned) own_end(m, fb, s, d);
+      s->owned = 0;
+      continue;
+    }
+    s->owned = n < cap && fb->corotational && fb->linear && d->fe_linear && s->ost;
     if (!s->owned) continue;
     s->own_lo = m->body_qadr[fb->blk[0]], s->own_hi = m->body_qadr[fb->blk[fb->nblk - 1]] + CF_MBS_BODY_NQ;
     lohi[2 * n] = s->own_lo, lohi[2 * n + 1] = s->own_hi, n++;
+    own_begin(m, fb, s, d);
   }
   return n;
 }
@@ -2636,44 +2746,60 @@ static int fe_own(const cfMbsModel* m, cfMbsData* d, int* lohi, int cap) {
   for (int i_ = 0; i_ < (m)->nfe && (d)->fe_state; i_++)                     \
     for (struct cfMbsFeState* s = &(d)->fe_state[i_]; s && s->owned; s = NULL)
 
-static void fe_save(const cfMbsModel* m, cfMbsData* d) {
-  FE_FOR_OWNED(m, d, s) cf_mbs__save_range(m, d, s->own_lo, s->own_hi, 0);
+static void fe_save_restore(const cfMbsModel* m, cfMbsData* d, int restore) {
+  FE_FOR_OWNED(m, d, s) {
+    const int ndof = 3 * m->fe[i_].nnode;
+    double *live = OST(s, OS_Q, ndof), *saved = OST(s, OS_SAVE_Q, ndof);
+    memcpy(restore ? live : saved, restore ? saved : live, sizeof(double) * 4 * (size_t)ndof);
+    if (restore) own_mirror(&m->fe[i_], s, d);
+  }
 }
 
-static void fe_restore(const cfMbsModel* m, cfMbsData* d) {
-  FE_FOR_OWNED(m, d, s) cf_mbs__save_range(m, d, s->own_lo, s->own_hi, 1);
-}
+static void fe_save(const cfMbsModel* m, cfMbsData* d) { fe_save_restore(m, d, 0); }
+
+static void fe_restore(const cfMbsModel* m, cfMbsData* d) { fe_save_restore(m, d, 1); }
 
 static void fe_predict(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
-  FE_FOR_OWNED(m, d, s) cf_mbs__predict_range(c, d, s->own_lo, s->own_hi);
+  FE_FOR_OWNED(m, d, s) {
+    const int ndof = 3 * m->fe[i_].nnode;
+    cf_mbs__predict_n(c, ndof, OST(s, OS_Q, ndof), OST(s, OS_QD, ndof), OST(s, OS_QDD, ndof), OST(s, OS_ACC, ndof),
+                      OST(s, OS_QD_HAT, ndof), OST(s, OS_QDD_HAT, ndof));
+    own_mirror(&m->fe[i_], s, d);
+  }
 }
 
 static void fe_rates(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
-  FE_FOR_OWNED(m, d, s) cf_mbs__rates_range(c, d, s->own_lo, s->own_hi);
+  FE_FOR_OWNED(m, d, s) {
+    const int ndof = 3 * m->fe[i_].nnode;
+    cf_mbs__rates_n(c, ndof, OST(s, OS_Q, ndof), OST(s, OS_QD_HAT, ndof), OST(s, OS_QDD_HAT, ndof), OST(s, OS_QD, ndof),
+                    OST(s, OS_QDD, ndof));
+    own_mirror(&m->fe[i_], s, d);
+  }
 }
 
 static void fe_accept(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
-  FE_FOR_OWNED(m, d, s) cf_mbs__accept_range(m, c, d, s->own_lo, s->own_hi);
+  FE_FOR_OWNED(m, d, s) {
+    const int ndof = 3 * m->fe[i_].nnode;
+    cf_mbs__accept_n(c, ndof, OST(s, OS_QDD, ndof), OST(s, OS_SAVE_QDD, ndof), OST(s, OS_ACC, ndof));
+  }
 }
 
-/* x[node coordinates] += the last solve's y; its largest |y| (fmax: NaN left out) */
-static double fe_add_solution(const cfMbsModel* m, cfMbsData* d, double* x) {
+/* store array k += the last solve's y; its largest |y| (fmax: NaN left out) */
+static double fe_add_solution(const cfMbsModel* m, cfMbsData* d, int k) {
   double mx = 0;
   FE_FOR_OWNED(m, d, s) {
-    const struct cfMbsFeBody* fb = &m->fe[i_];
-    for (int n = 0; n < fb->nnode; n++)
-      for (int a = 0; a < 3; a++) {
-        const double y = s->y[3 * n + a];
-        x[fb->qadr[n] + a] += y, mx = fmax(mx, fabs(y));
-      }
+    const int ndof = 3 * m->fe[i_].nnode;
+    double* x = OST(s, k, ndof);
+    for (int j = 0; j < ndof; j++) x[j] += s->y[j], mx = fmax(mx, fabs(s->y[j]));
+    own_mirror(&m->fe[i_], s, d);
   }
   return mx;
 }
 
-static double fe_update(const cfMbsModel* m, cfMbsData* d) { return fe_add_solution(m, d, d->q); }
+static double fe_update(const cfMbsModel* m, cfMbsData* d) { return fe_add_solution(m, d, OS_Q); }
 
 static void fe_project_add(const cfMbsModel* m, cfMbsData* d, int which) {
-  fe_add_solution(m, d, which ? d->qdd : d->qd);
+  fe_add_solution(m, d, which ? OS_QDD : OS_QD);
 }
 
 /* ---- the FE body kind (mbs_body_kind.h) ---- */
@@ -2698,7 +2824,7 @@ static void fe_assemble(const cfMbsModel* m, cfMbsData* d, double cM, double cC,
 }
 
 static void fe_apply_mass(const cfMbsModel* m, const cfMbsData* d, const double* x, double* y) {
-  cf_mbs__fe_mass_offdiag(m, x, y);
+  cf_mbs__fe_mass_offdiag(m, d, x, y);
 }
 
 const cfMbsBodyKind cf_mbs__fe_kind = {

@@ -166,39 +166,49 @@ static inline void cf_mbs__save_range(const cfMbsModel* m, cfMbsData* d, int lo,
     memcpy(restore ? a : b, restore ? b : a, sizeof(double) * (size_t)(hi - lo));
   }
 }
-/* the predictor and the integrator's constants qd_hat, qdd_hat (mbs_step.c, "integrator constants") */
-static inline void cf_mbs__predict_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+/* the predictor and the integrator's constants qd_hat, qdd_hat of n coordinates (mbs_step.c) */
+static inline void cf_mbs__predict_n(const cfMbsStepCoef* c, int n, double* q, const double* qd, const double* qdd,
+                                     const double* acc, double* qd_hat, double* qdd_hat) {
   const double h = c->h;
   if (c->trapezoidal)
-    for (int i = lo; i < hi; i++) {
-      d->qd_hat[i] = -(2 / h * d->q[i] + d->qd[i]);
-      d->qdd_hat[i] = -(4 / (h * h) * d->q[i] + 4 / h * d->qd[i] + d->qdd[i]);
-      d->q[i] += h * d->qd[i] + 0.5 * h * h * d->qdd[i];
+    for (int i = 0; i < n; i++) {
+      qd_hat[i] = -(2 / h * q[i] + qd[i]);
+      qdd_hat[i] = -(4 / (h * h) * q[i] + 4 / h * qd[i] + qdd[i]);
+      q[i] += h * qd[i] + 0.5 * h * h * qdd[i];
     }
   else
-    for (int i = lo; i < hi; i++) {
-      double a0 = d->acc[i], ab = (c->af * d->qdd[i] - c->am * a0) / (1 - c->am); /* a1 = ab + (1-af)/(1-am) qdd1 */
-      double qstar = d->q[i] + h * d->qd[i] + h * h * ((0.5 - c->beta) * a0 + c->beta * ab);
-      d->qdd_hat[i] = -c->c_qdd * qstar;
-      d->qd_hat[i] = d->qd[i] + h * ((1 - c->gamma) * a0 + c->gamma * ab) - c->c_qd * qstar;
-      d->q[i] += h * d->qd[i]; /* no acceleration term: with FE bodies it is dominated by the
-                                  unresolved stiff modes (the first step's accelerations have no
-                                  elastic forces yet), which puts the predictor far off */
+    for (int i = 0; i < n; i++) {
+      double a0 = acc[i], ab = (c->af * qdd[i] - c->am * a0) / (1 - c->am); /* a1 = ab + (1-af)/(1-am) qdd1 */
+      double qstar = q[i] + h * qd[i] + h * h * ((0.5 - c->beta) * a0 + c->beta * ab);
+      qdd_hat[i] = -c->c_qdd * qstar;
+      qd_hat[i] = qd[i] + h * ((1 - c->gamma) * a0 + c->gamma * ab) - c->c_qd * qstar;
+      q[i] += h * qd[i]; /* no acceleration term: with FE bodies it is dominated by the unresolved
+                            stiff modes (the first step's accelerations have no elastic forces yet),
+                            which puts the predictor far off */
     }
+}
+static inline void cf_mbs__predict_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  cf_mbs__predict_n(c, hi - lo, d->q + lo, d->qd + lo, d->qdd + lo, d->acc + lo, d->qd_hat + lo, d->qdd_hat + lo);
 }
 /* qd, qdd of the Newton iterate q */
-static inline void cf_mbs__rates_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
-  for (int i = lo; i < hi; i++) {
-    d->qd[i] = c->c_qd * d->q[i] + d->qd_hat[i];
-    d->qdd[i] = c->c_qdd * d->q[i] + d->qdd_hat[i];
+static inline void cf_mbs__rates_n(const cfMbsStepCoef* c, int n, const double* q, const double* qd_hat,
+                                   const double* qdd_hat, double* qd, double* qdd) {
+  for (int i = 0; i < n; i++) {
+    qd[i] = c->c_qd * q[i] + qd_hat[i];
+    qdd[i] = c->c_qdd * q[i] + qdd_hat[i];
   }
 }
-/* the algorithmic acceleration of the accepted state (qdd0 is still in d->save) */
-static inline void cf_mbs__accept_range(const cfMbsModel* m, const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
-  if (c->trapezoidal) memcpy(d->acc + lo, d->qdd + lo, sizeof(double) * (size_t)(hi - lo));
+static inline void cf_mbs__rates_range(const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  cf_mbs__rates_n(c, hi - lo, d->q + lo, d->qd_hat + lo, d->qdd_hat + lo, d->qd + lo, d->qdd + lo);
+}
+/* the algorithmic acceleration of the accepted state from qdd and the step's start qdd0 */
+static inline void cf_mbs__accept_n(const cfMbsStepCoef* c, int n, const double* qdd, const double* qdd0, double* acc) {
+  if (c->trapezoidal) memcpy(acc, qdd, sizeof(double) * (size_t)n);
   else
-    for (int i = lo; i < hi; i++)
-      d->acc[i] = ((1 - c->af) * d->qdd[i] + c->af * d->save[2 * (size_t)m->nq + i] - c->am * d->acc[i]) / (1 - c->am);
+    for (int i = 0; i < n; i++) acc[i] = ((1 - c->af) * qdd[i] + c->af * qdd0[i] - c->am * acc[i]) / (1 - c->am);
+}
+static inline void cf_mbs__accept_range(const cfMbsModel* m, const cfMbsStepCoef* c, cfMbsData* d, int lo, int hi) {
+  cf_mbs__accept_n(c, hi - lo, d->qdd + lo, d->save + 2 * (size_t)m->nq + lo, d->acc + lo);
 }
 /* the coordinates no kind owns in this step, as [lo, hi) pairs d->gen[0 .. 2 d->ngen) (all of them
  * outside cf_mbs_step); cf_mbs__own_ranges asks the kinds at a step's start, cf_mbs__own_none ends it */
@@ -208,6 +218,12 @@ static inline void cf_mbs__accept_range(const cfMbsModel* m, const cfMbsStepCoef
 #define CF_MBS_FOR_GEN_RANGE(d, lo, hi)        \
   for (int g_ = 0, lo, hi; g_ < (d)->ngen && (lo = (d)->gen[2 * g_], hi = (d)->gen[2 * g_ + 1], 1); g_++)
 void cf_mbs__own_ranges(const cfMbsModel* m, cfMbsData* d);
+/* coordinate i is one of the generic loops' (no kind owns it in this step) */
+static inline int cf_mbs__generic(const cfMbsData* d, int i) {
+  for (int g = 0; g < d->ngen; g++)
+    if (i >= d->gen[2 * g] && i < d->gen[2 * g + 1]) return 1;
+  return 0;
+}
 void cf_mbs__own_none(const cfMbsModel* m, cfMbsData* d);
 
 /* ---- mbs_kinematics.c ---- */

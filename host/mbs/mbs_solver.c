@@ -226,6 +226,10 @@ void cf_mbs__apply_M(const cfMbsModel* m, const cfMbsData* d, const double* x, d
     const double* Mb = m->body_Mbar + 16 * b;
     const double* xb = x + m->body_qadr[b];
     double* yb = y + m->body_qadr[b];
+    if (!cf_mbs__generic(d, m->body_qadr[b])) { /* a kind's own block in this step: left zero */
+      memset(yb, 0, sizeof(double) * CF_MBS_BODY_NQ);
+      continue;
+    }
     for (int k = 0; k < 4; k++)
       for (int i = 0; i < 3; i++) {
         double s = 0;

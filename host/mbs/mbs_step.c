@@ -113,11 +113,12 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
   }
   d->fe_linear = 0;
   d->fe_rhs = CF_MBS_RHS_GENERAL;
+  cf_mbs__own_none(m, d); /* the owned coordinates back in d (the monitor reads them; the undo below
+                             restores them from d->save) */
   if (st >= 0) {
     int sm = cf_mbs__monitor_check(m, d);
     if (sm < 0) { /* undone: the state of the step's start */
       cf_mbs__restore_state(m, d);
-      cf_mbs__own_none(m, d);
       d->t -= m->opt.dt;
       d->steps--;
       char prefix[80];
@@ -125,12 +126,11 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
       return cf_mbs__rethrow(sm, prefix);
     }
   }
-  cf_mbs__own_none(m, d);
   return st;
 }
 
 static int step(const cfMbsModel* m, cfMbsData* d) {
-  int n = m->nq, nc = m->ncon;
+  int nc = m->ncon;
   cfMbsStepCoef sc = cf_mbs__step_coef(m);
   double h = m->opt.dt, t1 = d->t + h, alpha = m->alpha, h2 = sc.cK;
   double a = m->opt.rho_inf >= 1 ? alpha * h * h / 4 : alpha * sc.cK;
@@ -200,7 +200,7 @@ static int step(const cfMbsModel* m, cfMbsData* d) {
     cf_mbs__apply_M(m, d, d->qdd, d->r);
     for (int i = 0; i < nc; i++) d->econ[i] = d->lambda[i] + alpha * d->con_pen[i] * d->phi[i];
     cf_mbs__jacT_mult_add(m, d, d->econ, d->r);
-    for (int i = 0; i < n; i++) d->r[i] = -h2 * (d->r[i] - d->Q[i]);
+    CF_MBS_FOR_GEN(d, i) d->r[i] = -h2 * (d->r[i] - d->Q[i]); /* a kind's own: its solve forms them (linear_bF) */
     t0 = cf_wall_time();
     cf_mbs__assemble(m, d, 1, sc.cC, h2, a, 0);
     /* statics: the constraint forces' stiffness with the multipliers lambda* (with the penalty part

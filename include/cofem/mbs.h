@@ -455,6 +455,8 @@ typedef struct cfMbsData {
                                 predicted rotations: mbs_fe.c, cf_mbs__fe_single_miss) */
   int fe_rhs;                /* the next cf_mbs__solve's right side (enum in mbs_internal.h) */
   double fe_rhs_scale;       /* ... its joint part is fe_rhs_scale J^T d->econ */
+  int debug_poison_owned;    /* tests: within a step, NaN in d's copies of the coordinates a body kind owns,
+                                but for those the step's generic code may read (mbs_fe.c, own_poison) */
   int ngen;                  /* the coordinates the generic loops of a step run over, as [lo, hi) pairs */
   int* gen;                  /* [2 ngen]: all of them but those a body kind owns in the step (a linearly
                                 coupled corotational body's nodes: mbs_body_kind.h, "own") */
