@@ -260,7 +260,10 @@ static void slender_free_beam(void) {
   }
   printf("spin-up beam (kane_beam_o2_20, %d nodes) free, its root layer as interface: %d rigid-body modes, first %d "
          "elastic within %+.2e .. %+.2e (w^2) of the full eigen-solve's\n", m->nnode, r.nrigid, NE, lowest, worst);
-  CHECK(lowest > -1e-6); /* Rayleigh-Ritz: from above (measured +4e-5 at the least; -0.82 before the fix) */
+  /* Rayleigh-Ritz: from above, to the round-off of the two eigen-solves: the free beam's K + M is
+   * conditioned ~1e12, and its lowest bending w^2 moves by ~1e-4 with OpenBLAS's thread count (this
+   * machine: -1.4e-4 on 2 threads, -2.3e-4 on 1; +4e-5 where it was first measured); -0.82 before the fix */
+  CHECK(lowest > -1e-3);
   CHECK(worst < 5e-3);   /* measured 9.8e-4 */
   cf_reduction_free(&r);
   cf_model_free(m);
