@@ -114,3 +114,52 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
                   int warm) {
   return unsupported("cf_cuda_solve");
 }
+int cf_cuda_vec_create(cfCuda* g, int nvec) {
+  return unsupported("cf_cuda_vec_create");
+}
+int cf_cuda_vec_set(cfCuda* g, int v, const double* x) {
+  return unsupported("cf_cuda_vec_set");
+}
+int cf_cuda_vec_get(cfCuda* g, int v, double* x) {
+  return unsupported("cf_cuda_vec_get");
+}
+int cf_cuda_vec_get_nodes(cfCuda* g, int v, int nn, const int* nodes, double* out) {
+  return unsupported("cf_cuda_vec_get_nodes");
+}
+int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const double* in) {
+  return unsupported("cf_cuda_vec_set_nodes");
+}
+int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c) {
+  return unsupported("cf_cuda_vec_comb");
+}
+int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out) {
+  return unsupported("cf_cuda_vec_maxabs");
+}
+int cf_cuda_vec_field(cfCuda* g, int v, int field, int to_field) {
+  return unsupported("cf_cuda_vec_field");
+}
+int cf_cuda_vec_mass(cfCuda* g, int x, int y) {
+  return unsupported("cf_cuda_vec_mass");
+}
+int cf_cuda_vec_unfix(cfCuda* g, int v) {
+  return unsupported("cf_cuda_vec_unfix");
+}
+int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
+                      const double* b_scale, int warm) {
+  return unsupported("cf_cuda_vec_solve");
+}
+int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out) {
+  return unsupported("cf_cuda_node_rotations");
+}
+int cf_cuda_set_node_rotations(cfCuda* g, int nn, const int* nodes, const double* R) {
+  return unsupported("cf_cuda_set_node_rotations");
+}
+int cf_cuda_rotation_spread(cfCuda* g, double* out) {
+  return unsupported("cf_cuda_rotation_spread");
+}
+int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
+  return unsupported("cf_cuda_vec_turn");
+}
+int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
+  return unsupported("cf_cuda_vec_radius");
+}

@@ -840,6 +840,20 @@ struct cfCuda {
   cfCudaAmg *amg_sup, *amg_free;
   double* node_R;
   size_t amg_bytes; /* device bytes of both hierarchies (the free-memory check) */
+  int node_R_ok;    /* node_R holds 9 nnode doubles: AMG's (the table's), or made by ensure_node_R */
+
+  /* resident vectors (cf_cuda_vec_*, allocated on first use): nvec vectors of ndof doubles back to
+   * back; a node list and its values (room for vcap nodes, 9 doubles each); vlast [nnode] the last
+   * entry of each node in a scattered list (duplicates: the last one wins, as on the CPU); red: a
+   * reduction's result */
+  double* vec;
+  int nvec;
+  int* vnodes;
+  double* vbuf;
+  int vcap;
+  int* vlast;
+  double* red;
+  double* red4;            /* cf_cuda_vec_radius: the nodes' sum [3] and the largest squared distance */
 
   /* divergence monitor: x at the step's start (Euler), partial sums, the results */
   double *mon_x0, *mon_part;
@@ -2058,6 +2072,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
       CU(cudaMalloc(p, bytes));
       return 0;
     }));
+    g->node_R_ok = g->amg_on; /* else node_R is the table's 1-byte placeholder */
     /* the cuSPARSE descriptors and buffer now, so that no device allocation is left for later */
     TRY(sparse_setup(g));
 
@@ -2140,6 +2155,10 @@ void cf_cuda_free(cfCuda* g) {
   if (g->sp) cusparseDestroy(g->sp);
   cf_cuda_amg_free(g->amg_sup);
   cf_cuda_amg_free(g->amg_free);
+  /* the resident vectors' arrays (node_R, even when ensure_node_R replaced it, is the table's) */
+  void* vec_arrays[] = {g->vec, g->vnodes, g->vbuf, g->vlast, g->red, g->red4};
+  for (void* a : vec_arrays)
+    if (a) cudaFree(a);
   each_array(g, [](void** p, size_t) {
     if (*p) cudaFree(*p);
     *p = NULL;
@@ -2547,6 +2566,511 @@ int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
     d->t += h;
   }
   return cf_step_finish(d, st);
+}
+
+}  // extern "C"
+
+/* ---- resident vectors (a mechanism's linearly coupled FE body; mbs_fe.c) ----------------------
+ * A mechanism's FE body in its own coordinates keeps its vectors (positions, modes, right sides,
+ * solutions) on the device and moves only the interface nodes and a few scalars over the bus per
+ * step (docs/cuda.md, "Why the mesh crosses"). The kernels below are the CPU's loops of the mock
+ * (tests/cuda/mock/cuda_mock.c) entry by entry in the same order, so that the two agree to rounding
+ * (bit for bit with COFEM_CUDA_FMAD=OFF). */
+
+namespace {
+
+/* the sources of k_vec_comb, by value: no upload of pointers or coefficients */
+struct CombSrc {
+  const double* x[CF_CUDA_COMB_MAX];
+  double c[CF_CUDA_COMB_MAX];
+};
+
+/* y may be one of the sources: each thread reads its entry of every source before writing y[i] */
+__global__ void __launch_bounds__(kThreads) k_vec_comb(int n, double* y, double beta, int nsrc, CombSrc s) {
+  const size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x;
+  if (i >= (size_t)n) return;
+  double t = beta != 0 ? beta * y[i] : 0.0; /* beta 0: y may hold NaN and is not read */
+  for (int k = 0; k < nsrc; k++) t += s.c[k] * s.x[k][i];
+  y[i] = t;
+}
+
+/* fmax over the block (NaN dropped, as fmax); the result valid in all threads */
+__device__ double block_max(double v, double* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] = fmax(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+/* *out = fmax(*out, v) for v > 0 (*out >= +0, never NaN): positive doubles order as their bits, so
+ * one integer atomic per block, and the maximum does not depend on the order */
+__device__ void atomic_max_pos(double* out, double v) {
+  if (v > 0) atomicMax((unsigned long long*)out, (unsigned long long)__double_as_longlong(v));
+}
+
+/* grid-stride, so that a capped grid covers any n */
+__global__ void __launch_bounds__(kThreads) k_vec_maxabs(long n, const double* x, double* out) {
+  __shared__ double sh[kThreads];
+  double m = 0;
+  for (long i = (long)blockIdx.x * kThreads + threadIdx.x; i < n; i += (long)gridDim.x * kThreads)
+    m = fmax(m, fabs(x[i]));
+  m = block_max(m, sh);
+  if (threadIdx.x == 0) atomic_max_pos(out, m);
+}
+
+/* 3 - trace(R_e^T Q_n) over the (element, node) pairs i = npe e + a */
+__global__ void __launch_bounds__(kThreads)
+    k_rotation_spread(long n, int npe, const int* tet, const double* R, const double* Q, double* out) {
+  __shared__ double sh[kThreads];
+  double m = 0;
+  for (long i = (long)blockIdx.x * kThreads + threadIdx.x; i < n; i += (long)gridDim.x * kThreads) {
+    const double* Re = R + 9 * (size_t)(i / npe);
+    const double* Qn = Q + 9 * (size_t)tet[i];
+    double tr = 0;
+    for (int k = 0; k < 9; k++) tr += Re[k] * Qn[k];
+    m = fmax(m, 3 - tr);
+  }
+  m = block_max(m, sh);
+  if (threadIdx.x == 0) atomic_max_pos(out, m);
+}
+
+/* y = M x over the block pattern, each row's blocks in order from 0 (the mock's loop) */
+__global__ void __launch_bounds__(kThreads) k_vec_mass(int nnode, const int* row_ptr, const int* col,
+                                                       const double* Mblk, const double* x, double* y) {
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  double t0 = 0, t1 = 0, t2 = 0;
+  for (int p = row_ptr[n]; p < row_ptr[n + 1]; p++) {
+    const double mb = Mblk[p], *xc = x + 3 * (size_t)col[p];
+    t0 += mb * xc[0];
+    t1 += mb * xc[1];
+    t2 += mb * xc[2];
+  }
+  y[3 * (size_t)n] = t0, y[3 * (size_t)n + 1] = t1, y[3 * (size_t)n + 2] = t2;
+}
+
+__global__ void __launch_bounds__(kThreads) k_vec_unfix(int ndof, const unsigned char* fixed, double* x) {
+  const size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x;
+  if (i < (size_t)ndof && fixed[i]) x[i] = 0;
+}
+
+/* y_n = Q_n (c0 x0 + c1 x1 + c2 x2)_n, 0 at fixed DOFs; y is none of the x */
+__global__ void __launch_bounds__(kThreads)
+    k_vec_turn(int nnode, const double* Q, const unsigned char* fixed, const double* x0, const double* x1,
+               const double* x2, double c0, double c1, double c2, double* y) {
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  const size_t i = 3 * (size_t)n;
+  const double* Qn = Q + 9 * (size_t)n;
+  double u[3];
+  for (int a = 0; a < 3; a++) u[a] = c0 * x0[i + a] + c1 * x1[i + a] + c2 * x2[i + a];
+  for (int a = 0; a < 3; a++) {
+    const double ya = Qn[3 * a] * u[0] + Qn[3 * a + 1] * u[1] + Qn[3 * a + 2] * u[2];
+    y[i + a] = fixed[i + a] ? 0.0 : ya;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) k_rot_identity(int nnode, double* Q) {
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  for (int k = 0; k < 9; k++) Q[9 * (size_t)n + k] = k % 4 == 0 ? 1.0 : 0.0;
+}
+
+/* k_node_rotation to convergence (cf_precond_update_n with CF_PRECOND_CONVERGED): the linear
+ * coupling turns its modes with these, a correction short of convergence would show as a force */
+__global__ void __launch_bounds__(kThreads) k_node_rotation_converged(int nnode, int npe, const int* src_ptr,
+                                                                      const int* src, const double* R,
+                                                                      double* node_R) {
+  const int n = blockIdx.x * kThreads + threadIdx.x;
+  if (n >= nnode) return;
+  double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
+    const double* Re = R + 9 * (size_t)(src[k] / npe);
+    for (int i = 0; i < 9; i++) S[i] += Re[i];
+  }
+  double Rn[9];
+  (void)cf_polar_rotation_warm(S, node_R + 9 * (size_t)n, Rn);
+  for (int i = 0; i < 9; i++) node_R[9 * (size_t)n + i] = Rn[i];
+}
+
+/* out[w k + j] = src[w nodes[k] + j], j < w */
+__global__ void __launch_bounds__(kThreads)
+    k_vec_gather(int nn, int w, const int* nodes, const double* src, double* out) {
+  const int k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= nn) return;
+  for (int j = 0; j < w; j++) out[(size_t)w * k + j] = src[(size_t)w * nodes[k] + j];
+}
+
+/* last[n] = the largest k with nodes[k] = n (last: -1 before) */
+__global__ void __launch_bounds__(kThreads) k_vec_last(int nn, const int* nodes, int* last) {
+  const int k = blockIdx.x * kThreads + threadIdx.x;
+  if (k < nn) atomicMax(last + nodes[k], k);
+}
+
+/* dst[w nodes[k] + j] = in[w k + j] for the last k of each node: one writer per entry */
+__global__ void __launch_bounds__(kThreads)
+    k_vec_scatter(int nn, int w, const int* nodes, const int* last, const double* in, double* dst) {
+  const int k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= nn || last[nodes[k]] != k) return;
+  for (int j = 0; j < w; j++) dst[(size_t)w * nodes[k] + j] = in[(size_t)w * k + j];
+}
+
+/* cudaMalloc into *p only on success (the pointers are freed by cf_cuda_free when not NULL) */
+template <class T>
+int dev_alloc(T** p, size_t bytes) {
+  void* q = NULL;
+  CU(cudaMalloc(&q, bytes));
+  *p = (T*)q;
+  return CF_OK;
+}
+
+/* at most this many blocks for the reductions (grid-stride beyond) */
+constexpr int kRedBlocks = 1024;
+
+int red_blocks(long n) {
+  const int b = blocks_for(n);
+  return b < kRedBlocks ? b : kRedBlocks;
+}
+
+int vec_check(const cfCuda* g, int v, const char* fn) {
+  if (!g) return cf_error(CF_ERR_ARG, "%s: NULL backend", fn);
+  if (v < 0 || v >= g->nvec) return cf_error(CF_ERR_ARG, "%s: no vector %d (%d created)", fn, v, g->nvec);
+  return CF_OK;
+}
+
+double* vec_at(const cfCuda* g, int v) { return g->vec + (size_t)v * (size_t)g->ndof; }
+
+/* a node list: nn >= 0, the arrays there when nn > 0, every node a node of the model (the device
+ * would read or write outside its arrays) */
+int nodes_check(const cfCuda* g, int nn, const int* nodes, const void* vals, const char* fn) {
+  if (!g) return cf_error(CF_ERR_ARG, "%s: NULL backend", fn);
+  if (nn < 0) return cf_error(CF_ERR_ARG, "%s: %d nodes", fn, nn);
+  if (nn > 0 && (!nodes || !vals)) return cf_error(CF_ERR_ARG, "%s: NULL node list or values", fn);
+  for (int k = 0; k < nn; k++)
+    if (nodes[k] < 0 || nodes[k] >= g->nnode)
+      return cf_error(CF_ERR_ARG, "%s: node %d (entry %d) outside 0 .. %d", fn, nodes[k], k, g->nnode - 1);
+  return CF_OK;
+}
+
+/* the node list up into vnodes (counted: a host -> device copy every call), its room grown first */
+int put_nodes(cfCuda* g, int nn, const int* nodes) {
+  if (nn > g->vcap) {
+    TRY(sync_stream(g->s, "resident vectors (node list)")); /* the old buffers may be in use */
+    if (g->vnodes) CU(cudaFree(g->vnodes));
+    if (g->vbuf) CU(cudaFree(g->vbuf));
+    g->vnodes = NULL, g->vbuf = NULL, g->vcap = 0;
+    const int cap = nn > 64 ? nn : 64;
+    TRY(dev_alloc(&g->vnodes, (size_t)cap * sizeof(int)));
+    TRY(dev_alloc(&g->vbuf, 9 * (size_t)cap * sizeof(double)));
+    g->vcap = cap;
+  }
+  return upload_array(g, g->vnodes, nodes, (size_t)nn);
+}
+
+/* dst[w nodes[k] + j] = in[w k + j] (nodes in vnodes by put_nodes); a node listed twice takes its
+ * last values, as the CPU's loop */
+int scatter_nodes(cfCuda* g, int nn, int w, const double* in, double* dst) {
+  if (nn == 0) return CF_OK;
+  if (!g->vlast) TRY(dev_alloc(&g->vlast, (size_t)g->nnode * sizeof(int)));
+  TRY(upload_array(g, g->vbuf, in, (size_t)w * nn));
+  CU(cudaMemsetAsync(g->vlast, 0xff, (size_t)g->nnode * sizeof(int), g->s)); /* -1 */
+  k_vec_last<<<blocks_for(nn), kThreads, 0, g->s>>>(nn, g->vnodes, g->vlast);
+  CU_LAUNCHED(k_vec_last);
+  k_vec_scatter<<<blocks_for(nn), kThreads, 0, g->s>>>(nn, w, g->vnodes, g->vlast, g->vbuf, dst);
+  CU_LAUNCHED(k_vec_scatter);
+  return CF_OK;
+}
+
+/* out[w k + j] = src[w nodes[k] + j], down to the host */
+int gather_nodes(cfCuda* g, int nn, int w, const double* src, double* out) {
+  if (nn == 0) return CF_OK;
+  k_vec_gather<<<blocks_for(nn), kThreads, 0, g->s>>>(nn, w, g->vnodes, src, g->vbuf);
+  CU_LAUNCHED(k_vec_gather);
+  return download_array(g, out, g->vbuf, (size_t)w * nn);
+}
+
+/* node_R with 9 nnode doubles: without AMG the table left a placeholder; the rotations start as
+ * identities (as cf_data_reset's) */
+int ensure_node_R(cfCuda* g) {
+  if (g->node_R_ok) return CF_OK;
+  TRY(sync_stream(g->s, "node rotations"));
+  if (g->node_R) CU(cudaFree(g->node_R));
+  g->node_R = NULL;
+  TRY(dev_alloc(&g->node_R, 9 * (size_t)g->nnode * sizeof(double)));
+  k_rot_identity<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_R);
+  CU_LAUNCHED(k_rot_identity);
+  g->node_R_ok = 1;
+  return CF_OK;
+}
+
+/* the reductions' one double, zeroed (+0: the start of fmax) */
+int red_reset(cfCuda* g) {
+  if (!g->red) TRY(dev_alloc(&g->red, sizeof(double)));
+  CU(cudaMemsetAsync(g->red, 0, sizeof(double), g->s));
+  return CF_OK;
+}
+
+/* vector x[c] = A^-1 vector b[c] (the AMG switch is the caller's, as solve_columns) */
+int vec_solve_columns(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
+                      const double* b_scale, int warm) {
+  const size_t bytes = (size_t)g->ndof * sizeof(double);
+  for (int c = 0; c < nrhs; c++) {
+    CU(cudaMemcpyAsync(g->b, vec_at(g, b[c]), bytes, cudaMemcpyDeviceToDevice, g->s));
+    const double scale = b_scale && b_scale[c] > 0 ? b_scale[c] : 0.0; /* 0: relative to |b| */
+    k_set_bscale<<<1, 1, 0, g->s>>>(g->st, scale);
+    CU_LAUNCHED(k_set_bscale);
+    if (warm) /* run_pcg zeroes the start without def.warm_start */
+      CU(cudaMemcpyAsync(g->v, vec_at(g, x[c]), bytes, cudaMemcpyDeviceToDevice, g->s));
+    else
+      CU(cudaMemsetAsync(g->v, 0, bytes, g->s));
+    TRY(run_pcg(g, m));
+    int st = record_pcg(g, m, d);
+    CU(cudaMemcpyAsync(vec_at(g, x[c]), g->v, bytes, cudaMemcpyDeviceToDevice, g->s));
+    TRY(sync_stream(g->s, "cf_cuda_vec_solve"));
+    if (st != CF_OK) return st;
+  }
+  return CF_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+int cf_cuda_vec_create(cfCuda* g, int nvec) {
+  if (!g) return cf_error(CF_ERR_ARG, "cf_cuda_vec_create: NULL backend");
+  if (nvec < 0) return cf_error(CF_ERR_ARG, "cf_cuda_vec_create: %d vectors", nvec);
+  CU(cudaSetDevice(g->device));
+  TRY(sync_stream(g->s, "cf_cuda_vec_create")); /* the old vectors may be in use */
+  if (g->vec) CU(cudaFree(g->vec));
+  g->vec = NULL, g->nvec = 0;
+  if (nvec == 0) return CF_OK;
+  const size_t bytes = (size_t)nvec * (size_t)g->ndof * sizeof(double);
+  TRY(dev_alloc(&g->vec, bytes));
+  CU(cudaMemsetAsync(g->vec, 0, bytes, g->s));
+  g->nvec = nvec;
+  return sync_stream(g->s, "cf_cuda_vec_create");
+}
+
+int cf_cuda_vec_set(cfCuda* g, int v, const double* x) {
+  TRY(vec_check(g, v, "cf_cuda_vec_set"));
+  if (!x) return cf_error(CF_ERR_ARG, "cf_cuda_vec_set: NULL array");
+  CU(cudaSetDevice(g->device));
+  TRY(upload_array(g, vec_at(g, v), x, (size_t)g->ndof));
+  return sync_stream(g->s, "cf_cuda_vec_set"); /* the host array may be reused on return */
+}
+
+int cf_cuda_vec_get(cfCuda* g, int v, double* x) {
+  TRY(vec_check(g, v, "cf_cuda_vec_get"));
+  if (!x) return cf_error(CF_ERR_ARG, "cf_cuda_vec_get: NULL array");
+  CU(cudaSetDevice(g->device));
+  TRY(download_array(g, x, vec_at(g, v), (size_t)g->ndof));
+  return sync_stream(g->s, "cf_cuda_vec_get");
+}
+
+int cf_cuda_vec_get_nodes(cfCuda* g, int v, int nn, const int* nodes, double* out) {
+  TRY(vec_check(g, v, "cf_cuda_vec_get_nodes"));
+  TRY(nodes_check(g, nn, nodes, out, "cf_cuda_vec_get_nodes"));
+  if (nn == 0) return CF_OK;
+  CU(cudaSetDevice(g->device));
+  TRY(put_nodes(g, nn, nodes));
+  TRY(gather_nodes(g, nn, 3, vec_at(g, v), out));
+  return sync_stream(g->s, "cf_cuda_vec_get_nodes");
+}
+
+int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const double* in) {
+  TRY(vec_check(g, v, "cf_cuda_vec_set_nodes"));
+  TRY(nodes_check(g, nn, nodes, in, "cf_cuda_vec_set_nodes"));
+  if (nn == 0) return CF_OK;
+  CU(cudaSetDevice(g->device));
+  TRY(put_nodes(g, nn, nodes));
+  TRY(scatter_nodes(g, nn, 3, in, vec_at(g, v)));
+  return sync_stream(g->s, "cf_cuda_vec_set_nodes");
+}
+
+int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c) {
+  TRY(vec_check(g, y, "cf_cuda_vec_comb"));
+  if (nsrc < 0 || nsrc > CF_CUDA_COMB_MAX)
+    return cf_error(CF_ERR_ARG, "cf_cuda_vec_comb: %d sources (0 .. %d)", nsrc, (int)CF_CUDA_COMB_MAX);
+  if (nsrc > 0 && (!src || !c)) return cf_error(CF_ERR_ARG, "cf_cuda_vec_comb: NULL sources or coefficients");
+  CombSrc s;
+  memset(&s, 0, sizeof s);
+  for (int k = 0; k < nsrc; k++) {
+    TRY(vec_check(g, src[k], "cf_cuda_vec_comb"));
+    s.x[k] = vec_at(g, src[k]);
+    s.c[k] = c[k];
+  }
+  CU(cudaSetDevice(g->device));
+  k_vec_comb<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, vec_at(g, y), beta, nsrc, s);
+  CU_LAUNCHED(k_vec_comb);
+  return sync_stream(g->s, "cf_cuda_vec_comb");
+}
+
+int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out) {
+  TRY(vec_check(g, v, "cf_cuda_vec_maxabs"));
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_vec_maxabs: NULL output");
+  CU(cudaSetDevice(g->device));
+  TRY(red_reset(g));
+  if (g->ndof > 0) {
+    k_vec_maxabs<<<red_blocks(g->ndof), kThreads, 0, g->s>>>(g->ndof, vec_at(g, v), g->red);
+    CU_LAUNCHED(k_vec_maxabs);
+  }
+  TRY(download_array(g, out, g->red, 1));
+  return sync_stream(g->s, "cf_cuda_vec_maxabs");
+}
+
+/* the nodes' sum (three block sums added atomically: the order, and so the last bits, vary) */
+__global__ void __launch_bounds__(kThreads) k_vec_node_sum(int nnode, const double* x, double* sum) {
+  __shared__ double sh[3][kThreads];
+  double t[3] = {0, 0, 0};
+  for (int n = blockIdx.x * kThreads + threadIdx.x; n < nnode; n += gridDim.x * kThreads)
+    for (int k = 0; k < 3; k++) t[k] += x[3 * (size_t)n + k];
+  for (int k = 0; k < 3; k++) sh[k][threadIdx.x] = t[k];
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s)
+      for (int k = 0; k < 3; k++) sh[k][threadIdx.x] += sh[k][threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    for (int k = 0; k < 3; k++) atomicAdd(sum + k, sh[k][0]);
+}
+
+/* out[3] = max_n |x_n - c|^2, c = sum / nnode (a NaN: +inf) */
+__global__ void __launch_bounds__(kThreads) k_vec_radius2(int nnode, const double* x, double* red) {
+  __shared__ double sh[kThreads];
+  const double c[3] = {red[0] / nnode, red[1] / nnode, red[2] / nnode};
+  double m = 0;
+  for (int n = blockIdx.x * kThreads + threadIdx.x; n < nnode; n += gridDim.x * kThreads) {
+    double s = 0;
+    for (int k = 0; k < 3; k++) s += (x[3 * (size_t)n + k] - c[k]) * (x[3 * (size_t)n + k] - c[k]);
+    m = fmax(m, isnan(s) ? INFINITY : s);
+  }
+  m = block_max(m, sh);
+  if (threadIdx.x == 0) atomic_max_pos(red + 3, m);
+}
+
+int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
+  TRY(vec_check(g, v, "cf_cuda_vec_radius"));
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_vec_radius: NULL output");
+  CU(cudaSetDevice(g->device));
+  if (!g->red4) TRY(dev_alloc(&g->red4, 4 * sizeof(double)));
+  CU(cudaMemsetAsync(g->red4, 0, 4 * sizeof(double), g->s));
+  double r2 = 0;
+  if (g->nnode > 0) {
+    k_vec_node_sum<<<red_blocks(g->nnode), kThreads, 0, g->s>>>(g->nnode, vec_at(g, v), g->red4);
+    CU_LAUNCHED(k_vec_node_sum);
+    k_vec_radius2<<<red_blocks(g->nnode), kThreads, 0, g->s>>>(g->nnode, vec_at(g, v), g->red4);
+    CU_LAUNCHED(k_vec_radius2);
+    TRY(download_array(g, &r2, g->red4 + 3, 1));
+  }
+  TRY(sync_stream(g->s, "cf_cuda_vec_radius"));
+  *out = sqrt(r2);
+  return CF_OK;
+}
+
+int cf_cuda_vec_field(cfCuda* g, int v, int field, int to_field) {
+  TRY(vec_check(g, v, "cf_cuda_vec_field"));
+  if (field != CF_CUDA_X && field != CF_CUDA_F_EL)
+    return cf_error(CF_ERR_ARG, "cf_cuda_vec_field: field 0x%x (CF_CUDA_X or CF_CUDA_F_EL)", field);
+  CU(cudaSetDevice(g->device));
+  double* f = field == CF_CUDA_X ? g->x : g->f_el;
+  TRY(to_field ? dcopy(g, f, vec_at(g, v)) : dcopy(g, vec_at(g, v), f));
+  return sync_stream(g->s, "cf_cuda_vec_field");
+}
+
+int cf_cuda_vec_mass(cfCuda* g, int x, int y) {
+  TRY(vec_check(g, x, "cf_cuda_vec_mass"));
+  TRY(vec_check(g, y, "cf_cuda_vec_mass"));
+  if (x == y) return cf_error(CF_ERR_ARG, "cf_cuda_vec_mass: x and y are both vector %d", x);
+  CU(cudaSetDevice(g->device));
+  k_vec_mass<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, vec_at(g, x),
+                                                         vec_at(g, y));
+  CU_LAUNCHED(k_vec_mass);
+  return sync_stream(g->s, "cf_cuda_vec_mass");
+}
+
+int cf_cuda_vec_unfix(cfCuda* g, int v) {
+  TRY(vec_check(g, v, "cf_cuda_vec_unfix"));
+  CU(cudaSetDevice(g->device));
+  if (g->nfixed > 0) {
+    k_vec_unfix<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, vec_at(g, v));
+    CU_LAUNCHED(k_vec_unfix);
+  }
+  return sync_stream(g->s, "cf_cuda_vec_unfix");
+}
+
+int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
+                      const double* b_scale, int warm) {
+  TRY(check_model(g, m));
+  if (!d || nrhs < 0 || (nrhs > 0 && (!b || !x))) return cf_error(CF_ERR_ARG, "cf_cuda_vec_solve: NULL argument");
+  for (int c = 0; c < nrhs; c++) { /* all columns before the first solve */
+    TRY(vec_check(g, b[c], "cf_cuda_vec_solve"));
+    TRY(vec_check(g, x[c], "cf_cuda_vec_solve"));
+  }
+  CU(cudaSetDevice(g->device));
+  const int amg = g->amg_on; /* as cf_cuda_solve: a mass-only A of cf_cuda_system solves without AMG */
+  if (g->sys_jacobi) g->amg_on = 0;
+  int st = vec_solve_columns(g, m, d, nrhs, b, x, b_scale, warm);
+  g->amg_on = amg;
+  return st;
+}
+
+int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out) {
+  TRY(nodes_check(g, nn, nodes, out, "cf_cuda_node_rotations"));
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_node_R(g));
+  k_node_rotation_converged<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->npe, g->node_src_ptr,
+                                                                         g->node_src, g->R, g->node_R);
+  CU_LAUNCHED(k_node_rotation_converged);
+  if (nn > 0) {
+    TRY(put_nodes(g, nn, nodes));
+    TRY(gather_nodes(g, nn, 9, g->node_R, out));
+  }
+  return sync_stream(g->s, "cf_cuda_node_rotations");
+}
+
+int cf_cuda_set_node_rotations(cfCuda* g, int nn, const int* nodes, const double* R) {
+  TRY(nodes_check(g, nn, nodes, R, "cf_cuda_set_node_rotations"));
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_node_R(g));
+  if (nn > 0) {
+    TRY(put_nodes(g, nn, nodes));
+    TRY(scatter_nodes(g, nn, 9, R, g->node_R));
+  }
+  return sync_stream(g->s, "cf_cuda_set_node_rotations");
+}
+
+int cf_cuda_rotation_spread(cfCuda* g, double* out) {
+  if (!g || !out) return cf_error(CF_ERR_ARG, "cf_cuda_rotation_spread: NULL argument");
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_node_R(g));
+  TRY(red_reset(g));
+  const long n = (long)g->ntet * g->npe;
+  if (n > 0) {
+    k_rotation_spread<<<red_blocks(n), kThreads, 0, g->s>>>(n, g->npe, g->tet, g->R, g->node_R, g->red);
+    CU_LAUNCHED(k_rotation_spread);
+  }
+  TRY(download_array(g, out, g->red, 1));
+  return sync_stream(g->s, "cf_cuda_rotation_spread");
+}
+
+int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
+  TRY(vec_check(g, y, "cf_cuda_vec_turn"));
+  if (!src || !c) return cf_error(CF_ERR_ARG, "cf_cuda_vec_turn: NULL sources or coefficients");
+  for (int a = 0; a < 3; a++) {
+    TRY(vec_check(g, src[a], "cf_cuda_vec_turn"));
+    if (src[a] == y) return cf_error(CF_ERR_ARG, "cf_cuda_vec_turn: y (vector %d) is source %d", y, a);
+  }
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_node_R(g));
+  k_vec_turn<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_R, g->fixed, vec_at(g, src[0]),
+                                                         vec_at(g, src[1]), vec_at(g, src[2]), c[0], c[1], c[2],
+                                                         vec_at(g, y));
+  CU_LAUNCHED(k_vec_turn);
+  return sync_stream(g->s, "cf_cuda_vec_turn");
 }
 
 }  // extern "C"

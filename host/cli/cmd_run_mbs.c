@@ -480,6 +480,11 @@ static void mbs_summary(const MbsRun* r, double wall) {
       printf("  FE body %d, linear coupling: %.1f PCG iterations per step for its free motion; interface columns "
              "turned from rest: %ld checked, %ld corrected by the PCG (%.1f iterations per step)\n", k,
              (double)lf / (double)ls, lc, lk, (double)li / (double)ls);
+    int nrow = 0, nif = cf_mbs_fe_interface_nodes(m, d, k, &nrow);
+    if (nif > 0)
+      printf("  FE body %d, linear coupling: its interface, %d of its %d nodes (the node blocks of its sets) and %d joint "
+             "equations: all a step reads of it beyond its own stages (docs/mbs.md, \"The linear coupling\")\n", k, nif,
+             cf_mbs_fe_model(m, k)->nnode, nrow);
     unsigned long long up = 0, down = 0;
     if (cf_mbs_fe_bus_bytes(m, d, k, &up, &down) >= 0) {
       /* the steps' own traffic: the model's upload and the initial accelerations' before the first */

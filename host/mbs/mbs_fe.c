@@ -554,12 +554,129 @@ struct cfMbsFeState {
                                of every node block (12 coordinates) with a node of a weighted node
                                sum (the joints' and points' sets), which the generic code reads */
   unsigned char* mir_flag;  /* [nnode] 1: a node of mir */
+  /* a GPU body of the linear coupling keeps its store on the device (dev_* below): only its
+   * interface crosses the bus within a step */
+  int dev;                  /* the store is the device's resident vectors DV_* */
+  int dev_valid;            /* they hold the body's state (else own_begin uploads d's) */
+  int host_stale;           /* d's copies of its nodes (but the mirrored ones) are older than the device's
+                               (cf_mbs__fe_sync downloads them) */
+  double* mir_last;         /* [9 nmir] q, qd, qdd of the mirrored nodes when the last step ended: a
+                               change in d since (a reset, statics) means d is the state again */
+  int dv_zrest, dv_zt, dv_u, dv_z, dv_zx; /* the first of each family of vectors (dev_create) */
+  double dev_g[3];          /* the gravity DV_MG holds */
+  double* hbuf;             /* [9 nmir + 3 nnode] scratch */
+  int* csrc;                /* [4 + 3 nvec + nrow] a combination's vectors ... */
+  double* ccoef;            /* ... and coefficients */
+  double* u_norm;           /* [3 nvec] |unit load| of each interface column (its PCG's tolerance scale) */
 };
 /* the owned store's arrays: the state, the state at the step's start, the integrator's constants,
  * and the body's own forces (f_ext - f_el + m g: its part of d->Q, which keeps the generic force
  * elements' at the mirrored nodes) */
 enum { OS_Q, OS_QD, OS_QDD, OS_ACC, OS_SAVE_Q, OS_SAVE_QD, OS_SAVE_QDD, OS_SAVE_ACC, OS_QD_HAT, OS_QDD_HAT, OS_F, OS_N };
 #define OST(s, k, ndof) ((s)->ost + (size_t)(k) * (size_t)(ndof))
+/* the device store's vectors: the OS_* state first (the same numbers), then the linear coupling's
+ * own; then, from dv_zrest on, Zrest, Zt and the unit loads [3 nvec] each, Z and its scratch [nrow] */
+enum { DV_BF = OS_F, DV_V0, DV_XP, DV_ZE0, DV_Y, DV_V0LAST, DV_V0PREV, DV_TMP, DV_MG, DV_EXT, DV_N };
+
+/* ---- the store on the device (a GPU body of the linear coupling) --------------------------------
+ * The body's own coordinates and the linear coupling's vectors stay on the device as resident
+ * vectors (cofem/cuda.h, cf_cuda_vec_*): the integrator's updates and the step's combinations are
+ * cf_cuda_vec_comb's, the free motion and the interface columns the device's PCG on them, the
+ * columns turned there (cf_cuda_vec_turn). What crosses within a step is the interface: the
+ * mirrored nodes' q, qd, qdd down after each update, the rows' nodes of y and Z down for the
+ * rows' products, the joints' forces at the mirrored nodes up, and coefficients (docs/cuda.md,
+ * "Why the mesh crosses"). Not with Rayleigh damping (its forces need the velocities on the host:
+ * the store then stays on the host, the mesh crossing as before). */
+static void unit_load(const struct cfMbsFeBody* fb, int v, int a, double* b);
+
+/* y = beta y + sum c[k] vec src[k], in chunks of CF_CUDA_COMB_MAX sources */
+static int dev_comb(struct cfMbsFeState* s, int y, double beta, int n, const int* src, const double* c) {
+  int st = CF_OK, k = 0;
+  do {
+    const int nk = n - k < CF_CUDA_COMB_MAX ? n - k : CF_CUDA_COMB_MAX;
+    st = cf_cuda_vec_comb(s->gpu, y, k ? 1.0 : beta, nk, src + k, c + k);
+    k += nk;
+  } while (st >= 0 && k < n);
+  return st;
+}
+
+static int dev_copy(struct cfMbsFeState* s, int y, int x) {
+  const double one = 1;
+  return cf_cuda_vec_comb(s->gpu, y, 0, 1, &x, &one);
+}
+
+/* a device error in an op: returned by the next cf_mbs__fe_factor (the ops return nothing) */
+static void dev_status(struct cfMbsFeState* s, int st) {
+  if (st < 0 && s->gpu_status >= 0) s->gpu_status = st;
+}
+
+/* pcg_solve on the device's vectors (b_scale as pcg_solve's pcg_bscale), the clamped DOFs of x zero */
+static int dev_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int b, int x,
+                     double b_scale) {
+  fd->supports_active = fb->fem->nfixed > 0;
+  int st = cf_cuda_vec_solve(s->gpu, fb->fem, fd, 1, &b, &x, &b_scale, 1);
+  if (st != CF_OK)
+    return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (the linear coupling, on the "
+                    "GPU): %s; a part in large bending may need the Newton coupling (solver.coupling \"newton\")",
+                    mm->body_name[fb->body], cf_last_error());
+  return cf_cuda_vec_unfix(s->gpu, x);
+}
+
+/* the mirrored nodes' q, qd, qdd of d into out [9 nmir] */
+static void mir_values(const struct cfMbsFeBody* fb, const struct cfMbsFeState* s, const cfMbsData* d, double* out) {
+  const double* live[3] = {d->q, d->qd, d->qdd};
+  for (int k = 0; k < 3; k++)
+    for (int j = 0; j < s->nmir; j++) memcpy(out + 3 * ((size_t)k * s->nmir + j), live[k] + fb->qadr[s->mir[j]], 3 * sizeof(double));
+}
+
+/* vector v at the mirrored nodes into x (mesh order, the other entries untouched) */
+static int dev_get_mir(struct cfMbsFeState* s, int v, double* x) {
+  int st = cf_cuda_vec_get_nodes(s->gpu, v, s->nmir, s->mir, s->hbuf);
+  for (int j = 0; st >= 0 && j < s->nmir; j++) memcpy(x + 3 * (size_t)s->mir[j], s->hbuf + 3 * j, 3 * sizeof(double));
+  return st;
+}
+
+/* d's q, qd, qdd (bits 1, 2, 4 of what) at the mirrored nodes from the device */
+enum { MIR_Q = 1, MIR_QD = 2, MIR_QDD = 4, MIR_ALL = 7 };
+static int dev_mirror(const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d, int what) {
+  double* live[3] = {d->q, d->qd, d->qdd};
+  for (int k = 0; k < 3; k++) {
+    if (!(what & (1 << k))) continue;
+    int st = cf_cuda_vec_get_nodes(s->gpu, OS_Q + k, s->nmir, s->mir, s->hbuf);
+    if (st < 0) return st;
+    for (int j = 0; j < s->nmir; j++) memcpy(live[k] + fb->qadr[s->mir[j]], s->hbuf + 3 * j, 3 * sizeof(double));
+  }
+  return CF_OK;
+}
+
+/* the vectors, the columns at rest and the unit loads up once (linear_create, after Zrest) */
+static int dev_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  const int nv = fb->nvec, ndof = 3 * fb->nnode;
+  s->dv_zrest = DV_N, s->dv_zt = DV_N + 3 * nv, s->dv_u = DV_N + 6 * nv, s->dv_z = DV_N + 9 * nv;
+  s->dv_zx = s->dv_z + s->nrow;
+  s->hbuf = malloc(sizeof(double) * (9 * (size_t)s->nmir + (size_t)ndof + 1));
+  s->mir_last = calloc(9 * (size_t)s->nmir + 1, sizeof(double));
+  int nsrc = 4 + 3 * nv + s->nrow; /* and a row's terms (linear_z_rows) */
+  for (int k = 0; k < s->nrow; k++) nsrc += 3 * m->con[s->row[k]].nft;
+  s->csrc = malloc(sizeof(int) * (size_t)nsrc);
+  s->ccoef = malloc(sizeof(double) * (size_t)nsrc);
+  s->u_norm = calloc(3 * (size_t)nv + 1, sizeof(double));
+  if (!s->hbuf || !s->mir_last || !s->csrc || !s->ccoef || !s->u_norm) return cf_error(CF_ERR_NOMEM, "out of memory");
+  int st = cf_cuda_vec_create(s->gpu, s->dv_zx + s->nrow);
+  double* b = s->hbuf + 9 * (size_t)s->nmir;
+  for (int v = 0; v < nv && st >= 0; v++)
+    for (int a = 0; a < 3 && st >= 0 && s->vec_used[v]; a++) {
+      st = cf_cuda_vec_set(s->gpu, s->dv_zrest + 3 * v + a, s->Zrest + (size_t)(3 * v + a) * ndof);
+      unit_load(fb, v, a, b);
+      double bb = 0;
+      for (int j = 0; j < ndof; j++) bb += b[j] * b[j];
+      s->u_norm[3 * v + a] = sqrt(bb);
+      if (st >= 0) st = cf_cuda_vec_set(s->gpu, s->dv_u + 3 * v + a, b);
+    }
+  s->dev_g[0] = s->dev_g[1] = s->dev_g[2] = NAN; /* DV_MG at the first right side */
+  s->dev = st >= 0;
+  return st;
+}
 
 /* The same on the CUDA backend ("backend": "cuda"): x uploaded, polar and elastic (K_R, element
  * forces, f_el) on the device, f_el (and K_R for the Rayleigh term -beta K_R v) downloaded; K_R
@@ -567,8 +684,16 @@ enum { OS_Q, OS_QD, OS_QDD, OS_ACC, OS_SAVE_Q, OS_SAVE_QD, OS_SAVE_QDD, OS_SAVE_
  * finite) and its status for the next cf_mbs__fe_factor. */
 static void fe_stages_cuda(const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, const double* q) {
   const cfModel* m = fb->fem;
+  int st;
+  if (s->dev && s->owned) { /* the positions are the device's, and so stay the forces (linear_bF) */
+    st = cf_cuda_vec_field(s->gpu, OS_Q, CF_CUDA_X, 1);
+    if (st >= 0) st = cf_cuda_stage_polar(s->gpu, m, fd);
+    if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, m);
+    if (st < 0 && s->gpu_status >= 0) s->gpu_status = st;
+    return;
+  }
   if (q) gather(fb, q, fd->x); /* else fd->x is set */
-  int st = cf_cuda_upload(s->gpu, fd, CF_CUDA_X);
+  st = cf_cuda_upload(s->gpu, fd, CF_CUDA_X);
   if (st >= 0) st = cf_cuda_stage_polar(s->gpu, m, fd);
   if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, m);
   /* the linear coupling turns its interface columns on the host: the element rotations too */
@@ -802,7 +927,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     /* a body that owns its coordinates in this step: positions and velocities from its store, its
      * forces into it (own_begin) */
     const int own = s && s->owned;
-    if (own) memcpy(fd->x, OST(s, OS_Q, fem->ndof), sizeof(double) * (size_t)fem->ndof);
+    if (own && !s->dev) memcpy(fd->x, OST(s, OS_Q, fem->ndof), sizeof(double) * (size_t)fem->ndof);
     const double* qx = own ? NULL : q; /* NULL: fd->x is set */
     if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, qx);
@@ -829,7 +954,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
       for (int k = fb->vec_ptr[v]; k < fb->vec_ptr[v + 1]; k++)
         for (int a = 0; a < 3; a++) fd->f_ext[3 * fb->vec_node[k] + a] += sc[0] * fb->vec_w[k] * L->force[a];
     }
-    if (own) memcpy(fd->v, OST(s, OS_QD, fem->ndof), sizeof(double) * (size_t)fem->ndof);
+    if (own && !s->dev) memcpy(fd->v, OST(s, OS_QD, fem->ndof), sizeof(double) * (size_t)fem->ndof);
     if (rb != 0) {
       if (!own) gather(fb, qd, fd->v);
       const int npe = fem->npe, nk = 3 * npe;
@@ -853,6 +978,7 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     if (extra)
       for (int k = 0; k < 3 * fb->nnode; k++) fd->f_ext[k] += extra[k];
     double ral = fb->corotational ? 0 : ra;
+    if (own && s->dev) continue; /* its forces on the device (linear_bF), fd->f_ext its loads */
     if (own) { /* d->Q keeps the force elements' at the body's mirrored nodes (linear_bF) */
       double* F = OST(s, OS_F, fem->ndof);
       for (int n = 0; n < fb->nnode; n++)
@@ -1099,7 +1225,35 @@ int cf_mbs__fe_axis(cfMbsModel* m, int ib, int k, const double axis[3], const ch
 void cf_mbs__fe_vec(const cfMbsModel* m, int ib, int v, const double* q, double S[3]) { vec_sum(&m->fe[ib], v, q, S); }
 
 /* ---- queries ------------------------------------------------------------------------------------ */
+/* d's copies of the GPU bodies' nodes, where they are older than the device's (own_end): every
+ * reader of a body's nodes outside a step calls this first */
+void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d) {
+  for (int i = 0; d->fe_state && i < m->nfe; i++) {
+    struct cfMbsFeState* s = &d->fe_state[i];
+    if (!s->dev || !s->host_stale || s->owned) continue;
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    double* live[4] = {d->q, d->qd, d->qdd, d->acc};
+    double* x = s->hbuf + 9 * (size_t)s->nmir;
+    int st = CF_OK;
+    for (int k = 0; k < 4 && st >= 0; k++) {
+      st = cf_cuda_vec_get(s->gpu, OS_Q + k, x);
+      for (int n = 0; st >= 0 && n < fb->nnode; n++) memcpy(live[k] + fb->qadr[n], x + 3 * n, 3 * sizeof(double));
+    }
+    dev_status(s, st);
+    s->host_stale = 0;
+    mir_values(fb, s, d, s->mir_last);
+  }
+}
+
+int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r) {
+  const struct cfMbsFeState* s = ib >= 0 && ib < m->nfe && d->fe_state ? &d->fe_state[ib] : NULL;
+  if (!s || !s->dev || !(s->owned || s->host_stale)) return 0; /* d has them */
+  int st = cf_cuda_vec_radius(s->gpu, OS_Q, r);
+  return st < 0 ? st : 1;
+}
+
 void cf_mbs_fe_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, double* x, double* v) {
+  cf_mbs__fe_sync(m, d);
   gather(&m->fe[ib], d->q, x);
   if (v) gather(&m->fe[ib], d->qd, v);
 }
@@ -1129,6 +1283,7 @@ double cf_mbs_fe_total_mass(const cfMbsModel* m, int ib) {
 }
 
 void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[3], double v[3]) {
+  cf_mbs__fe_sync(m, d);
   const struct cfMbsFeBody* fb = &m->fe[ib];
   double mass = 0, sx[3] = {0, 0, 0}, sv[3] = {0, 0, 0};
   for (int n = 0; n < fb->nnode; n++) {
@@ -1143,6 +1298,7 @@ void cf_mbs_fe_centre(const cfMbsModel* m, const cfMbsData* d, int ib, double x[
 }
 
 double cf_mbs_fe_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib) {
+  cf_mbs__fe_sync(m, d);
   cfData* fd = d->fe_data[ib];
   gather(&m->fe[ib], d->q, fd->x);
   cf_stage_polar(m->fe[ib].fem, fd);
@@ -1150,6 +1306,7 @@ double cf_mbs_fe_elastic_energy(const cfMbsModel* m, const cfMbsData* d, int ib)
 }
 
 void cf_mbs_fe_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double p[3], double L[3]) {
+  cf_mbs__fe_sync(m, d);
   const struct cfMbsFeBody* fb = &m->fe[ib];
   p[0] = p[1] = p[2] = L[0] = L[1] = L[2] = 0;
   for (int n = 0; n < fb->nnode; n++) {
@@ -1161,6 +1318,7 @@ void cf_mbs_fe_momentum(const cfMbsModel* m, const cfMbsData* d, int ib, double 
 }
 
 int cf_mbs_fe_write_vtu(const cfMbsModel* m, const cfMbsData* d, int ib, const cfMesh* mesh, const char* path) {
+  cf_mbs__fe_sync(m, d);
   if (mesh->nnode != m->fe[ib].nnode)
     return cf_error(CF_ERR_SCENE, "FE body: mesh has %d nodes, the body %d", mesh->nnode, m->fe[ib].nnode);
   double* x = malloc(sizeof(double) * 6 * (size_t)mesh->nnode);
@@ -1269,6 +1427,8 @@ static int linear_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfDa
     }
   cf_sparse_free(&sp);
   if (st < 0) return cf_error(st, "FE body '%s': its interface compliance at rest: %s", m->body_name[fb->body], cf_last_error());
+  if (s->gpu && fem->def.rayleigh_alpha == 0 && fem->def.rayleigh_beta == 0 && (st = dev_create(m, fb, s)) < 0)
+    return cf_error(st, "FE body '%s' (GPU): its resident vectors: %s", m->body_name[fb->body], cf_last_error());
   return CF_OK;
 }
 
@@ -1392,7 +1552,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     free(s->Zrest), free(s->rot_owner), free(s->rot_Rv), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
-    free(s->ost), free(s->mir), free(s->mir_flag);
+    free(s->ost), free(s->mir), free(s->mir_flag), free(s->mir_last), free(s->hbuf), free(s->csrc), free(s->ccoef), free(s->u_norm);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -2038,6 +2198,45 @@ static int linear_operator_rotated(const struct cfMbsFeBody* fb, cfData* fd, str
   return CF_OK;
 }
 
+/* linear_operator's PCG path on the device: the node rotations converged there (their sets' down
+ * for R_v), the largest element-to-node angle a reduction there, the columns turned there from
+ * Zrest and corrected by the device's PCG (the same rules as below) */
+static int dev_linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
+                               int pass) {
+  const cfModel* fem = fb->fem;
+  const int clamped = fem->nfixed > 0;
+  s->lin_steps += pass == 0;
+  int st = cf_cuda_node_rotations(s->gpu, s->nmir, s->mir, s->hbuf);
+  for (int j = 0; st >= 0 && j < s->nmir; j++) memcpy(fd->node_R + 9 * (size_t)s->mir[j], s->hbuf + 9 * j, 9 * sizeof(double));
+  double mis = 0;
+  if (st >= 0 && !clamped) st = cf_cuda_rotation_spread(s->gpu, &mis);
+  if (st < 0) return st;
+  s->lin_checked++;
+  const int correct = clamped ? pass == 0 : !(mis <= LINEAR_TURN * LINEAR_TURN);
+  if (clamped && !correct) return CF_OK;
+  for (int v = 0; v < fb->nvec; v++) {
+    if (!s->vec_used[v]) continue;
+    double R[9];
+    set_rotation(fb, fd->node_R, v, R); /* the set's nodes are mirrored */
+    const int src[3] = {s->dv_zrest + 3 * v, s->dv_zrest + 3 * v + 1, s->dv_zrest + 3 * v + 2};
+    for (int k = 0; k < 3; k++) {
+      const int z = s->dv_zt + 3 * v + k;
+      if (!(clamped && s->lin_have_zt)) {
+        const double c[3] = {R[3 * k], R[3 * k + 1], R[3 * k + 2]}; /* R^T e_k */
+        if ((st = cf_cuda_vec_turn(s->gpu, z, src, c)) < 0) return st;
+      }
+      if (!correct) continue;
+      const long it0 = fd->pcg_iters_total;
+      st = dev_solve(m, fb, fd, s, s->dv_u + 3 * v + k, z, LINEAR_Z_TOL / fem->def.pcg_tol * s->u_norm[3 * v + k]);
+      s->lin_corr_iters += fd->pcg_iters_total - it0;
+      s->lin_corrected++;
+      if (st < 0) return st;
+    }
+  }
+  s->lin_have_zt = correct || s->lin_have_zt;
+  return CF_OK;
+}
+
 /* a linearisation's A0 and, with the PCG, its preconditioner; then Zt (factored: solved; PCG:
  * turned, corrected where needed) */
 static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s,
@@ -2062,6 +2261,7 @@ static int linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb, cf
   }
   int st = pcg_system(fb, fd, s, cm, ck, eps);
   if (st < 0) return st;
+  if (s->dev && s->owned) return dev_linear_operator(m, fb, fd, s, pass);
   /* node rotations: AMG and the rotated Cholesky turned theirs in pcg_system; block Jacobi has none,
    * and a GPU body's are on the device (its element rotations are downloaded with its forces) */
   if (s->gpu || fem->def.preconditioner == CF_PRECOND_BLOCK_JACOBI || !fd->precond)
@@ -2199,6 +2399,17 @@ static void linear_symmetric(struct cfMbsFeState* s, int ndof, int turn_z) {
       for (int r = c + 1; r < nr; r++) a -= G[c * nr + r] * X[r * nr + l];
       X[c * nr + l] = a / G[c * nr + c];
     }
+  if (s->dev && s->owned) { /* on the device, through the scratch columns */
+    int st = CF_OK;
+    for (int l = 0; l < nr && st >= 0; l++) {
+      for (int k = 0; k < nr; k++) s->csrc[k] = s->dv_z + k, s->ccoef[k] = X[k * nr + l];
+      st = dev_comb(s, s->dv_zx + l, 0, nr, s->csrc, s->ccoef);
+    }
+    for (int l = 0; l < nr && st >= 0; l++) /* (the host's rows of Z are not read again in the step) */
+      st = dev_copy(s, s->dv_z + l, s->dv_zx + l);
+    dev_status(s, st);
+    return;
+  }
   /* Z <- Z X, in chunks of LSYM_CHUNK entries of every column (contiguous, vectorised) */
   double* T = t + nr; /* [nr][LSYM_CHUNK] */
   for (int j0 = 0; j0 < ndof; j0 += LSYM_CHUNK) {
@@ -2238,6 +2449,24 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
   s->z_valid = 0; /* Z is the linear coupling's: a solve outside the step forms its own */
   s->key_step = -1;
   if (same) return 0;
+  if (s->dev && s->owned) { /* Z_k = sum of turned columns on the device; its rows' nodes down (G = J_F Z) */
+    for (int k = 0; k < s->nrow; k++) {
+      const cfMbsCon* c = &m->con[s->row[k]];
+      int n = 0;
+      for (int t = 0; t < c->nft; t++) {
+        if (c->ft_fe[t] != ib) continue;
+        double B[3];
+        cf_mbs__fe_term_dir(m, d, c, t, d->q, B);
+        for (int a = 0; a < 3; a++)
+          if (B[a] != 0) s->csrc[n] = s->dv_zt + 3 * c->ft_vec[t] + a, s->ccoef[n++] = B[a];
+      }
+      int st = dev_comb(s, s->dv_z + k, 0, n, s->csrc, s->ccoef);
+      if (st >= 0) st = dev_get_mir(s, s->dv_z + k, s->Z + (size_t)k * ndof);
+      if (st < 0) return st;
+    }
+    s->lin_zkey = d->step_serial;
+    return 1;
+  }
   for (int k = 0; k < s->nrow; k++) {
     const cfMbsCon* c = &m->con[s->row[k]];
     double* z = s->Z + (size_t)k * ndof;
@@ -2295,8 +2524,93 @@ static void linear_bF(const cfMbsModel* m, const cfMbsData* d, const struct cfMb
   }
 }
 
+/* The same on the device: b_F = sc (M qdd + (r - Q - f_ext) + f_el - m g), with r - Q - f_ext known on
+ * the host only at the mirrored nodes (the joints' and force elements' forces, the loads at the node
+ * sets; the viewer's extra nodal forces anywhere: then the whole vector goes up) */
+static int dev_bF(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
+                  const double* r) {
+  const cfModel* fem = fb->fem;
+  const cfData* fd = d->fe_data[fb - m->fe];
+  const double sc = d->fe_rhs_scale;
+  double* x = s->hbuf + 9 * (size_t)s->nmir;
+  int st = CF_OK;
+  if (memcmp(d->gravity, s->dev_g, sizeof s->dev_g)) { /* m g, when gravity or the load factor changed */
+    for (int n = 0; n < fb->nnode; n++)
+      for (int a = 0; a < 3; a++) x[3 * n + a] = fem->node_mass[n] * d->gravity[a];
+    st = cf_cuda_vec_set(s->gpu, DV_MG, x);
+    memcpy(s->dev_g, d->gravity, sizeof s->dev_g);
+  }
+  if (st >= 0 && fe_extra(d, (int)(fb - m->fe))) {
+    for (int n = 0; n < fb->nnode; n++)
+      for (int a = 0; a < 3; a++) x[3 * n + a] = r[fb->qadr[n] + a] - d->Q[fb->qadr[n] + a] - fd->f_ext[3 * n + a];
+    st = cf_cuda_vec_set(s->gpu, DV_EXT, x);
+  } else if (st >= 0) {
+    for (int j = 0; j < s->nmir; j++)
+      for (int a = 0; a < 3; a++) {
+        const int n = s->mir[j];
+        s->hbuf[3 * j + a] = r[fb->qadr[n] + a] - d->Q[fb->qadr[n] + a] - fd->f_ext[3 * n + a];
+      }
+    st = cf_cuda_vec_comb(s->gpu, DV_EXT, 0, 0, NULL, NULL);
+    if (st >= 0) st = cf_cuda_vec_set_nodes(s->gpu, DV_EXT, s->nmir, s->mir, s->hbuf);
+  }
+  const int src[3] = {DV_TMP, DV_EXT, DV_MG};
+  const double c[3] = {sc, sc, -sc};
+  if (st >= 0) st = cf_cuda_vec_mass(s->gpu, OS_QDD, DV_TMP);
+  if (st >= 0) st = cf_cuda_vec_field(s->gpu, DV_BF, CF_CUDA_F_EL, 0);
+  if (st >= 0) st = cf_cuda_vec_comb(s->gpu, DV_BF, sc, 3, src, c);
+  if (st >= 0) st = cf_cuda_vec_unfix(s->gpu, DV_BF);
+  return st;
+}
+
+/* vector y = beta y + sum_k w[k] Z_k (the rows' columns) + the first n0 terms of csrc/ccoef */
+static int dev_z_comb(struct cfMbsFeState* s, int y, double beta, int n0, const double* w) {
+  for (int k = 0; k < s->nrow; k++) s->csrc[n0 + k] = s->dv_z + k, s->ccoef[n0 + k] = w[k];
+  return dev_comb(s, y, beta, n0 + s->nrow, s->csrc, s->ccoef);
+}
+
+/* linear_y on the device (its PCG path): Y = V0 - (Q - XP) - ZE0 + Z w, the free motion V0 solved
+ * at the step's (pass's) first right side */
+static int dev_linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
+                        const double* b) {
+  const cfModel* fem = fb->fem;
+  const int nr = s->nrow;
+  const double sc = d->fe_rhs == CF_MBS_RHS_NEWTON ? d->fe_rhs_scale : 1;
+  int st = CF_OK;
+  if (d->fe_rhs == CF_MBS_RHS_JTE) {
+    for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
+    return dev_z_comb(s, DV_Y, 0, 0, s->w);
+  }
+  if (s->lin_v != 4 * d->step_serial + d->fe_pass) {
+    cfData* fd = d->fe_data[fb - m->fe];
+    st = dev_bF(m, d, fb, s, b);
+    const int qx[2] = {OS_Q, DV_XP};
+    const double mp[2] = {-1, 1};
+    if (st >= 0 && d->fe_pass > 0) st = cf_cuda_vec_comb(s->gpu, DV_V0, 1, 2, qx, mp); /* v0 - (x_1 - x_p) */
+    else if (st >= 0 && (!s->lin_have_v0 || !fem->def.warm_start)) st = cf_cuda_vec_comb(s->gpu, DV_V0, 0, 0, NULL, NULL);
+    else if (st >= 0) st = dev_copy(s, DV_V0, DV_V0LAST);
+    const long it0 = fd->pcg_iters_total;
+    if (st >= 0) st = dev_solve(m, fb, fd, s, DV_BF, DV_V0, 0);
+    s->lin_free_iters += fd->pcg_iters_total - it0;
+    if (st >= 0 && d->fe_pass == 0) {
+      st = dev_copy(s, DV_V0PREV, DV_V0LAST);
+      if (st >= 0) st = dev_copy(s, DV_V0LAST, DV_V0);
+      s->lin_have_v0++;
+    }
+    if (st >= 0) st = dev_copy(s, DV_XP, OS_Q);
+    for (int k = 0; k < nr; k++) s->e0[k] = sc * d->econ[s->row[k]];
+    if (st >= 0) st = dev_z_comb(s, DV_ZE0, 0, 0, s->e0);
+    if (st < 0) return st;
+    s->lin_v = 4 * d->step_serial + d->fe_pass;
+  }
+  for (int k = 0; k < nr; k++) s->w[k] = sc * d->econ[s->row[k]];
+  s->csrc[0] = DV_V0, s->csrc[1] = OS_Q, s->csrc[2] = DV_XP, s->csrc[3] = DV_ZE0;
+  s->ccoef[0] = 1, s->ccoef[1] = -1, s->ccoef[2] = 1, s->ccoef[3] = -1;
+  return dev_z_comb(s, DV_Y, 0, 4, s->w);
+}
+
 static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
                     const double* b) {
+  if (s->dev && s->owned) return dev_linear_y(m, d, fb, s, b);
   const cfModel* fem = fb->fem;
   const int ndof = 3 * fb->nnode, nr = s->nrow;
   const double sc = d->fe_rhs == CF_MBS_RHS_NEWTON ? d->fe_rhs_scale : 1;
@@ -2375,6 +2689,12 @@ static int linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody*
   return CF_OK;
 }
 
+int cf_mbs_fe_interface_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, int* rows) {
+  const struct cfMbsFeState* s = ib >= 0 && ib < m->nfe && d->fe_state && m->fe[ib].linear ? &d->fe_state[ib] : NULL;
+  if (rows) *rows = s ? s->nrow : 0;
+  return s && s->ost ? s->nmir : 0;
+}
+
 void cf_mbs_fe_linear_stats(const cfMbsModel* m, const cfMbsData* d, int ib, long* steps, long* checked,
                             long* corrected, long* free_iters, long* corr_iters) {
   const struct cfMbsFeState* s = ib >= 0 && ib < m->nfe && d->fe_state && m->fe[ib].linear ? &d->fe_state[ib] : NULL;
@@ -2448,6 +2768,7 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr) {
         s->lin_zkey = -2; /* Z's rows anew */
       }
       lin_new_z = linear_z_rows(m, d, fb, i, s);
+      if (lin_new_z < 0) return cf_error(lin_new_z, "FE body '%s' (GPU): %s", m->body_name[fb->body], cf_last_error());
     } else {
     if (s->exact_now && !s->sp_ready) {
       int st = exact_init(fb, s);
@@ -2586,6 +2907,7 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
         if (fb->fem->fixed[j]) s->bF[j] = 0;
       st = a0_solve(m, fb, d->fe_data[i], s, s->bF, s->y);
     }
+    if (st >= 0 && s->dev && s->owned) st = dev_get_mir(s, DV_Y, s->y); /* the rows' nodes of y */
     if (st < 0) return st;
     for (int k = 0; k < nr; k++) s->r[k] = row_F_dot(m, d, fb, s, k, s->y);
     for (int k = 0; k < nr; k++) { /* bI -= J_I^T H r */
@@ -2606,6 +2928,12 @@ int cf_mbs__fe_solve(const cfMbsModel* m, cfMbsData* d, const double* b, double*
       double t = 0;
       for (int l = 0; l < nr; l++) t += s->H[k * nr + l] * s->r[l];
       s->w[k] = t;
+    }
+    if (s->dev && s->owned) { /* y -= Z H (r + w) on the device */
+      for (int k = 0; k < nr; k++) s->r[k] = -s->w[k];
+      int st2 = dev_z_comb(s, DV_Y, 1, 0, s->r);
+      if (st2 < 0) return st2;
+      continue;
     }
     for (int k = 0; k < nr; k++) /* y -= Z H (r + w) */
       axpy_n(-s->w[k], s->Z + (size_t)k * ndof, s->y, ndof);
@@ -2709,13 +3037,34 @@ static void own_poison(const cfMbsModel* m, const struct cfMbsFeBody* fb, const 
 static void own_begin(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d) {
   const int ndof = 3 * fb->nnode;
   const double* live[4] = {d->q, d->qd, d->qdd, d->acc};
-  for (int k = 0; k < 4; k++) gather(fb, live[k], OST(s, OS_Q + k, ndof));
+  if (s->dev) { /* the device's state, unless d was set since the last step (a reset, statics): then d's */
+    if (s->dev_valid) {
+      mir_values(fb, s, d, s->hbuf);
+      if (memcmp(s->hbuf, s->mir_last, sizeof(double) * 9 * (size_t)s->nmir)) s->dev_valid = 0;
+    }
+    if (!s->dev_valid) {
+      double* x = s->hbuf + 9 * (size_t)s->nmir;
+      int st = CF_OK;
+      for (int k = 0; k < 4 && st >= 0; k++) {
+        gather(fb, live[k], x);
+        st = cf_cuda_vec_set(s->gpu, OS_Q + k, x);
+      }
+      if (st < 0 && s->gpu_status >= 0) s->gpu_status = st;
+      s->dev_valid = st >= 0;
+    }
+  } else
+    for (int k = 0; k < 4; k++) gather(fb, live[k], OST(s, OS_Q + k, ndof));
   if (d->debug_poison_owned) own_poison(m, fb, s, d, NAN);
 }
 
 static void own_end(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct cfMbsFeState* s, cfMbsData* d) {
   const int ndof = 3 * fb->nnode, n = m->nq;
   if (d->debug_poison_owned) own_poison(m, fb, s, d, 0);
+  if (s->dev) { /* d holds the mirrored nodes only: cf_mbs__fe_sync brings the rest when asked */
+    mir_values(fb, s, d, s->mir_last);
+    s->host_stale = 1;
+    return;
+  }
   double* live[8] = {d->q, d->qd, d->qdd, d->acc, d->save, d->save + n, d->save + 2 * (size_t)n, d->save + 3 * (size_t)n + m->ncon};
   for (int k = 0; k < 8; k++) {
     const double* src = OST(s, OS_Q + k, ndof);
@@ -2749,6 +3098,14 @@ static int fe_own(const cfMbsModel* m, cfMbsData* d, int* lohi, int cap) {
 static void fe_save_restore(const cfMbsModel* m, cfMbsData* d, int restore) {
   FE_FOR_OWNED(m, d, s) {
     const int ndof = 3 * m->fe[i_].nnode;
+    if (s->dev) {
+      int st = CF_OK;
+      for (int k = 0; k < 4 && st >= 0; k++)
+        st = restore ? dev_copy(s, OS_Q + k, OS_SAVE_Q + k) : dev_copy(s, OS_SAVE_Q + k, OS_Q + k);
+      if (st >= 0 && restore) st = dev_mirror(&m->fe[i_], s, d, MIR_ALL);
+      dev_status(s, st);
+      continue;
+    }
     double *live = OST(s, OS_Q, ndof), *saved = OST(s, OS_SAVE_Q, ndof);
     memcpy(restore ? live : saved, restore ? saved : live, sizeof(double) * 4 * (size_t)ndof);
     if (restore) own_mirror(&m->fe[i_], s, d);
@@ -2759,9 +3116,45 @@ static void fe_save(const cfMbsModel* m, cfMbsData* d) { fe_save_restore(m, d, 0
 
 static void fe_restore(const cfMbsModel* m, cfMbsData* d) { fe_save_restore(m, d, 1); }
 
+/* cf_mbs__predict_n as combinations of q, qd, qdd, acc (the qd_hat and qdd_hat of the old q first) */
+static int dev_predict(struct cfMbsFeState* s, const cfMbsStepCoef* c) {
+  const double h = c->h;
+  const int src[4] = {OS_Q, OS_QD, OS_QDD, OS_ACC};
+  int st;
+  if (c->trapezoidal) {
+    const double cqd[2] = {-2 / h, -1}, cqdd[3] = {-4 / (h * h), -4 / h, -1}, cq[3] = {1, h, 0.5 * h * h};
+    st = cf_cuda_vec_comb(s->gpu, OS_QD_HAT, 0, 2, src, cqd);
+    if (st >= 0) st = cf_cuda_vec_comb(s->gpu, OS_QDD_HAT, 0, 3, src, cqdd);
+    if (st >= 0) st = cf_cuda_vec_comb(s->gpu, OS_Q, 0, 3, src, cq);
+    return st;
+  }
+  /* ab = (af qdd - am a0) / (1 - am); q* = q + h qd + h^2 ((1/2 - beta) a0 + beta ab) */
+  const double r = 1 / (1 - c->am);
+  const double s_qdd = h * h * c->beta * c->af * r, s_acc = h * h * (0.5 - c->beta) - h * h * c->beta * c->am * r;
+  const double qstar[4] = {1, h, s_qdd, s_acc};
+  double cqdd[4], cqd[4];
+  for (int k = 0; k < 4; k++) cqdd[k] = -c->c_qdd * qstar[k];
+  /* qd_hat = qd + h ((1 - gamma) a0 + gamma ab) - c_qd q* */
+  cqd[0] = -c->c_qd * qstar[0];
+  cqd[1] = 1 - c->c_qd * qstar[1];
+  cqd[2] = h * c->gamma * c->af * r - c->c_qd * qstar[2];
+  cqd[3] = h * (1 - c->gamma) - h * c->gamma * c->am * r - c->c_qd * qstar[3];
+  const double cq[2] = {1, h};
+  st = cf_cuda_vec_comb(s->gpu, OS_QDD_HAT, 0, 4, src, cqdd);
+  if (st >= 0) st = cf_cuda_vec_comb(s->gpu, OS_QD_HAT, 0, 4, src, cqd);
+  if (st >= 0) st = cf_cuda_vec_comb(s->gpu, OS_Q, 0, 2, src, cq);
+  return st;
+}
+
 static void fe_predict(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
   FE_FOR_OWNED(m, d, s) {
     const int ndof = 3 * m->fe[i_].nnode;
+    if (s->dev) {
+      int st = dev_predict(s, c); /* q moved (qd, qdd follow in rates) */
+      if (st >= 0) st = dev_mirror(&m->fe[i_], s, d, MIR_Q);
+      dev_status(s, st);
+      continue;
+    }
     cf_mbs__predict_n(c, ndof, OST(s, OS_Q, ndof), OST(s, OS_QD, ndof), OST(s, OS_QDD, ndof), OST(s, OS_ACC, ndof),
                       OST(s, OS_QD_HAT, ndof), OST(s, OS_QDD_HAT, ndof));
     own_mirror(&m->fe[i_], s, d);
@@ -2771,6 +3164,15 @@ static void fe_predict(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c
 static void fe_rates(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
   FE_FOR_OWNED(m, d, s) {
     const int ndof = 3 * m->fe[i_].nnode;
+    if (s->dev) {
+      const int s1[2] = {OS_Q, OS_QD_HAT}, s2[2] = {OS_Q, OS_QDD_HAT};
+      const double c1[2] = {c->c_qd, 1}, c2[2] = {c->c_qdd, 1};
+      int st = cf_cuda_vec_comb(s->gpu, OS_QD, 0, 2, s1, c1);
+      if (st >= 0) st = cf_cuda_vec_comb(s->gpu, OS_QDD, 0, 2, s2, c2);
+      if (st >= 0) st = dev_mirror(&m->fe[i_], s, d, MIR_QD | MIR_QDD);
+      dev_status(s, st);
+      continue;
+    }
     cf_mbs__rates_n(c, ndof, OST(s, OS_Q, ndof), OST(s, OS_QD_HAT, ndof), OST(s, OS_QDD_HAT, ndof), OST(s, OS_QD, ndof),
                     OST(s, OS_QDD, ndof));
     own_mirror(&m->fe[i_], s, d);
@@ -2780,6 +3182,12 @@ static void fe_rates(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) 
 static void fe_accept(const cfMbsModel* m, cfMbsData* d, const cfMbsStepCoef* c) {
   FE_FOR_OWNED(m, d, s) {
     const int ndof = 3 * m->fe[i_].nnode;
+    if (s->dev) {
+      const int src[2] = {OS_QDD, OS_SAVE_QDD};
+      const double r = 1 / (1 - c->am), cc[2] = {(1 - c->af) * r, c->af * r};
+      dev_status(s, c->trapezoidal ? dev_copy(s, OS_ACC, OS_QDD) : cf_cuda_vec_comb(s->gpu, OS_ACC, -c->am * r, 2, src, cc));
+      continue;
+    }
     cf_mbs__accept_n(c, ndof, OST(s, OS_QDD, ndof), OST(s, OS_SAVE_QDD, ndof), OST(s, OS_ACC, ndof));
   }
 }
@@ -2789,6 +3197,17 @@ static double fe_add_solution(const cfMbsModel* m, cfMbsData* d, int k) {
   double mx = 0;
   FE_FOR_OWNED(m, d, s) {
     const int ndof = 3 * m->fe[i_].nnode;
+    if (s->dev) {
+      const int y = DV_Y;
+      const double one = 1;
+      double my = NAN;
+      int st = cf_cuda_vec_comb(s->gpu, k, 1, 1, &y, &one);
+      if (st >= 0) st = cf_cuda_vec_maxabs(s->gpu, DV_Y, &my);
+      if (st >= 0) st = dev_mirror(&m->fe[i_], s, d, 1 << (k - OS_Q));
+      dev_status(s, st);
+      mx = fmax(mx, st < 0 ? INFINITY : my);
+      continue;
+    }
     double* x = OST(s, k, ndof);
     for (int j = 0; j < ndof; j++) x[j] += s->y[j], mx = fmax(mx, fabs(s->y[j]));
     own_mirror(&m->fe[i_], s, d);

@@ -301,6 +301,12 @@ int cf_mbs__fe_factor(const cfMbsModel* m, cfMbsData* d, double* Axr);
 int cf_mbs__fe_rotated_fall_back(const cfMbsModel* m, cfMbsData* d); /* a failed "rotated" step: the exact factor for a while */
 double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d); /* the linear coupling's one-pass check: > 1 linearises again */
 int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint row of a corotational body */
+/* d's copies of the nodes of GPU bodies that keep them on the device (mbs_fe.c, "own coordinates"),
+ * brought up to date: every reader of d's state outside cf_mbs_step calls it (a no-op otherwise) */
+void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d);
+/* the divergence monitor's radius of FE body ib computed where its nodes are: 1 and *r on the
+ * device, 0 where d holds them (the caller computes it), < 0 a device error */
+int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r);
 void cf_mbs__set_dt(cfMbsModel* m, double h);
 void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, const double* mult, double scale,
                                     double* Ax);

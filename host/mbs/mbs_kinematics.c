@@ -154,6 +154,7 @@ int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d) {
 
 /* ---- public kinematic analysis ------------------------------------------------------------------ */
 int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t) {
+  cf_mbs__fe_sync(m, d);
   d->t = t;
   int st = cf_mbs__assemble_positions(m, d, t, 100);
   if (st < 0) return cf_mbs__rethrow(st, "position analysis: ");
@@ -162,12 +163,14 @@ int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t) {
 }
 
 int cf_mbs_velocity_analysis(const cfMbsModel* m, cfMbsData* d) {
+  cf_mbs__fe_sync(m, d);
   int st = cf_mbs__project_velocities(m, d, kin_eps(m));
   if (st < 0) return cf_mbs__rethrow(st, "velocity analysis: ");
   return CF_OK;
 }
 
 int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d) {
+  cf_mbs__fe_sync(m, d);
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   cf_mbs__assemble(m, d, 1, 0, 0, mass_penalty(m), kin_eps(m));
   int st = cf_mbs__factor(m, d);
@@ -177,6 +180,7 @@ int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d) {
 }
 
 int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
+  cf_mbs__fe_sync(m, d);
   if (m->ndof != 0)
     return cf_error(CF_ERR_ARG,
                     "kinematic analysis needs every motion driven, but the mechanism has %d degree%s of freedom "
@@ -203,6 +207,7 @@ int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
 
 /* ---- queries -------------------------------------------------------------------------------------- */
 void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) {
+  cf_mbs__fe_sync(m, d);
   int nc = m->ncon;
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   out[0] = cf_mbs_maxabs(nc, d->phi);
@@ -220,6 +225,7 @@ void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) {
 }
 
 void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, double* potential) {
+  cf_mbs__fe_sync(m, d);
   double T = 0;
   for (int b = 0; b < m->nbody; b++) {
     const double* Mb = m->body_Mbar + 16 * b;

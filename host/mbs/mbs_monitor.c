@@ -89,9 +89,15 @@ int cf_mbs__monitor_check(const cfMbsModel* m, cfMbsData* d) {
   if (!mon || d->steps % MON_EVERY) return CF_OK;
   for (int k = 0; k < mon->nflex; k++) {
     const int b = mon->body[k], nn = cf_mbs_flex_nnode(m, b);
-    int st = cf_mbs_flex_nodes(m, d, b, mon->x, NULL);
+    double r;
+    /* a GPU body's nodes on the device: its radius there (one number down, not the mesh) */
+    int st = cf_mbs__fe_device_radius(m, d, cf_mbs_fe_index(m, b), &r);
     if (st < 0) return st;
-    const double r = radius(mon->x, nn), r0 = mon->r0[k];
+    if (st == 0) {
+      if ((st = cf_mbs_flex_nodes(m, d, b, mon->x, NULL)) < 0) return st;
+      r = radius(mon->x, nn);
+    }
+    const double r0 = mon->r0[k];
     if (r <= MON_SIZES * r0 || !(r0 > 0)) continue;
     const int modal = cf_mbs_modal_index(m, b) >= 0;
     return cf_error(CF_ERR_DIVERGED,

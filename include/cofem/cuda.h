@@ -195,6 +195,60 @@ int cf_cuda_system(cfCuda* g, const cfModel* m, double cm, double ck, double eps
 int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double* const* b, double* const* x,
                   int warm);
 
+/* ---- Resident vectors: a mechanism's linearly coupled FE body keeps its nodes on the device ----
+ * (host/mbs/mbs_fe.c, "own coordinates"; docs/cuda.md, "Why the mesh crosses"). nvec vectors of
+ * ndof = 3 nnode doubles on the device, numbered 0 .. nvec - 1, zero when created. Every copy
+ * between the host and the device (vectors, node lists, coefficients, results) is counted in
+ * cf_cuda_bus_bytes. Each call is ordered with the backend's other work and returns when its result
+ * is on the host. A vector index out of range, an unknown field or a NULL array: CF_ERR_ARG. */
+enum { CF_CUDA_COMB_MAX = 16 };
+/* nvec vectors (again: the old ones freed first), all zero */
+int cf_cuda_vec_create(cfCuda* g, int nvec);
+/* vector v = x [ndof] (up) / x = vector v (down) */
+int cf_cuda_vec_set(cfCuda* g, int v, const double* x);
+int cf_cuda_vec_get(cfCuda* g, int v, double* x);
+/* vector v's 3 coordinates at node nodes[k], k < nn: down into out [3 nn] / up from in [3 nn] (its
+ * other nodes kept); nn 0 copies nothing */
+int cf_cuda_vec_get_nodes(cfCuda* g, int v, int nn, const int* nodes, double* out);
+int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const double* in);
+/* vector y = beta y + sum_{k < nsrc} c[k] vector src[k], entry by entry, the terms added in that
+ * order (beta 0: y is not read); y may be one of src; 0 <= nsrc <= CF_CUDA_COMB_MAX */
+int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c);
+/* *out = max |vector v| over its entries, a NaN left out (as fmax) */
+int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out);
+/* *out = max_n |x_n - c| over the nodes' positions x_n in vector v, c their mean (the divergence
+ * monitor's radius, mbs_monitor.c); a NaN gives +inf */
+int cf_cuda_vec_radius(cfCuda* g, int v, double* out);
+/* vector v and one of the FE state's device arrays of ndof doubles (CF_CUDA_X the positions,
+ * CF_CUDA_F_EL the elastic forces of the last elastic stage): to_field 1 copies v into the field,
+ * 0 the field into v */
+int cf_cuda_vec_field(cfCuda* g, int v, int field, int to_field);
+/* vector y = M vector x: the model's consistent mass (Mblk[p] times the 3x3 identity over the block
+ * pattern, the CPU's cf_bsr_apply of the mass); x != y */
+int cf_cuda_vec_mass(cfCuda* g, int x, int y);
+/* vector v = 0 at the model's fixed DOFs */
+int cf_cuda_vec_unfix(cfCuda* g, int v);
+/* cf_cuda_solve with vectors: vector x[c] = A^-1 vector b[c] (A of the last cf_cuda_system) by the
+ * PCG, started from vector x[c] when warm and def.warm_start, else from 0, to def.pcg_tol times
+ * b_scale[c] when b_scale is not NULL and b_scale[c] > 0, else relative to |b[c]|; the device's b
+ * and v are overwritten. Iterations, warnings and return as cf_cuda_solve. */
+int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
+                      const double* b_scale, int warm);
+/* The node rotations Q (the AMG's and cf_cuda_vec_turn's): Q_n = the polar of the sum of the
+ * rotations R of node n's elements (the device's R, of the last polar stage), to convergence from
+ * the Q_n before (cf_polar_rotation_warm, as the CPU's cf_precond_update_n with
+ * CF_PRECOND_CONVERGED); then Q of node nodes[k], k < nn, down into out [9 nn] (nn may be 0). */
+int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out);
+/* Q_n = R [9 k .. 9 k + 8] for n = nodes[k], k < nn (up) */
+int cf_cuda_set_node_rotations(cfCuda* g, int nn, const int* nodes, const double* R);
+/* *out = the largest 3 - trace(R_e^T Q_n) over the elements e and their nodes n: 2 (1 - cos) of the
+ * largest angle between an element's rotation and its nodes' (the CPU's check in mbs_fe.c,
+ * linear_operator) */
+int cf_cuda_rotation_spread(cfCuda* g, double* out);
+/* vector y = Q_n (c[0] x0 + c[1] x1 + c[2] x2) node by node, x_a = vector src[a], then zero at the
+ * fixed DOFs (mbs_fe.c's turned_column); y is none of src */
+int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c);
+
 /* Name of the device in use and its compute capability, e.g. "NVIDIA H100 80GB HBM3 (sm_90)". */
 const char* cf_cuda_device_name(const cfCuda* g);
 

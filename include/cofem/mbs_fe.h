@@ -91,6 +91,11 @@ long cf_mbs_fe_pcg_iterations(const cfMbsModel* m, const cfMbsData* d, int ib, l
  * iterations of the free-motion solves and of the corrections (any pointer may be NULL). */
 void cf_mbs_fe_linear_stats(const cfMbsModel* m, const cfMbsData* d, int ib, long* steps, long* checked,
                             long* corrected, long* free_iters, long* corr_iters);
+/* The interface of FE body ib in the linear coupling: the nodes whose coordinates a step's generic
+ * code reads (the node blocks of its joints' and points' node sets, which the body keeps in the
+ * mechanism's q, qd, qdd while it integrates the rest itself: mbs_body_kind.h, "own"), and into
+ * *rows the joint equations condensed onto it. 0 (rows 0) for a body not linearly coupled. */
+int cf_mbs_fe_interface_nodes(const cfMbsModel* m, const cfMbsData* d, int ib, int* rows);
 /* The bytes FE body ib's GPU backend ("backend": "cuda") has copied between the host and the device
  * since the data was made, the model's upload included (cf_cuda_bus_bytes): per step, the
  * difference across cf_mbs_step. Returns CF_OK, or CF_ERR_ARG (both set to 0) for a body without

@@ -43,6 +43,7 @@ typedef struct {
   int newton;       /* Newton iterations, all steps */
   int ndof;         /* FE body 0's DOFs */
   double bus_h2d, bus_d2h; /* bytes FE body 0's GPU backend copied per step after the first (0 on the CPU) */
+  int iface;        /* FE body 0's interface nodes in the linear coupling (cf_mbs_fe_interface_nodes) */
 } Run;
 
 /* nstep steps of the scene; precond >= 0 replaces the FE scene's preconditioner, warm >= 0 its
@@ -72,7 +73,7 @@ static int run(const char* json, const char* path, int nstep, int precond, int w
     cf_mbs_fe_bus_bytes(m, d, 0, &h1, &d1);
     r->bus_h2d = (double)(h1 - h0) / (nstep - 1), r->bus_d2h = (double)(d1 - d0) / (nstep - 1);
   }
-  if (st >= 0) r->ndof = 3 * s.flex[0]->model->nnode;
+  if (st >= 0) r->ndof = 3 * s.flex[0]->model->nnode, r->iface = cf_mbs_fe_interface_nodes(m, d, 0, NULL);
   if (st >= 0) {
     int ib = 0;
     if (rigid) {

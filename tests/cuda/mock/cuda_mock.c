@@ -4,6 +4,7 @@
  * a mock broken on purpose (v_prev left out of the upload, a NaN load "converging", supports not
  * switched back on, a warm start without v_prev) shows which of the test's checks catch what.
  * Not built by CMake. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ struct cfCuda {
   unsigned long long h2d, d2h; /* cf_cuda_bus_bytes: the arrays fem_cuda.cu copies (its 64-byte status
                                   reads and the model's upload left out) */
   long kt_steps; /* kernel_timers: the backward-Euler steps (their fake times: the stages', below) */
+  double* vec;   /* [nvec][ndof] the resident vectors (cf_cuda_vec_create) */
+  int nvec;
 };
 /* the bytes of the fields `what` as fem_cuda.cu's upload/download copy them */
 static unsigned long long field_bytes(const cfModel* m, const cfData* d, int what) {
@@ -126,7 +129,7 @@ int cf_cuda_create_ex(const cfModel* m, const cfData* d, const cfCudaOptions* op
   *out = g;
   return CF_OK;
 }
-void cf_cuda_free(cfCuda* g) { if (!g) return; if (g->amg && !g->d->precond) g->d->precond = g->amg; cf_data_free(g->d); cf_data_free(g->snap); free(g); }
+void cf_cuda_free(cfCuda* g) { if (!g) return; if (g->amg && !g->d->precond) g->d->precond = g->amg; cf_data_free(g->d); cf_data_free(g->snap); free(g->vec); free(g); }
 int cf_cuda_set_forces(cfCuda* g, const double* f) { memcpy(g->d->f_ext, f, sizeof(double) * g->m->ndof); g->h2d += sizeof(double) * g->m->ndof; return 0; }
 int cf_cuda_set_supports(cfCuda* g, int a) { g->supports = a ? 1 : 0; return 0; }
 int cf_cuda_step(cfCuda* g, const cfModel* m, cfData* d) {
@@ -273,5 +276,167 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
     memcpy(x[c], p->v, sizeof(double) * m->ndof);
     if (st != CF_OK) return st;
   }
+  return CF_OK;
+}
+
+/* ---- resident vectors (fem_cuda.cu's, by the CPU on the mock's memory; the bus bytes as the device
+ * copies them: vectors, node lists and results) ---- */
+#define VEC(g, v) ((g)->vec + (size_t)(v) * (size_t)(g)->m->ndof)
+static int vec_ok(const cfCuda* g, int v, const char* fn) {
+  return g && v >= 0 && v < g->nvec ? CF_OK : cf_error(CF_ERR_ARG, "%s: no vector %d", fn, v);
+}
+int cf_cuda_vec_create(cfCuda* g, int nvec) {
+  free(g->vec);
+  g->vec = calloc((size_t)(nvec > 0 ? nvec : 1) * (size_t)g->m->ndof, sizeof(double));
+  g->nvec = g->vec ? nvec : 0;
+  return g->vec ? CF_OK : cf_error(CF_ERR_NOMEM, "cf_cuda_vec_create: out of memory");
+}
+int cf_cuda_vec_set(cfCuda* g, int v, const double* x) {
+  if (vec_ok(g, v, "cf_cuda_vec_set") < 0) return CF_ERR_ARG;
+  memcpy(VEC(g, v), x, sizeof(double) * g->m->ndof);
+  g->h2d += sizeof(double) * g->m->ndof;
+  return CF_OK;
+}
+int cf_cuda_vec_get(cfCuda* g, int v, double* x) {
+  if (vec_ok(g, v, "cf_cuda_vec_get") < 0) return CF_ERR_ARG;
+  memcpy(x, VEC(g, v), sizeof(double) * g->m->ndof);
+  g->d2h += sizeof(double) * g->m->ndof;
+  return CF_OK;
+}
+int cf_cuda_vec_get_nodes(cfCuda* g, int v, int nn, const int* nodes, double* out) {
+  if (vec_ok(g, v, "cf_cuda_vec_get_nodes") < 0) return CF_ERR_ARG;
+  for (int k = 0; k < nn; k++) memcpy(out + 3 * k, VEC(g, v) + 3 * (size_t)nodes[k], 3 * sizeof(double));
+  g->h2d += sizeof(int) * (size_t)nn, g->d2h += 3 * sizeof(double) * (size_t)nn;
+  return CF_OK;
+}
+int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const double* in) {
+  if (vec_ok(g, v, "cf_cuda_vec_set_nodes") < 0) return CF_ERR_ARG;
+  for (int k = 0; k < nn; k++) memcpy(VEC(g, v) + 3 * (size_t)nodes[k], in + 3 * k, 3 * sizeof(double));
+  g->h2d += (sizeof(int) + 3 * sizeof(double)) * (size_t)nn;
+  return CF_OK;
+}
+int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c) {
+  if (vec_ok(g, y, "cf_cuda_vec_comb") < 0) return CF_ERR_ARG;
+  if (nsrc < 0 || nsrc > CF_CUDA_COMB_MAX) return cf_error(CF_ERR_ARG, "cf_cuda_vec_comb: %d sources", nsrc);
+  for (int k = 0; k < nsrc; k++)
+    if (vec_ok(g, src[k], "cf_cuda_vec_comb") < 0) return CF_ERR_ARG;
+  double* Y = VEC(g, y);
+  for (int i = 0; i < g->m->ndof; i++) {
+    double t = beta != 0 ? beta * Y[i] : 0;
+    for (int k = 0; k < nsrc; k++) t += c[k] * VEC(g, src[k])[i];
+    Y[i] = t;
+  }
+  return CF_OK;
+}
+int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out) {
+  if (vec_ok(g, v, "cf_cuda_vec_maxabs") < 0) return CF_ERR_ARG;
+  double mx = 0;
+  for (int i = 0; i < g->m->ndof; i++) mx = fmax(mx, fabs(VEC(g, v)[i]));
+  *out = mx;
+  g->d2h += sizeof(double);
+  return CF_OK;
+}
+int cf_cuda_vec_field(cfCuda* g, int v, int field, int to_field) {
+  if (vec_ok(g, v, "cf_cuda_vec_field") < 0) return CF_ERR_ARG;
+  double* f = field == CF_CUDA_X ? g->d->x : field == CF_CUDA_F_EL ? g->d->f_el : NULL;
+  if (!f) return cf_error(CF_ERR_ARG, "cf_cuda_vec_field: field %d", field);
+  if (to_field) memcpy(f, VEC(g, v), sizeof(double) * g->m->ndof);
+  else memcpy(VEC(g, v), f, sizeof(double) * g->m->ndof);
+  return CF_OK;
+}
+int cf_cuda_vec_mass(cfCuda* g, int x, int y) {
+  if (vec_ok(g, x, "cf_cuda_vec_mass") < 0 || vec_ok(g, y, "cf_cuda_vec_mass") < 0 || x == y)
+    return cf_error(CF_ERR_ARG, "cf_cuda_vec_mass: vectors %d, %d", x, y);
+  const cfModel* m = g->m;
+  const double* X = VEC(g, x);
+  double* Y = VEC(g, y);
+  for (int n = 0; n < m->nnode; n++)
+    for (int a = 0; a < 3; a++) {
+      double t = 0;
+      for (int p = m->row_ptr[n]; p < m->row_ptr[n + 1]; p++) t += m->Mblk[p] * X[3 * (size_t)m->col[p] + a];
+      Y[3 * n + a] = t;
+    }
+  return CF_OK;
+}
+int cf_cuda_vec_unfix(cfCuda* g, int v) {
+  if (vec_ok(g, v, "cf_cuda_vec_unfix") < 0) return CF_ERR_ARG;
+  for (int i = 0; g->m->nfixed && i < g->m->ndof; i++)
+    if (g->m->fixed[i]) VEC(g, v)[i] = 0;
+  return CF_OK;
+}
+int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x, const double* b_scale,
+                      int warm) {
+  cfData* p = g->d;
+  p->supports_active = g->supports;
+  for (int c = 0; c < nrhs; c++) {
+    if (vec_ok(g, b[c], "cf_cuda_vec_solve") < 0 || vec_ok(g, x[c], "cf_cuda_vec_solve") < 0) return CF_ERR_ARG;
+    memcpy(p->b, VEC(g, b[c]), sizeof(double) * m->ndof);
+    p->b_scale = b_scale && b_scale[c] > 0 ? b_scale[c] : 0;
+    if (warm) memcpy(p->v, VEC(g, x[c]), sizeof(double) * m->ndof);
+    else memset(p->v, 0, sizeof(double) * m->ndof);
+    p->pcg_iters_total = d->pcg_iters_total;
+    memcpy(p->warning, d->warning, sizeof d->warning);
+    int st = cf_stage_pcg(m, p);
+    d->pcg_iters = p->pcg_iters; d->pcg_residual = p->pcg_residual; d->pcg_iters_total = p->pcg_iters_total;
+    memcpy(d->warning, p->warning, sizeof d->warning);
+    memcpy(VEC(g, x[c]), p->v, sizeof(double) * m->ndof);
+    if (st != CF_OK) return st;
+  }
+  return CF_OK;
+}
+int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out) {
+  cf_precond_update_n(g->m, g->d, CF_PRECOND_CONVERGED);
+  for (int k = 0; k < nn; k++) memcpy(out + 9 * k, g->d->node_R + 9 * (size_t)nodes[k], 9 * sizeof(double));
+  g->h2d += sizeof(int) * (size_t)nn, g->d2h += 9 * sizeof(double) * (size_t)nn;
+  return CF_OK;
+}
+int cf_cuda_set_node_rotations(cfCuda* g, int nn, const int* nodes, const double* R) {
+  for (int k = 0; k < nn; k++) memcpy(g->d->node_R + 9 * (size_t)nodes[k], R + 9 * k, 9 * sizeof(double));
+  g->h2d += (sizeof(int) + 9 * sizeof(double)) * (size_t)nn;
+  return CF_OK;
+}
+int cf_cuda_rotation_spread(cfCuda* g, double* out) {
+  const cfModel* m = g->m;
+  double mis = 0;
+  for (int e = 0; e < m->ntet; e++)
+    for (int a = 0; a < m->npe; a++) {
+      const double *R = g->d->R + 9 * (size_t)e, *Q = g->d->node_R + 9 * (size_t)m->tet[(size_t)m->npe * e + a];
+      double tr = 0;
+      for (int k = 0; k < 9; k++) tr += R[k] * Q[k];
+      mis = fmax(mis, 3 - tr);
+    }
+  *out = mis;
+  g->d2h += sizeof(double);
+  return CF_OK;
+}
+int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
+  for (int a = 0; a < 3; a++)
+    if (vec_ok(g, src[a], "cf_cuda_vec_turn") < 0 || src[a] == y) return cf_error(CF_ERR_ARG, "cf_cuda_vec_turn: vector %d", src[a]);
+  if (vec_ok(g, y, "cf_cuda_vec_turn") < 0) return CF_ERR_ARG;
+  const cfModel* m = g->m;
+  const double *Q = g->d->node_R, *x0 = VEC(g, src[0]), *x1 = VEC(g, src[1]), *x2 = VEC(g, src[2]);
+  double* Y = VEC(g, y);
+  for (int n = 0; n < m->nnode; n++) {
+    double u[3];
+    for (int a = 0; a < 3; a++) u[a] = c[0] * x0[3 * n + a] + c[1] * x1[3 * n + a] + c[2] * x2[3 * n + a];
+    for (int a = 0; a < 3; a++) Y[3 * n + a] = Q[9 * n + 3 * a] * u[0] + Q[9 * n + 3 * a + 1] * u[1] + Q[9 * n + 3 * a + 2] * u[2];
+  }
+  return cf_cuda_vec_unfix(g, y);
+}
+int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
+  if (vec_ok(g, v, "cf_cuda_vec_radius") < 0) return CF_ERR_ARG;
+  const int n = g->m->nnode;
+  const double* x = VEC(g, v);
+  double c[3] = {0, 0, 0}, r2 = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < 3; k++) c[k] += x[3 * i + k];
+  for (int k = 0; k < 3; k++) c[k] /= n;
+  for (int i = 0; i < n; i++) {
+    double s = 0;
+    for (int k = 0; k < 3; k++) s += (x[3 * i + k] - c[k]) * (x[3 * i + k] - c[k]);
+    r2 = fmax(r2, isnan(s) ? INFINITY : s);
+  }
+  *out = sqrt(r2);
+  g->d2h += sizeof(double);
   return CF_OK;
 }
