@@ -6,6 +6,9 @@
  * kind; a NULL op means "nothing to do" and is skipped. Every op is a no-op for a mechanism
  * without bodies of its kind.
  *
+ * A kind may own its coordinates within a dynamic step (the ops at the end: the linear coupling's
+ * corotational bodies, whose GPU bodies keep them on the device).
+ *
  * Not yet behind the interface (called by name, one formulation only):
  *  - mbs_solver.c: cf_mbs__fe_factor, cf_mbs__fe_solve, cf_mbs__fe_jac_mult_condensed,
  *    cf_mbs__fe_condensed_row (the condensation of corotational FE bodies): would take
