@@ -163,3 +163,6 @@ int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
 int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
   return unsupported("cf_cuda_vec_radius");
 }
+int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out) {
+  return unsupported("cf_cuda_vec_dot");
+}

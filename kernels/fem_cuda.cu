@@ -2859,7 +2859,7 @@ int cf_cuda_vec_set(cfCuda* g, int v, const double* x) {
   if (!x) return cf_error(CF_ERR_ARG, "cf_cuda_vec_set: NULL array");
   CU(cudaSetDevice(g->device));
   TRY(upload_array(g, vec_at(g, v), x, (size_t)g->ndof));
-  return sync_stream(g->s, "cf_cuda_vec_set"); /* the host array may be reused on return */
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_get(cfCuda* g, int v, double* x) {
@@ -2887,7 +2887,7 @@ int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const doub
   CU(cudaSetDevice(g->device));
   TRY(put_nodes(g, nn, nodes));
   TRY(scatter_nodes(g, nn, 3, in, vec_at(g, v)));
-  return sync_stream(g->s, "cf_cuda_vec_set_nodes");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c) {
@@ -2905,7 +2905,7 @@ int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, co
   CU(cudaSetDevice(g->device));
   k_vec_comb<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, vec_at(g, y), beta, nsrc, s);
   CU_LAUNCHED(k_vec_comb);
-  return sync_stream(g->s, "cf_cuda_vec_comb");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out) {
@@ -2952,6 +2952,34 @@ __global__ void __launch_bounds__(kThreads) k_vec_radius2(int nnode, const doubl
   if (threadIdx.x == 0) atomic_max_pos(red + 3, m);
 }
 
+/* sum a_i b_i: block sums added atomically (the order, and so the last bits, vary) */
+__global__ void __launch_bounds__(kThreads) k_vec_dot(long n, const double* a, const double* b, double* out) {
+  __shared__ double sh[kThreads];
+  double t = 0;
+  for (long i = (long)blockIdx.x * kThreads + threadIdx.x; i < n; i += (long)gridDim.x * kThreads) t += a[i] * b[i];
+  sh[threadIdx.x] = t;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, sh[0]);
+}
+
+int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out) {
+  TRY(vec_check(g, a, "cf_cuda_vec_dot"));
+  TRY(vec_check(g, b, "cf_cuda_vec_dot"));
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_vec_dot: NULL output");
+  CU(cudaSetDevice(g->device));
+  TRY(red_reset(g));
+  if (g->ndof > 0) {
+    k_vec_dot<<<red_blocks(g->ndof), kThreads, 0, g->s>>>(g->ndof, vec_at(g, a), vec_at(g, b), g->red);
+    CU_LAUNCHED(k_vec_dot);
+  }
+  TRY(download_array(g, out, g->red, 1));
+  return sync_stream(g->s, "cf_cuda_vec_dot");
+}
+
 int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
   TRY(vec_check(g, v, "cf_cuda_vec_radius"));
   if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_vec_radius: NULL output");
@@ -2978,7 +3006,7 @@ int cf_cuda_vec_field(cfCuda* g, int v, int field, int to_field) {
   CU(cudaSetDevice(g->device));
   double* f = field == CF_CUDA_X ? g->x : g->f_el;
   TRY(to_field ? dcopy(g, f, vec_at(g, v)) : dcopy(g, vec_at(g, v), f));
-  return sync_stream(g->s, "cf_cuda_vec_field");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_mass(cfCuda* g, int x, int y) {
@@ -2989,7 +3017,7 @@ int cf_cuda_vec_mass(cfCuda* g, int x, int y) {
   k_vec_mass<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->row_ptr, g->col, g->Mblk, vec_at(g, x),
                                                          vec_at(g, y));
   CU_LAUNCHED(k_vec_mass);
-  return sync_stream(g->s, "cf_cuda_vec_mass");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_unfix(cfCuda* g, int v) {
@@ -2999,7 +3027,7 @@ int cf_cuda_vec_unfix(cfCuda* g, int v) {
     k_vec_unfix<<<blocks_for(g->ndof), kThreads, 0, g->s>>>(g->ndof, g->fixed, vec_at(g, v));
     CU_LAUNCHED(k_vec_unfix);
   }
-  return sync_stream(g->s, "cf_cuda_vec_unfix");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
@@ -3040,7 +3068,7 @@ int cf_cuda_set_node_rotations(cfCuda* g, int nn, const int* nodes, const double
     TRY(put_nodes(g, nn, nodes));
     TRY(scatter_nodes(g, nn, 9, R, g->node_R));
   }
-  return sync_stream(g->s, "cf_cuda_set_node_rotations");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 int cf_cuda_rotation_spread(cfCuda* g, double* out) {
@@ -3070,7 +3098,7 @@ int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
                                                          vec_at(g, src[1]), vec_at(g, src[2]), c[0], c[1], c[2],
                                                          vec_at(g, y));
   CU_LAUNCHED(k_vec_turn);
-  return sync_stream(g->s, "cf_cuda_vec_turn");
+  return CF_OK; /* queued: the next call that returns values waits for it */
 }
 
 }  // extern "C"

@@ -629,6 +629,48 @@ static void mir_values(const struct cfMbsFeBody* fb, const struct cfMbsFeState* 
     for (int j = 0; j < s->nmir; j++) memcpy(out + 3 * ((size_t)k * s->nmir + j), live[k] + fb->qadr[s->mir[j]], 3 * sizeof(double));
 }
 
+/* DV_MG = the nodes' m g, when gravity or the load factor changed */
+static int dev_gravity(const cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  if (!memcmp(d->gravity, s->dev_g, sizeof s->dev_g)) return CF_OK;
+  double* x = s->hbuf + 9 * (size_t)s->nmir;
+  for (int n = 0; n < fb->nnode; n++)
+    for (int a = 0; a < 3; a++) x[3 * n + a] = fb->fem->node_mass[n] * d->gravity[a];
+  memcpy(s->dev_g, d->gravity, sizeof s->dev_g);
+  return cf_cuda_vec_set(s->gpu, DV_MG, x);
+}
+
+/* its nodes are the device's, d's copies stale (but the mirrored nodes') */
+static int on_device(const struct cfMbsFeState* s) { return s->dev && (s->owned || s->host_stale); }
+
+/* A device-held body's energies there: 1/2 qd' M qd, -sum m g . x and the strain energy of the
+ * device's polar at its positions (cf_cuda_monitor_stats' stress form); a few numbers down */
+static int dev_energy(const cfMbsModel* m, const cfMbsData* d, int i, double* T, double* V) {
+  const struct cfMbsFeBody* fb = &m->fe[i];
+  struct cfMbsFeState* s = &d->fe_state[i];
+  double t2 = NAN, vg = NAN, work;
+  cfMonitorStats ms;
+  ms.strain = NAN;
+  int st = cf_cuda_vec_mass(s->gpu, OS_QD, DV_TMP);
+  if (st >= 0) st = cf_cuda_vec_dot(s->gpu, OS_QD, DV_TMP, &t2);
+  if (st >= 0) st = dev_gravity(d, fb, s);
+  if (st >= 0) st = cf_cuda_vec_dot(s->gpu, DV_MG, OS_Q, &vg);
+  if (st >= 0) st = cf_cuda_vec_field(s->gpu, OS_Q, CF_CUDA_X, 1);
+  if (st >= 0) st = cf_cuda_stage_polar(s->gpu, fb->fem, d->fe_data[i]);
+  if (st >= 0) st = cf_cuda_monitor_stats(s->gpu, fb->fem, 1, &ms, &work);
+  if (T) *T = st < 0 ? NAN : 0.5 * t2;
+  if (V) *V = st < 0 ? NAN : ms.strain - vg;
+  dev_status(s, st);
+  return st;
+}
+
+int cf_mbs__fe_block_on_device(const cfMbsModel* m, const cfMbsData* d, int b) {
+  for (int i = 0; d->fe_state && i < m->nfe; i++) {
+    const struct cfMbsFeBody* fb = &m->fe[i];
+    if (on_device(&d->fe_state[i]) && b >= fb->blk[0] && b <= fb->blk[fb->nblk - 1]) return 1;
+  }
+  return 0;
+}
+
 /* vector v at the mirrored nodes into x (mesh order, the other entries untouched) */
 static int dev_get_mir(struct cfMbsFeState* s, int v, double* x) {
   int st = cf_cuda_vec_get_nodes(s->gpu, v, s->nmir, s->mir, s->hbuf);
@@ -1048,6 +1090,12 @@ static double cf_mbs__fe_kinetic_offdiag(const cfMbsModel* m, const cfMbsData* d
     const struct cfMbsFeBody* fb = &m->fe[i];
     const cfModel* fem = fb->fem;
     if (!fb->corotational) continue;
+    if (d->fe_state && on_device(&d->fe_state[i])) { /* all of it (cf_mbs_energy left its blocks out) */
+      double Ti;
+      dev_energy(m, d, i, &Ti, NULL);
+      T += Ti;
+      continue;
+    }
     for (int n = 0; n < fb->nnode; n++)
       for (int p = fem->row_ptr[n]; p < fem->row_ptr[n + 1]; p++)
         if (p != fem->diag[n]) T += 0.5 * fem->Mblk[p] * cf_mbs_dot3(d->qd + fb->qadr[n], d->qd + fb->qadr[fem->col[p]]);
@@ -1060,6 +1108,12 @@ static double cf_mbs__fe_potential(const cfMbsModel* m, const cfMbsData* d) {
   double V = 0;
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
+    if (d->fe_state && on_device(&d->fe_state[i])) {
+      double Vi;
+      dev_energy(m, d, i, NULL, &Vi);
+      V += Vi;
+      continue;
+    }
     for (int n = 0; n < fb->nnode; n++) V -= fb->fem->node_mass[n] * cf_mbs_dot3(d->gravity, d->q + fb->qadr[n]);
     V += cf_mbs_fe_elastic_energy(m, d, i);
   }
@@ -2529,17 +2583,10 @@ static void linear_bF(const cfMbsModel* m, const cfMbsData* d, const struct cfMb
  * sets; the viewer's extra nodal forces anywhere: then the whole vector goes up) */
 static int dev_bF(const cfMbsModel* m, const cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s,
                   const double* r) {
-  const cfModel* fem = fb->fem;
   const cfData* fd = d->fe_data[fb - m->fe];
   const double sc = d->fe_rhs_scale;
   double* x = s->hbuf + 9 * (size_t)s->nmir;
-  int st = CF_OK;
-  if (memcmp(d->gravity, s->dev_g, sizeof s->dev_g)) { /* m g, when gravity or the load factor changed */
-    for (int n = 0; n < fb->nnode; n++)
-      for (int a = 0; a < 3; a++) x[3 * n + a] = fem->node_mass[n] * d->gravity[a];
-    st = cf_cuda_vec_set(s->gpu, DV_MG, x);
-    memcpy(s->dev_g, d->gravity, sizeof s->dev_g);
-  }
+  int st = dev_gravity(d, fb, s);
   if (st >= 0 && fe_extra(d, (int)(fb - m->fe))) {
     for (int n = 0; n < fb->nnode; n++)
       for (int a = 0; a < 3; a++) x[3 * n + a] = r[fb->qadr[n] + a] - d->Q[fb->qadr[n] + a] - fd->f_ext[3 * n + a];

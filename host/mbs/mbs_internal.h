@@ -307,6 +307,9 @@ void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d);
 /* the divergence monitor's radius of FE body ib computed where its nodes are: 1 and *r on the
  * device, 0 where d holds them (the caller computes it), < 0 a device error */
 int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r);
+/* body (block) b is a node block of an FE body whose nodes are on the device: d's copies are stale,
+ * its kind's energies (kinetic, potential) are all of the body's */
+int cf_mbs__fe_block_on_device(const cfMbsModel* m, const cfMbsData* d, int b);
 void cf_mbs__set_dt(cfMbsModel* m, double h);
 void cf_mbs__add_constraint_hessian(const cfMbsModel* m, const cfMbsData* d, const double* mult, double scale,
                                     double* Ax);

@@ -206,8 +206,7 @@ int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
 }
 
 /* ---- queries -------------------------------------------------------------------------------------- */
-void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) {
-  cf_mbs__fe_sync(m, d);
+void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) { /* (the interface nodes: d has them) */
   int nc = m->ncon;
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   out[0] = cf_mbs_maxabs(nc, d->phi);
@@ -225,9 +224,9 @@ void cf_mbs_violation(const cfMbsModel* m, cfMbsData* d, double out[3]) {
 }
 
 void cf_mbs_energy(const cfMbsModel* m, const cfMbsData* d, double* kinetic, double* potential) {
-  cf_mbs__fe_sync(m, d);
   double T = 0;
   for (int b = 0; b < m->nbody; b++) {
+    if (cf_mbs__fe_block_on_device(m, d, b)) continue; /* its kind's kinetic is all of it, computed there */
     const double* Mb = m->body_Mbar + 16 * b;
     const double* v = d->qd + m->body_qadr[b];
     for (int k = 0; k < 4; k++)

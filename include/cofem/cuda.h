@@ -199,8 +199,10 @@ int cf_cuda_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const double
  * (host/mbs/mbs_fe.c, "own coordinates"; docs/cuda.md, "Why the mesh crosses"). nvec vectors of
  * ndof = 3 nnode doubles on the device, numbered 0 .. nvec - 1, zero when created. Every copy
  * between the host and the device (vectors, node lists, coefficients, results) is counted in
- * cf_cuda_bus_bytes. Each call is ordered with the backend's other work and returns when its result
- * is on the host. A vector index out of range, an unknown field or a NULL array: CF_ERR_ARG. */
+ * cf_cuda_bus_bytes. The calls are queued in order on the backend's stream; those that return values
+ * to the host (get, get_nodes, maxabs, radius, dot, solve, node_rotations, rotation_spread) wait for
+ * them, and a device fault of a queued call surfaces there. A host array passed in may be reused on
+ * return. A vector index out of range, an unknown field or a NULL array: CF_ERR_ARG. */
 enum { CF_CUDA_COMB_MAX = 16 };
 /* nvec vectors (again: the old ones freed first), all zero */
 int cf_cuda_vec_create(cfCuda* g, int nvec);
@@ -216,6 +218,8 @@ int cf_cuda_vec_set_nodes(cfCuda* g, int v, int nn, const int* nodes, const doub
 int cf_cuda_vec_comb(cfCuda* g, int y, double beta, int nsrc, const int* src, const double* c);
 /* *out = max |vector v| over its entries, a NaN left out (as fmax) */
 int cf_cuda_vec_maxabs(cfCuda* g, int v, double* out);
+/* *out = sum_i vector a[i] vector b[i] */
+int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out);
 /* *out = max_n |x_n - c| over the nodes' positions x_n in vector v, c their mean (the divergence
  * monitor's radius, mbs_monitor.c); a NaN gives +inf */
 int cf_cuda_vec_radius(cfCuda* g, int v, double* out);

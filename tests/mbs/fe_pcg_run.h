@@ -44,11 +44,13 @@ typedef struct {
   int ndof;         /* FE body 0's DOFs */
   double bus_h2d, bus_d2h; /* bytes FE body 0's GPU backend copied per step after the first (0 on the CPU) */
   int iface;        /* FE body 0's interface nodes in the linear coupling (cf_mbs_fe_interface_nodes) */
+  double kinetic, potential; /* cf_mbs_energy after the last step (g_run_energy: after every step) */
 } Run;
 
 /* nstep steps of the scene; precond >= 0 replaces the FE scene's preconditioner, warm >= 0 its
  * warm start; rigid: report that body's origin instead of the FE centre */
 static int g_run_coupling = -1; /* >= 0: run() sets the scene's coupling (cf_mbs_scene_set_coupling) */
+static int g_run_energy = 0;    /* 1: cf_mbs_energy after every step, as cofem run's mbs.csv (its bytes counted) */
 static int run(const char* json, const char* path, int nstep, int precond, int warm, const char* rigid, Run* r) {
   cfMbsScene s;
   memset(r, 0, sizeof *r);
@@ -67,6 +69,7 @@ static int run(const char* json, const char* path, int nstep, int precond, int w
   for (int k = 0; st >= 0 && k < nstep; k++) {
     st = cf_mbs_step(m, d);
     r->newton += d->iters;
+    if (st >= 0 && (g_run_energy || k == nstep - 1)) cf_mbs_energy(m, d, &r->kinetic, &r->potential);
     if (k == 0 && on_gpu) cf_mbs_fe_bus_bytes(m, d, 0, &h0, &d0);
   }
   if (st >= 0 && on_gpu && nstep > 1) {

@@ -440,3 +440,11 @@ int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
   g->d2h += sizeof(double);
   return CF_OK;
 }
+int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out) {
+  if (vec_ok(g, a, "cf_cuda_vec_dot") < 0 || vec_ok(g, b, "cf_cuda_vec_dot") < 0) return CF_ERR_ARG;
+  double t = 0;
+  for (int i = 0; i < g->m->ndof; i++) t += VEC(g, a)[i] * VEC(g, b)[i];
+  *out = t;
+  g->d2h += sizeof(double);
+  return CF_OK;
+}
