@@ -4,6 +4,7 @@
  * `cofem run`'s step of the part's own FE scene, all in this process, in interleaved rounds.
  *
  *   cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|lug_100k|all] [--only VARIANT] [--label NAME]
+ *                        [--backend cpu|cuda] [--mesh-dir DIR]
  *
  * One thread: run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_THREAD_LIMIT=1 (CHOLMOD's
  * supernodal factorisation of the Newton coupling otherwise takes several threads).
@@ -20,7 +21,12 @@
  * Printed per case: CPU ms per step (the fastest round), x the part alone, real-time factor, the
  * per-stage split, the PCG iterations of the linear coupling. --only: that variant alone (for a
  * profiler; no ratios). --label NAME: coupling.csv in
- * perf/results/NAME/. Every figure is measured in this run. */
+ * perf/results/NAME/. Every figure is measured in this run.
+ * --backend cuda: on the GPU, wall-clock time: the part alone (cf_sim on the device) and the linear
+ * coupling with the PCG ("backend": "cuda": the body's nodes on the device, its interface over the
+ * bus, whose bytes per step are printed); the other variants are the CPU's and not run. Without a
+ * device it says why and exits 77. The scenes are read from $COFEM_SOURCE_DIR when set (the device
+ * machine's checkout), lug_100k's mesh from --mesh-dir (default meshes/cache of the source). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +38,9 @@
 #include "cofem/fem.h"
 #include "cofem/mbs.h"
 #include "cofem/mbs_fe.h"
+#include "cofem/cuda.h"
 #include "cofem/scene.h"
+#include "cofem/sim.h"
 #include "results_csv.h"
 
 typedef struct Case {
@@ -53,9 +61,13 @@ static const Case kCases[] = {
 /* the copies of a case's scenes with its mesh: part.json (the FE scene, "mesh" replaced by the
  * mesh's absolute path) and mechanism.json (its flexible body's "scene" the copy) in dir */
 static char g_big_part[1100], g_big_mech[1100];
+static const char* g_src = COFEM_SOURCE_DIR; /* $COFEM_SOURCE_DIR overrides */
+static const char* g_mesh_dir = NULL;         /* --mesh-dir: the cache meshes' folder */
+static int g_cuda;                            /* --backend cuda */
 static int big_scenes(const Case* c, const char* dir) {
   char path[1000];
-  snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mesh);
+  if (g_mesh_dir) snprintf(path, sizeof path, "%s/%s", g_mesh_dir, strrchr(c->mesh, '/') + 1);
+  else snprintf(path, sizeof path, "%s/%s", g_src, c->mesh);
   FILE* test = fopen(path, "rb");
   if (!test) return fprintf(stderr, "%s: %s is missing (meshes/generate.sh family makes it)\n", c->name, path), -1;
   fclose(test);
@@ -64,7 +76,7 @@ static int big_scenes(const Case* c, const char* dir) {
       {c->mechanism, "\"scene\":", g_big_part, g_big_mech, "mechanism.json"}};
   for (int j = 0; j < 2; j++) {
     char src[1000];
-    snprintf(src, sizeof src, "%s/%s", COFEM_SOURCE_DIR, job[j].src);
+    snprintf(src, sizeof src, "%s/%s", g_src, job[j].src);
     FILE* f = fopen(src, "rb");
     if (!f) return fprintf(stderr, "%s: cannot read %s\n", c->name, src), -1;
     static char text[1 << 16];
@@ -93,6 +105,7 @@ typedef struct Var {
   cfScene fs; /* ALONE */
   cfModel* fm;
   cfData* fd;
+  cfSim* sim;   /* ALONE on the GPU */
   cfMbsScene ms; /* NEWTON, LINEAR */
   cfMbsModel* m;
   cfMbsData* d;
@@ -100,11 +113,13 @@ typedef struct Var {
   int ok, steps;
   double best, stage[8]; /* per step: cfStage (ALONE) or cfMbsStage seconds */
   double newton, pcg_free, pcg_corr, corrected;
+  double bus_up, bus_down; /* the GPU body's bytes per step (--backend cuda) */
 } Var;
 
+/* CPU time of the process; on the GPU the wall clock (the host waits for the device) */
 static double cpu_time(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  clock_gettime(g_cuda ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -114,22 +129,26 @@ static int setup(Var* v, const Case* c, int kind) {
   v->kind = kind;
   if (c->mesh && (kind == NEWTON || kind == LINEAR || kind == LINEAR_ROT)) return CF_OK; /* minutes a step (the rotated factor: its
                                                                                      factorisation): not run (ok 0) */
+  if (g_cuda && kind != ALONE && kind != LINEAR_PCG) return CF_OK; /* the CPU's variants */
   if (kind == ALONE) {
     if (c->mesh) snprintf(path, sizeof path, "%s", g_big_part);
-    else snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->part);
+    else snprintf(path, sizeof path, "%s/%s", g_src, c->part);
     int st = cf_scene_load(path, &v->fs);
+    if (st >= 0 && g_cuda) snprintf(v->fs.backend, sizeof v->fs.backend, "cuda"); /* "auto": the GPU's preconditioner */
     if (st >= 0) st = cf_scene_build(&v->fs, &v->fm, &v->fd);
+    if (st >= 0) st = cf_sim_create(v->fm, v->fd, g_cuda ? "cuda" : "cpu", &v->sim);
     if (st < 0) return fprintf(stderr, "%s alone: %s\n", c->name, cf_last_error()), st;
     v->dt = v->fs.def.dt;
   } else {
     if (c->mesh) snprintf(path, sizeof path, "%s", g_big_mech);
-    else snprintf(path, sizeof path, "%s/%s", COFEM_SOURCE_DIR, c->mechanism);
+    else snprintf(path, sizeof path, "%s/%s", g_src, c->mechanism);
     int st = cf_mbs_scene_load(path, &v->ms);
     if (st >= 0 && kind == LINEAR_PCG) /* "factor": "pcg": the part's matrix by the PCG, no factor */
       for (int i = 0; i < v->ms.def.nfe; i++) v->ms.def.fe[i].a0_pcg = 1, v->ms.def.fe[i].exact_factor = 0;
     if (st >= 0 && kind == LINEAR_ROT) /* "factor": "rotated": the rotated factor at rest as the step's matrix */
       for (int i = 0; i < v->ms.def.nfe; i++) v->ms.def.fe[i].a0_pcg = 0, v->ms.def.fe[i].exact_factor = 0;
     if (st >= 0) cf_mbs_scene_set_coupling(&v->ms, kind == NEWTON ? CF_MBS_COUPLING_NEWTON : CF_MBS_COUPLING_LINEAR);
+    if (st >= 0 && g_cuda) st = cf_mbs_scene_set_backend(&v->ms, 1); /* as cofem run --backend cuda: AMG, on the GPU */
     if (st >= 0) st = cf_mbs_model_create(&v->ms.def, &v->m);
     if (st >= 0) st = cf_mbs_data_create(v->m, &v->d);
     if (st < 0) return fprintf(stderr, "%s %s: %s\n", c->name, kVarName[kind], cf_last_error()), st;
@@ -141,6 +160,7 @@ static int setup(Var* v, const Case* c, int kind) {
 
 static void release(Var* v) {
   if (v->kind == ALONE) {
+    cf_sim_free(v->sim);
     cf_data_free(v->fd);
     cf_model_free(v->fm);
     cf_scene_free(&v->fs);
@@ -157,8 +177,10 @@ static void round_of(Var* v, const Case* c, int steps, int timed) {
   int st = CF_OK;
   long it0 = 0, ls0 = 0, lc0 = 0, lf0 = 0, li0 = 0;
   double tm0[8] = {0};
+  unsigned long long up0 = 0, down0 = 0;
   if (v->kind == ALONE) {
     cf_data_reset(v->fm, v->fd);
+    st = cf_sim_reset(v->sim);
     for (int s = 0; s < CF_STAGE_COUNT; s++) tm0[s] = v->fd->timer[s];
   } else {
     st = cf_mbs_reset(v->m, v->d);
@@ -166,16 +188,20 @@ static void round_of(Var* v, const Case* c, int steps, int timed) {
     cf_mbs_fe_linear_stats(v->m, v->d, 0, &ls0, NULL, &lc0, &lf0, &li0);
     for (int s = 0; s < CF_MBS_STAGE_COUNT; s++) tm0[s] = v->d->timer[s];
   }
+  if (st >= 0 && v->kind != ALONE && g_cuda && cf_mbs_fe_bus_bytes(v->m, v->d, 0, &up0, &down0) < 0) cf_clear_error();
   double t0 = cpu_time();
   for (int k = 0; k < steps && st >= 0; k++) {
     if (v->kind == ALONE) {
       cf_scene_forces(&v->fs, v->fd->t + v->fs.def.dt, 1.0, v->fd->f_ext);
-      st = cf_step(v->fm, v->fd);
+      st = cf_sim_set_forces(v->sim, v->fd->f_ext);
+      if (st >= 0) st = cf_sim_step(v->sim);
     } else {
       st = cf_mbs_step(v->m, v->d);
     }
   }
   double t = cpu_time() - t0;
+  unsigned long long up1 = 0, down1 = 0;
+  if (st >= 0 && v->kind != ALONE && g_cuda && cf_mbs_fe_bus_bytes(v->m, v->d, 0, &up1, &down1) < 0) cf_clear_error();
   if (st < 0) {
     fprintf(stderr, "%s %s: %s\n", c->name, kVarName[v->kind], cf_last_error());
     v->ok = 0;
@@ -183,6 +209,7 @@ static void round_of(Var* v, const Case* c, int steps, int timed) {
   }
   if (!timed || (v->steps && t / steps >= v->best)) return;
   v->best = t / steps, v->steps = steps;
+  v->bus_up = (double)(up1 - up0) / steps, v->bus_down = (double)(down1 - down0) / steps;
   if (v->kind == ALONE) {
     for (int s = 0; s < CF_STAGE_COUNT; s++) v->stage[s] = (v->fd->timer[s] - tm0[s]) / steps;
   } else {
@@ -204,6 +231,12 @@ int main(int argc, char** argv) {
     if (!strcmp(a, "--rounds") && val) rounds = atoi(argv[++i]);
     else if (!strcmp(a, "--steps") && val) steps = atoi(argv[++i]);
     else if (!strcmp(a, "--label") && val) label = argv[++i];
+    else if (!strcmp(a, "--mesh-dir") && val) g_mesh_dir = argv[++i];
+    else if (!strcmp(a, "--backend") && val) {
+      if (strcmp(val, "cpu") && strcmp(val, "cuda"))
+        return fprintf(stderr, "cofem_bench_coupling: --backend %s: use cpu or cuda\n", val), 2;
+      g_cuda = !strcmp(argv[++i], "cuda");
+    }
     else if (!strcmp(a, "--only") && val) {
       for (int k = 0; k < NVAR; k++)
         if (!strcmp(val, kVarName[k])) only_var = k;
@@ -220,18 +253,25 @@ int main(int argc, char** argv) {
       if (only == -2) return fprintf(stderr, "cofem_bench_coupling: --case %s: use lug, door, lug_100k or all\n", val), 2;
     } else {
       fprintf(stderr, "usage: cofem_bench_coupling [--rounds R] [--steps N] [--case lug|door|lug_100k|all] "
-                      "[--only alone|newton|linear|linear_pcg|linear_rotated] [--label NAME]\n");
+                      "[--only alone|newton|linear|linear_pcg|linear_rotated] [--label NAME] [--backend cpu|cuda] "
+                      "[--mesh-dir DIR]\n");
       return 2;
     }
   }
   if (rounds < 1 || rounds > 100 || steps < 1 || steps > 100000)
     return fprintf(stderr, "cofem_bench_coupling: --rounds 1..100, --steps 1..100000\n"), 2;
+  if (getenv("COFEM_SOURCE_DIR")) g_src = getenv("COFEM_SOURCE_DIR");
+  if (g_cuda) {
+    char why[256];
+    if (!cf_cuda_available(why, sizeof why)) return printf("cofem_bench_coupling --backend cuda: no device: %s\n", why), 77;
+  }
   FILE* csv = NULL;
   char csv_path[800];
   if (label && (csv = open_results_csv(label, "coupling.csv", csv_path, sizeof csv_path)))
     fprintf(csv, "case,variant,dt,steps,ms_per_step,x_alone,realtime,newton_per_step,pcg_free_per_step,"
                  "pcg_corr_per_step,columns_corrected_per_step\n");
-  printf("cofem_bench_coupling: %d rounds of %d steps, CPU time of the fastest round, one process%s\n", rounds, steps,
+  printf("cofem_bench_coupling: %d rounds of %d steps, %s of the fastest round, one process%s\n", rounds, steps,
+         g_cuda ? "on the GPU, wall-clock time" : "CPU time",
          getenv("OMP_THREAD_LIMIT") ? "" : " (OMP_THREAD_LIMIT not set: CHOLMOD may take several threads)");
   int bad = 0;
   for (int ci = 0; ci < NCASE; ci++) {
@@ -260,6 +300,7 @@ int main(int argc, char** argv) {
         printf("| %s | not run (minutes a step at this size) | | | | |\n", kVarName[k]);
         continue;
       }
+      if (g_cuda && k != ALONE && k != LINEAR_PCG) continue;
       if (!v[k].ok || !v[k].steps) {
         printf("| %s | failed | | | | |\n", kVarName[k]);
         bad = 1;
@@ -290,6 +331,9 @@ int main(int argc, char** argv) {
       printf("linear coupling with the PCG: %.2f PCG iterations per step for the free motion, %.2f for %.2f interface "
              "columns corrected per step", v[LINEAR_PCG].pcg_free, v[LINEAR_PCG].pcg_corr, v[LINEAR_PCG].corrected);
       if (v[NEWTON].ok && v[NEWTON].steps) printf("; %.2fx faster than the Newton coupling", v[NEWTON].best / v[LINEAR_PCG].best);
+      if (g_cuda)
+        printf("; the GPU body's bus per step %.1f kB up, %.1f kB down (its interface: %d nodes)", v[LINEAR_PCG].bus_up / 1e3,
+               v[LINEAR_PCG].bus_down / 1e3, cf_mbs_fe_interface_nodes(v[LINEAR_PCG].m, v[LINEAR_PCG].d, 0, NULL));
       printf("\n");
     }
     if (v[LINEAR_ROT].ok && v[LINEAR_ROT].steps && v[NEWTON].ok && v[NEWTON].steps)

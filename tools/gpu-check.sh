@@ -7,7 +7,9 @@
 # a short rerun), at most 8 files into $OUT:
 #   env.txt        nvidia-smi, driver, toolkit, the bundle's MANIFEST, ldd of the programs
 #   stages.log     test_cuda_host, then test_cuda_stages -v, then test_cuda_mbs_fe (a mechanism's
-#                  corotational FE body on the device; exit 77 is a FAILURE here)
+#                  corotational FE body on the device; exit 77 is a FAILURE here), then
+#                  cofem_bench_coupling --backend cuda on the lug and lug_100k (the linear
+#                  coupling's body against the part alone, its bus bytes a step; issue 27)
 #   memcheck.log   compute-sanitizer --tool memcheck  test_cuda_stages --quick
 #   racecheck.log  compute-sanitizer --tool racecheck test_cuda_stages --quick
 #   bench.log      cofem_bench --backend cuda --family --big (the lug and hinge families up to
@@ -114,6 +116,18 @@ T=$(budget 60 300)
   COFEM_SOURCE_DIR="$PWD" OMP_NUM_THREADS=1 timeout "$T" $LB "$W/bin/test_cuda_mbs_fe"; echo "exit $?"; } >>"$OUT/stages.log" 2>&1
 rc=$(tail -1 "$OUT/stages.log" | awk '{print $2}')
 verdict "test_cuda_mbs_fe ($(sed -n '/^== test_cuda_mbs_fe/,$p' "$OUT/stages.log" | grep -E '^[0-9]+ checks' | tail -1))" "$rc"
+
+# issue 27's figure: the linear coupling's GPU body (its nodes on the device) against the part
+# alone on the GPU, same process, wall clock, with its bus bytes per step; the lug, then lug_100k
+for cc in lug lug_100k; do
+  T=$(budget 40 260)
+  { echo "== cofem_bench_coupling --backend cuda --case $cc (limit ${T} s)"
+    COFEM_SOURCE_DIR="$PWD" OMP_NUM_THREADS=1 timeout "$T" $LB "$W/bin/cofem_bench_coupling" --backend cuda --case "$cc" \
+      --rounds 2 --steps 30 --mesh-dir "$MESHES/cache"; echo "exit $?"; } >"$W/coupling.log" 2>&1
+  cat "$W/coupling.log" >>"$OUT/stages.log"
+  grep -E "^\| (alone|linear_pcg) |bus per step" "$W/coupling.log" | sed "s/^/         $cc /" | tee -a "$S"
+  verdict "cofem_bench_coupling --backend cuda --case $cc" "$(tail -1 "$W/coupling.log" | awk '{print $2}')"
+done
 
 # ---- 3. the benchmark ---------------------------------------------------------------------------------
 T=$(budget 160 140)

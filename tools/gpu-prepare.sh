@@ -38,9 +38,9 @@ cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DCOFEM_CUDA=ON -DCMAKE_CUDA_ARCHI
   -DCOFEM_WERROR=ON -DCOFEM_VIEWER=OFF -DCOFEM_TESTS=ON >"$B/prepare-configure.log" 2>&1 ||
   { tail -20 "$B/prepare-configure.log"; die "cmake configure (log: $B/prepare-configure.log)"; }
 say "building (JOBS=$JOBS; nvcc takes minutes)"
-cmake --build "$B" -j"$JOBS" --target test_cuda_stages test_cuda_host test_cuda_mbs_fe cofem_bench cofem_cli \
+cmake --build "$B" -j"$JOBS" --target test_cuda_stages test_cuda_host test_cuda_mbs_fe cofem_bench cofem_bench_coupling cofem_cli \
   >"$B/prepare-build.log" 2>&1 || { tail -30 "$B/prepare-build.log"; die "build (log: $B/prepare-build.log)"; }
-PROGS="$B/test_cuda_stages $B/test_cuda_host $B/test_cuda_mbs_fe $B/perf/cofem_bench $B/cofem"
+PROGS="$B/test_cuda_stages $B/test_cuda_host $B/test_cuda_mbs_fe $B/perf/cofem_bench $B/perf/cofem_bench_coupling $B/cofem"
 for p in $PROGS; do [ -x "$p" ] || die "$p was not built"; done
 # the kernels must be there for both architectures
 if command -v cuobjdump >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/cuobjdump ]; then
