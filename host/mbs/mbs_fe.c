@@ -1299,6 +1299,11 @@ void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d) {
   }
 }
 
+void cf_mbs__fe_host_writes(const cfMbsModel* m, cfMbsData* d) {
+  cf_mbs__fe_sync(m, d);
+  for (int i = 0; d->fe_state && i < m->nfe; i++) d->fe_state[i].dev_valid = 0;
+}
+
 int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r) {
   const struct cfMbsFeState* s = ib >= 0 && ib < m->nfe && d->fe_state ? &d->fe_state[ib] : NULL;
   if (!s || !s->dev || !(s->owned || s->host_stale)) return 0; /* d has them */

@@ -304,6 +304,9 @@ int cf_mbs__fe_condensed_row(const cfMbsModel* m, const cfMbsCon* c); /* a joint
 /* d's copies of the nodes of GPU bodies that keep them on the device (mbs_fe.c, "own coordinates"),
  * brought up to date: every reader of d's state outside cf_mbs_step calls it (a no-op otherwise) */
 void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d);
+/* the same before a call that writes d's state outside cf_mbs_step (a reset, statics, the kinematic
+ * analyses): the next step takes the state from d again */
+void cf_mbs__fe_host_writes(const cfMbsModel* m, cfMbsData* d);
 /* the divergence monitor's radius of FE body ib computed where its nodes are: 1 and *r on the
  * device, 0 where d holds them (the caller computes it), < 0 a device error */
 int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r);

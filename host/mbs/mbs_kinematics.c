@@ -154,7 +154,7 @@ int cf_mbs__initial_accelerations(const cfMbsModel* m, cfMbsData* d) {
 
 /* ---- public kinematic analysis ------------------------------------------------------------------ */
 int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t) {
-  cf_mbs__fe_sync(m, d);
+  cf_mbs__fe_host_writes(m, d);
   d->t = t;
   int st = cf_mbs__assemble_positions(m, d, t, 100);
   if (st < 0) return cf_mbs__rethrow(st, "position analysis: ");
@@ -163,14 +163,14 @@ int cf_mbs_position_analysis(const cfMbsModel* m, cfMbsData* d, double t) {
 }
 
 int cf_mbs_velocity_analysis(const cfMbsModel* m, cfMbsData* d) {
-  cf_mbs__fe_sync(m, d);
+  cf_mbs__fe_host_writes(m, d);
   int st = cf_mbs__project_velocities(m, d, kin_eps(m));
   if (st < 0) return cf_mbs__rethrow(st, "velocity analysis: ");
   return CF_OK;
 }
 
 int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d) {
-  cf_mbs__fe_sync(m, d);
+  cf_mbs__fe_host_writes(m, d);
   cf_mbs__eval_phi(m, d, d->q, d->t, 1);
   cf_mbs__assemble(m, d, 1, 0, 0, mass_penalty(m), kin_eps(m));
   int st = cf_mbs__factor(m, d);
@@ -180,7 +180,7 @@ int cf_mbs_acceleration_analysis(const cfMbsModel* m, cfMbsData* d) {
 }
 
 int cf_mbs_kinematic_step(const cfMbsModel* m, cfMbsData* d) {
-  cf_mbs__fe_sync(m, d);
+  cf_mbs__fe_host_writes(m, d);
   if (m->ndof != 0)
     return cf_error(CF_ERR_ARG,
                     "kinematic analysis needs every motion driven, but the mechanism has %d degree%s of freedom "

@@ -852,7 +852,7 @@ void cf_mbs_set_load_factor(const cfMbsModel* m, cfMbsData* d, double factor) {
 }
 
 int cf_mbs_reset(const cfMbsModel* m, cfMbsData* d) {
-  cf_mbs__fe_sync(m, d); /* (then written: the next step takes d's state to the device) */
+  cf_mbs__fe_host_writes(m, d); /* (then written: the next step takes d's state to the device) */
   d->t = 0;
   d->steps = 0;
   d->iters = d->iters_max = 0;

@@ -82,7 +82,7 @@ static void pseudo_step(cfMbsModel* m, cfMbsData* d, double h) {
 }
 
 int cf_mbs_static(cfMbsModel* m, cfMbsData* d, const cfMbsStaticOptions* o, cfMbsStaticCallback cb, void* user) {
-  cf_mbs__fe_sync(m, d);
+  cf_mbs__fe_host_writes(m, d);
   if (!(o->increments >= 1) || !(o->tol > 0) || !(o->max_steps >= 1) || !isfinite(o->time))
     return cf_error(CF_ERR_ARG, "mechanism statics: increments >= 1, tol > 0, max_steps >= 1 and a finite time");
   int n = m->nq, st = CF_OK;
