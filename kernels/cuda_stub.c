@@ -166,3 +166,15 @@ int cf_cuda_vec_radius(cfCuda* g, int v, double* out) {
 int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out) {
   return unsupported("cf_cuda_vec_dot");
 }
+int cf_cuda_vec_rigid_sums(cfCuda* g, int v0, int v1, double* out) {
+  return unsupported("cf_cuda_vec_rigid_sums");
+}
+int cf_cuda_polar_step(cfCuda* g, int v) {
+  return unsupported("cf_cuda_polar_step");
+}
+int cf_cuda_turn_rotations(cfCuda* g, const double* D) {
+  return unsupported("cf_cuda_turn_rotations");
+}
+int cf_cuda_turn_beyond(cfCuda* g, int v, double* out) {
+  return unsupported("cf_cuda_turn_beyond");
+}

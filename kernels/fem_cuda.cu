@@ -854,6 +854,7 @@ struct cfCuda {
   int* vlast;
   double* red;
   double* red4;            /* cf_cuda_vec_radius: the nodes' sum [3] and the largest squared distance */
+  double* red16;           /* cf_cuda_vec_rigid_sums' 16 sums */
 
   /* divergence monitor: x at the step's start (Euler), partial sums, the results */
   double *mon_x0, *mon_part;
@@ -2156,7 +2157,7 @@ void cf_cuda_free(cfCuda* g) {
   cf_cuda_amg_free(g->amg_sup);
   cf_cuda_amg_free(g->amg_free);
   /* the resident vectors' arrays (node_R, even when ensure_node_R replaced it, is the table's) */
-  void* vec_arrays[] = {g->vec, g->vnodes, g->vbuf, g->vlast, g->red, g->red4};
+  void* vec_arrays[] = {g->vec, g->vnodes, g->vbuf, g->vlast, g->red, g->red4, g->red16};
   for (void* a : vec_arrays)
     if (a) cudaFree(a);
   each_array(g, [](void** p, size_t) {
@@ -3099,6 +3100,118 @@ int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c) {
                                                          vec_at(g, y));
   CU_LAUNCHED(k_vec_turn);
   return CF_OK; /* queued: the next call that returns values waits for it */
+}
+
+/* ---- the linear coupling's predicted rotations (mbs_fe.c, linear_rotations on the device) ---- */
+
+/* the rigid fit's 16 sums over the nodes (m, m x0, m x1, m x1 x0^T): block sums added atomically */
+__global__ void __launch_bounds__(kThreads)
+    k_rigid_sums(int nnode, const double* mass, const double* x0, const double* x1, double* out) {
+  __shared__ double sh[kThreads];
+  double t[16];
+  for (int k = 0; k < 16; k++) t[k] = 0;
+  for (int n = blockIdx.x * kThreads + threadIdx.x; n < nnode; n += gridDim.x * kThreads) {
+    const double mn = mass[n], *a = x0 + 3 * (size_t)n, *b = x1 + 3 * (size_t)n;
+    t[0] += mn;
+    for (int i = 0; i < 3; i++) t[1 + i] += mn * a[i], t[4 + i] += mn * b[i];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) t[7 + 3 * i + j] += mn * b[i] * a[j];
+  }
+  for (int k = 0; k < 16; k++) {
+    sh[threadIdx.x] = t[k];
+    __syncthreads();
+    for (int s = kThreads / 2; s > 0; s >>= 1) {
+      if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out + k, sh[0]);
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_polar_step(int ntet, const int* tet, const double* Dm_inv, const double* x, double* R) {
+  const int e = blockIdx.x * kThreads + threadIdx.x;
+  if (e < ntet) cf_elem_polar_step(e, tet, Dm_inv, x, R);
+}
+
+struct Rot3 {
+  double D[9];
+};
+
+/* Q_i = D Q_i for n 3x3 blocks */
+__global__ void __launch_bounds__(kThreads) k_turn_blocks(int n, Rot3 d, double* Q) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  double* q = Q + 9 * (size_t)i;
+  double o[9];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) o[3 * r + c] = d.D[3 * r] * q[c] + d.D[3 * r + 1] * q[3 + c] + d.D[3 * r + 2] * q[6 + c];
+  for (int k = 0; k < 9; k++) q[k] = o[k];
+}
+
+__global__ void __launch_bounds__(kThreads)
+    k_turn_beyond(int ntet, const int* tet, const double* Dm_inv, const double* x, const double* R, double* out) {
+  __shared__ double sh[kThreads];
+  double m = 0;
+  for (int e = blockIdx.x * kThreads + threadIdx.x; e < ntet; e += gridDim.x * kThreads) {
+    const double a = cf_elem_turn_beyond2(e, tet, Dm_inv, x, R);
+    m = fmax(m, isnan(a) ? INFINITY : a);
+  }
+  m = block_max(m, sh);
+  if (threadIdx.x == 0) atomic_max_pos(out, m);
+}
+
+int cf_cuda_vec_rigid_sums(cfCuda* g, int v0, int v1, double* out) {
+  TRY(vec_check(g, v0, "cf_cuda_vec_rigid_sums"));
+  TRY(vec_check(g, v1, "cf_cuda_vec_rigid_sums"));
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_vec_rigid_sums: NULL output");
+  CU(cudaSetDevice(g->device));
+  if (!g->red16) TRY(dev_alloc(&g->red16, 16 * sizeof(double)));
+  CU(cudaMemsetAsync(g->red16, 0, 16 * sizeof(double), g->s));
+  if (g->nnode > 0) {
+    k_rigid_sums<<<red_blocks(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->node_mass, vec_at(g, v0), vec_at(g, v1),
+                                                              g->red16);
+    CU_LAUNCHED(k_rigid_sums);
+  }
+  TRY(download_array(g, out, g->red16, 16));
+  return sync_stream(g->s, "cf_cuda_vec_rigid_sums");
+}
+
+int cf_cuda_polar_step(cfCuda* g, int v) {
+  TRY(vec_check(g, v, "cf_cuda_polar_step"));
+  if (g->npe != 4) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_polar_step: linear tetrahedra only");
+  CU(cudaSetDevice(g->device));
+  k_polar_step<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, vec_at(g, v), g->R);
+  CU_LAUNCHED(k_polar_step);
+  return CF_OK; /* queued: the next call that returns values waits for it */
+}
+
+int cf_cuda_turn_rotations(cfCuda* g, const double* D) {
+  if (!g || !D) return cf_error(CF_ERR_ARG, "cf_cuda_turn_rotations: NULL argument");
+  CU(cudaSetDevice(g->device));
+  TRY(ensure_node_R(g));
+  Rot3 d;
+  for (int k = 0; k < 9; k++) d.D[k] = D[k];
+  k_turn_blocks<<<blocks_for(g->ntet), kThreads, 0, g->s>>>(g->ntet, d, g->R);
+  CU_LAUNCHED(k_turn_blocks);
+  k_turn_blocks<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, d, g->node_R);
+  CU_LAUNCHED(k_turn_blocks);
+  return CF_OK; /* queued: the next call that returns values waits for it */
+}
+
+int cf_cuda_turn_beyond(cfCuda* g, int v, double* out) {
+  TRY(vec_check(g, v, "cf_cuda_turn_beyond"));
+  if (!out) return cf_error(CF_ERR_ARG, "cf_cuda_turn_beyond: NULL output");
+  if (g->npe != 4) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_turn_beyond: linear tetrahedra only");
+  CU(cudaSetDevice(g->device));
+  TRY(red_reset(g));
+  if (g->ntet > 0) {
+    k_turn_beyond<<<red_blocks(g->ntet), kThreads, 0, g->s>>>(g->ntet, g->tet, g->Dm_inv, vec_at(g, v), g->R, g->red);
+    CU_LAUNCHED(k_turn_beyond);
+  }
+  TRY(download_array(g, out, g->red, 1));
+  return sync_stream(g->s, "cf_cuda_turn_beyond");
 }
 
 }  // extern "C"

@@ -576,7 +576,7 @@ enum { OS_Q, OS_QD, OS_QDD, OS_ACC, OS_SAVE_Q, OS_SAVE_QD, OS_SAVE_QDD, OS_SAVE_
 #define OST(s, k, ndof) ((s)->ost + (size_t)(k) * (size_t)(ndof))
 /* the device store's vectors: the OS_* state first (the same numbers), then the linear coupling's
  * own; then, from dv_zrest on, Zrest, Zt and the unit loads [3 nvec] each, Z and its scratch [nrow] */
-enum { DV_BF = OS_F, DV_V0, DV_XP, DV_ZE0, DV_Y, DV_V0LAST, DV_V0PREV, DV_TMP, DV_MG, DV_EXT, DV_N };
+enum { DV_BF = OS_F, DV_V0, DV_XP, DV_ZE0, DV_Y, DV_V0LAST, DV_V0PREV, DV_TMP, DV_MG, DV_EXT, DV_XPREV, DV_N };
 
 /* ---- the store on the device (a GPU body of the linear coupling) --------------------------------
  * The body's own coordinates and the linear coupling's vectors stay on the device as resident
@@ -829,6 +829,43 @@ static void linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfM
   fe_stage_forces(fem, fd, G);
 }
 
+/* linear_rotations on the device (linear tetrahedra): the rigid fits from 16 sums there, D from
+ * the polar of their 3x3 here, the elements' polar correction and the turn there */
+static int dev_rigid_turn(struct cfMbsFeState* s, int v0, int v1, double R[9]) {
+  double t[16], S[9];
+  int st = cf_cuda_vec_rigid_sums(s->gpu, v0, v1, t);
+  if (st < 0) return st;
+  for (int a = 0; a < 3; a++) /* sum m (x1 - c1)(x0 - c0)^T */
+    for (int b = 0; b < 3; b++) S[3 * a + b] = t[7 + 3 * a + b] - t[4 + a] * t[1 + b] / t[0];
+  cf_polar_rotation(S, NULL, R);
+  return CF_OK;
+}
+
+static int dev_linear_rotations(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeBody* fb, struct cfMbsFeState* s) {
+  const double h = m->opt.dt;
+  const int src[3] = {OS_SAVE_Q, OS_SAVE_QD, OS_SAVE_ACC};
+  const double c[3] = {1, h, 0.5 * h * h};
+  double D[9], Dn[9];
+  int st = cf_cuda_vec_comb(s->gpu, DV_TMP, 0, 3, src, c); /* the Newmark predictor x~ */
+  if (st >= 0) st = dev_rigid_turn(s, OS_SAVE_Q, DV_TMP, D);
+  if (st < 0) return st;
+  memcpy(Dn, D, sizeof D);
+  if (s->lin_prev_step == d->steps - 1 && d->steps > 0) { /* the last step's miss, carried */
+    double Ra[9], Mi[9];
+    if ((st = dev_rigid_turn(s, DV_XPREV, OS_SAVE_Q, Ra)) < 0) return st;
+    cf_mul3_nt(Ra, s->lin_dRn, Mi);
+    cf_mul3(Mi, Dn, D);
+  }
+  memcpy(s->lin_dRn, Dn, sizeof Dn);
+  s->lin_prev_step = d->steps;
+  st = dev_copy(s, DV_XPREV, OS_SAVE_Q);
+  if (st >= 0) st = cf_cuda_polar_step(s->gpu, OS_SAVE_Q);
+  if (st >= 0) st = cf_cuda_turn_rotations(s->gpu, D);
+  if (st >= 0) st = cf_cuda_vec_field(s->gpu, OS_Q, CF_CUDA_X, 1);
+  if (st >= 0) st = cf_cuda_stage_elastic(s->gpu, fb->fem);
+  return st;
+}
+
 /* The single linearisation's check, after the step's first Newton update (mbs_step.c): the largest
  * angle, over the linearly coupled parts' elements, by which the iterate q turned an element beyond
  * its frozen rotation R_p,e (cf_elem_turn_beyond2: the part's rigid rotation missed, or bending that
@@ -926,8 +963,16 @@ double cf_mbs__fe_single_miss(const cfMbsModel* m, const cfMbsData* d) {
   for (int i = 0; i < m->nfe; i++) {
     const struct cfMbsFeBody* fb = &m->fe[i];
     if (!fb->corotational || !fb->linear || !d->fe_state) continue;
-    if (d->fe_state[i].gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
+    const struct cfMbsFeState* s = &d->fe_state[i];
     const cfModel* fem = fb->fem;
+    if (s->dev && s->owned && fem->npe == 4) { /* its nodes and rotations on the device: the reduction there */
+      double t2 = INFINITY;
+      if (cf_cuda_turn_beyond(s->gpu, OS_Q, &t2) < 0) dev_status((struct cfMbsFeState*)s, CF_ERR_CUDA), t2 = INFINITY;
+      d->fe_state[i].lin_miss = atan(sqrt(t2));
+      worst = fmax(worst, d->fe_state[i].lin_miss / (fem->nfixed ? SINGLE_MISS_CLAMPED : SINGLE_MISS_FREE));
+      continue;
+    }
+    if (s->gpu) return INFINITY; /* linearised at the predictor itself: twice (fe_stages_cuda) */
     const cfData* fd = d->fe_data[i];
     const double* x = OST(&d->fe_state[i], OS_Q, fem->ndof); /* its own nodes (fe_own) */
     double t2 = 0;
@@ -971,7 +1016,14 @@ static void cf_mbs__fe_forces(const cfMbsModel* m, cfMbsData* d, const double* q
     const int own = s && s->owned;
     if (own && !s->dev) memcpy(fd->x, OST(s, OS_Q, fem->ndof), sizeof(double) * (size_t)fem->ndof);
     const double* qx = own ? NULL : q; /* NULL: fd->x is set */
-    if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
+    if (own && s->dev && fem->npe == 4 && (d->fe_pass == 0 || s->lin_miss < LINEAR_MISS_STEP)) {
+      /* on the device as on the CPU: the predicted rotations (linear_rotations), or one correction
+       * of their polar at the first iterate */
+      int st = d->fe_pass == 0 ? dev_linear_rotations(m, d, fb, s) : cf_cuda_polar_step(s->gpu, OS_Q);
+      if (st >= 0 && d->fe_pass > 0) st = cf_cuda_vec_field(s->gpu, OS_Q, CF_CUDA_X, 1);
+      if (st >= 0 && d->fe_pass > 0) st = cf_cuda_stage_elastic(s->gpu, fem);
+      dev_status(s, st);
+    } else if (s && s->gpu) /* its polar on the device: at the predictor, then at the first iterate (single_miss) */
       fe_stages_cuda(fb, fd, s, qx);
     else if (s && fb->linear && d->fe_linear && d->fe_pass == 0)
       linear_rotations(m, d, fb, fd, s, mf ? s->G : NULL);

@@ -253,6 +253,19 @@ int cf_cuda_rotation_spread(cfCuda* g, double* out);
  * fixed DOFs (mbs_fe.c's turned_column); y is none of src */
 int cf_cuda_vec_turn(cfCuda* g, int y, const int* src, const double* c);
 
+/* The linear coupling's predicted rotations on the device (mbs_fe.c, linear_rotations):
+ * out[16] = sum m, sum m x0 [3], sum m x1 [3], sum m x1 x0^T [9, row-major] over the nodes (m the
+ * node masses, x0, x1 the nodes' positions in vectors v0, v1): the rigid fit of x1 to x0 */
+int cf_cuda_vec_rigid_sums(cfCuda* g, int v0, int v1, double* out);
+/* each element's rotation R one Newton correction towards the polar of its F at the positions of
+ * vector v (cf_elem_polar_step; linear tetrahedra only: CF_ERR_UNSUPPORTED for quadratic ones) */
+int cf_cuda_polar_step(cfCuda* g, int v);
+/* R_e = D R_e for every element, and Q_n = D Q_n for every node (D [9] row-major) */
+int cf_cuda_turn_rotations(cfCuda* g, const double* D);
+/* *out = the largest cf_elem_turn_beyond2 over the elements at the positions of vector v with the
+ * device's R (a NaN: +inf); linear tetrahedra only */
+int cf_cuda_turn_beyond(cfCuda* g, int v, double* out);
+
 /* Name of the device in use and its compute capability, e.g. "NVIDIA H100 80GB HBM3 (sm_90)". */
 const char* cf_cuda_device_name(const cfCuda* g);
 

@@ -448,3 +448,48 @@ int cf_cuda_vec_dot(cfCuda* g, int a, int b, double* out) {
   g->d2h += sizeof(double);
   return CF_OK;
 }
+int cf_cuda_vec_rigid_sums(cfCuda* g, int v0, int v1, double* out) {
+  if (vec_ok(g, v0, "cf_cuda_vec_rigid_sums") < 0 || vec_ok(g, v1, "cf_cuda_vec_rigid_sums") < 0) return CF_ERR_ARG;
+  const double *x0 = VEC(g, v0), *x1 = VEC(g, v1);
+  memset(out, 0, 16 * sizeof(double));
+  for (int n = 0; n < g->m->nnode; n++) {
+    const double mn = g->m->node_mass[n];
+    out[0] += mn;
+    for (int a = 0; a < 3; a++) out[1 + a] += mn * x0[3 * n + a], out[4 + a] += mn * x1[3 * n + a];
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) out[7 + 3 * a + b] += mn * x1[3 * n + a] * x0[3 * n + b];
+  }
+  g->d2h += 16 * sizeof(double);
+  return CF_OK;
+}
+int cf_cuda_polar_step(cfCuda* g, int v) {
+  if (vec_ok(g, v, "cf_cuda_polar_step") < 0) return CF_ERR_ARG;
+  if (g->m->npe != 4) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_polar_step: linear tetrahedra only");
+  for (int e = 0; e < g->m->ntet; e++) cf_elem_polar_step(e, g->m->tet, g->m->Dm_inv, VEC(g, v), g->d->R);
+  return CF_OK;
+}
+int cf_cuda_turn_rotations(cfCuda* g, const double* D) {
+  double O[9];
+  for (int e = 0; e < g->m->ntet; e++) {
+    cf_mul3(D, g->d->R + 9 * (size_t)e, O);
+    memcpy(g->d->R + 9 * (size_t)e, O, sizeof O);
+  }
+  for (int n = 0; n < g->m->nnode; n++) {
+    cf_mul3(D, g->d->node_R + 9 * (size_t)n, O);
+    memcpy(g->d->node_R + 9 * (size_t)n, O, sizeof O);
+  }
+  g->h2d += 9 * sizeof(double);
+  return CF_OK;
+}
+int cf_cuda_turn_beyond(cfCuda* g, int v, double* out) {
+  if (vec_ok(g, v, "cf_cuda_turn_beyond") < 0) return CF_ERR_ARG;
+  if (g->m->npe != 4) return cf_error(CF_ERR_UNSUPPORTED, "cf_cuda_turn_beyond: linear tetrahedra only");
+  double t2 = 0;
+  for (int e = 0; e < g->m->ntet; e++) {
+    const double a = cf_elem_turn_beyond2(e, g->m->tet, g->m->Dm_inv, VEC(g, v), g->d->R);
+    t2 = fmax(t2, isnan(a) ? INFINITY : a);
+  }
+  *out = t2;
+  g->d2h += sizeof(double);
+  return CF_OK;
+}
