@@ -145,7 +145,7 @@ int cf_cuda_vec_unfix(cfCuda* g, int v) {
   return unsupported("cf_cuda_vec_unfix");
 }
 int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
-                      const double* b_scale, int warm) {
+                      const double* b_scale, int warm, int v1) {
   return unsupported("cf_cuda_vec_solve");
 }
 int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out) {

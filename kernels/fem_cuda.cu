@@ -2816,7 +2816,7 @@ int red_reset(cfCuda* g) {
 
 /* vector x[c] = A^-1 vector b[c] (the AMG switch is the caller's, as solve_columns) */
 int vec_solve_columns(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
-                      const double* b_scale, int warm) {
+                      const double* b_scale, int warm, int v1) {
   const size_t bytes = (size_t)g->ndof * sizeof(double);
   for (int c = 0; c < nrhs; c++) {
     CU(cudaMemcpyAsync(g->b, vec_at(g, b[c]), bytes, cudaMemcpyDeviceToDevice, g->s));
@@ -2827,6 +2827,10 @@ int vec_solve_columns(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const in
       CU(cudaMemcpyAsync(g->v, vec_at(g, x[c]), bytes, cudaMemcpyDeviceToDevice, g->s));
     else
       CU(cudaMemsetAsync(g->v, 0, bytes, g->s));
+    if (v1 >= 0) { /* the best combination of the two starts (cf_cuda_step's: p is the second) */
+      CU(cudaMemcpyAsync(g->p, vec_at(g, v1), bytes, cudaMemcpyDeviceToDevice, g->s));
+      TRY(enqueue_warm_start(g, m->def.pcg_tol));
+    }
     TRY(run_pcg(g, m));
     int st = record_pcg(g, m, d);
     CU(cudaMemcpyAsync(vec_at(g, x[c]), g->v, bytes, cudaMemcpyDeviceToDevice, g->s));
@@ -3032,7 +3036,7 @@ int cf_cuda_vec_unfix(cfCuda* g, int v) {
 }
 
 int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
-                      const double* b_scale, int warm) {
+                      const double* b_scale, int warm, int v1) {
   TRY(check_model(g, m));
   if (!d || nrhs < 0 || (nrhs > 0 && (!b || !x))) return cf_error(CF_ERR_ARG, "cf_cuda_vec_solve: NULL argument");
   for (int c = 0; c < nrhs; c++) { /* all columns before the first solve */
@@ -3042,7 +3046,11 @@ int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const in
   CU(cudaSetDevice(g->device));
   const int amg = g->amg_on; /* as cf_cuda_solve: a mass-only A of cf_cuda_system solves without AMG */
   if (g->sys_jacobi) g->amg_on = 0;
-  int st = vec_solve_columns(g, m, d, nrhs, b, x, b_scale, warm);
+  if (v1 >= 0) {
+    TRY(vec_check(g, v1, "cf_cuda_vec_solve"));
+    if (nrhs != 1 || !warm) return cf_error(CF_ERR_ARG, "cf_cuda_vec_solve: a second start vector takes one right side, warm");
+  }
+  int st = vec_solve_columns(g, m, d, nrhs, b, x, b_scale, warm, v1);
   g->amg_on = amg;
   return st;
 }

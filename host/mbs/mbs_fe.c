@@ -612,9 +612,9 @@ static void dev_status(struct cfMbsFeState* s, int st) {
 
 /* pcg_solve on the device's vectors (b_scale as pcg_solve's pcg_bscale), the clamped DOFs of x zero */
 static int dev_solve(const cfMbsModel* mm, const struct cfMbsFeBody* fb, cfData* fd, struct cfMbsFeState* s, int b, int x,
-                     double b_scale) {
+                     double b_scale, int v1) {
   fd->supports_active = fb->fem->nfixed > 0;
-  int st = cf_cuda_vec_solve(s->gpu, fb->fem, fd, 1, &b, &x, &b_scale, 1);
+  int st = cf_cuda_vec_solve(s->gpu, fb->fem, fd, 1, &b, &x, &b_scale, 1, v1);
   if (st != CF_OK)
     return cf_error(st < 0 ? st : CF_ERR_SOLVER, "FE body '%s': the PCG of the part's matrix (the linear coupling, on the "
                     "GPU): %s; a part in large bending may need the Newton coupling (solver.coupling \"newton\")",
@@ -2338,7 +2338,7 @@ static int dev_linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb
       }
       if (!correct) continue;
       const long it0 = fd->pcg_iters_total;
-      st = dev_solve(m, fb, fd, s, s->dv_u + 3 * v + k, z, LINEAR_Z_TOL / fem->def.pcg_tol * s->u_norm[3 * v + k]);
+      st = dev_solve(m, fb, fd, s, s->dv_u + 3 * v + k, z, LINEAR_Z_TOL / fem->def.pcg_tol * s->u_norm[3 * v + k], -1);
       s->lin_corr_iters += fd->pcg_iters_total - it0;
       s->lin_corrected++;
       if (st < 0) return st;
@@ -2693,7 +2693,9 @@ static int dev_linear_y(const cfMbsModel* m, cfMbsData* d, const struct cfMbsFeB
     else if (st >= 0 && (!s->lin_have_v0 || !fem->def.warm_start)) st = cf_cuda_vec_comb(s->gpu, DV_V0, 0, 0, NULL, NULL);
     else if (st >= 0) st = dev_copy(s, DV_V0, DV_V0LAST);
     const long it0 = fd->pcg_iters_total;
-    if (st >= 0) st = dev_solve(m, fb, fd, s, DV_BF, DV_V0, 0);
+    /* from the best combination of the last two steps' solutions, as the CPU (linear_y) */
+    const int v1 = d->fe_pass == 0 && s->lin_have_v0 > 1 && fem->def.warm_start ? DV_V0PREV : -1;
+    if (st >= 0) st = dev_solve(m, fb, fd, s, DV_BF, DV_V0, 0, v1);
     s->lin_free_iters += fd->pcg_iters_total - it0;
     if (st >= 0 && d->fe_pass == 0) {
       st = dev_copy(s, DV_V0PREV, DV_V0LAST);

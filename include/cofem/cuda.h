@@ -235,9 +235,11 @@ int cf_cuda_vec_unfix(cfCuda* g, int v);
 /* cf_cuda_solve with vectors: vector x[c] = A^-1 vector b[c] (A of the last cf_cuda_system) by the
  * PCG, started from vector x[c] when warm and def.warm_start, else from 0, to def.pcg_tol times
  * b_scale[c] when b_scale is not NULL and b_scale[c] > 0, else relative to |b[c]|; the device's b
- * and v are overwritten. Iterations, warnings and return as cf_cuda_solve. */
+ * and v are overwritten. v1 >= 0 (warm, one right side): the start is the best combination of
+ * vector x[0] and vector v1 (cf_pcg_warm_start, the part's own step's two-vector start). Iterations,
+ * warnings and return as cf_cuda_solve. */
 int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x,
-                      const double* b_scale, int warm);
+                      const double* b_scale, int warm, int v1);
 /* The node rotations Q (the AMG's and cf_cuda_vec_turn's): Q_n = the polar of the sum of the
  * rotations R of node n's elements (the device's R, of the last polar stage), to convergence from
  * the Q_n before (cf_polar_rotation_warm, as the CPU's cf_precond_update_n with

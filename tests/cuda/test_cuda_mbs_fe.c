@@ -107,11 +107,11 @@ int main(void) {
   CHECK_OK(run(json, kPath, 30, -1, -1, NULL, &gpu));
   /* The same algorithm on both sides (the predicted rotations, one linearisation where the part
    * turns as predicted, the columns turned from rest), not the same arithmetic: the CPU applies A0
-   * element by element from the rotated gradients (lin_mf) and starts the free-motion solve from
-   * the best combination of its last two solutions (cf_pcg_warm_start); the device forms K_R, keeps
-   * the body's nodes in its resident vectors and starts from the last. With the mock (the device's
-   * bookkeeping on the CPU's stages) they are 3.0e-10 m and 1.6e-5 of the pin reaction apart after
-   * 30 steps, 161 PCG iterations against 229, the same 83 Newton iterations; the bounds: 1e-8 m, 1e-3
+   * element by element from the rotated gradients (lin_mf) with the rotated Cholesky, the device
+   * forms K_R, keeps the body's nodes in its resident vectors and preconditions with AMG; both start
+   * the free motion from the best combination of the last two solutions. With the mock (the device's
+   * bookkeeping on the CPU's stages) they are 2.6e-10 m and 1.6e-5 of the pin reaction apart after
+   * 30 steps, 136 PCG iterations against 229, the same 83 Newton iterations; the bounds: 1e-8 m, 1e-3
    * of the reaction (the columns' PCG tolerance, 1e-2, acts on it), twice the iterations. Before the
    * device predicted the rotations itself (linearised twice a step) it was 1.4e-6 m and 90 Newton
    * iterations: the 1e-8 m bound fails that. */

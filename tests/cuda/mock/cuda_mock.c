@@ -365,7 +365,9 @@ int cf_cuda_vec_unfix(cfCuda* g, int v) {
   return CF_OK;
 }
 int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const int* b, const int* x, const double* b_scale,
-                      int warm) {
+                      int warm, int v1) {
+  if (v1 >= 0 && (vec_ok(g, v1, "cf_cuda_vec_solve") < 0 || nrhs != 1 || !warm))
+    return cf_error(CF_ERR_ARG, "cf_cuda_vec_solve: a second start vector takes one right side, warm");
   cfData* p = g->d;
   p->supports_active = g->supports;
   for (int c = 0; c < nrhs; c++) {
@@ -374,6 +376,7 @@ int cf_cuda_vec_solve(cfCuda* g, const cfModel* m, cfData* d, int nrhs, const in
     p->b_scale = b_scale && b_scale[c] > 0 ? b_scale[c] : 0;
     if (warm) memcpy(p->v, VEC(g, x[c]), sizeof(double) * m->ndof);
     else memset(p->v, 0, sizeof(double) * m->ndof);
+    if (v1 >= 0) cf_pcg_warm_start(m, p, VEC(g, v1));
     p->pcg_iters_total = d->pcg_iters_total;
     memcpy(p->warning, d->warning, sizeof d->warning);
     int st = cf_stage_pcg(m, p);
