@@ -568,6 +568,8 @@ struct cfMbsFeState {
   int* csrc;                /* [4 + 3 nvec + nrow] a combination's vectors ... */
   double* ccoef;            /* ... and coefficients */
   double* u_norm;           /* [3 nvec] |unit load| of each interface column (its PCG's tolerance scale) */
+  double* zt_mir;           /* [3 nvec][3 nmir] the columns Zt at the mirrored nodes (down once per
+                               linearisation: Z's rows there, for G = J_F Z, formed from them here) */
 };
 /* the owned store's arrays: the state, the state at the step's start, the integrator's constants,
  * and the body's own forces (f_ext - f_el + m g: its part of d->Q, which keeps the generic force
@@ -703,7 +705,9 @@ static int dev_create(const cfMbsModel* m, const struct cfMbsFeBody* fb, struct 
   s->csrc = malloc(sizeof(int) * (size_t)nsrc);
   s->ccoef = malloc(sizeof(double) * (size_t)nsrc);
   s->u_norm = calloc(3 * (size_t)nv + 1, sizeof(double));
-  if (!s->hbuf || !s->mir_last || !s->csrc || !s->ccoef || !s->u_norm) return cf_error(CF_ERR_NOMEM, "out of memory");
+  s->zt_mir = calloc(9 * (size_t)nv * (size_t)s->nmir + 1, sizeof(double));
+  if (!s->hbuf || !s->mir_last || !s->csrc || !s->ccoef || !s->u_norm || !s->zt_mir)
+    return cf_error(CF_ERR_NOMEM, "out of memory");
   int st = cf_cuda_vec_create(s->gpu, s->dv_zx + s->nrow);
   double* b = s->hbuf + 9 * (size_t)s->nmir;
   for (int v = 0; v < nv && st >= 0; v++)
@@ -1663,7 +1667,7 @@ static void cf_mbs__fe_state_free(cfMbsData* d) {
     free(s->row), free(s->rnode_ptr), free(s->rnode), free(s->jfc), free(s->Z), free(s->JF), free(s->H), free(s->bF), free(s->y), free(s->r), free(s->w);
     free(s->extra);
     free(s->Zrest), free(s->rot_owner), free(s->rot_Rv), free(s->Zt), free(s->v0), free(s->xp), free(s->zres), free(s->e0), free(s->ze0), free(s->v0prev), free(s->xprev), free(s->v0last), free(s->Gsym), free(s->vec_used), free(s->lsym);
-    free(s->ost), free(s->mir), free(s->mir_flag), free(s->mir_last), free(s->hbuf), free(s->csrc), free(s->ccoef), free(s->u_norm);
+    free(s->ost), free(s->mir), free(s->mir_flag), free(s->mir_last), free(s->hbuf), free(s->csrc), free(s->ccoef), free(s->u_norm), free(s->zt_mir);
     cf_cuda_free(s->gpu);
     if (s->amg && d->fe_data && i < d->nfe_data && d->fe_data[i] && !d->fe_data[i]->precond)
       d->fe_data[i]->precond = s->amg; /* held while block Jacobi ran: cf_data_free frees it */
@@ -2344,6 +2348,10 @@ static int dev_linear_operator(const cfMbsModel* m, const struct cfMbsFeBody* fb
       if (st < 0) return st;
     }
   }
+  for (int v = 0; v < fb->nvec; v++) /* the columns at the interface nodes, for Z's rows there */
+    for (int k = 0; k < 3 && s->vec_used[v]; k++)
+      if ((st = cf_cuda_vec_get_nodes(s->gpu, s->dv_zt + 3 * v + k, s->nmir, s->mir, s->zt_mir + (size_t)(3 * v + k) * 3 * s->nmir)) < 0)
+        return st;
   s->lin_have_zt = correct || s->lin_have_zt;
   return CF_OK;
 }
@@ -2572,8 +2580,14 @@ static int linear_z_rows(const cfMbsModel* m, const cfMbsData* d, const struct c
           if (B[a] != 0) s->csrc[n] = s->dv_zt + 3 * c->ft_vec[t] + a, s->ccoef[n++] = B[a];
       }
       int st = dev_comb(s, s->dv_z + k, 0, n, s->csrc, s->ccoef);
-      if (st >= 0) st = dev_get_mir(s, s->dv_z + k, s->Z + (size_t)k * ndof);
       if (st < 0) return st;
+      double* z = s->Z + (size_t)k * ndof; /* its interface nodes here, from Zt's */
+      for (int j = 0; j < s->nmir; j++)
+        for (int a = 0; a < 3; a++) {
+          double t = 0;
+          for (int c = 0; c < n; c++) t += s->ccoef[c] * s->zt_mir[(size_t)(s->csrc[c] - s->dv_zt) * 3 * s->nmir + 3 * j + a];
+          z[3 * (size_t)s->mir[j] + a] = t;
+        }
     }
     s->lin_zkey = d->step_serial;
     return 1;
