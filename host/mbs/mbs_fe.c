@@ -1355,6 +1355,18 @@ void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d) {
   }
 }
 
+void cf_mbs__fe_undo_step(const cfMbsModel* m, cfMbsData* d) {
+  for (int i = 0; d->fe_state && i < m->nfe; i++) {
+    struct cfMbsFeState* s = &d->fe_state[i];
+    if (!s->dev || !s->dev_valid) continue; /* (d->save has it all) */
+    int st = CF_OK;
+    for (int k = 0; k < 4 && st >= 0; k++) st = dev_copy(s, OS_Q + k, OS_SAVE_Q + k);
+    dev_status(s, st);
+    s->host_stale = 1; /* whatever was read since the step: d's copies are the undone step's */
+  }
+  cf_mbs__fe_sync(m, d);
+}
+
 void cf_mbs__fe_host_writes(const cfMbsModel* m, cfMbsData* d) {
   cf_mbs__fe_sync(m, d);
   for (int i = 0; d->fe_state && i < m->nfe; i++) d->fe_state[i].dev_valid = 0;

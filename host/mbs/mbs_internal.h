@@ -307,6 +307,9 @@ void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d);
 /* the same before a call that writes d's state outside cf_mbs_step (a reset, statics, the kinematic
  * analyses): the next step takes the state from d again */
 void cf_mbs__fe_host_writes(const cfMbsModel* m, cfMbsData* d);
+/* after cf_mbs__restore_state outside the step (the monitor's undo): a GPU body's device state back
+ * to the step's start too, and d's copies from it (d->save holds only its interface nodes) */
+void cf_mbs__fe_undo_step(const cfMbsModel* m, cfMbsData* d);
 /* the divergence monitor's radius of FE body ib computed where its nodes are: 1 and *r on the
  * device, 0 where d holds them (the caller computes it), < 0 a device error */
 int cf_mbs__fe_device_radius(const cfMbsModel* m, const cfMbsData* d, int ib, double* r);

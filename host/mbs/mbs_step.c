@@ -119,6 +119,7 @@ int cf_mbs_step(const cfMbsModel* m, cfMbsData* d) {
     int sm = cf_mbs__monitor_check(m, d);
     if (sm < 0) { /* undone: the state of the step's start */
       cf_mbs__restore_state(m, d);
+      cf_mbs__fe_undo_step(m, d);
       d->t -= m->opt.dt;
       d->steps--;
       char prefix[80];
