@@ -78,8 +78,15 @@ cfMbsData* cf_mbs_session_data(cfMbsSession* s) { return s->d; }
 double cf_mbs_session_time(const cfMbsSession* s) { return s->d->t; }
 double cf_mbs_session_dt(const cfMbsSession* s) { return s->m->opt.dt; }
 int cf_mbs_session_nq(const cfMbsSession* s) { return s->m->nq; }
-double* cf_mbs_session_q(cfMbsSession* s) { return s->d->q; }
-double* cf_mbs_session_qd(cfMbsSession* s) { return s->d->qd; }
+/* the arrays themselves (Python's views): current, and taken as the state by the next step */
+double* cf_mbs_session_q(cfMbsSession* s) {
+  cf_mbs_sync(s->m, s->d);
+  return s->d->q;
+}
+double* cf_mbs_session_qd(cfMbsSession* s) {
+  cf_mbs_sync(s->m, s->d);
+  return s->d->qd;
+}
 
 int cf_mbs_session_step(cfMbsSession* s, int n) {
   if (n < 0) return cf_error(CF_ERR_ARG, "%s: %d steps", s->scene.path, n);

@@ -1355,6 +1355,8 @@ void cf_mbs__fe_sync(const cfMbsModel* m, const cfMbsData* d) {
   }
 }
 
+void cf_mbs_sync(const cfMbsModel* m, cfMbsData* d) { cf_mbs__fe_host_writes(m, d); }
+
 void cf_mbs__fe_undo_step(const cfMbsModel* m, cfMbsData* d) {
   for (int i = 0; d->fe_state && i < m->nfe; i++) {
     struct cfMbsFeState* s = &d->fe_state[i];

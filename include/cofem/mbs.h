@@ -487,6 +487,12 @@ typedef struct cfMbsData {
                                 when no modal body has geometric stiffening) */
 } cfMbsData;
 
+/* d->q, d->qd, d->qdd and d->acc made the mechanism's state wherever a body keeps its own between
+ * steps (a linearly coupled FE body on the GPU keeps its nodes on the device, d holding its interface
+ * nodes only), for a caller that reads or writes those arrays directly; the next step takes d's
+ * state. The library's own readers (cf_mbs_energy, cf_mbs_flex_nodes, cf_mbs_fe_*, ...) need none. */
+void cf_mbs_sync(const cfMbsModel* m, cfMbsData* d);
+
 /* Data at the model's initial state; solves the initial accelerations and multipliers. */
 int cf_mbs_data_create(const cfMbsModel* m, cfMbsData** out);
 void cf_mbs_data_free(cfMbsData* d);

@@ -186,7 +186,12 @@ class _View:
         self.name = name
 
     def __get__(self, obj, objtype=None):
-        return self if obj is None else obj._views[self.name]
+        if obj is None:
+            return self
+        refresh = getattr(obj, "_refresh", {}).get(self.name)
+        if refresh is not None and getattr(obj, "_h", None) is not None:
+            refresh(obj._h)  # the C getter brings the array up to date (a GPU body's nodes)
+        return obj._views[self.name]
 
     def __set__(self, obj, value):
         raise AttributeError(f"{self.name} is a view of the library's array and cannot be rebound: write into it "
@@ -399,6 +404,9 @@ class Mechanism(_Handle):
         self.nq = _L.cf_mbs_session_nq(h)
         self._views["q"] = self._view(_L.cf_mbs_session_q, self.nq)
         self._views["qd"] = self._view(_L.cf_mbs_session_qd, self.nq)
+        # a linearly coupled FE body on the GPU keeps its nodes on the device between steps: each
+        # access of q or qd asks the library for them (cf_mbs_sync; nothing to do on the CPU)
+        self._refresh = {"q": _L.cf_mbs_session_q, "qd": _L.cf_mbs_session_qd}
         n = _L.cf_mbs_session_nchannel(h)
         self.channel_labels = [_L.cf_mbs_session_channel_label(h, c).decode() for c in range(n)]
 
