@@ -83,7 +83,8 @@ static void copy_fields(const cfModel* m, cfData* dst, cfData* src, int what) {
     size_t n = 0, n2 = 0;
     double* a = cf_cuda_field(dst, m->nnode, m->ntet, m->npe, m->nnzb, bit, &n);
     double* b = cf_cuda_field(src, m->nnode, m->ntet, m->npe, m->nnzb, bit, &n2);
-    memcpy(a, b, n * sizeof(double));
+    if (n && a && b) memcpy(a, b, n * sizeof(double)); /* a field the model lacks (no a without
+                                                          generalized-alpha): NULL, nothing to copy */
   }
   if (what & CF_CUDA_B) dst->b_scale = src->b_scale;
   /* AMG: the node rotations travel with R (as fem_cuda.cu's upload/download) */
