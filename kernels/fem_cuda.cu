@@ -555,9 +555,10 @@ __global__ void __launch_bounds__(kThreads)
  * Jacobi product: z = P r comes from the V-cycle between k_update_xr and k_pcg_finish_rr ---------- */
 
 /* node rotation n follows the polar of the sum of the element rotations around it by one Newton
- * correction (node_rotation of host/fem/fem_precond.c) */
-__global__ void __launch_bounds__(kThreads)
-    k_node_rotation(int nnode, int npe, const int* src_ptr, const int* src, const double* R, double* node_R) {
+ * correction, or to convergence from where it was (node_rotation of host/fem/fem_precond.c; the
+ * linear coupling turns its columns with converged ones: a correction short would show as a force) */
+__global__ void __launch_bounds__(kThreads) k_node_rotation(int nnode, int npe, const int* src_ptr, const int* src,
+                                                            const double* R, double* node_R, int converged) {
   int n = blockIdx.x * kThreads + threadIdx.x;
   if (n >= nnode) return;
   double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -566,7 +567,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 0; i < 9; i++) S[i] += Re[i];
   }
   double Rn[9];
-  cf_polar_rotation_step(S, node_R + 9 * (size_t)n, Rn);
+  if (converged)
+    (void)cf_polar_rotation_warm(S, node_R + 9 * (size_t)n, Rn);
+  else
+    cf_polar_rotation_step(S, node_R + 9 * (size_t)n, Rn);
   for (int i = 0; i < 9; i++) node_R[9 * (size_t)n + i] = Rn[i];
 }
 
@@ -1079,7 +1083,7 @@ int enqueue_elastic(cfCuda* g) {
 int enqueue_precond_setup(cfCuda* g, int amg) {
   if (amg) {
     k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->npe, g->node_src_ptr, g->node_src, g->R,
-                                                                 g->node_R);
+                                                                 g->node_R, 0);
     CU_LAUNCHED(k_node_rotation);
     return CF_OK;
   }
@@ -2680,23 +2684,6 @@ __global__ void __launch_bounds__(kThreads) k_rot_identity(int nnode, double* Q)
   for (int k = 0; k < 9; k++) Q[9 * (size_t)n + k] = k % 4 == 0 ? 1.0 : 0.0;
 }
 
-/* k_node_rotation to convergence (cf_precond_update_n with CF_PRECOND_CONVERGED): the linear
- * coupling turns its modes with these, a correction short of convergence would show as a force */
-__global__ void __launch_bounds__(kThreads) k_node_rotation_converged(int nnode, int npe, const int* src_ptr,
-                                                                      const int* src, const double* R,
-                                                                      double* node_R) {
-  const int n = blockIdx.x * kThreads + threadIdx.x;
-  if (n >= nnode) return;
-  double S[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-  for (int k = src_ptr[n]; k < src_ptr[n + 1]; k++) {
-    const double* Re = R + 9 * (size_t)(src[k] / npe);
-    for (int i = 0; i < 9; i++) S[i] += Re[i];
-  }
-  double Rn[9];
-  (void)cf_polar_rotation_warm(S, node_R + 9 * (size_t)n, Rn);
-  for (int i = 0; i < 9; i++) node_R[9 * (size_t)n + i] = Rn[i];
-}
-
 /* out[w k + j] = src[w nodes[k] + j], j < w */
 __global__ void __launch_bounds__(kThreads)
     k_vec_gather(int nn, int w, const int* nodes, const double* src, double* out) {
@@ -3059,9 +3046,9 @@ int cf_cuda_node_rotations(cfCuda* g, int nn, const int* nodes, double* out) {
   TRY(nodes_check(g, nn, nodes, out, "cf_cuda_node_rotations"));
   CU(cudaSetDevice(g->device));
   TRY(ensure_node_R(g));
-  k_node_rotation_converged<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->npe, g->node_src_ptr,
-                                                                         g->node_src, g->R, g->node_R);
-  CU_LAUNCHED(k_node_rotation_converged);
+  k_node_rotation<<<blocks_for(g->nnode), kThreads, 0, g->s>>>(g->nnode, g->npe, g->node_src_ptr, g->node_src, g->R,
+                                                               g->node_R, 1);
+  CU_LAUNCHED(k_node_rotation);
   if (nn > 0) {
     TRY(put_nodes(g, nn, nodes));
     TRY(gather_nodes(g, nn, 9, g->node_R, out));
