@@ -130,6 +130,11 @@ MUTATIONS=(
   "host/mbs/mbs_modal.c|      if (cf_reduction_interface_rotations(r, md->X, th)) {|      if (0 && cf_reduction_interface_rotations(r, md->X, th)) {|geometric stiffening of a free-interface body: the frame's rate, not the interface's|M81"
   "host/reduce/reduce_points.c|  if (!(kscale > 1e-12 * kdiag)) kscale = kdiag;|  if (!(kscale > 0)) { st = cf_error(CF_ERR_SOLVER, \"no strain energy\"); goto done; }|the static fields' scale: back to the exact-zero test|M82"
   "host/mbs/mbs_modal.c|      for (int j = 0; j < nm; j++) w[a] += th[3 * j + a] * yd[j];|      for (int j = 0; j < nm; j++) w[a] -= th[3 * j + a] * yd[j];|geometric stiffening: the modes' interface rotation rate with its sign flipped|M83"
+  # the linear coupling's bodies integrating their own nodes (issue 27's GPU part): the body's own
+  # Newton right side without its inertia (test_mbs_linear_coupling: the pendulum's period 40% off),
+  # and the device store's rates without qd_hat (test_cuda_mbs_fe_mock: 5.4e-2 m off the CPU's)
+  "host/mbs/mbs_fe.c|    for (int k = 0; k < 3; k++) y[k] = mn * a[3 * n + k];|    for (int k = 0; k < 3; k++) y[k] = 0 * mn * a[3 * n + k];|the linear coupling's own right side without the body's inertia|M84"
+  "host/mbs/mbs_fe.c|      const double c1[2] = {c->c_qd, 1}, c2[2] = {c->c_qdd, 1};|      const double c1[2] = {c->c_qd, 0}, c2[2] = {c->c_qdd, 1};|a GPU body's rates without the integrator's qd_hat|M85"
 )
 # Left out by default: tests that do not look at physics (viewer, install, Python bindings, mesh
 # readers, fuzz replays, hostile input) and the slowest (test_mbs_fe_bodies ~5 min, test_soak);
